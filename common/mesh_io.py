@@ -1,0 +1,182 @@
+"""Bulk mesh data in and out of Blender through numpy and foreach_get/foreach_set, never per-vertex loops."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import bpy
+import numpy as np
+from mathutils import Matrix
+
+# ------------------------------------------------------------------------------------------------ building
+
+
+def new_mesh(name: str, positions: np.ndarray, corner_verts: np.ndarray, loop_starts: np.ndarray) -> bpy.types.Mesh:
+    """A mesh from (V, 3) positions, flat corner vertex indices and each face's first corner."""
+    mesh = bpy.data.meshes.new(name)
+    mesh.vertices.add(len(positions))
+    mesh.attributes["position"].data.foreach_set("vector", np.ascontiguousarray(positions, np.float32).ravel())
+    mesh.loops.add(len(corner_verts))
+    mesh.attributes[".corner_vert"].data.foreach_set("value", np.ascontiguousarray(corner_verts, np.intc))
+    mesh.polygons.add(len(loop_starts))
+    mesh.polygons.foreach_set("loop_start", np.ascontiguousarray(loop_starts, np.intc))
+    mesh.update(calc_edges=True)
+    return mesh
+
+
+def set_smooth(mesh: bpy.types.Mesh, smooth: bool = True) -> None:
+    mesh.polygons.foreach_set("use_smooth", np.full(len(mesh.polygons), smooth, bool))
+
+
+def add_uv_map(mesh: bpy.types.Mesh, name: str, corner_uvs: np.ndarray) -> None:
+    layer = mesh.uv_layers.new(name=name, do_init=False)
+    layer.uv.foreach_set("vector", np.ascontiguousarray(corner_uvs, np.float32).ravel())
+
+
+def set_custom_normals(mesh: bpy.types.Mesh, corner_normals: np.ndarray) -> None:
+    """Faces must already be smooth: custom normals are set relative to the automatic ones."""
+    mesh.normals_split_custom_set(np.ascontiguousarray(corner_normals, np.float32).reshape(-1, 3))
+
+
+def add_corner_vectors(mesh: bpy.types.Mesh, name: str, vectors: np.ndarray) -> None:
+    attribute = mesh.attributes.new(name, "FLOAT_VECTOR", "CORNER")
+    attribute.data.foreach_set("vector", np.ascontiguousarray(vectors, np.float32).ravel())
+
+
+def link_new_object(context: bpy.types.Context, name: str, data: bpy.types.ID | None) -> bpy.types.Object:
+    obj = bpy.data.objects.new(name, data)
+    context.collection.objects.link(obj)
+    return obj
+
+
+def transform_points(points: np.ndarray, matrix: Matrix) -> np.ndarray:
+    m = np.array(matrix, np.float64)
+    return points.astype(np.float64) @ m[:3, :3].T + m[:3, 3]
+
+
+def transform_normals(normals: np.ndarray, matrix: Matrix) -> np.ndarray:
+    """Normals through the inverse transpose, renormalised; zero vectors stay zero."""
+    m = np.array(matrix.to_3x3().inverted_safe().transposed(), np.float64)
+    out = normals.astype(np.float64) @ m.T
+    length = np.linalg.norm(out, axis=1, keepdims=True)
+    np.divide(out, length, out=out, where=length > 0)
+    return out
+
+
+def is_identity(matrix: Matrix) -> bool:
+    return bool(np.array_equal(np.array(matrix), np.identity(4)))
+
+
+# ------------------------------------------------------------------------------------------------- reading
+
+
+@dataclass
+class Triangles:
+    """Per-corner triangle data of one or more meshes, in world (or export) space, 3 rows per triangle."""
+
+    positions: np.ndarray  # (3T, 3) float32
+    normals: np.ndarray  # (3T, 3) float32
+    uvs: np.ndarray | None  # (3T, 2) float32, Blender convention (v from the bottom)
+    material_names: list[str] = field(default_factory=list)
+    material_indices: np.ndarray = field(default_factory=lambda: np.zeros(0, np.intc))  # (T,)
+    source_objects: list[str] = field(default_factory=list)
+
+    @property
+    def triangle_count(self) -> int:
+        return len(self.positions) // 3
+
+
+@contextmanager
+def evaluated_mesh(
+    obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, apply_modifiers: bool
+) -> Iterator[bpy.types.Mesh]:
+    """The object's mesh with or without its modifiers; a temporary copy that is freed afterwards."""
+    source = obj.evaluated_get(depsgraph) if apply_modifiers else obj
+    mesh = source.to_mesh(preserve_all_data_layers=True, depsgraph=depsgraph)
+    try:
+        yield mesh
+    finally:
+        source.to_mesh_clear()
+
+
+def corner_floats(collection: bpy.types.bpy_prop_collection, key: str, width: int) -> np.ndarray:
+    values = np.empty(len(collection) * width, np.float32)
+    collection.foreach_get(key, values)
+    return values.reshape(-1, width)
+
+
+def mesh_triangles(
+    mesh: bpy.types.Mesh,
+    matrix: Matrix,
+    *,
+    stored_normals: str | None = None,
+) -> Triangles:
+    """Triangulated per-corner positions, normals (sharp edges and custom normals honoured) and active UVs.
+
+    `stored_normals` names a corner attribute holding the normals a file had on import: where Blender's
+    normal still points the same way (so the user did not edit it) the stored vector is kept bit for bit.
+    """
+    triangle_count = len(mesh.loop_triangles)
+    loops = np.empty(triangle_count * 3, np.intc)
+    mesh.loop_triangles.foreach_get("loops", loops)
+    corner_vert = np.empty(len(mesh.loops), np.intc)
+    mesh.attributes[".corner_vert"].data.foreach_get("value", corner_vert)
+    positions = corner_floats(mesh.attributes["position"].data, "vector", 3)[corner_vert[loops]]
+    normals = corner_floats(mesh.corner_normals, "vector", 3)
+    if stored_normals:
+        normals = _prefer_stored_normals(mesh, normals, stored_normals)
+    normals = normals[loops]
+    uvs = None
+    if mesh.uv_layers.active is not None:
+        uvs = corner_floats(mesh.uv_layers.active.uv, "vector", 2)[loops]
+    material_indices = np.empty(triangle_count, np.intc)
+    mesh.loop_triangles.foreach_get("material_index", material_indices)
+    if not is_identity(matrix):
+        positions = transform_points(positions, matrix).astype(np.float32)
+        normals = transform_normals(normals, matrix).astype(np.float32)
+    names = [slot.name if slot else "" for slot in mesh.materials]
+    return Triangles(positions, normals, uvs, names, material_indices)
+
+
+def _prefer_stored_normals(mesh: bpy.types.Mesh, normals: np.ndarray, name: str) -> np.ndarray:
+    attribute = mesh.attributes.get(name)
+    if attribute is None or attribute.domain != "CORNER" or attribute.data_type != "FLOAT_VECTOR":
+        return normals
+    stored = corner_floats(attribute.data, "vector", 3)
+    length = np.linalg.norm(stored, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cosine = (stored * normals).sum(axis=1) / length
+    # Blender keeps custom normals compressed (within about 0.4 degrees); 1 degree means "not edited".
+    unchanged = np.isfinite(cosine) & (cosine > np.cos(np.radians(1.0)))
+    return np.where(unchanged[:, None], stored, normals).astype(np.float32)
+
+
+def merge_triangles(parts: list[Triangles]) -> Triangles:
+    """Concatenate several objects' triangles; UVs are kept only if every part has them."""
+    if not parts:
+        return Triangles(np.zeros((0, 3), np.float32), np.zeros((0, 3), np.float32), None)
+    has_uvs = all(part.uvs is not None for part in parts)
+    names: list[str] = []
+    indices = []
+    for part in parts:
+        remap = np.array([_index_of(names, name) for name in part.material_names] or [0], np.intc)
+        if not part.material_names:
+            _index_of(names, "")
+        clipped = np.clip(part.material_indices, 0, len(remap) - 1)
+        indices.append(remap[clipped])
+    return Triangles(
+        positions=np.concatenate([p.positions for p in parts]),
+        normals=np.concatenate([p.normals for p in parts]),
+        uvs=np.concatenate([p.uvs for p in parts if p.uvs is not None]) if has_uvs else None,
+        material_names=names,
+        material_indices=np.concatenate(indices),
+        source_objects=[name for p in parts for name in p.source_objects],
+    )
+
+
+def _index_of(names: list[str], name: str) -> int:
+    if name not in names:
+        names.append(name)
+    return names.index(name)

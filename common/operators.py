@@ -1,0 +1,185 @@
+"""What every import and export operator shares: file lists, scope, reporting, rollback, progress, panels."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import bpy
+from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, StringProperty
+from bpy_extras.io_utils import axis_conversion
+from mathutils import Matrix
+
+from ..formats.errors import FormatError
+from .rollback import rollback_on_error
+
+
+@dataclass
+class Summary:
+    """What an import or export did, for the one-line report and for the CLI."""
+
+    files: int = 0
+    objects: int = 0
+    faces: int = 0
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def line(self, verb: str) -> str:
+        files = f"{self.files} file{'s' if self.files != 1 else ''}"
+        text = f"{verb} {files}: {self.objects} objects, {self.faces:,} faces in {self.seconds:.2f} s"
+        if self.warnings:
+            text += f" ({len(self.warnings)} warning{'s' if len(self.warnings) != 1 else ''}, see the console)"
+        return text
+
+
+def report_summary(operator: bpy.types.Operator, summary: Summary, verb: str) -> None:
+    for warning in summary.warnings:
+        print(f"{operator.bl_label}: warning: {warning}")
+    if summary.warnings:
+        first = summary.warnings[0]
+        more = f" (and {len(summary.warnings) - 1} more)" if len(summary.warnings) > 1 else ""
+        operator.report({"WARNING"}, f"{first}{more}")
+    operator.report({"INFO"}, summary.line(verb))
+
+
+@contextmanager
+def progress(context: bpy.types.Context, total: int) -> Iterator[Callable[[int], None]]:
+    """Blender's progress cursor (a no-op in background mode), always ended."""
+    window_manager = context.window_manager
+    window_manager.progress_begin(0, max(total, 1))
+    try:
+        yield window_manager.progress_update
+    finally:
+        window_manager.progress_end()
+
+
+def guarded(operator: bpy.types.Operator, work: Callable[[], Summary], verb: str) -> set[str]:
+    """Run an import or export; bad input and I/O errors become one ERROR report, never a traceback."""
+    started = time.perf_counter()
+    try:
+        summary = work()
+    except FormatError as error:
+        operator.report({"ERROR"}, str(error))
+        return {"CANCELLED"}
+    except OSError as error:
+        operator.report({"ERROR"}, f"{error.filename or ''}: {error.strerror or error}".lstrip(": "))
+        return {"CANCELLED"}
+    summary.seconds = time.perf_counter() - started
+    report_summary(operator, summary, verb)
+    return {"FINISHED"}
+
+
+def import_all(
+    context: bpy.types.Context,
+    paths: list[str],
+    parse: Callable[[str], object],
+    build: Callable[[str, object, Summary], None],
+) -> Summary:
+    """Parse every file before touching bpy.data, then build; a failure removes whatever was created."""
+    summary = Summary(files=len(paths))
+    documents = []
+    with progress(context, 2 * len(paths)) as update:
+        for step, path in enumerate(paths):
+            documents.append((path, parse(path)))
+            update(step + 1)
+        with rollback_on_error():
+            for step, (path, document) in enumerate(documents):
+                build(path, document, summary)
+                update(len(paths) + step + 1)
+    return summary
+
+
+# ------------------------------------------------------------------------------------------------ mixins
+
+
+class ImportFilesMixin:
+    """Multi-file import from the file browser, drag and drop (a popup with the options) or scripts."""
+
+    directory: StringProperty(subtype="DIR_PATH", options={"HIDDEN", "SKIP_SAVE", "SKIP_PRESET"})
+    files: CollectionProperty(type=bpy.types.OperatorFileListElement, options={"HIDDEN", "SKIP_SAVE", "SKIP_PRESET"})
+
+    def selected_paths(self) -> list[str]:
+        names = [entry.name for entry in self.files if entry.name]
+        if names and self.directory:
+            return [os.path.join(self.directory, name) for name in names]
+        return [self.filepath]
+
+    def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
+        if self.filepath:  # a drop: confirm the options, then run
+            return self.invoke_popup(context)
+        context.window_manager.fileselect_add(self)
+        return {"RUNNING_MODAL"}
+
+
+EXPORT_SCOPES = (
+    ("SELECTED", "Selected Objects", "Export the selected objects only"),
+    ("VISIBLE", "Visible Objects", "Export every object visible in the viewport"),
+    ("SCENE", "Whole Scene", "Export every object of the scene"),
+)
+
+
+class ExportScopeMixin:
+    """Which objects to export, with what; `collection` is filled in by Collection Exporters."""
+
+    collection: StringProperty(name="Collection", options={"HIDDEN"})
+    export_scope: EnumProperty(name="Limit to", items=EXPORT_SCOPES, default="SELECTED")
+    apply_modifiers: BoolProperty(name="Apply Modifiers", default=True)
+    apply_transform: BoolProperty(
+        name="Apply Object Transform", default=True, description="Write world-space positions and normals"
+    )
+    global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0)
+
+    def objects_to_export(self, context: bpy.types.Context) -> list[bpy.types.Object]:
+        if self.collection:
+            collection = bpy.data.collections.get(self.collection)
+            if collection is None:
+                raise FormatError(f"collection {self.collection!r} does not exist")
+            return list(collection.all_objects)
+        scene_objects = list(context.scene.objects)
+        if self.export_scope == "SELECTED":
+            return [obj for obj in scene_objects if obj.select_get()]
+        if self.export_scope == "VISIBLE":
+            return [obj for obj in scene_objects if obj.visible_get()]
+        return scene_objects
+
+    def export_matrix(self, obj: bpy.types.Object) -> Matrix:
+        axes = axis_conversion(to_forward=self.axis_forward, to_up=self.axis_up).to_4x4()
+        world = obj.matrix_world if self.apply_transform else Matrix.Identity(4)
+        return Matrix.Scale(self.global_scale, 4) @ axes @ world
+
+
+def import_matrix(operator: bpy.types.Operator) -> Matrix:
+    axes = axis_conversion(from_forward=operator.axis_forward, from_up=operator.axis_up).to_4x4()
+    return Matrix.Scale(operator.global_scale, 4) @ axes
+
+
+def geometry_objects(objects: Iterable[bpy.types.Object]) -> list[bpy.types.Object]:
+    """Objects that can become triangles: meshes, and curves, surfaces, text and metaballs through to_mesh."""
+    return [obj for obj in objects if obj.type in {"MESH", "CURVE", "SURFACE", "FONT", "META"}]
+
+
+# ------------------------------------------------------------------------------------------------ drawing
+
+
+def in_file_browser(context: bpy.types.Context) -> bool:
+    space = getattr(context, "space_data", None)
+    return getattr(space, "type", None) == "FILE_BROWSER"
+
+
+def draw_panel(
+    layout: bpy.types.UILayout, operator: object, idname: str, title: str, names: Iterable[str], closed: bool = False
+) -> None:
+    """One collapsible section of operator options."""
+    header, body = layout.panel(idname, default_closed=closed)
+    header.label(text=title)
+    if body:
+        for name in names:
+            body.prop(operator, name)
+
+
+def prepare_layout(layout: bpy.types.UILayout) -> None:
+    layout.use_property_split = True
+    layout.use_property_decorate = False

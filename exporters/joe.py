@@ -1,0 +1,126 @@
+"""Blender objects to JOE (all chosen objects merged into one model) and JPK (one member per object)."""
+
+from __future__ import annotations
+
+import os
+
+import bpy
+from bpy.props import StringProperty
+from bpy_extras.io_utils import ExportHelper, orientation_helper
+
+from ..common import mesh_io
+from ..common.operators import ExportScopeMixin, Summary, draw_panel, geometry_objects, guarded, in_file_browser
+from ..common.operators import prepare_layout
+from ..formats import joe, jpk
+from ..formats.errors import FormatError
+from ..importers.joe import STORED_NORMALS
+
+
+def object_triangles(
+    context: bpy.types.Context, obj: bpy.types.Object, operator: ExportScopeMixin
+) -> mesh_io.Triangles:
+    depsgraph = context.evaluated_depsgraph_get()
+    with mesh_io.evaluated_mesh(obj, depsgraph, operator.apply_modifiers) as mesh:
+        triangles = mesh_io.mesh_triangles(mesh, operator.export_matrix(obj), stored_normals=STORED_NORMALS)
+    triangles.source_objects = [obj.name]
+    return triangles
+
+
+def joe_document(triangles: mesh_io.Triangles, label: str, warnings: list[str]) -> joe.JoeDocument:
+    if triangles.triangle_count == 0:
+        raise FormatError(f"{label}: nothing to export (no faces)")
+    if triangles.uvs is None:
+        warnings.append(f"{label}: no UV map; written with a single (0, 0) texture coordinate")
+    document = joe.document_from_triangles(triangles.positions, triangles.normals, triangles.uvs)
+    joe.write_joe(document, warnings)  # checks VDrift's limits before anything is written
+    if joe.normal_swap_would_fire(document):
+        warnings.append(f"{label}: VDrift's normal-swap heuristic would fire on this model and swap its normals")
+    return document
+
+
+def chosen_objects(context: bpy.types.Context, operator: ExportScopeMixin) -> list[bpy.types.Object]:
+    objects = geometry_objects(operator.objects_to_export(context))
+    if not objects:
+        raise FormatError("no mesh objects to export (check the selection or the export scope)")
+    return objects
+
+
+def export_joe(context: bpy.types.Context, path: str, operator: ExportScopeMixin) -> Summary:
+    summary = Summary(files=1)
+    objects = chosen_objects(context, operator)
+    triangles = mesh_io.merge_triangles([object_triangles(context, obj, operator) for obj in objects])
+    document = joe_document(triangles, os.path.basename(path), summary.warnings)
+    joe.save_joe(path, document)
+    summary.objects = len(objects)
+    summary.faces = triangles.triangle_count
+    return summary
+
+
+def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin) -> Summary:
+    summary = Summary(files=1)
+    members = []
+    for obj in chosen_objects(context, operator):
+        triangles = object_triangles(context, obj, operator)
+        document = joe_document(triangles, obj.name, summary.warnings)
+        members.append(jpk.JpkMember(name=f"{obj.name}.joe", data=joe.write_joe(document)))
+        summary.objects += 1
+        summary.faces += triangles.triangle_count
+    jpk.save_jpk(path, jpk.JpkDocument(members=members))
+    return summary
+
+
+# ------------------------------------------------------------------------------------------------ operators
+
+
+def draw_export_options(layout: bpy.types.UILayout, operator: object, context: bpy.types.Context) -> None:
+    prepare_layout(layout)
+    scope = ("export_scope",) if in_file_browser(context) else ()
+    draw_panel(layout, operator, "IOGF_joe_export_include", "Include", (*scope, "apply_modifiers"))
+    draw_panel(
+        layout, operator, "IOGF_joe_export_transform", "Transform",
+        ("apply_transform", "global_scale", "axis_forward", "axis_up"), closed=True,
+    )  # fmt: skip
+
+
+@orientation_helper(axis_forward="Y", axis_up="Z")
+class EXPORT_SCENE_OT_joe(bpy.types.Operator, ExportHelper, ExportScopeMixin):
+    """Export mesh objects as one VDrift JOE model (triangulated, CCW, V flipped)"""
+
+    bl_idname = "export_scene.joe"
+    bl_label = "Export JOE"
+    bl_options = {"REGISTER", "PRESET"}
+
+    filename_ext = ".joe"
+    filter_glob: StringProperty(default="*.joe", options={"HIDDEN"})
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        return guarded(self, lambda: export_joe(context, self.filepath, self), "Exported")
+
+    def draw(self, context: bpy.types.Context) -> None:
+        draw_export_options(self.layout, self, context)
+
+
+@orientation_helper(axis_forward="Y", axis_up="Z")
+class EXPORT_SCENE_OT_jpk(bpy.types.Operator, ExportHelper, ExportScopeMixin):
+    """Export mesh objects as a VDrift JPK pack, one JOE member per object"""
+
+    bl_idname = "export_scene.jpk"
+    bl_label = "Export JPK"
+    bl_options = {"REGISTER", "PRESET"}
+
+    filename_ext = ".jpk"
+    filter_glob: StringProperty(default="*.jpk", options={"HIDDEN"})
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        return guarded(self, lambda: export_jpk(context, self.filepath, self), "Exported")
+
+    def draw(self, context: bpy.types.Context) -> None:
+        draw_export_options(self.layout, self, context)
+
+
+def menu_export(self: bpy.types.Menu, context: bpy.types.Context) -> None:
+    self.layout.operator(EXPORT_SCENE_OT_joe.bl_idname, text="VDrift JOE (.joe)")
+    self.layout.operator(EXPORT_SCENE_OT_jpk.bl_idname, text="VDrift JPK pack (.jpk)")
+
+
+classes = (EXPORT_SCENE_OT_joe, EXPORT_SCENE_OT_jpk)

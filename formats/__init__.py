@@ -1,0 +1,1 @@
+"""Pure-Python codecs: bytes in, plain documents out, and back. No bpy here (numpy allowed)."""

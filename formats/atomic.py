@@ -1,0 +1,41 @@
+"""Write files so that an existing target is either fully replaced or left byte-identical."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from typing import BinaryIO
+
+
+@contextlib.contextmanager
+def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+    """Yield a binary file that becomes `path` only when the block finishes without an exception."""
+    target = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(target))
+    fd, temp_path = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as stream:
+            yield stream
+        os.chmod(temp_path, _permissions_for(target))
+        os.replace(temp_path, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp_path)
+        raise
+
+
+def _permissions_for(target: str) -> int:
+    """Keep an existing file's mode; a new file gets the usual umask-based mode, not mkstemp's 0600."""
+    try:
+        return os.stat(target).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def write_bytes_atomically(path: str | os.PathLike[str], data: bytes) -> None:
+    with atomic_writer(path) as stream:
+        stream.write(data)

@@ -1,0 +1,408 @@
+"""VDrift JOE version 3: a static triangle mesh with independent position, normal and texcoord indices.
+
+Layout (little-endian): a 16-byte header (magic, version, num_faces, num_frames), then per frame the face
+records first (three u16 index triples each), the counts in (verts, texcoords, normals) order, and the arrays
+in (verts, normals, texcoords) order. Texture v is measured from the top of the image, as the file stores it;
+the Blender layers flip it.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from .atomic import write_bytes_atomically
+from .errors import FormatError
+
+MAGIC_IDP2 = 0x32504449  # "IDP2", MD2's magic; VDrift never checks it
+VERSION = 3
+VDRIFT_MAX_FACES = 32000  # VDrift refuses files with more faces
+MAX_INDEX = 0xFFFF
+SIGNED_INDEX_LIMIT = 0x7FFF  # pre-2014 VDrift and every old Python tool read indices as signed shorts
+
+HEADER = struct.Struct("<4I")
+COUNTS = struct.Struct("<3I")
+FACE_DTYPE = np.dtype([("vertex", "<u2", 3), ("normal", "<u2", 3), ("texcoord", "<u2", 3)])
+
+FloatArray = npt.NDArray[np.float32]
+IndexArray = npt.NDArray[np.uint16]
+
+
+@dataclass
+class JoeFrame:
+    """One frame: (F, 3) index arrays into its own position, normal and texcoord arrays."""
+
+    vertex_indices: IndexArray
+    normal_indices: IndexArray
+    texcoord_indices: IndexArray
+    positions: FloatArray  # (V, 3)
+    normals: FloatArray  # (N, 3), not necessarily unit length
+    texcoords: FloatArray  # (T, 2), v measured from the top of the image
+
+    @property
+    def face_count(self) -> int:
+        return len(self.vertex_indices)
+
+    @property
+    def has_texcoords(self) -> bool:
+        return len(self.texcoords) > 0
+
+
+@dataclass
+class JoeDocument:
+    frames: list[JoeFrame]
+    magic: int = MAGIC_IDP2
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def first_frame(self) -> JoeFrame:
+        return self.frames[0]
+
+
+# --------------------------------------------------------------------------------------------------- reading
+
+
+def read_joe(data: bytes, path: str | None = None) -> JoeDocument:
+    """Parse a whole JOE file; every count is checked against the bytes left before anything is allocated."""
+    try:
+        return _read(memoryview(data))
+    except FormatError as error:
+        raise error.with_path(path) if path else error
+
+
+def load_joe(path: str) -> JoeDocument:
+    with open(path, "rb") as stream:
+        return read_joe(stream.read(), path)
+
+
+def _read(data: memoryview) -> JoeDocument:
+    if len(data) < HEADER.size:
+        raise FormatError(f"file is {len(data)} bytes, too short for the 16-byte JOE header", offset=0)
+    magic, version, face_count, frame_count = HEADER.unpack_from(data, 0)
+    if version != VERSION:
+        raise FormatError(f"JOE version {version} is not supported (only version 3)", offset=4)
+    if frame_count == 0:
+        raise FormatError("the file has no frames", offset=12)
+    warnings: list[str] = []
+    if magic != MAGIC_IDP2:
+        origin = " (dof2joe output, whose normals usually need VDrift's normal swap)" if magic == 0 else ""
+        warnings.append(f"magic is {magic:#010x}, not IDP2{origin}")
+    if face_count > VDRIFT_MAX_FACES:
+        warnings.append(f"{face_count} faces: VDrift refuses files with more than {VDRIFT_MAX_FACES}")
+    frames: list[JoeFrame] = []
+    offset = HEADER.size
+    for frame_number in range(frame_count):
+        frame, offset = _read_frame(data, offset, face_count, frame_number)
+        frames.append(frame)
+    trailing = len(data) - offset
+    if trailing:
+        warnings.append(f"{trailing} trailing bytes after the last frame were ignored")
+    if frame_count > 1:
+        warnings.append(f"{frame_count} frames: only frame 0 is used, as in VDrift")
+    return JoeDocument(frames=frames, magic=magic, warnings=warnings)
+
+
+def _require(data: memoryview, offset: int, size: int, what: str) -> None:
+    if size > len(data) - offset:
+        raise FormatError(f"{what} needs {size} bytes but only {max(len(data) - offset, 0)} remain", offset=offset)
+
+
+def _read_frame(data: memoryview, offset: int, face_count: int, frame_number: int) -> tuple[JoeFrame, int]:
+    label = f"frame {frame_number}"
+    _require(data, offset, face_count * FACE_DTYPE.itemsize + COUNTS.size, f"{label}: {face_count} faces")
+    faces = np.frombuffer(data, FACE_DTYPE, face_count, offset)
+    faces_offset = offset
+    offset += face_count * FACE_DTYPE.itemsize
+    vert_count, texcoord_count, normal_count = COUNTS.unpack_from(data, offset)
+    offset += COUNTS.size
+    arrays_size = 12 * vert_count + 12 * normal_count + 8 * texcoord_count
+    _require(
+        data,
+        offset,
+        arrays_size,
+        f"{label}: {vert_count} vertices, {normal_count} normals and {texcoord_count} texcoords",
+    )
+    positions = _floats(data, offset, vert_count, 3)
+    offset += 12 * vert_count
+    normals = _floats(data, offset, normal_count, 3)
+    offset += 12 * normal_count
+    texcoords = _floats(data, offset, texcoord_count, 2)
+    offset += 8 * texcoord_count
+    frame = JoeFrame(
+        vertex_indices=faces["vertex"].astype(np.uint16),
+        normal_indices=faces["normal"].astype(np.uint16),
+        texcoord_indices=faces["texcoord"].astype(np.uint16),
+        positions=positions,
+        normals=normals,
+        texcoords=texcoords,
+    )
+    _check_indices(frame, faces_offset, label)
+    return frame, offset
+
+
+def _floats(data: memoryview, offset: int, rows: int, columns: int) -> FloatArray:
+    return np.frombuffer(data, "<f4", rows * columns, offset).astype(np.float32).reshape(rows, columns)
+
+
+def _check_indices(frame: JoeFrame, faces_offset: int, label: str) -> None:
+    """Out-of-range indices are an error, except texcoord indices when the file has no texcoords at all."""
+    checks = (
+        ("vertex", frame.vertex_indices, len(frame.positions), 0),
+        ("normal", frame.normal_indices, len(frame.normals), 6),
+    )
+    for kind, indices, count, field_offset in checks:
+        bad = np.flatnonzero((indices >= count).any(axis=1))
+        if len(bad):
+            face = int(bad[0])
+            raise FormatError(
+                f"{label}: face {face} has a {kind} index {int(indices[face].max())} but there are only "
+                f"{count} {kind}s ({len(bad)} faces are out of range)",
+                offset=faces_offset + face * FACE_DTYPE.itemsize + field_offset,
+            )
+    if frame.has_texcoords:
+        bad = np.flatnonzero((frame.texcoord_indices >= len(frame.texcoords)).any(axis=1))
+        if len(bad):
+            face = int(bad[0])
+            raise FormatError(
+                f"{label}: face {face} has a texcoord index {int(frame.texcoord_indices[face].max())} but there "
+                f"are only {len(frame.texcoords)} texcoords ({len(bad)} faces are out of range)",
+                offset=faces_offset + face * FACE_DTYPE.itemsize + 12,
+            )
+
+
+def texcoord_index_warning(frame: JoeFrame) -> str | None:
+    """With no texcoords VDrift supplies one (0, 0); indices other than 0 would read out of bounds in the game."""
+    if frame.has_texcoords or not frame.texcoord_indices.any():
+        return None
+    count = int(np.count_nonzero(frame.texcoord_indices.any(axis=1)))
+    return f"the file has no texcoords but {count} faces have texcoord indices other than 0; they were ignored"
+
+
+# --------------------------------------------------------------------------------------------------- writing
+
+
+def write_joe(document: JoeDocument, warnings: list[str] | None = None) -> bytes:
+    """Serialise a document; limits VDrift enforces are errors, limits old tools had are warnings."""
+    _check_limits(document, warnings if warnings is not None else [])
+    chunks = [HEADER.pack(document.magic, VERSION, document.first_frame.face_count, len(document.frames))]
+    for frame in document.frames:
+        chunks.append(_frame_bytes(frame))
+    return b"".join(chunks)
+
+
+def save_joe(path: str, document: JoeDocument, warnings: list[str] | None = None) -> None:
+    write_bytes_atomically(path, write_joe(document, warnings))
+
+
+def _check_limits(document: JoeDocument, warnings: list[str]) -> None:
+    if not document.frames:
+        raise FormatError("a JOE file needs at least one frame")
+    face_count = document.first_frame.face_count
+    if face_count > VDRIFT_MAX_FACES:
+        raise FormatError(f"{face_count} triangles: VDrift refuses JOE files with more than {VDRIFT_MAX_FACES}")
+    for frame in document.frames:
+        if frame.face_count != face_count:
+            raise FormatError("every frame of a JOE file must have the same number of faces")
+        largest = max(len(frame.positions), len(frame.normals), max(len(frame.texcoords), 1)) - 1
+        if largest > MAX_INDEX:
+            raise FormatError(
+                f"{largest + 1} distinct vertices, normals or texcoords: JOE indices are 16-bit (at most 65536)"
+            )
+        if largest > SIGNED_INDEX_LIMIT:
+            warnings.append(
+                f"indices up to {largest}: VDrift before 2014 and the old Blender scripts read indices as signed "
+                f"16-bit and break above {SIGNED_INDEX_LIMIT}"
+            )
+
+
+def _frame_bytes(frame: JoeFrame) -> bytes:
+    faces = np.empty(frame.face_count, FACE_DTYPE)
+    faces["vertex"] = frame.vertex_indices
+    faces["normal"] = frame.normal_indices
+    faces["texcoord"] = frame.texcoord_indices
+    counts = COUNTS.pack(len(frame.positions), len(frame.texcoords), len(frame.normals))
+    return b"".join(
+        (
+            faces.tobytes(),
+            counts,
+            np.ascontiguousarray(frame.positions, "<f4").tobytes(),
+            np.ascontiguousarray(frame.normals, "<f4").tobytes(),
+            np.ascontiguousarray(frame.texcoords, "<f4").tobytes(),
+        )
+    )
+
+
+def build_frame(
+    corner_positions: FloatArray, corner_normals: FloatArray, corner_texcoords: FloatArray | None
+) -> JoeFrame:
+    """A frame from per-corner triangle data ((3F, 3), (3F, 3), (3F, 2) or None), de-duplicated by exact value.
+
+    Without texcoords one (0, 0) is written with every index 0, which keeps the file safe for pre-2014 engines.
+    """
+    face_count = len(corner_positions) // 3
+    positions, vertex_indices = unique_rows(corner_positions)
+    normals, normal_indices = unique_rows(corner_normals)
+    if corner_texcoords is None:
+        texcoords: FloatArray = np.zeros((1, 2), np.float32)
+        texcoord_indices = np.zeros(3 * face_count, np.int64)
+    else:
+        texcoords, texcoord_indices = unique_rows(corner_texcoords)
+    largest = max(len(positions), len(normals), len(texcoords)) - 1
+    if largest > MAX_INDEX:
+        raise FormatError(
+            f"{largest + 1} distinct vertices, normals or texcoords: JOE indices are 16-bit (at most 65536)"
+        )
+    return JoeFrame(
+        vertex_indices=vertex_indices.astype(np.uint16).reshape(face_count, 3),
+        normal_indices=normal_indices.astype(np.uint16).reshape(face_count, 3),
+        texcoord_indices=texcoord_indices.astype(np.uint16).reshape(face_count, 3),
+        positions=positions,
+        normals=normals,
+        texcoords=texcoords,
+    )
+
+
+def unique_rows(rows: FloatArray) -> tuple[FloatArray, npt.NDArray[np.int64]]:
+    """Distinct rows by exact bits, in first-seen order, and the index of each input row among them."""
+    values = np.ascontiguousarray(rows, np.float32)
+    if len(values) == 0:
+        return values, np.zeros(0, np.int64)
+    # Compare bit patterns so -0.0 and 0.0 stay distinct and NaNs de-duplicate: the written bytes are what count.
+    keys = values.view(np.dtype((np.void, values.dtype.itemsize * values.shape[1]))).ravel()
+    _, first_seen, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    order = np.argsort(first_seen, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return values[first_seen[order]], rank[inverse.ravel()].astype(np.int64)
+
+
+# ------------------------------------------------------------------------------------------- VDrift behaviour
+
+
+def normal_swap_would_fire(document: JoeDocument) -> bool:
+    """Exact float32 replica of VDrift's NeedsNormalSwap: any frame with over a quarter of its faces'
+    normals nearly perpendicular to the face votes for swapping every normal."""
+    return any(_frame_votes_for_swap(frame) for frame in document.frames)
+
+
+def _frame_votes_for_swap(frame: JoeFrame) -> bool:
+    corners = frame.positions[frame.vertex_indices.astype(np.intp)]
+    normals = frame.normals[frame.normal_indices.astype(np.intp)]
+    normal_sum = (normals[:, 0] + normals[:, 1]) + normals[:, 2]
+    edge_a = corners[:, 2] - corners[:, 0]
+    edge_b = corners[:, 1] - corners[:, 0]
+    geometric = _cross_f32(edge_a, edge_b)
+    geometric_length = _length_f32(geometric)
+    sum_length = _length_f32(normal_sum)
+    usable = (geometric_length.astype(np.float64) > 0.0001) & (sum_length.astype(np.float64) > 0.0001)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        unit_sum = normal_sum / sum_length[:, None]
+        unit_geometric = geometric / geometric_length[:, None]
+    cosine = (unit_sum[:, 0] * unit_geometric[:, 0] + unit_sum[:, 1] * unit_geometric[:, 1]) + (
+        unit_sum[:, 2] * unit_geometric[:, 2]
+    )
+    perpendicular = usable & (cosine < 0.5) & (cosine > -0.5)
+    return int(np.count_nonzero(perpendicular)) > frame.face_count // 4
+
+
+def _cross_f32(a: FloatArray, b: FloatArray) -> FloatArray:
+    return np.stack(
+        (
+            a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1],
+            a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
+            a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0],
+        ),
+        axis=1,
+    ).astype(np.float32)
+
+
+def _length_f32(v: FloatArray) -> FloatArray:
+    squared = (v[:, 0] * v[:, 0] + v[:, 1] * v[:, 1]) + v[:, 2] * v[:, 2]
+    return np.sqrt(squared).astype(np.float32)
+
+
+def swap_normals(document: JoeDocument) -> None:
+    """What VDrift does when the heuristic fires: (x, y, z) -> (x, -z, y) for every normal of every frame."""
+    for frame in document.frames:
+        x, y, z = frame.normals[:, 0].copy(), frame.normals[:, 1].copy(), frame.normals[:, 2].copy()
+        frame.normals = np.stack((x, -z, y), axis=1).astype(np.float32)
+
+
+def clockwise_faces(frame: JoeFrame) -> npt.NDArray[np.bool_]:
+    """Faces whose geometric normal (P1 - P0) x (P2 - P0) points away from the sum of their stored normals."""
+    corners = frame.positions[frame.vertex_indices.astype(np.intp)].astype(np.float64)
+    normals = frame.normals[frame.normal_indices.astype(np.intp)].astype(np.float64).sum(axis=1)
+    geometric = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    return np.asarray((geometric * normals).sum(axis=1) < 0.0)
+
+
+# ------------------------------------------------------------------------------------ to and from Blender order
+
+
+@dataclass
+class ImportableFaces:
+    """Which faces a Blender mesh can hold, and in which corner order."""
+
+    kept: npt.NDArray[np.intp]  # indices of the faces to build
+    flipped: npt.NDArray[np.bool_]  # per kept face: corners 1 and 2 swapped to face along the normals
+    degenerate: int  # faces repeating a vertex index
+    duplicate: int  # faces using the same three vertices as an earlier face
+
+
+def importable_faces(frame: JoeFrame, rewind_clockwise: bool) -> ImportableFaces:
+    vertex_indices = frame.vertex_indices.astype(np.int64)
+    a, b, c = vertex_indices[:, 0], vertex_indices[:, 1], vertex_indices[:, 2]
+    degenerate = (a == b) | (b == c) | (a == c)
+    candidates = np.flatnonzero(~degenerate)
+    ordered = np.sort(vertex_indices[candidates], axis=1)
+    keys = (ordered[:, 0] << 32) | (ordered[:, 1] << 16) | ordered[:, 2]
+    _, first = np.unique(keys, return_index=True)
+    kept = candidates[np.sort(first)]
+    flipped = clockwise_faces(frame)[kept] if rewind_clockwise else np.zeros(len(kept), bool)
+    return ImportableFaces(
+        kept=kept,
+        flipped=flipped,
+        degenerate=int(np.count_nonzero(degenerate)),
+        duplicate=len(candidates) - len(kept),
+    )
+
+
+def corner_data(
+    frame: JoeFrame, faces: ImportableFaces
+) -> tuple[npt.NDArray[np.int64], FloatArray, FloatArray | None]:
+    """Flat corner vertex indices, corner normals and corner texcoords (v still from the top) of the kept faces."""
+    order = np.where(faces.flipped[:, None], [0, 2, 1], [0, 1, 2])
+    rows = faces.kept[:, None]
+    vertex = frame.vertex_indices.astype(np.int64)[rows, order].ravel()
+    normals = frame.normals[frame.normal_indices.astype(np.intp)[rows, order].ravel()]
+    texcoords = None
+    if frame.has_texcoords:
+        texcoords = frame.texcoords[frame.texcoord_indices.astype(np.intp)[rows, order].ravel()]
+    return vertex, normals, texcoords
+
+
+def flip_v(texcoords: FloatArray) -> FloatArray:
+    """JOE measures v from the top of the image, Blender from the bottom; computed in double, then rounded."""
+    flipped = texcoords.astype(np.float64)
+    flipped[:, 1] = 1.0 - flipped[:, 1]
+    return flipped.astype(np.float32)
+
+
+def document_from_triangles(
+    positions: FloatArray, normals: FloatArray, blender_uvs: FloatArray | None
+) -> JoeDocument:
+    """A JOE document from per-corner triangle data in Blender's conventions, written CCW relative to the
+    normals (what VDrift's winding fix and track culling expect)."""
+    positions = np.ascontiguousarray(positions, np.float32)
+    normals = np.ascontiguousarray(normals, np.float32)
+    corners = positions.reshape(-1, 3, 3).astype(np.float64)
+    geometric = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    normal_sum = normals.reshape(-1, 3, 3).astype(np.float64).sum(axis=1)
+    clockwise = (geometric * normal_sum).sum(axis=1) < 0.0
+    order = (np.where(clockwise[:, None], [0, 2, 1], [0, 1, 2]) + 3 * np.arange(len(clockwise))[:, None]).ravel()
+    texcoords = flip_v(blender_uvs)[order] if blender_uvs is not None else None
+    frame = build_frame(positions[order], normals[order], texcoords)
+    return JoeDocument(frames=[frame])

@@ -1,0 +1,189 @@
+"""JOE and JPK into Blender: one mesh object per JOE file or pack member."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+from bpy.props import BoolProperty, FloatProperty, StringProperty
+from bpy_extras.io_utils import ImportHelper, orientation_helper, poll_file_object_drop
+from mathutils import Matrix
+
+from ..common import mesh_io
+from ..common.operators import (
+    ImportFilesMixin,
+    Summary,
+    draw_panel,
+    guarded,
+    import_all,
+    import_matrix,
+    prepare_layout,
+)
+from ..formats import joe, jpk
+
+STORED_NORMALS = "joe_normal"  # the file's own normal vectors, so an untouched mesh re-exports them exactly
+
+
+@dataclass
+class JoeImportOptions:
+    rewind_clockwise: bool = True
+    apply_normal_swap: bool = False
+    use_custom_normals: bool = True
+    matrix: Matrix | None = None
+
+
+def parse_file(path: str) -> list[tuple[str, joe.JoeDocument]]:
+    """(object name, document) for a .joe file, or for every JOE member of a .jpk pack."""
+    if path.lower().endswith(".jpk"):
+        pack = jpk.load_jpk(path)
+        models = []
+        for member in pack.members:
+            if not member.name.lower().endswith(".joe"):
+                pack.warnings.append(f"pack member {member.name!r} is not a .joe model and was skipped")
+                continue
+            document = joe.read_joe(member.data, f"{path}:{member.name}")
+            models.append((member.name[: -len(".joe")], document))
+        if models and pack.warnings:
+            models[0][1].warnings[:0] = pack.warnings
+        return models
+    return [(os.path.splitext(os.path.basename(path))[0], joe.load_joe(path))]
+
+
+def build_object(
+    context: bpy.types.Context, name: str, document: joe.JoeDocument, options: JoeImportOptions, summary: Summary
+) -> bpy.types.Object:
+    warnings = [f"{name}: {text}" for text in document.warnings]
+    if joe.normal_swap_would_fire(document):
+        if options.apply_normal_swap:
+            joe.swap_normals(document)
+            warnings.append(f"{name}: VDrift's normal swap fired and was applied, as the game does")
+        else:
+            warnings.append(f"{name}: VDrift's normal-swap heuristic fires on this file: the game swaps its normals")
+    frame = document.first_frame
+    if (message := joe.texcoord_index_warning(frame)) is not None:
+        warnings.append(f"{name}: {message}")
+    faces = joe.importable_faces(frame, options.rewind_clockwise)
+    if faces.degenerate or faces.duplicate:
+        warnings.append(
+            f"{name}: skipped {faces.degenerate} degenerate and {faces.duplicate} duplicate faces "
+            "that a Blender mesh cannot hold"
+        )
+    mesh = _build_mesh(name, frame, faces, options)
+    summary.objects += 1
+    summary.faces += len(mesh.polygons)
+    summary.warnings.extend(warnings)
+    return mesh_io.link_new_object(context, name, mesh)
+
+
+def _build_mesh(
+    name: str, frame: joe.JoeFrame, faces: joe.ImportableFaces, options: JoeImportOptions
+) -> bpy.types.Mesh:
+    corner_verts, corner_normals, corner_texcoords = joe.corner_data(frame, faces)
+    positions = frame.positions
+    if options.matrix is not None and not mesh_io.is_identity(options.matrix):
+        positions = mesh_io.transform_points(positions, options.matrix)
+        corner_normals = mesh_io.transform_normals(corner_normals, options.matrix).astype(np.float32)
+    mesh = mesh_io.new_mesh(name, positions, corner_verts, np.arange(len(faces.kept)) * 3)
+    if corner_texcoords is not None:
+        mesh_io.add_uv_map(mesh, "UVMap", joe.flip_v(corner_texcoords))
+    mesh_io.set_smooth(mesh)
+    if options.use_custom_normals:
+        mesh_io.add_corner_vectors(mesh, STORED_NORMALS, corner_normals)
+        mesh_io.set_custom_normals(mesh, corner_normals)
+    return mesh
+
+
+def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeImportOptions) -> Summary:
+    def build(path: str, models: object, summary: Summary) -> None:
+        assert isinstance(models, list)
+        for name, document in models:
+            build_object(context, name, document, options, summary)
+
+    return import_all(context, paths, parse_file, build)
+
+
+# ------------------------------------------------------------------------------------------------- operator
+
+
+@orientation_helper(axis_forward="Y", axis_up="Z")
+class IMPORT_SCENE_OT_joe(bpy.types.Operator, ImportHelper, ImportFilesMixin):
+    """Import VDrift JOE models and JPK model packs"""
+
+    bl_idname = "import_scene.joe"
+    bl_label = "Import JOE/JPK"
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
+
+    filename_ext = ".joe"
+    filter_glob: StringProperty(default="*.joe;*.jpk", options={"HIDDEN"})
+
+    rewind_clockwise: BoolProperty(
+        name="Fix Clockwise Faces",
+        default=True,
+        description="Turn faces whose corner order opposes their normals, so Blender's face orientation matches",
+    )
+    apply_normal_swap: BoolProperty(
+        name="VDrift Normal Swap",
+        default=False,
+        description="Swap the normals when VDrift's heuristic would (needed by dof2joe output, magic 0)",
+    )
+    use_custom_normals: BoolProperty(
+        name="Custom Normals", default=True, description="Use the file's normals as custom split normals"
+    )
+    global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0)
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        options = JoeImportOptions(
+            rewind_clockwise=self.rewind_clockwise,
+            apply_normal_swap=self.apply_normal_swap,
+            use_custom_normals=self.use_custom_normals,
+            matrix=import_matrix(self),
+        )
+        return guarded(self, lambda: import_joe_files(context, self.selected_paths(), options), "Imported")
+
+    def draw(self, context: bpy.types.Context) -> None:
+        draw_joe_import_options(self.layout, self)
+
+
+def draw_joe_import_options(layout: bpy.types.UILayout, operator: object) -> None:
+    prepare_layout(layout)
+    draw_panel(
+        layout, operator, "IOGF_joe_import_geometry", "Geometry",
+        ("rewind_clockwise", "use_custom_normals", "apply_normal_swap"),
+    )  # fmt: skip
+    draw_panel(
+        layout, operator, "IOGF_joe_import_transform", "Transform", ("global_scale", "axis_forward", "axis_up"),
+        closed=True,
+    )  # fmt: skip
+
+
+class IOGF_FH_joe(bpy.types.FileHandler):
+    bl_idname = "IOGF_FH_joe"
+    bl_label = "VDrift JOE"
+    bl_import_operator = "import_scene.joe"
+    bl_export_operator = "export_scene.joe"
+    bl_file_extensions = ".joe"
+
+    @classmethod
+    def poll_drop(cls, context: bpy.types.Context) -> bool:
+        return poll_file_object_drop(context)
+
+
+class IOGF_FH_jpk(bpy.types.FileHandler):
+    bl_idname = "IOGF_FH_jpk"
+    bl_label = "VDrift JPK"
+    bl_import_operator = "import_scene.joe"
+    bl_export_operator = "export_scene.jpk"
+    bl_file_extensions = ".jpk"
+
+    @classmethod
+    def poll_drop(cls, context: bpy.types.Context) -> bool:
+        return poll_file_object_drop(context)
+
+
+def menu_import(self: bpy.types.Menu, context: bpy.types.Context) -> None:
+    self.layout.operator(IMPORT_SCENE_OT_joe.bl_idname, text="VDrift JOE/JPK (.joe, .jpk)")
+
+
+classes = (IMPORT_SCENE_OT_joe, IOGF_FH_joe, IOGF_FH_jpk)
