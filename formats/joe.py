@@ -105,9 +105,10 @@ def _read(data: memoryview) -> JoeDocument:
     return JoeDocument(frames=frames, magic=magic, warnings=warnings)
 
 
-def _require(data: memoryview, offset: int, size: int, what: str) -> None:
+def _require(data: memoryview, offset: int, size: int, what: str, report_at: int | None = None) -> None:
     if size > len(data) - offset:
-        raise FormatError(f"{what} needs {size} bytes but only {max(len(data) - offset, 0)} remain", offset=offset)
+        remaining = max(len(data) - offset, 0)
+        raise FormatError(f"{what} needs {size} bytes but only {remaining} remain", offset=report_at or offset)
 
 
 def _read_frame(data: memoryview, offset: int, face_count: int, frame_number: int) -> tuple[JoeFrame, int]:
@@ -117,6 +118,7 @@ def _read_frame(data: memoryview, offset: int, face_count: int, frame_number: in
     faces_offset = offset
     offset += face_count * FACE_DTYPE.itemsize
     vert_count, texcoord_count, normal_count = COUNTS.unpack_from(data, offset)
+    counts_offset = offset
     offset += COUNTS.size
     arrays_size = 12 * vert_count + 12 * normal_count + 8 * texcoord_count
     _require(
@@ -124,6 +126,7 @@ def _read_frame(data: memoryview, offset: int, face_count: int, frame_number: in
         offset,
         arrays_size,
         f"{label}: {vert_count} vertices, {normal_count} normals and {texcoord_count} texcoords",
+        report_at=counts_offset,
     )
     positions = _floats(data, offset, vert_count, 3)
     offset += 12 * vert_count
@@ -243,6 +246,8 @@ def build_frame(
     Without texcoords one (0, 0) is written with every index 0, which keeps the file safe for pre-2014 engines.
     """
     face_count = len(corner_positions) // 3
+    if face_count > VDRIFT_MAX_FACES:
+        raise FormatError(f"{face_count} triangles: VDrift refuses JOE files with more than {VDRIFT_MAX_FACES}")
     positions, vertex_indices = unique_rows(corner_positions)
     normals, normal_indices = unique_rows(corner_normals)
     if corner_texcoords is None:

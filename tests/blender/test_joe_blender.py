@@ -1,0 +1,297 @@
+"""JOE/JPK through Blender's operators: every sample, round trips, options, errors and safety."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import bpy
+import numpy as np
+import pytest
+
+from formats import joe, jpk
+from tests import joe_fixtures as fx
+from tests.blender.conftest import data_state
+from tests.blender.scene_helpers import cube, grid_object, mesh_object, select_only
+from tests.sample_paths import sample_dir, sample_files
+
+JOE_SAMPLES = sample_files("joe", ".joe")
+
+
+def import_joe(*paths: Path, **options: object) -> set[str]:
+    if len(paths) == 1:
+        return bpy.ops.import_scene.joe(filepath=str(paths[0]), **options)
+    return bpy.ops.import_scene.joe(
+        directory=str(paths[0].parent), files=[{"name": p.name} for p in paths], **options
+    )
+
+
+def corner_arrays(mesh: bpy.types.Mesh) -> dict[str, np.ndarray]:
+    corner_vert = np.empty(len(mesh.loops), np.intc)
+    mesh.loops.foreach_get("vertex_index", corner_vert)
+    positions = np.empty(len(mesh.vertices) * 3, np.float32)
+    mesh.vertices.foreach_get("co", positions)
+    normals = np.empty(len(mesh.loops) * 3, np.float32)
+    mesh.corner_normals.foreach_get("vector", normals)
+    return {"positions": positions.reshape(-1, 3)[corner_vert], "normals": normals.reshape(-1, 3)}
+
+
+def original_corners(document: joe.JoeDocument) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The file's corner data as the importer keeps it: degenerate/duplicate faces dropped, CW faces turned."""
+    frame = document.first_frame
+    faces = joe.importable_faces(frame, rewind_clockwise=True)
+    vertex, normals, texcoords = joe.corner_data(frame, faces)
+    return frame.positions[vertex], normals, texcoords
+
+
+def file_corners(document: joe.JoeDocument) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    frame = document.first_frame
+    positions = frame.positions[frame.vertex_indices.astype(np.intp)].reshape(-1, 3)
+    normals = frame.normals[frame.normal_indices.astype(np.intp)].reshape(-1, 3)
+    texcoords = frame.texcoords[frame.texcoord_indices.astype(np.intp)].reshape(-1, 2)
+    return positions, normals, texcoords
+
+
+# -------------------------------------------------------------------------------------------------- import
+
+
+@pytest.mark.parametrize("path", JOE_SAMPLES, ids=lambda p: p.name)
+def test_sample_imports_with_file_normals_and_flipped_uvs(path: Path) -> None:
+    document = joe.load_joe(str(path))
+    assert import_joe(path) == {"FINISHED"}
+    obj = bpy.data.objects[path.stem]
+    mesh = obj.data
+    positions, normals, texcoords = original_corners(document)
+    assert len(mesh.polygons) == len(positions) // 3
+    blender = corner_arrays(mesh)
+    np.testing.assert_array_equal(blender["positions"], positions)
+    unit = normals / np.maximum(np.linalg.norm(normals, axis=1, keepdims=True), 1e-30)
+    usable = np.linalg.norm(normals, axis=1) > 1e-6
+    cosine = (blender["normals"][usable] * unit[usable]).sum(axis=1)
+    assert cosine.min() > np.cos(np.radians(2.0))  # Blender stores custom normals compressed (about 1.2 deg)
+    stored = np.empty(len(mesh.loops) * 3, np.float32)
+    mesh.attributes["joe_normal"].data.foreach_get("vector", stored)
+    np.testing.assert_array_equal(stored.reshape(-1, 3), normals)
+    if texcoords is None:
+        assert len(mesh.uv_layers) == 0
+    else:
+        uvs = np.empty(len(mesh.loops) * 2, np.float32)
+        mesh.uv_layers[0].uv.foreach_get("vector", uvs)
+        np.testing.assert_allclose(uvs.reshape(-1, 2)[:, 1], 1.0 - texcoords[:, 1].astype(np.float64), atol=1e-6)
+    assert all(p.use_smooth for p in mesh.polygons)
+
+
+@pytest.mark.parametrize("path", JOE_SAMPLES, ids=lambda p: p.name)
+def test_sample_round_trips_through_blender(path: Path, tmp_path: Path) -> None:
+    """Import, export, read back: positions exact, UVs within 1e-7, normals within 1e-6, same faces."""
+    document = joe.load_joe(str(path))
+    import_joe(path)
+    out = tmp_path / "again.joe"
+    if document.first_frame.face_count > joe.VDRIFT_MAX_FACES:
+        with pytest.raises(RuntimeError, match="more than 32000"):
+            bpy.ops.export_scene.joe(filepath=str(out), export_scope="SCENE")
+        assert not out.exists()
+        return
+    assert bpy.ops.export_scene.joe(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    again = joe.load_joe(str(out))
+    assert again.magic == joe.MAGIC_IDP2 and not again.warnings
+    positions, normals, texcoords = original_corners(document)
+    new_positions, new_normals, new_texcoords = file_corners(again)
+    np.testing.assert_array_equal(new_positions, positions)
+    np.testing.assert_allclose(new_normals, normals, atol=1e-6, rtol=0)
+    if texcoords is None:
+        assert len(again.first_frame.texcoords) == 1 and not again.first_frame.texcoord_indices.any()
+    else:
+        np.testing.assert_allclose(new_texcoords, texcoords, atol=1e-7, rtol=0)
+    assert not joe.clockwise_faces(again.first_frame).any()
+    assert joe.normal_swap_would_fire(again) == joe.normal_swap_would_fire(document)
+
+
+def test_jpk_import_makes_one_object_per_member() -> None:
+    path = sample_dir("joe") / "track_garage_objects.jpk"
+    assert import_joe(path) == {"FINISHED"}
+    pack = jpk.load_jpk(str(path))
+    assert sorted(bpy.data.objects.keys()) == sorted(m.name.removesuffix(".joe") for m in pack.members)
+    assert len(bpy.data.objects["joist.007"].data.polygons) == 10
+
+
+def test_many_files_in_one_import() -> None:
+    folder = sample_dir("joe")
+    paths = [folder / "car_360_glass.joe", folder / "trackparts_road_cone.joe", folder / "track_garage_objects.jpk"]
+    assert import_joe(*paths) == {"FINISHED"}
+    assert len(bpy.data.objects) == 2 + 37
+
+
+def test_clockwise_faces_are_turned_unless_asked_not_to(tmp_path: Path) -> None:
+    path = tmp_path / "cw.joe"
+    path.write_bytes(joe.write_joe(fx.clockwise_cube()))
+    import_joe(path)
+    turned = bpy.data.objects["cw"].data
+    outward = np.array([p.normal.dot(p.center) for p in turned.polygons])
+    assert (outward > 0).all()
+    bpy.data.objects.remove(bpy.data.objects["cw"])
+    import_joe(path, rewind_clockwise=False)
+    kept = bpy.data.objects["cw"].data
+    assert (np.array([p.normal.dot(p.center) for p in kept.polygons]) < 0).all()
+
+
+def test_normal_swap_is_warned_about_and_applied_on_request(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "dof.joe"
+    path.write_bytes(joe.write_joe(fx.dof2joe_cube()))
+    import_joe(path)
+    assert "normal-swap heuristic fires" in capsys.readouterr().out
+    bpy.data.objects.remove(bpy.data.objects["dof"])
+    import_joe(path, apply_normal_swap=True)
+    mesh = bpy.data.objects["dof"].data
+    normals = corner_arrays(mesh)["normals"]
+    face_normals = np.repeat([p.normal[:] for p in mesh.polygons], 3, axis=0)
+    assert ((normals * face_normals).sum(axis=1) > 0.999).all()  # repaired: normals match the faces again
+
+
+def test_file_without_texcoords_gets_no_uv_map(tmp_path: Path) -> None:
+    path = tmp_path / "box.joe"
+    path.write_bytes(fx.cube_bytes(with_texcoords=False))
+    import_joe(path)
+    assert len(bpy.data.objects["box"].data.uv_layers) == 0
+
+
+def test_scale_and_axes_options(tmp_path: Path) -> None:
+    path = tmp_path / "box.joe"
+    path.write_bytes(fx.cube_bytes())
+    import_joe(path, global_scale=2.0, axis_forward="-Z", axis_up="Y")
+    mesh = bpy.data.objects["box"].data
+    corners = np.array([v.co[:] for v in mesh.vertices])
+    assert np.abs(corners).max() == pytest.approx(2.0)
+
+
+# ----------------------------------------------------------------------------------------- failures, safety
+
+
+def test_failed_import_leaves_blender_data_exactly_as_before(tmp_path: Path) -> None:
+    good = tmp_path / "good.joe"
+    good.write_bytes(fx.cube_bytes())
+    bad = tmp_path / "bad.joe"
+    bad.write_bytes(fx.cube_bytes()[:100])
+    cube("Existing")
+    before = data_state()
+    with pytest.raises(RuntimeError, match=r"bad\.joe, byte 16: frame 0: 12 faces needs"):
+        import_joe(good, bad)
+    assert data_state() == before
+
+
+def test_failure_while_building_rolls_back_what_was_created(tmp_path: Path, extension, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    paths = []
+    for name in ("a", "b"):
+        paths.append(tmp_path / f"{name}.joe")
+        paths[-1].write_bytes(fx.cube_bytes())
+    importer = extension.importers.joe
+    original = importer.build_object
+    calls = []
+
+    def failing_second(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        if len(calls) == 2:
+            raise extension.formats.errors.FormatError("simulated failure", path="b.joe")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(importer, "build_object", failing_second)
+    before = data_state()
+    with pytest.raises(RuntimeError, match="simulated failure"):
+        import_joe(*paths)
+    assert data_state() == before
+
+
+def test_failed_export_keeps_the_existing_file_and_leaves_no_temporary(tmp_path: Path) -> None:
+    target = tmp_path / "model.joe"
+    target.write_bytes(b"precious")
+    grid_object("Big", 127)  # 32,258 triangles: over VDrift's limit
+    with pytest.raises(RuntimeError, match="32258 triangles: VDrift refuses"):
+        bpy.ops.export_scene.joe(filepath=str(target), export_scope="SCENE")
+    assert target.read_bytes() == b"precious"
+    assert os.listdir(tmp_path) == ["model.joe"]
+
+
+def test_export_of_nothing_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError, match="no mesh objects"):
+        bpy.ops.export_scene.joe(filepath=str(tmp_path / "x.joe"), export_scope="SELECTED")
+    assert not (tmp_path / "x.joe").exists()
+
+
+# ------------------------------------------------------------------------------------------------- export
+
+
+def test_export_triangulates_ngons_keeps_sharp_edges_and_applies_the_transform(tmp_path: Path) -> None:
+    obj = cube("Box", size=2.0, location=(10, 0, 0))  # flat shaded: 6 distinct normals
+    out = tmp_path / "box.joe"
+    assert bpy.ops.export_scene.joe(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    frame = joe.load_joe(str(out)).first_frame
+    assert frame.face_count == 12 and len(frame.normals) == 6 and len(frame.positions) == 8
+    assert frame.positions[:, 0].min() == pytest.approx(9.0)
+    assert not joe.clockwise_faces(frame).any()
+    hexagon = mesh_object("Hex", [(np.cos(a), np.sin(a), 0.0) for a in np.linspace(0, 2 * np.pi, 7)[:-1]],
+                          [tuple(range(6))])  # fmt: skip
+    select_only(hexagon)
+    bpy.ops.export_scene.joe(filepath=str(out), export_scope="SELECTED", apply_transform=False)
+    assert joe.load_joe(str(out)).first_frame.face_count == 4
+    obj.select_set(True)
+    bpy.ops.export_scene.joe(filepath=str(out), export_scope="SELECTED", apply_transform=False)
+    assert joe.load_joe(str(out)).first_frame.positions[:, 0].max() == pytest.approx(1.0)
+
+
+def test_modifiers_are_applied_or_not(tmp_path: Path) -> None:
+    obj = cube("Box")
+    obj.modifiers.new("Sub", "SUBSURF").levels = 1
+    out = tmp_path / "box.joe"
+    bpy.ops.export_scene.joe(filepath=str(out), export_scope="SCENE", apply_modifiers=True)
+    assert joe.load_joe(str(out)).first_frame.face_count == 48
+    bpy.ops.export_scene.joe(filepath=str(out), export_scope="SCENE", apply_modifiers=False)
+    assert joe.load_joe(str(out)).first_frame.face_count == 12
+
+
+def test_edited_normals_are_exported_instead_of_the_stored_ones(tmp_path: Path) -> None:
+    path = tmp_path / "box.joe"
+    path.write_bytes(fx.cube_bytes())
+    import_joe(path)
+    mesh = bpy.data.objects["box"].data
+    mesh.normals_split_custom_set([(0.0, 0.0, 1.0)] * len(mesh.loops))
+    out = tmp_path / "edited.joe"
+    bpy.ops.export_scene.joe(filepath=str(out), export_scope="SCENE")
+    frame = joe.load_joe(str(out)).first_frame
+    assert np.abs(frame.normals - [0.0, 0.0, 1.0]).max() < 1e-3
+
+
+def test_jpk_export_writes_one_member_per_object(tmp_path: Path) -> None:
+    cube("First")
+    cube("Second", location=(3, 0, 0))
+    out = tmp_path / "objects.jpk"
+    assert bpy.ops.export_scene.jpk(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    pack = jpk.load_jpk(str(out))
+    assert sorted(m.name for m in pack.members) == ["First.joe", "Second.joe"]
+    assert all(joe.read_joe(m.data).first_frame.face_count == 12 for m in pack.members)
+
+
+def test_jpk_export_refuses_non_ascii_names(tmp_path: Path) -> None:
+    cube("Caf\u00e9")
+    with pytest.raises(RuntimeError, match="not ASCII"):
+        bpy.ops.export_scene.jpk(filepath=str(tmp_path / "p.jpk"), export_scope="SCENE")
+
+
+def test_collection_exporter_exports_only_its_collection(tmp_path: Path) -> None:
+    inside = cube("Inside")
+    cube("Outside", location=(5, 0, 0))
+    collection = bpy.data.collections.new("Export")
+    bpy.context.scene.collection.children.link(collection)
+    for users in list(inside.users_collection):
+        users.objects.unlink(inside)
+    collection.objects.link(inside)
+    layer = bpy.context.view_layer.layer_collection.children["Export"]
+    bpy.context.view_layer.active_layer_collection = layer
+    assert bpy.ops.collection.exporter_add(name="IOGF_FH_joe") == {"FINISHED"}
+    out = tmp_path / "collection.joe"
+    exporter = collection.exporters[0]
+    exporter.export_properties.filepath = str(out)
+    exporter.export_properties.global_scale = 10.0
+    assert bpy.ops.collection.exporter_export(index=0) == {"FINISHED"}
+    frame = joe.load_joe(str(out)).first_frame
+    assert frame.face_count == 12
+    assert np.abs(frame.positions).max() == pytest.approx(10.0)
