@@ -1,0 +1,95 @@
+"""The built zip installs like "Install from Disk", and the headless command line works with the bpy module.
+
+Each runs in a fresh Python process: an installed copy and the development copy must not share a session.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests import joe_fixtures as fx
+from tests.sample_paths import sample_dir
+from tools.bpy_extension import REPO_ROOT
+from tools.package import build
+
+IOGF = [sys.executable, str(REPO_ROOT / "tools" / "iogf.py")]
+
+
+def run(command: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    env = {"BLENDER_USER_RESOURCES": str(tmp_path / "user"), "PATH": "/usr/bin:/bin"}
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, env=env, check=False)
+
+
+def test_built_zip_installs_enables_and_imports(tmp_path: Path) -> None:
+    zip_path = build(tmp_path / "dist")
+    names = zipfile.ZipFile(zip_path).namelist()
+    assert "blender_manifest.toml" in names and "formats/joe.py" in names
+    assert not any(n.startswith(("tests/", "tools/", ".git", ".venv")) for n in names)
+    model = tmp_path / "box.joe"
+    model.write_bytes(fx.cube_bytes())
+    script = textwrap.dedent(f"""
+        import bpy, sys
+        result = bpy.ops.extensions.package_install_files(
+            filepath={str(zip_path)!r}, repo="user_default", enable_on_install=True)
+        assert result == {{"FINISHED"}}, result
+        assert "bl_ext.user_default.io_game_formats" in sys.modules
+        bpy.ops.wm.read_homefile(use_empty=True)
+        assert bpy.ops.import_scene.joe(filepath={str(model)!r}) == {{"FINISHED"}}
+        print("faces", len(bpy.data.objects["box"].data.polygons))
+    """)
+    result = run([sys.executable, "-c", script], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "faces 12" in result.stdout
+
+
+def test_cli_converts_a_batch_and_exports_a_saved_scene(tmp_path: Path) -> None:
+    folder = sample_dir("joe")
+    inputs = [str(folder / "car_360_glass.joe"), str(folder / "trackparts_road_cone.joe")]
+    pack = tmp_path / "pack.jpk"
+    result = run([*IOGF, "convert", *inputs, "--to", "jpk", "-o", str(pack)], tmp_path)
+    assert result.returncode == 0, result.stderr
+    from formats import jpk
+
+    assert sorted(m.name for m in jpk.load_jpk(str(pack)).members) == ["car_360_glass.joe", "trackparts_road_cone.joe"]
+
+    blend = tmp_path / "scene.blend"
+    result = run([*IOGF, "import", str(pack), "-o", str(blend)], tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "merged.joe"
+    result = run([*IOGF, "export", str(blend), "-o", str(out), "--set", "global_scale=2.0"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    from formats import joe
+
+    assert joe.load_joe(str(out)).first_frame.face_count == 556 + 60
+
+
+def test_cli_batch_to_a_folder_reports_each_failure_and_exits_non_zero(tmp_path: Path) -> None:
+    good = tmp_path / "good.joe"
+    good.write_bytes(fx.cube_bytes())
+    bad = tmp_path / "bad.joe"
+    bad.write_bytes(b"IDP2")
+    result = run([*IOGF, "convert", str(bad), str(good), "--to", "joe", "-d", str(tmp_path / "out")], tmp_path)
+    assert result.returncode == 1
+    assert "bad.joe, byte 0: file is 4 bytes" in result.stderr
+    assert (tmp_path / "out" / "good.joe").is_file()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "code", "message"),
+    [
+        (["--help"], 0, "convert"),
+        ([], 2, "usage:"),
+        (["convert", "x.joe", "--to", "obj", "-d", "o"], 1, "unknown format 'obj'"),
+        (["import", "missing.joe"], 1, "missing.joe: no such file"),
+    ],
+)
+def test_cli_usage_and_errors(tmp_path: Path, arguments: list[str], code: int, message: str) -> None:
+    result = run([*IOGF, *arguments], tmp_path)
+    assert result.returncode == code
+    assert message in result.stdout + result.stderr

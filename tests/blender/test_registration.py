@@ -1,0 +1,93 @@
+"""The extension registers, unregisters and re-registers cleanly, and its UI code draws real properties."""
+
+from __future__ import annotations
+
+from types import ModuleType, SimpleNamespace
+
+import addon_utils
+import bpy
+import pytest
+
+MODULE = "bl_ext.dev.io_game_formats"
+OPERATORS = ("IMPORT_SCENE_OT_joe", "EXPORT_SCENE_OT_joe", "EXPORT_SCENE_OT_jpk")
+FILE_HANDLERS = ("IOGF_FH_joe", "IOGF_FH_jpk")
+
+
+def menu_function_names(menu: type) -> list[str]:
+    return [f.__name__ for f in menu._dyn_ui_initialize()]
+
+
+def registered(extension: ModuleType) -> dict[str, object]:
+    return {
+        "operators": [hasattr(bpy.types, name) for name in OPERATORS],
+        "handlers": [hasattr(bpy.types, name) for name in FILE_HANDLERS],
+        "import_menu": menu_function_names(bpy.types.TOPBAR_MT_file_import).count("menu_import"),
+        "export_menu": menu_function_names(bpy.types.TOPBAR_MT_file_export).count("menu_export"),
+        "cli": extension._cli_handle is not None,
+    }
+
+
+def test_disable_and_enable_twice(extension: ModuleType) -> None:
+    on = {"operators": [True] * 3, "handlers": [True] * 2, "import_menu": 1, "export_menu": 1, "cli": True}
+    off = {"operators": [False] * 3, "handlers": [False] * 2, "import_menu": 0, "export_menu": 0, "cli": False}
+    assert registered(extension) == on
+    for _ in range(2):
+        addon_utils.disable(MODULE, default_set=True)
+        assert registered(extension) == off
+        with pytest.raises(AttributeError, match="could not be found"):
+            bpy.ops.import_scene.joe(filepath="x.joe")
+        addon_utils.enable(MODULE, default_set=True)
+        assert registered(extension) == on
+
+
+def test_file_handlers_accept_drops_only_in_the_viewport_and_outliner() -> None:
+    handler = bpy.types.IOGF_FH_joe
+    viewport = SimpleNamespace(area=SimpleNamespace(type="VIEW_3D"), space_data=SimpleNamespace(type="VIEW_3D"))
+    assert handler.poll_drop(viewport)
+    assert not handler.poll_drop(SimpleNamespace(area=None))
+    assert not handler.poll_drop(SimpleNamespace(area=SimpleNamespace(type="IMAGE_EDITOR")))
+    assert bpy.types.IOGF_FH_jpk.bl_file_extensions == ".jpk"
+
+
+def test_a_drop_runs_the_importer_through_invoke(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from tests.joe_fixtures import cube_bytes
+
+    path = tmp_path / "dropped.joe"
+    path.write_bytes(cube_bytes())
+    result = bpy.ops.import_scene.joe(
+        "INVOKE_DEFAULT", filepath=str(path), directory=str(tmp_path), files=[{"name": path.name}]
+    )
+    assert result == {"FINISHED"} and "dropped" in bpy.data.objects
+
+
+class FakeLayout:
+    """Records what draw() code asks for; panels are always open."""
+
+    def __init__(self, drawn: list[str]) -> None:
+        self.drawn = drawn
+        self.use_property_split = False
+        self.use_property_decorate = True
+
+    def panel(self, idname: str, default_closed: bool = False) -> tuple[FakeLayout, FakeLayout]:
+        return FakeLayout(self.drawn), FakeLayout(self.drawn)
+
+    def label(self, text: str = "") -> None:
+        pass
+
+    def prop(self, data: object, name: str, **_: object) -> None:
+        self.drawn.append(name)
+
+
+@pytest.mark.parametrize("idname", ["import_scene.joe", "export_scene.joe", "export_scene.jpk"])
+@pytest.mark.parametrize("space", ["FILE_BROWSER", "PROPERTIES"])
+def test_draw_functions_only_draw_real_properties(idname: str, space: str) -> None:
+    module, name = idname.split(".")
+    rna = getattr(getattr(bpy.ops, module), name).get_rna_type()
+    operator_class = getattr(bpy.types, f"{module.upper()}_OT_{name}")
+    drawn: list[str] = []
+    fake_self = SimpleNamespace(layout=FakeLayout(drawn))
+    operator_class.draw(fake_self, SimpleNamespace(space_data=SimpleNamespace(type=space)))
+    assert drawn
+    assert set(drawn) <= set(rna.properties.keys())
+    if idname.startswith("export"):
+        assert ("export_scope" in drawn) == (space == "FILE_BROWSER")  # hidden for Collection Exporters
