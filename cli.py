@@ -9,7 +9,7 @@ import argparse
 import ast
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import bpy
@@ -50,11 +50,12 @@ def format_of(path: str, explicit: str | None = None) -> FileFormat:
     raise CliError(f"{path}: unknown file type {extension or '(none)'}; known: {', '.join(sorted(FORMATS))}")
 
 
-def operator(idname: str | None, what: str) -> bpy.types.Operator:
+def operator(idname: str | None, what: str) -> Callable[..., set[str]]:
     if idname is None:
         raise CliError(f"{what} is not supported for this format")
     module, name = idname.split(".")
-    return getattr(getattr(bpy.ops, module), name)
+    function: Callable[..., set[str]] = getattr(getattr(bpy.ops, module), name)
+    return function
 
 
 def parse_settings(pairs: Sequence[str]) -> dict[str, object]:

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 
 import bpy
 
-
 # Shape keys go with their mesh; the UI datablocks are never created by an import.
 OWNED_OR_UI = {"shape_keys", "window_managers", "screens", "workspaces"}
 

@@ -9,8 +9,15 @@ from bpy.props import StringProperty
 from bpy_extras.io_utils import ExportHelper, orientation_helper
 
 from ..common import mesh_io
-from ..common.operators import ExportScopeMixin, Summary, draw_panel, geometry_objects, guarded, in_file_browser
-from ..common.operators import prepare_layout
+from ..common.operators import (
+    ExportScopeMixin,
+    Summary,
+    draw_panel,
+    geometry_objects,
+    guarded,
+    in_file_browser,
+    prepare_layout,
+)
 from ..formats import joe, jpk
 from ..formats.errors import FormatError
 from ..importers.joe import STORED_NORMALS

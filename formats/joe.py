@@ -70,7 +70,9 @@ def read_joe(data: bytes, path: str | None = None) -> JoeDocument:
     try:
         return _read(memoryview(data))
     except FormatError as error:
-        raise error.with_path(path) if path else error
+        if path:
+            error.with_path(path)
+        raise
 
 
 def load_joe(path: str) -> JoeDocument:
@@ -314,7 +316,7 @@ def _frame_votes_for_swap(frame: JoeFrame) -> bool:
 
 
 def _cross_f32(a: FloatArray, b: FloatArray) -> FloatArray:
-    return np.stack(
+    cross: FloatArray = np.stack(
         (
             a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1],
             a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
@@ -322,6 +324,7 @@ def _cross_f32(a: FloatArray, b: FloatArray) -> FloatArray:
         ),
         axis=1,
     ).astype(np.float32)
+    return cross
 
 
 def _length_f32(v: FloatArray) -> FloatArray:

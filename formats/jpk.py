@@ -33,7 +33,9 @@ def read_jpk(data: bytes, path: str | None = None) -> JpkDocument:
     try:
         return _read(data)
     except FormatError as error:
-        raise error.with_path(path) if path else error
+        if path:
+            error.with_path(path)
+        raise
 
 
 def load_jpk(path: str) -> JpkDocument:

@@ -167,7 +167,7 @@ class IOGF_FH_joe(bpy.types.FileHandler):
 
     @classmethod
     def poll_drop(cls, context: bpy.types.Context) -> bool:
-        return poll_file_object_drop(context)
+        return bool(poll_file_object_drop(context))
 
 
 class IOGF_FH_jpk(bpy.types.FileHandler):
@@ -179,7 +179,7 @@ class IOGF_FH_jpk(bpy.types.FileHandler):
 
     @classmethod
     def poll_drop(cls, context: bpy.types.Context) -> bool:
-        return poll_file_object_drop(context)
+        return bool(poll_file_object_drop(context))
 
 
 def menu_import(self: bpy.types.Menu, context: bpy.types.Context) -> None:

@@ -85,7 +85,8 @@ def raw_joe(
     body = b"".join(struct.pack("<9H", *face) for face in faces)
     verts, texcoords, normals = counts
     float_count = floats if floats is not None else 3 * verts + 3 * normals + 2 * texcoords
-    return struct.pack("<4I", *header) + body + struct.pack("<3I", *counts) + np.arange(float_count, dtype="<f4").tobytes()
+    floats_bytes = np.arange(float_count, dtype="<f4").tobytes()
+    return struct.pack("<4I", *header) + body + struct.pack("<3I", *counts) + floats_bytes
 
 
 def raw_jpk(entries: list[tuple[int, int, bytes]], name_size: int, data: bytes, count: int | None = None) -> bytes:

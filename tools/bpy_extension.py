@@ -23,9 +23,11 @@ def isolate_user_config() -> None:
 
 def enable_extension(repo_module: str = "dev") -> ModuleType:
     isolate_user_config()
-    import bpy  # first: it puts Blender's script modules (addon_utils) on sys.path
+    import importlib
 
-    import addon_utils
+    import bpy
+
+    addon_utils = importlib.import_module("addon_utils")  # importable only once bpy has set up sys.path
 
     module_name = f"bl_ext.{repo_module}.{EXTENSION_ID}"
     if module_name in sys.modules and addon_utils.check(module_name)[1]:

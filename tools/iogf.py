@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bpy_extension import enable_extension  # noqa: E402
+from bpy_extension import enable_extension
 
 if __name__ == "__main__":
     extension = enable_extension()

@@ -6,7 +6,9 @@ import bpy
 import numpy as np
 
 
-def mesh_object(name: str, positions: list[tuple[float, float, float]], faces: list[tuple[int, ...]]) -> bpy.types.Object:
+def mesh_object(
+    name: str, positions: list[tuple[float, float, float]], faces: list[tuple[int, ...]]
+) -> bpy.types.Object:
     mesh = bpy.data.meshes.new(name)
     mesh.from_pydata(positions, [], faces)
     obj = bpy.data.objects.new(name, mesh)
