@@ -341,10 +341,27 @@ def swap_normals(document: JoeDocument) -> None:
 
 def clockwise_faces(frame: JoeFrame) -> npt.NDArray[np.bool_]:
     """Faces whose geometric normal (P1 - P0) x (P2 - P0) points away from the sum of their stored normals."""
-    corners = frame.positions[frame.vertex_indices.astype(np.intp)].astype(np.float64)
-    normals = frame.normals[frame.normal_indices.astype(np.intp)].astype(np.float64).sum(axis=1)
-    geometric = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
-    return np.asarray((geometric * normals).sum(axis=1) < 0.0)
+    vertex = frame.vertex_indices.astype(np.intp)
+    normal = frame.normal_indices.astype(np.intp)
+    positions = frame.positions.astype(np.float64)
+    p0, p1, p2 = positions[vertex[:, 0]], positions[vertex[:, 1]], positions[vertex[:, 2]]
+    normals = frame.normals.astype(np.float64)
+    normal_sum = normals[normal[:, 0]] + normals[normal[:, 1]] + normals[normal[:, 2]]
+    return _dot_rows(_cross_rows(p1 - p0, p2 - p0), normal_sum) < 0.0
+
+
+def _cross_rows(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Row-wise cross product; much faster than np.cross on (N, 3) arrays."""
+    out = np.empty_like(a)
+    out[:, 0] = a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1]
+    out[:, 1] = a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2]
+    out[:, 2] = a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]
+    return out
+
+
+def _dot_rows(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    dot: npt.NDArray[np.float64] = a[:, 0] * b[:, 0] + a[:, 1] * b[:, 1] + a[:, 2] * b[:, 2]
+    return dot
 
 
 # ------------------------------------------------------------------------------------ to and from Blender order
@@ -382,13 +399,14 @@ def corner_data(
     frame: JoeFrame, faces: ImportableFaces
 ) -> tuple[npt.NDArray[np.int64], FloatArray, FloatArray | None]:
     """Flat corner vertex indices, corner normals and corner texcoords (v still from the top) of the kept faces."""
-    order = np.where(faces.flipped[:, None], [0, 2, 1], [0, 1, 2])
-    rows = faces.kept[:, None]
-    vertex = frame.vertex_indices.astype(np.int64)[rows, order].ravel()
-    normals = frame.normals[frame.normal_indices.astype(np.intp)[rows, order].ravel()]
+    corners = (3 * faces.kept[:, None] + np.array([0, 1, 2])).astype(np.intp)
+    corners[faces.flipped] = corners[faces.flipped][:, [0, 2, 1]]
+    corners = corners.ravel()
+    vertex = frame.vertex_indices.ravel()[corners].astype(np.int64)
+    normals = frame.normals[frame.normal_indices.ravel()[corners]]
     texcoords = None
     if frame.has_texcoords:
-        texcoords = frame.texcoords[frame.texcoord_indices.astype(np.intp)[rows, order].ravel()]
+        texcoords = frame.texcoords[frame.texcoord_indices.ravel()[corners]]
     return vertex, normals, texcoords
 
 
@@ -407,9 +425,9 @@ def document_from_triangles(
     positions = np.ascontiguousarray(positions, np.float32)
     normals = np.ascontiguousarray(normals, np.float32)
     corners = positions.reshape(-1, 3, 3).astype(np.float64)
-    geometric = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
-    normal_sum = normals.reshape(-1, 3, 3).astype(np.float64).sum(axis=1)
-    clockwise = (geometric * normal_sum).sum(axis=1) < 0.0
+    geometric = _cross_rows(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    per_face = normals.reshape(-1, 3, 3).astype(np.float64)
+    clockwise = _dot_rows(geometric, per_face[:, 0] + per_face[:, 1] + per_face[:, 2]) < 0.0
     order = (np.where(clockwise[:, None], [0, 2, 1], [0, 1, 2]) + 3 * np.arange(len(clockwise))[:, None]).ravel()
     texcoords = flip_v(blender_uvs)[order] if blender_uvs is not None else None
     frame = build_frame(positions[order], normals[order], texcoords)

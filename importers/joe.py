@@ -91,7 +91,7 @@ def _build_mesh(
     mesh_io.set_smooth(mesh)
     if options.use_custom_normals:
         mesh_io.add_corner_vectors(mesh, STORED_NORMALS, corner_normals)
-        mesh_io.set_custom_normals(mesh, corner_normals)
+        mesh_io.set_custom_normals(mesh, corner_verts, corner_normals)
     return mesh
 
 

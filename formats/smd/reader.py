@@ -1,0 +1,519 @@
+"""SMD / VTA reader with studiomdl's tolerance (spec Part B, bar Part F).
+
+Accepted: keywords in any case; `end` with surrounding spaces; blank lines and `//` `#` `;` comment lines inside
+blocks; LF, CRLF or CR; no final newline; no `version` line; unquoted bone names (warning). Small blocks are read
+line by line; the triangles block and long skeleton / vertex-animation blocks are converted in bulk (numeric.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import FormatError
+from .document import Flavour, FloatArray, IntArray, SkeletonFrame, SmdDocument, SmdNode, Triangles, VertexFrame
+from .numeric import NumericLines, column_of_token, parse_numeric_lines
+
+_END_LINE = re.compile(r"\n[ \t]*end[ \t]*(?=\n|\Z)", re.IGNORECASE)  # a leading literal keeps re fast
+_VERTEX_LIKE = re.compile(r"[-+]?\d+(?:\s+\S+){8}")
+_QUOTED_OR_WORD = re.compile(r'"([^"]*)"|"|(\S+)')
+_INT32_MAX = 2**31 - 1
+_BLOCKS = ("nodes", "skeleton", "triangles", "vertexanimation")
+
+
+def is_comment(stripped: str) -> bool:
+    return stripped.startswith(("//", "#", ";"))
+
+
+@dataclass
+class _Block:
+    first_line: int  # line number of lines[0]
+    lines: list[str]
+
+    def numbers(self, indexes: Sequence[int]) -> list[int]:
+        return [self.first_line + i for i in indexes]
+
+
+class _Cursor:
+    """Walks the normalised text line by line, and hands over whole blocks up to their `end` line."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.line = 1
+
+    def next_line(self) -> tuple[int, str] | None:
+        if self.pos > len(self.text) or (self.pos == len(self.text) and self.pos > 0):
+            return None
+        end = self.text.find("\n", self.pos)
+        end = len(self.text) if end < 0 else end
+        found = (self.line, self.text[self.pos : end])
+        self.pos, self.line = end + 1, self.line + 1
+        return found
+
+    def take_block(self, keyword: str, warnings: list[str]) -> _Block:
+        match = _END_LINE.search(self.text, max(self.pos - 1, 0))
+        stop = len(self.text) if match is None else match.start()
+        lines = self.text[self.pos : stop].split("\n") if stop > self.pos else []
+        block = _Block(self.line, lines)
+        if match is None:
+            warnings.append(f"'{keyword}' block starting at line {self.line - 1} has no 'end'; read to end of file")
+            self.pos = len(self.text) + 1
+        else:
+            self.pos = match.end() + 1
+        self.line += len(lines) + (match is not None)
+        return block
+
+
+def decode_text(data: bytes, warnings: list[str]) -> str:
+    """UTF-8 (BOM allowed), else Windows-1252 as older exporters wrote; line ends normalised to LF."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        warnings.append("file is not UTF-8; read as Windows-1252")
+        text = data.decode("cp1252", errors="replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def read_smd(data: bytes, path: str | None = None, *, blank_material: str | None = None) -> SmdDocument:
+    """Parse an SMD or VTA file. A triangle with a blank material line is dropped with a warning, as studiomdl
+    does, unless `blank_material` names a material to give it instead."""
+    doc = SmdDocument()
+    cursor = _Cursor(decode_text(data, doc.warnings))
+    seen: set[str] = set()
+    saw_version = False
+    while (item := cursor.next_line()) is not None:
+        line_number, line = item
+        stripped = line.strip()
+        if not stripped or is_comment(stripped):
+            continue
+        word = stripped.split()[0]
+        keyword = word.lower()
+        column = line.index(word) + 1
+        if keyword == "version":
+            doc.version = _read_version(line, line_number, doc.warnings, path)
+            saw_version = True
+        elif keyword in _BLOCKS:
+            _check_block_line(line, word, line_number, path)
+            if keyword in seen:
+                raise FormatError(f"second '{keyword}' block", path=path, line=line_number, column=column)
+            seen.add(keyword)
+            _read_block(doc, keyword, cursor.take_block(keyword, doc.warnings), path, blank_material)
+        elif keyword == "end":
+            doc.warnings.append(f"line {line_number}: 'end' outside a block ignored")
+        else:
+            raise FormatError(f"unknown keyword {word!r}", path=path, line=line_number, column=column)
+    if not saw_version:
+        doc.warnings.append("no 'version' line; read as version 1")
+    _check_references(doc)
+    return doc
+
+
+def _check_block_line(line: str, word: str, line_number: int, path: str | None) -> None:
+    rest = line.split(None, 1)[1].strip() if len(line.split(None, 1)) > 1 else ""
+    if rest and not is_comment(rest):
+        column = line.index(rest, line.index(word) + len(word)) + 1
+        raise FormatError(f"unexpected text after '{word}'", path=path, line=line_number, column=column)
+
+
+def _second_token_column(line: str) -> int:
+    tokens = list(re.finditer(r"\S+", line))
+    return tokens[1].start() + 1 if len(tokens) > 1 else len(line.rstrip()) + 1
+
+
+def _read_version(line: str, line_number: int, warnings: list[str], path: str | None) -> int:
+    parts = line.split()
+    if len(parts) < 2 or not re.fullmatch(r"[-+]?\d+", parts[1]):
+        column = _second_token_column(line)
+        raise FormatError("'version' needs a whole number", path=path, line=line_number, column=column)
+    version = int(parts[1])
+    if version not in (1, 2):
+        warnings.append(f"line {line_number}: unknown version {version}; read as version 1")
+        return 1
+    return version
+
+
+def _read_block(doc: SmdDocument, keyword: str, block: _Block, path: str | None, blank_material: str | None) -> None:
+    if keyword == "nodes":
+        doc.nodes = _read_nodes(block, doc.warnings, path)
+    elif keyword == "skeleton":
+        doc.skeleton = [
+            SkeletonFrame(time, ids, values[:, :3].copy(), values[:, 3:].copy(), comment)
+            for time, comment, ids, values in _read_timed_block(block, "bone", path)
+        ]
+    elif keyword == "vertexanimation":
+        doc.vertex_animation = [
+            VertexFrame(time, ids, values[:, :3].copy(), values[:, 3:].copy())
+            for time, _comment, ids, values in _read_timed_block(block, "vertex", path)
+        ]
+    else:
+        doc.triangles, doc.flavour = _read_triangles(block, doc.warnings, path, blank_material)
+
+
+# ---- nodes -------------------------------------------------------------------------------------------------------
+
+
+def _read_nodes(block: _Block, warnings: list[str], path: str | None) -> list[SmdNode]:
+    nodes: dict[int, SmdNode] = {}
+    unquoted = 0
+    for index, line in enumerate(block.lines):
+        stripped = line.strip()
+        if not stripped or is_comment(stripped):
+            continue
+        node, quoted = _parse_node(line, block.first_line + index, path)
+        unquoted += not quoted
+        if node.id in nodes:
+            warnings.append(f"line {block.first_line + index}: bone id {node.id} defined twice; the later one kept")
+        nodes[node.id] = node
+    if unquoted:
+        warnings.append(f"{unquoted} bone name(s) not in double quotes (studiomdl would reject them)")
+    ordered = list(nodes.values())
+    _check_parents(ordered, block, warnings, path)
+    return ordered
+
+
+def _parse_node(line: str, line_number: int, path: str | None) -> tuple[SmdNode, bool]:
+    tokens = [
+        (m.group(1) if m.group(1) is not None else m.group(2), m.start() + 1, m.group(2) is None)
+        for m in _QUOTED_OR_WORD.finditer(line)
+    ]
+    if len(tokens) >= 4 and is_comment(tokens[3][0] or ""):
+        tokens = tokens[:3]
+    for text, column, _quoted in tokens:
+        if text is None:
+            raise FormatError("unterminated quote in bone name", path=path, line=line_number, column=column)
+    if len(tokens) != 3:
+        column = tokens[3][1] if len(tokens) > 3 else len(line.rstrip()) + 1
+        raise FormatError('expected a bone line: <id> "<name>" <parent id>', path=path, line=line_number, column=column)
+    bone_id = _parse_int(tokens[0], 0, line_number, path)
+    parent = _parse_int(tokens[2], -1, line_number, path)
+    return SmdNode(bone_id, str(tokens[1][0]), parent), tokens[1][2]
+
+
+def _parse_int(token: tuple[str | None, int, bool], minimum: int, line_number: int, path: str | None) -> int:
+    text, column, _quoted = token
+    if text is None or not re.fullmatch(r"[-+]?\d+", text) or not minimum <= int(text) <= _INT32_MAX:
+        raise FormatError(f"expected a bone id, found {text!r}", path=path, line=line_number, column=column)
+    return int(text)
+
+
+def _check_parents(nodes: list[SmdNode], block: _Block, warnings: list[str], path: str | None) -> None:
+    ids = {node.id for node in nodes}
+    missing = [node for node in nodes if node.parent != -1 and node.parent not in ids]
+    for node in missing:
+        warnings.append(f"bone {node.name!r} has unknown parent id {node.parent}; made a root")
+        node.parent = -1
+    parent_of = {node.id: node.parent for node in nodes}
+    for node in nodes:
+        seen = {node.id}
+        current = node.parent
+        while current != -1:
+            if current in seen:
+                raise FormatError(
+                    f"bone {node.name!r} is its own ancestor (parent loop)", path=path, line=block.first_line
+                )
+            seen.add(current)
+            current = parent_of[current]
+
+
+# ---- skeleton and vertexanimation --------------------------------------------------------------------------------
+
+
+def _read_timed_block(block: _Block, what: str, path: str | None) -> list[tuple[int, str, IntArray, FloatArray]]:
+    """`time N` headers followed by `<id> a b c d e f` lines; returns (time, comment, ids, (n, 6) values)."""
+    headers: list[tuple[int, str, int]] = []  # time, comment, index of its first data line
+    data_lines: list[str] = []
+    data_indexes: list[int] = []
+    for index, line in enumerate(block.lines):
+        stripped = line.lstrip()
+        if not stripped or is_comment(stripped):
+            continue
+        if stripped[:4].lower() == "time" and (len(stripped) == 4 or stripped[4].isspace()):
+            headers.append((*_parse_time(line, block.first_line + index, path), len(data_lines)))
+            continue
+        if not headers:
+            raise FormatError(
+                f"{what} line before the first 'time' line",
+                path=path,
+                line=block.first_line + index,
+                column=len(line) - len(stripped) + 1,
+            )
+        data_lines.append(line)
+        data_indexes.append(index)
+    numbers = parse_numeric_lines(data_lines, block.numbers(data_indexes), path)
+    table = _fixed_width_table(numbers, 7, data_lines, block.numbers(data_indexes), f"{what} line", path)
+    ids = _integer_column(table[:, 0], 0, data_lines, block.numbers(data_indexes), 0, f"{what} id", path)
+    frames = []
+    bounds = [start for _time, _comment, start in headers] + [len(data_lines)]
+    for (time, comment, start), stop in zip(headers, bounds[1:], strict=True):
+        frames.append((time, comment, ids[start:stop].copy(), table[start:stop, 1:].copy()))
+    return frames
+
+
+def _parse_time(line: str, line_number: int, path: str | None) -> tuple[int, str]:
+    body = line.strip()
+    parts = body.split(None, 2)
+    if len(parts) < 2 or not re.fullmatch(r"[-+]?\d+", parts[1]) or abs(int(parts[1])) > _INT32_MAX:
+        column = _second_token_column(line)
+        raise FormatError("'time' needs a whole frame number", path=path, line=line_number, column=column)
+    comment = parts[2].strip() if len(parts) > 2 else ""
+    for marker in ("//", "#", ";"):
+        if comment.startswith(marker):
+            comment = comment[len(marker) :].strip()
+            break
+    return int(parts[1]), comment
+
+
+def _fixed_width_table(
+    numbers: NumericLines, width: int, lines: Sequence[str], line_numbers: Sequence[int], what: str, path: str | None
+) -> FloatArray:
+    wrong = np.flatnonzero(numbers.counts != width)
+    if wrong.size:
+        row = int(wrong[0])
+        count = int(numbers.counts[row])
+        column = column_of_token(lines[row], min(count, width))
+        raise FormatError(
+            f"{what} needs {width} numbers, found {count}", path=path, line=line_numbers[row], column=column
+        )
+    return numbers.values.reshape(-1, width)
+
+
+def _integer_column(
+    values: FloatArray,
+    minimum: int,
+    lines: Sequence[str],
+    line_numbers: Sequence[int],
+    token: int | IntArray,
+    what: str,
+    path: str | None,
+) -> IntArray:
+    """Whole numbers in [minimum, 2**31) as int32, else FormatError at the offending token."""
+    bad = (values != np.floor(values)) | (values < minimum) | (values > _INT32_MAX)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        index = token if isinstance(token, int) else int(token[row])
+        raise FormatError(
+            f"{what} must be a whole number >= {minimum}, found {values[row]:g}",
+            path=path,
+            line=line_numbers[row],
+            column=column_of_token(lines[row], index),
+        )
+    return values.astype(np.int32)
+
+
+# ---- triangles ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _TriangleLayout:
+    materials: list[str]  # one per kept triangle, stripped
+    vertex_lines: list[int]  # block line indexes, 3 per kept triangle
+    blank_materials: int  # triangles whose material line was blank
+
+
+def _read_triangles(
+    block: _Block, warnings: list[str], path: str | None, blank_material: str | None
+) -> tuple[Triangles, Flavour]:
+    layout = _fast_layout(block, blank_material)
+    if layout is not None:
+        try:
+            return _build_triangles(block, layout, warnings, path, blank_material)
+        except FormatError:
+            pass  # perhaps misaligned by a stray line: the careful layout decides
+    layout = _careful_layout(block, path, blank_material)
+    return _build_triangles(block, layout, warnings, path, blank_material)
+
+
+def _fast_layout(block: _Block, blank_material: str | None) -> _TriangleLayout | None:
+    """The common case, 4 lines per triangle and nothing else; None when the block needs the careful pass."""
+    lines = block.lines
+    if len(lines) % 4:
+        return None
+    material_lines = lines[0::4]
+    distinct = {raw: raw.strip() for raw in set(material_lines)}
+    if any(name.startswith("//") or _VERTEX_LIKE.match(name) for name in distinct.values()):
+        return None
+    first = np.arange(len(material_lines), dtype=np.int64) * 4 + 1
+    materials = [distinct[raw] for raw in material_lines]
+    blanks = [t for t, name in enumerate(materials) if not name]
+    if any(not _VERTEX_LIKE.match(lines[4 * t + k].strip()) for t in blanks for k in (1, 2, 3)):
+        return None  # a stray blank line, not a blank material: let the careful pass realign
+    if blanks and blank_material is None:
+        first = np.delete(first, blanks)
+        materials = [name for name in materials if name]
+    elif blanks and blank_material is not None:
+        materials = [name or blank_material for name in materials]
+    vertex_lines = (first[:, None] + np.arange(3)).reshape(-1)
+    return _TriangleLayout(materials, vertex_lines.tolist(), len(blanks))
+
+
+def _careful_layout(block: _Block, path: str | None, blank_material: str | None) -> _TriangleLayout:
+    """Line by line. `//` lines are comments anywhere; blank lines are ignored, except that a blank line followed by
+    a vertex line stands for a blank material line. At a material position a `#` or `;` line is a material name only
+    when vertex lines follow (studiomdl reads it as one); elsewhere it is a comment."""
+    lines = block.lines
+    meaningful = [i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("//")]
+    layout = _TriangleLayout([], [], 0)
+    position = 0
+    while position < len(meaningful):
+        index = meaningful[position]
+        name = lines[index].strip()
+        vertex_like = _VERTEX_LIKE.match(name) is not None
+        if is_comment(name) and not _vertex_follows(lines, meaningful, position):
+            position += 1
+            continue
+        blank = vertex_like and index > 0 and not lines[index - 1].strip()
+        if vertex_like and not blank:
+            raise FormatError(
+                "expected a material name, found a vertex line", path=path, line=block.first_line + index, column=1
+            )
+        if not blank:
+            position += 1
+        corners = [i for i in meaningful[position : position + 3]]
+        if len(corners) < 3:
+            raise FormatError(
+                "triangle needs 3 vertex lines", path=path, line=block.first_line + len(lines) - 1, column=1
+            )
+        position += 3
+        layout.blank_materials += blank
+        if blank and blank_material is None:
+            continue
+        layout.materials.append(blank_material if blank and blank_material is not None else name)
+        layout.vertex_lines.extend(corners)
+    return layout
+
+
+def _vertex_follows(lines: list[str], meaningful: list[int], position: int) -> bool:
+    following = meaningful[position + 1] if position + 1 < len(meaningful) else None
+    return following is not None and _VERTEX_LIKE.match(lines[following].strip()) is not None
+
+
+def _build_triangles(
+    block: _Block, layout: _TriangleLayout, warnings: list[str], path: str | None, blank_material: str | None
+) -> tuple[Triangles, Flavour]:
+    lines = [block.lines[i] for i in layout.vertex_lines]
+    line_numbers = block.numbers(layout.vertex_lines)
+    numbers = parse_numeric_lines(lines, line_numbers, path)
+    corners = _VertexColumns(numbers, lines, line_numbers, path)
+    if not layout.materials:
+        warnings.append("empty 'triangles' block")
+    if layout.blank_materials:
+        fate = "dropped, as studiomdl does" if blank_material is None else f"given material {blank_material!r}"
+        warnings.append(f"{layout.blank_materials} triangle(s) with a blank material line {fate}")
+    if corners.extra_fields:
+        warnings.append(f"{corners.extra_fields} vertex line(s) have fields after their weight links; ignored")
+    names: dict[str, int] = {}
+    material_indices = np.array([names.setdefault(name, len(names)) for name in layout.materials], dtype=np.int32)
+    triangles = Triangles(
+        material_names=list(names),
+        material_indices=material_indices,
+        parent_bones=corners.parents.reshape(-1, 3),
+        positions=corners.column_block(1, 3).reshape(-1, 3, 3),
+        normals=corners.column_block(4, 3).reshape(-1, 3, 3),
+        uvs=corners.column_block(7, 2).reshape(-1, 3, 2),
+        link_counts=corners.link_counts.reshape(-1, 3),
+        link_bones=corners.link_bones,
+        link_weights=corners.link_weights,
+    )
+    flavour: Flavour = "goldsrc" if lines and bool(np.all(numbers.counts == 9)) else "source"
+    return triangles, flavour
+
+
+class _VertexColumns:
+    """Vertex lines split into columns: parent, position, normal, uv, then `links (bone weight)*` (Source)."""
+
+    def __init__(self, numbers: NumericLines, lines: Sequence[str], line_numbers: Sequence[int], path: str | None):
+        self.numbers, self.lines, self.line_numbers, self.path = numbers, lines, line_numbers, path
+        counts, starts = numbers.counts, numbers.starts
+        self._fail_where(counts < 9, 9, "vertex line needs at least 9 numbers (bone x y z nx ny nz u v)")
+        self.starts = starts
+        self.parents = self._integers(starts, 0, 0, "parent bone")
+        has_links = counts >= 10
+        links = np.zeros(counts.size, dtype=np.int64)
+        links[has_links] = self._integers(starts[has_links] + 9, 0, 9, "link count", has_links)
+        short = has_links & (counts < 10 + 2 * links)
+        self._fail_where(short, 10, "fewer weight links than the link count says", token_of=counts)
+        self.extra_fields = int(np.count_nonzero(has_links & (counts > 10 + 2 * links)))
+        self.link_counts = links.astype(np.int32)
+        corner = np.repeat(np.arange(counts.size), links)
+        rank = np.arange(corner.size) - np.repeat(np.cumsum(links) - links, links)
+        bone_at = starts[corner] + 10 + 2 * rank
+        self.link_bones = self._integers(bone_at, 0, bone_at - starts[corner], "link bone", rows=corner)
+        self.link_weights = numbers.values[bone_at + 1].astype(np.float64)
+
+    def column_block(self, first: int, width: int) -> FloatArray:
+        index = self.starts[:, None] + np.arange(first, first + width)
+        return self.numbers.values[index]
+
+    def _integers(
+        self,
+        at: npt.NDArray[np.int64],
+        minimum: int,
+        token: int | npt.NDArray[np.int64],
+        what: str,
+        mask: npt.NDArray[np.bool_] | None = None,
+        rows: npt.NDArray[np.int64] | None = None,
+    ) -> IntArray:
+        row_of = np.flatnonzero(mask) if mask is not None else (rows if rows is not None else np.arange(at.size))
+        values = self.numbers.values[at]
+        bad = (values != np.floor(values)) | (values < minimum) | (values > _INT32_MAX)
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            row = int(row_of[first])
+            index = token if isinstance(token, int) else int(token[first])
+            raise FormatError(
+                f"{what} must be a whole number >= {minimum}, found {values[first]:g}",
+                path=self.path,
+                line=self.line_numbers[row],
+                column=column_of_token(self.lines[row], index),
+            )
+        return values.astype(np.int32)
+
+    def _fail_where(
+        self, bad: npt.NDArray[np.bool_], token: int, message: str, token_of: npt.NDArray[np.int64] | None = None
+    ) -> None:
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            index = int(token_of[row]) if token_of is not None else min(token, int(self.numbers.counts[row]))
+            raise FormatError(
+                message, path=self.path, line=self.line_numbers[row], column=column_of_token(self.lines[row], index)
+            )
+
+
+# ---- cross-checks ------------------------------------------------------------------------------------------------
+
+
+def _check_references(doc: SmdDocument) -> None:
+    ids = np.array(sorted(node.id for node in doc.nodes), dtype=np.int64)
+    _warn_unknown(ids, [frame.bone_ids for frame in doc.skeleton], "skeleton pose(s) name", doc.warnings)
+    if doc.triangles is not None:
+        used = [doc.triangles.parent_bones.reshape(-1), doc.triangles.link_bones]
+        _warn_unknown(ids, used, "vertex bone reference(s) name", doc.warnings)
+    _warn_time_gaps([frame.time for frame in doc.skeleton], "skeleton", doc.warnings)
+    if doc.vertex_animation:
+        _warn_time_gaps([frame.time for frame in doc.vertex_animation], "vertexanimation", doc.warnings)
+
+
+def _warn_unknown(ids: npt.NDArray[np.int64], arrays: list[IntArray], what: str, warnings: list[str]) -> None:
+    if not arrays:
+        return
+    used = np.concatenate([a.reshape(-1).astype(np.int64) for a in arrays])
+    unknown = used[~np.isin(used, ids)]
+    if unknown.size:
+        sample = ", ".join(str(i) for i in np.unique(unknown)[:5])
+        warnings.append(f"{unknown.size} {what} bone ids missing from 'nodes' (e.g. {sample})")
+
+
+def _warn_time_gaps(times: list[int], block: str, warnings: list[str]) -> None:
+    if len(times) < 2:
+        return
+    steps = np.diff(np.array(times, dtype=np.int64))
+    if np.any(steps <= 0):
+        warnings.append(f"'{block}' time numbers do not always increase")
+    gaps = int(np.sum(steps[steps > 1] - 1))
+    if gaps:
+        warnings.append(f"'{block}' skips {gaps} time number(s); missing frames hold the previous pose")

@@ -1,0 +1,206 @@
+"""SMD / VTA writer: Source lines (`parent x y z nx ny nz u v links (bone weight)*`) or GoldSrc 9-field lines.
+
+Numbers are written `%.6f`-style (6 decimals, absolute error <= 5e-7) by the vectorised renderer. Weights are
+written as given: normalising, culling and limiting are the caller's choice (weights.py has studiomdl's rules).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import FormatError
+from .document import Flavour, SkeletonFrame, SmdDocument, SmdNode, Triangles, VertexFrame
+from .render import DOUBLE_SPACE, NEWLINE, SPACE, render_table, render_tokens
+from .weights import dominant_bones
+
+GOLDSRC_MAX_BONES = 128
+GOLDSRC_MAX_BONE_NAME = 31  # bytes; studio.h keeps names in char[32] with the terminator
+GOLDSRC_MAX_TEXTURE_NAME = 63  # char[64]
+
+_BONE_SEPARATORS = np.array([DOUBLE_SPACE, SPACE, SPACE, DOUBLE_SPACE, SPACE, SPACE, NEWLINE], dtype=np.int8)
+_BONE_FLOATS = np.array([False] + [True] * 6)
+_VERTEX_SEPARATORS = np.array([SPACE] * 6 + [NEWLINE], dtype=np.int8)
+# parent  x y z  nx ny nz  u v links
+_CORNER_SEPARATORS = np.array(
+    [DOUBLE_SPACE, SPACE, SPACE, DOUBLE_SPACE, SPACE, SPACE, DOUBLE_SPACE, SPACE, SPACE, SPACE], dtype=np.int8
+)
+_CORNER_FLOATS = np.array([False] + [True] * 8 + [False])
+
+
+def write_smd(doc: SmdDocument, flavour: Flavour | None = None) -> bytes:
+    """The file text of `doc`; `flavour` overrides doc.flavour. Raises FormatError for what the format cannot hold."""
+    flavour = flavour or doc.flavour
+    if flavour == "goldsrc":
+        _check_goldsrc_limits(doc)
+    version = 1 if flavour == "goldsrc" else doc.version
+    parts = [f"version {version}\n".encode(), _nodes_text(doc.nodes), _skeleton_text(doc.skeleton)]
+    if doc.triangles is not None:
+        parts.append(_triangles_text(doc.triangles, flavour))
+    if doc.vertex_animation is not None:
+        parts.append(_vertex_animation_text(doc.vertex_animation))
+    return b"".join(parts)
+
+
+def _check_goldsrc_limits(doc: SmdDocument) -> None:
+    if len(doc.nodes) > GOLDSRC_MAX_BONES:
+        raise FormatError(f"GoldSrc allows at most {GOLDSRC_MAX_BONES} bones; this model has {len(doc.nodes)}")
+    for node in doc.nodes:
+        if len(node.name.encode()) > GOLDSRC_MAX_BONE_NAME:
+            raise FormatError(f"GoldSrc bone names are at most {GOLDSRC_MAX_BONE_NAME} bytes: {node.name!r}")
+    for name in doc.triangles.material_names if doc.triangles is not None else []:
+        if len(name.encode()) > GOLDSRC_MAX_TEXTURE_NAME:
+            raise FormatError(f"GoldSrc texture names are at most {GOLDSRC_MAX_TEXTURE_NAME} bytes: {name!r}")
+
+
+def _nodes_text(nodes: list[SmdNode]) -> bytes:
+    lines = ["nodes\n"]
+    for node in nodes:
+        if '"' in node.name or "\n" in node.name or "\r" in node.name:
+            raise FormatError(f"bone name cannot hold a double quote or a line break: {node.name!r}")
+        if node.id < 0 or node.parent < -1:
+            raise FormatError(f"bone {node.name!r}: ids must be >= 0 and parents >= -1")
+        lines.append(f'{node.id} "{node.name}" {node.parent}\n')
+    lines.append("end\n")
+    return "".join(lines).encode()
+
+
+def _time_line(time: int, comment: str) -> bytes:
+    if "\n" in comment or "\r" in comment:
+        raise FormatError(f"time {time}: a comment cannot hold a line break")
+    return (f"time {time} # {comment}\n" if comment else f"time {time}\n").encode()
+
+
+def _skeleton_text(frames: list[SkeletonFrame]) -> bytes:
+    tables = [
+        _stack(frame.bone_ids, frame.positions, frame.rotations, f"skeleton time {frame.time}") for frame in frames
+    ]
+    heads = [_time_line(frame.time, frame.comment) for frame in frames]
+    return b"skeleton\n" + _interleave(heads, tables, _BONE_FLOATS, _BONE_SEPARATORS) + b"end\n"
+
+
+def _vertex_animation_text(frames: list[VertexFrame]) -> bytes:
+    tables = [
+        _stack(frame.vertex_ids, frame.positions, frame.normals, f"vertexanimation time {frame.time}")
+        for frame in frames
+    ]
+    heads = [_time_line(frame.time, "") for frame in frames]
+    floats = np.array([False] + [True] * 6)
+    return b"vertexanimation\n" + _interleave(heads, tables, floats, _VERTEX_SEPARATORS) + b"end\n"
+
+
+def _stack(
+    ids: npt.NDArray[np.int32], first: npt.NDArray[np.float64], second: npt.NDArray[np.float64], where: str
+) -> npt.NDArray[np.float64]:
+    count = ids.shape[0]
+    if ids.ndim != 1 or first.shape != (count, 3) or second.shape != (count, 3):
+        raise FormatError(f"{where}: ids (n,) and two (n, 3) arrays expected")
+    if count and int(ids.min()) < 0:
+        raise FormatError(f"{where}: ids must be >= 0")
+    return np.column_stack([ids.astype(np.float64), first, second]) if count else np.zeros((0, 7))
+
+
+def _interleave(
+    heads: list[bytes],
+    tables: list[npt.NDArray[np.float64]],
+    floats: npt.NDArray[np.bool_],
+    separators: npt.NDArray[np.int8],
+) -> bytes:
+    """Each head line followed by its table, all tables rendered in one go."""
+    table = np.concatenate(tables) if tables else np.zeros((0, floats.size))
+    text, ends = render_table(table, floats, separators)
+    bounds = np.concatenate([[0], ends]).astype(np.int64)
+    rows = np.cumsum([0] + [t.shape[0] for t in tables])
+    view = memoryview(text)
+    parts: list[bytes | memoryview] = []
+    for head, start, stop in zip(heads, rows[:-1].tolist(), rows[1:].tolist(), strict=True):
+        parts.append(head)
+        parts.append(view[int(bounds[start]) : int(bounds[stop])])
+    return b"".join(parts)
+
+
+def _check_triangles(tris: Triangles) -> None:
+    count = len(tris)
+    shapes = {
+        "parent_bones": (tris.parent_bones.shape, (count, 3)),
+        "positions": (tris.positions.shape, (count, 3, 3)),
+        "normals": (tris.normals.shape, (count, 3, 3)),
+        "uvs": (tris.uvs.shape, (count, 3, 2)),
+        "link_counts": (tris.link_counts.shape, (count, 3)),
+    }
+    for name, (actual, expected) in shapes.items():
+        if actual != expected:
+            raise FormatError(f"triangles.{name} has shape {actual}, expected {expected}")
+    links = int(tris.link_counts.sum())
+    if tris.link_bones.shape != (links,) or tris.link_weights.shape != (links,):
+        raise FormatError(f"triangles link arrays need {links} entries (the sum of link_counts)")
+    if count and (int(tris.material_indices.min()) < 0 or int(tris.material_indices.max()) >= len(tris.material_names)):
+        raise FormatError("triangles.material_indices point outside material_names")
+    if count and (int(tris.parent_bones.min()) < 0 or int(tris.link_counts.min()) < 0):
+        raise FormatError("parent bones and link counts must be >= 0")
+    if links and int(tris.link_bones.min()) < 0:
+        raise FormatError("link bones must be >= 0")
+    for name in tris.material_names:
+        _check_material_name(name)
+
+
+def _check_material_name(name: str) -> None:
+    if not name or name != name.strip() or "\n" in name or "\r" in name:
+        raise FormatError(f"material name must be non-empty, one line, without outer spaces: {name!r}")
+    if name.lower() == "end" or name.startswith("//"):
+        raise FormatError(f"material name {name!r} would be read as 'end' or a comment")
+
+
+def _triangles_text(tris: Triangles, flavour: Flavour) -> bytes:
+    _check_triangles(tris)
+    corners = 3 * len(tris)
+    counts = tris.link_counts.reshape(-1).astype(np.int64)
+    fixed = np.empty((corners, 10), dtype=np.float64)
+    fixed[:, 0] = tris.parent_bones.reshape(-1)
+    fixed[:, 1:4] = tris.positions.reshape(-1, 3)
+    fixed[:, 4:7] = tris.normals.reshape(-1, 3)
+    fixed[:, 7:9] = tris.uvs.reshape(-1, 2)
+    fixed[:, 9] = counts
+    if flavour == "goldsrc":
+        fixed[:, 0] = dominant_bones(counts, tris.link_bones, tris.link_weights, tris.parent_bones.reshape(-1))
+        text, ends = render_table(fixed[:, :9], _CORNER_FLOATS[:9], np.append(_CORNER_SEPARATORS[:8], NEWLINE))
+    else:
+        text, ends = _render_source_corners(fixed, counts, tris)
+    starts = np.concatenate([[0], ends]).astype(np.int64)[:-1]
+    names = [f"{name}\n".encode() for name in tris.material_names]
+    view = memoryview(text)
+    parts: list[bytes | memoryview] = [b"triangles\n"]
+    for material, start, stop in zip(
+        tris.material_indices.tolist(), starts[0::3].tolist(), ends[2::3].tolist(), strict=True
+    ):
+        parts.append(names[material])
+        parts.append(view[start:stop])
+    parts.append(b"end\n")
+    return b"".join(parts)
+
+
+def _render_source_corners(
+    fixed: npt.NDArray[np.float64], counts: npt.NDArray[np.int64], tris: Triangles
+) -> tuple[bytes, npt.NDArray[np.int64]]:
+    """Scatter the fixed columns and the variable links of every corner into one token stream, in line order."""
+    per_line = 10 + 2 * counts
+    line_start = np.cumsum(per_line) - per_line
+    total = int(per_line.sum())
+    values = np.empty(total, dtype=np.float64)
+    is_float = np.empty(total, dtype=np.bool_)
+    separators = np.full(total, SPACE, dtype=np.int8)
+    fixed_at = line_start[:, None] + np.arange(10)
+    values[fixed_at] = fixed
+    is_float[fixed_at] = _CORNER_FLOATS
+    separators[fixed_at] = _CORNER_SEPARATORS
+    corner = np.repeat(np.arange(counts.size), counts)
+    rank = np.arange(corner.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    bone_at = line_start[corner] + 10 + 2 * rank
+    values[bone_at] = tris.link_bones
+    values[bone_at + 1] = tris.link_weights
+    is_float[bone_at] = False
+    is_float[bone_at + 1] = True
+    last = line_start + per_line - 1
+    separators[last] = NEWLINE
+    text, token_ends = render_tokens(values, is_float, separators)
+    return text, token_ends[last]

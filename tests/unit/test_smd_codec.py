@@ -1,0 +1,462 @@
+"""SMD / VTA codec: samples, round trips, studiomdl's tolerance, helpers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from formats.errors import FormatError
+from formats.smd import (
+    SkeletonFrame,
+    SmdDocument,
+    SmdNode,
+    Triangles,
+    balance_links,
+    build_vta,
+    dense_skeleton,
+    dominant_bones,
+    effective_links,
+    links_from_padded,
+    load_smd,
+    normalize_links,
+    read_smd,
+    read_vta,
+    save_smd,
+    write_smd,
+    write_vta,
+)
+from tests.sample_paths import sample_dir, sample_files
+
+TOLERANCE = 1e-5
+
+
+def parse(text: str, **options: str) -> SmdDocument:
+    return read_smd(text.encode(), "fixture.smd", **options)
+
+
+def assert_same_document(a: SmdDocument, b: SmdDocument) -> None:
+    assert [(n.id, n.name, n.parent) for n in a.nodes] == [(n.id, n.name, n.parent) for n in b.nodes]
+    assert [(f.time, f.comment) for f in a.skeleton] == [(f.time, f.comment) for f in b.skeleton]
+    for fa, fb in zip(a.skeleton, b.skeleton, strict=True):
+        np.testing.assert_array_equal(fa.bone_ids, fb.bone_ids)
+        np.testing.assert_allclose(fa.positions, fb.positions, atol=TOLERANCE)
+        np.testing.assert_allclose(fa.rotations, fb.rotations, atol=TOLERANCE)
+    assert (a.triangles is None) == (b.triangles is None)
+    if a.triangles is not None and b.triangles is not None:
+        ta, tb = a.triangles, b.triangles
+        assert [ta.material_names[i] for i in ta.material_indices] == [
+            tb.material_names[i] for i in tb.material_indices
+        ]
+        for name in ("positions", "normals", "uvs", "link_weights"):
+            np.testing.assert_allclose(getattr(ta, name), getattr(tb, name), atol=TOLERANCE, err_msg=name)
+        for name in ("link_counts", "link_bones"):
+            np.testing.assert_array_equal(getattr(ta, name), getattr(tb, name), err_msg=name)
+    assert (a.vertex_animation is None) == (b.vertex_animation is None)
+    for va, vb in zip(a.vertex_animation or [], b.vertex_animation or [], strict=True):
+        assert va.time == vb.time
+        np.testing.assert_array_equal(va.vertex_ids, vb.vertex_ids)
+        np.testing.assert_allclose(va.positions, vb.positions, atol=TOLERANCE)
+        np.testing.assert_allclose(va.normals, vb.normals, atol=TOLERANCE)
+
+
+# ---- samples -----------------------------------------------------------------------------------------------------
+
+SAMPLES = sample_files("smd", ".smd", ".vta")
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=[p.name for p in SAMPLES])
+def test_sample_parses_and_round_trips(sample: Path) -> None:
+    doc = load_smd(sample)
+    assert doc.nodes and doc.skeleton
+    again = read_smd(write_smd(doc))
+    assert_same_document(doc, again)
+    if doc.triangles is not None:
+        np.testing.assert_array_equal(doc.triangles.parent_bones, again.triangles.parent_bones)  # type: ignore[union-attr]
+        assert again.flavour == doc.flavour
+
+
+def test_samples_present() -> None:
+    folder = sample_dir("smd")
+    assert {"Cone.smd", "Cube.vta", "idle.SMD"} <= {p.name for p in folder.iterdir()}
+
+
+def test_sample_details() -> None:
+    folder = sample_dir("smd")
+    cone = load_smd(folder / "Cone.smd")
+    assert cone.triangles is not None and len(cone.triangles) == 62 and cone.flavour == "source"
+    stairs = load_smd(folder / "stairs001_phymodel.smd")  # CRLF, 8 decimals, 9 fields
+    assert stairs.flavour == "goldsrc" and stairs.triangles is not None
+    assert stairs.triangles.material_names == ["Material #152"]
+    assert stairs.triangles.positions[0, 0, 2] == pytest.approx(0.00000191)
+    assert stairs.skeleton[0].positions[0] == pytest.approx([-44.4444, -54, -7.33333])
+    overlap = load_smd(folder / "Overlapping_DifferentWeights.smd")
+    assert overlap.triangles is not None
+    np.testing.assert_array_equal(overlap.triangles.link_counts, [[0, 0, 0], [1, 1, 1]])
+    np.testing.assert_array_equal(overlap.triangles.link_bones, [1, 1, 1])
+    assert overlap.skeleton[0].rotations[1, 0] == pytest.approx(1.570796)
+    idle = load_smd(folder / "idle.SMD")
+    assert idle.is_animation and idle.nodes == [SmdNode(0, "Box004", -1)]
+    triangle = load_smd(folder / "triangle.smd")  # blank line after header, no final newline
+    assert triangle.triangles is not None and triangle.triangles.material_names == ["none.quak"]
+    vta = read_vta((folder / "Cube.vta").read_bytes())
+    assert vta.shape_names() == {0: "0", 1: "Key 1"}
+    assert vta.vertex_animation is not None and [len(f.vertex_ids) for f in vta.vertex_animation] == [36, 18]
+
+
+# ---- fixtures: animation -----------------------------------------------------------------------------------------
+
+SPARSE_ANIMATION = """version 1
+nodes
+0 "root" -1
+1 "child bone" 0
+2 "other's" 0
+end
+skeleton
+time 5
+0 1 0 0 0 0 0
+1 0 2 0 0 0 0.5
+2 0 0 3 0 0 0
+time 6
+0 1.5 0 0 0 0 0
+time 8
+1 0 2.5 0 0 0 1
+end
+"""
+
+
+def test_animation_starting_at_time_5_with_sparse_frames() -> None:
+    doc = parse(SPARSE_ANIMATION)
+    assert doc.is_animation
+    assert [f.time for f in doc.skeleton] == [5, 6, 8]
+    assert [len(f.bone_ids) for f in doc.skeleton] == [3, 1, 1]
+    assert any("skips 1 time number" in w for w in doc.warnings)
+    dense = dense_skeleton(doc)
+    assert dense.first_time == 5 and dense.frame_count == 4
+    # bone 0 keyed at 5 and 6, held through the missing frame 7 and frame 8
+    np.testing.assert_allclose(dense.positions[:, 0, 0], [1, 1.5, 1.5, 1.5])
+    np.testing.assert_allclose(dense.positions[:, 1, 1], [2, 2, 2, 2.5])
+    np.testing.assert_allclose(dense.rotations[:, 1, 2], [0.5, 0.5, 0.5, 1])
+    np.testing.assert_allclose(dense.positions[:, 2, 2], [3, 3, 3, 3])
+    np.testing.assert_array_equal(dense.keyed[:, 0], [True, True, False, False])
+    assert_same_document(doc, read_smd(write_smd(doc)))
+
+
+def test_dense_skeleton_is_zero_before_first_key_and_merges_repeats() -> None:
+    doc = parse(
+        'nodes\n0 "a" -1\n1 "b" -1\nend\nskeleton\ntime 0\n0 1 1 1 0 0 0\ntime 1\n1 2 2 2 0 0 0\n'
+        "time 1\n1 3 3 3 0 0 0\nend\n"
+    )
+    dense = dense_skeleton(doc)
+    assert dense.frame_count == 2
+    np.testing.assert_allclose(dense.positions[:, 1, 0], [0, 3])
+
+
+GOLDSRC_ANIMATION = (
+    'version 1\nnodes\n0 "Bip01" -1\n1 "Bip01 Pelvis" 0\nend\nskeleton\n'
+    + "".join(
+        f"time {t}\n0 0.000000 0.000000 {t}.000000 0.000000 0.000000 0.000000\n1 1.000000 0.000000 0.000000 0.000000 "
+        f"0.000000 0.{t}00000\n"
+        for t in range(4)
+    )
+    + "end\n"
+)
+
+
+def test_goldsrc_animation_every_bone_every_frame() -> None:
+    doc = parse(GOLDSRC_ANIMATION)
+    dense = dense_skeleton(doc)
+    assert dense.keyed.all() and dense.frame_count == 4
+    np.testing.assert_allclose(dense.positions[:, 0, 2], [0, 1, 2, 3])
+    np.testing.assert_allclose(dense.rotations[:, 1, 2], [0, 0.1, 0.2, 0.3])
+    assert_same_document(doc, read_smd(write_smd(doc, "goldsrc")))
+
+
+# ---- fixtures: reference meshes ----------------------------------------------------------------------------------
+
+GOLDSRC_REFERENCE = """version 1
+nodes
+0 "Bip01 Head" -1
+1 "second root" -1
+end
+skeleton
+time 0
+0 0.000000 0.000000 0.000000 0.000000 0.000000 0.000000
+1 5.000000 0.000000 0.000000 0.000000 0.000000 1.570796
+end
+triangles
+rock face's  texture.bmp
+ 0 0.000000 0.000000 0.000000 0.000000 0.000000 1.000000 0.000000 0.000000
+ 1 1.000000 0.000000 0.000000 0.000000 0.000000 1.000000 1.000000 0.000000
+ 1 1.000000 1.000000 0.000000 0.000000 0.000000 1.000000 1.000000 1.000000
+end
+"""
+
+
+def test_goldsrc_reference() -> None:
+    doc = parse(GOLDSRC_REFERENCE)
+    assert doc.flavour == "goldsrc"
+    tris = doc.triangles
+    assert tris is not None and tris.material_names == ["rock face's  texture.bmp"]
+    np.testing.assert_array_equal(tris.parent_bones, [[0, 1, 1]])
+    np.testing.assert_array_equal(tris.link_counts, [[0, 0, 0]])
+    assert [n.parent for n in doc.nodes] == [-1, -1]
+    text = write_smd(doc).decode()
+    vertex_lines = text.split("triangles\n")[1].splitlines()[1:4]
+    assert [len(line.split()) for line in vertex_lines] == [9, 9, 9]
+    assert_same_document(doc, read_smd(text.encode()))
+
+
+SKINNED = """version 1
+nodes
+0 "a" -1
+1 "b" 0
+2 "c" 1
+end
+skeleton
+time 0
+0 0 0 0 0 0 0
+1 0 0 1 0 0 0
+2 0 0 1 0 0 0
+end
+triangles
+skin
+0 0.000000 0.000000 0.000000 0.000000 0.000000 1.000000 0.000000 0.000000 2 1 0.250000 2 0.750000
+0 1.000000 0.000000 0.000000 0.000000 0.000000 1.000000 1.000000 0.000000 1 2 1.000000
+0 1.000000 1.000000 0.000000 0.000000 0.000000 1.000000 1.000000 1.000000 0
+end
+"""
+
+
+CORNERS = SKINNED.split("skin\n")[1].split("end\n")[0]
+
+
+def with_triangles(base: str, body: str) -> str:
+    return base.split("triangles\n")[0] + "triangles\n" + body + "end\n"
+
+
+def test_source_links_and_goldsrc_output_uses_heaviest_bone() -> None:
+    doc = parse(SKINNED)
+    tris = doc.triangles
+    assert tris is not None and doc.flavour == "source"
+    np.testing.assert_array_equal(tris.link_counts, [[2, 1, 0]])
+    np.testing.assert_array_equal(tris.link_bones, [1, 2, 2])
+    np.testing.assert_allclose(tris.link_weights, [0.25, 0.75, 1.0])
+    bones, weights = tris.padded_links()
+    np.testing.assert_array_equal(bones, [[[1, 2], [2, -1], [-1, -1]]])
+    np.testing.assert_allclose(weights, [[[0.25, 0.75], [1, 0], [0, 0]]])
+    gold = read_smd(write_smd(doc, "goldsrc"))
+    assert gold.flavour == "goldsrc" and gold.triangles is not None
+    np.testing.assert_array_equal(gold.triangles.parent_bones, [[2, 2, 0]])
+
+
+def test_ten_weight_links() -> None:
+    pairs = " ".join(f"{i} 0.100000" for i in range(10))
+    text = SKINNED.replace("2 1 0.250000 2 0.750000", f"10 {pairs}")
+    doc = parse(text)
+    tris = doc.triangles
+    assert tris is not None
+    assert tris.link_counts[0, 0] == 10
+    np.testing.assert_array_equal(tris.link_bones[:10], np.arange(10))
+    np.testing.assert_allclose(tris.link_weights[:10], 0.1)
+    assert_same_document(doc, read_smd(write_smd(doc)))
+    counts, _bones, weights = balance_links(tris.link_counts, tris.link_bones, tris.link_weights)
+    assert counts.tolist() == [3, 1, 0]
+    np.testing.assert_allclose(weights[:3], 1 / 3)
+
+
+def test_blank_material_line_drops_triangle_with_warning() -> None:
+    text = with_triangles(SKINNED, "\n" + CORNERS + "skin\n" + CORNERS)
+    doc = parse(text)
+    assert doc.triangles is not None and len(doc.triangles) == 1
+    assert any("blank material" in w for w in doc.warnings)
+    kept = parse(text, blank_material="UndefinedMaterial")
+    assert kept.triangles is not None and len(kept.triangles) == 2
+    assert kept.triangles.material_names == ["UndefinedMaterial", "skin"]
+    careful = parse(with_triangles(SKINNED, "skin\n" + CORNERS + "\n\n" + CORNERS + "\nskin\n" + CORNERS))
+    assert careful.triangles is not None and len(careful.triangles) == 2
+
+
+def test_empty_triangles_block() -> None:
+    doc = parse('version 1\nnodes\n0 "a" -1\nend\nskeleton\ntime 0\n0 0 0 0 0 0 0\nend\ntriangles\nend\n')
+    assert doc.triangles is not None and len(doc.triangles) == 0
+    assert doc.triangles.positions.shape == (0, 3, 3)
+    assert any("empty 'triangles'" in w for w in doc.warnings)
+    assert_same_document(doc, read_smd(write_smd(doc)))
+
+
+def test_tolerance_case_crlf_no_final_newline_comments_blank_lines() -> None:
+    text = (
+        '// made by hand\r\nVERSION 1\r\n\r\nNodes\r\n  0 "root bone" -1\r\n\r\n# a comment\r\n'
+        '  1 "it\'s  spaced" 0 // trailing\r\nEnd \r\nSKELETON\r\nTime 0\r\n; comment\r\n\r\n'
+        "0 0 0 0 0 0 0\r\n  1 1 2 3 0.1 0.2 0.3\r\n  end\r\nTriangles\r\nmat\r\n"
+        + "\r\n".join(SKINNED.split("skin\n")[1].split("\nend\n")[0].splitlines())
+        + "\r\nEND"
+    )
+    doc = parse(text)
+    assert [n.name for n in doc.nodes] == ["root bone", "it's  spaced"]
+    assert doc.skeleton[0].positions[1] == pytest.approx([1, 2, 3])
+    assert doc.triangles is not None and len(doc.triangles) == 1
+    assert doc.triangles.material_names == ["mat"]
+    assert_same_document(doc, parse(text.replace("\r\n", "\r")))
+
+
+def test_unquoted_bone_name_warns() -> None:
+    doc = parse("version 1\nnodes\n0 root -1\nend\n")
+    assert doc.nodes[0].name == "root"
+    assert any("not in double quotes" in w for w in doc.warnings)
+
+
+def test_misaligned_triangles_block_uses_careful_layout() -> None:
+    spaced = CORNERS.replace("\n", "\n\n", 1)
+    doc = parse(with_triangles(SKINNED, "// note\nskin\n" + CORNERS + "\n# between\nskin\n" + spaced))
+    assert doc.triangles is not None and len(doc.triangles) == 2
+    np.testing.assert_allclose(doc.triangles.positions[0], doc.triangles.positions[1])
+    hashed = parse(with_triangles(SKINNED, "#5 metal\n" + CORNERS))
+    assert hashed.triangles is not None and hashed.triangles.material_names == ["#5 metal"]
+
+
+def test_number_notations_take_every_parsing_tier() -> None:
+    reference = parse(SKINNED)
+    eight_decimals = SKINNED.replace("0.000000", "0.00000000").replace("1.000000", "1.0")
+    commented = SKINNED.replace(" 2 0.750000", " 2 0.750000 // two links")
+    exponent = SKINNED.replace("0.250000", "2.5e-1")
+    for text in (eight_decimals, commented, exponent):
+        assert_same_document(reference, parse(text))
+
+
+# ---- VTA ---------------------------------------------------------------------------------------------------------
+
+GAPPED_VTA = """version 1
+nodes
+0 "root" -1
+end
+skeleton
+time 0
+0 0 0 0 0 0 0
+time 1
+0 0 0 0 0 0 0
+time 2
+0 0 0 0 0 0 0
+time 5
+0 0 0 0 0 0 0
+end
+vertexanimation
+time 0
+0 0.000000 0.000000 0.000000 0.000000 0.000000 1.000000
+1 1.000000 0.000000 0.000000 0.000000 0.000000 1.000000
+2 1.000000 1.000000 0.000000 0.000000 0.000000 1.000000
+time 1
+1 1.000000 0.000000 0.500000 0.000000 0.000000 1.000000
+time 2
+time 5
+0 0.000000 0.000000 -0.250000 0.000000 0.000000 1.000000
+2 1.000000 1.000000 0.750000 0.000000 0.000000 1.000000
+end
+"""
+
+
+def test_vta_with_gaps_and_no_name_comments() -> None:
+    doc = read_vta(GAPPED_VTA.encode())
+    frames = doc.vertex_animation
+    assert frames is not None and [f.time for f in frames] == [0, 1, 2, 5]
+    assert doc.shape_names() == {0: "0", 1: "1", 2: "2", 5: "5"}
+    assert [len(f.vertex_ids) for f in frames] == [3, 1, 0, 2]
+    np.testing.assert_array_equal(frames[3].vertex_ids, [0, 2])
+    np.testing.assert_allclose(frames[3].positions[:, 2], [-0.25, 0.75])
+    assert_same_document(doc, read_vta(write_vta(doc)))
+
+
+def test_build_vta_lists_only_moved_corners_and_names_shapes() -> None:
+    base = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0]])
+    normals = np.tile([0.0, 0, 1], (3, 1))
+    moved = base.copy()
+    moved[1, 2] = 0.5
+    doc = build_vta(base, normals, [("smile", moved, normals)])
+    again = read_vta(write_vta(doc))
+    assert again.shape_names() == {0: "0", 1: "smile"}
+    assert again.vertex_animation is not None
+    np.testing.assert_array_equal(again.vertex_animation[1].vertex_ids, [1])
+
+
+# ---- weights helpers ---------------------------------------------------------------------------------------------
+
+
+def test_balance_links_mirrors_studiomdl() -> None:
+    counts = np.array([4, 2, 2, 1])
+    bones = np.array([3, 1, 3, 2, 5, 6, 7, 8, 9])
+    weights = np.array([0.2, 0.3, 0.2, 0.01, 0.0, 0.0, 0.2, 0.2, 0.5])
+    new_counts, new_bones, new_weights = balance_links(counts, bones, weights)
+    # corner 0: bone 3 merged to 0.4, bone 1 0.3, bone 2 culled; renormalised. Corner 1: all below the cull, the
+    # heaviest (first) stays with weight 1. Corner 2: two equal links.
+    assert new_counts.tolist() == [2, 1, 2, 1]
+    assert new_bones.tolist() == [3, 1, 5, 7, 8, 9]
+    np.testing.assert_allclose(new_weights, [0.4 / 0.7, 0.3 / 0.7, 1.0, 0.5, 0.5, 1.0])
+    capped = balance_links(np.array([4]), np.array([1, 2, 3, 4]), np.array([0.1, 0.4, 0.3, 0.2]))
+    assert capped[0].tolist() == [3] and capped[1].tolist() == [2, 3, 4]
+    np.testing.assert_allclose(capped[2], np.array([0.4, 0.3, 0.2]) / 0.9)
+    np.testing.assert_allclose(normalize_links(np.array([2]), np.array([0.2, 0.2])), [0.5, 0.5])
+
+
+def test_dominant_effective_and_padded_links() -> None:
+    counts = np.array([2, 0, 1])
+    bones = np.array([4, 5, 6])
+    weights = np.array([0.3, 0.7, 1.0])
+    assert dominant_bones(counts, bones, weights, np.array([9, 9, 9])).tolist() == [5, 9, 6]
+    eff_counts, eff_bones, eff_weights = effective_links(counts, bones, weights, np.array([0, 2, 0]))
+    assert eff_counts.tolist() == [2, 1, 1] and eff_bones.tolist() == [4, 5, 2, 6]
+    np.testing.assert_allclose(eff_weights, [0.3, 0.7, 1.0, 1.0])
+    padded_counts, padded_bones, _padded_weights = links_from_padded(
+        np.array([[1, 2, -1], [3, -1, -1]]), np.array([[0.5, 0.5, 0.0], [1.0, 0.0, 0.0]])
+    )
+    assert padded_counts.tolist() == [2, 1] and padded_bones.tolist() == [1, 2, 3]
+
+
+# ---- writer limits and files -------------------------------------------------------------------------------------
+
+
+def test_goldsrc_limits() -> None:
+    many = SmdDocument(nodes=[SmdNode(i, f"b{i}", -1) for i in range(129)])
+    with pytest.raises(FormatError, match="128 bones"):
+        write_smd(many, "goldsrc")
+    write_smd(many, "source")
+    long_name = SmdDocument(nodes=[SmdNode(0, "x" * 32, -1)])
+    with pytest.raises(FormatError, match="31 bytes"):
+        write_smd(long_name, "goldsrc")
+
+
+def test_writer_rejects_what_cannot_be_read_back() -> None:
+    tris = parse(SKINNED).triangles
+    assert tris is not None
+    for bad in ("", " padded", "end", "two\nlines"):
+        tris.material_names = [bad]
+        with pytest.raises(FormatError):
+            write_smd(SmdDocument(triangles=tris))
+    with pytest.raises(FormatError):
+        write_smd(SmdDocument(nodes=[SmdNode(0, 'say "hi"', -1)]))
+    nan_frame = SkeletonFrame(0, np.array([0], dtype=np.int32), np.array([[np.nan, 0, 0]]), np.zeros((1, 3)))
+    with pytest.raises(FormatError):
+        write_smd(SmdDocument(nodes=[SmdNode(0, "a", -1)], skeleton=[nan_frame]))
+
+
+def test_number_format_is_six_decimals() -> None:
+    frame = SkeletonFrame(
+        0, np.array([0], dtype=np.int32), np.array([[-0.5, 1234.5678914, 1e-9]]), np.array([[-1e-9, 2.0, -3.25]])
+    )
+    text = write_smd(SmdDocument(nodes=[SmdNode(0, "a", -1)], skeleton=[frame])).decode()
+    assert "0  -0.500000 1234.567891 0.000000  0.000000 2.000000 -3.250000\n" in text
+
+
+def test_save_and_load(tmp_path: Path) -> None:
+    doc = parse(SKINNED)
+    target = tmp_path / "out.smd"
+    save_smd(target, doc)
+    assert_same_document(doc, load_smd(target))
+    with pytest.raises(FormatError) as caught:
+        load_smd(tmp_path / "missing.smd")
+    assert caught.value.path is not None
+
+
+def test_triangles_default_is_empty() -> None:
+    assert len(Triangles()) == 0

@@ -1,0 +1,154 @@
+"""SMD / VTA reader errors: exact line and column, and a mutation fuzz test proving only FormatError escapes."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+
+import pytest
+
+from formats.errors import FormatError
+from formats.smd import read_smd, write_smd
+
+BASE = """version 1
+nodes
+0 "root" -1
+1 "arm" 0
+end
+skeleton
+time 0
+0 0.000000 0.000000 0.000000 0.000000 0.000000 0.000000
+1 1.000000 0.000000 0.000000 0.000000 0.000000 0.500000
+end
+triangles
+skin
+0 0.000000 0.000000 0.000000 0.000000 0.000000 1.000000 0.000000 0.000000 2 0 0.500000 1 0.500000
+0 1.000000 0.000000 0.000000 0.000000 0.000000 1.000000 1.000000 0.000000 1 1 1.000000
+0 1.000000 1.000000 0.000000 0.000000 0.000000 1.000000 1.000000 1.000000 0
+end
+vertexanimation
+time 0
+0 0.000000 0.000000 0.000000 0.000000 0.000000 1.000000
+end
+"""
+
+
+def replace_line(number: int, text: str) -> bytes:
+    lines = BASE.split("\n")
+    lines[number - 1] = text
+    return "\n".join(lines).encode()
+
+
+@pytest.mark.parametrize(
+    ("line", "text", "column", "message"),
+    [
+        (3, '0 "root -1', 3, "unterminated quote"),
+        (3, 'x "root" -1', 1, "bone id"),
+        (4, '1 "arm" 0 extra', 11, "expected a bone line"),
+        (7, "time x", 6, "whole frame number"),
+        (8, "0 0.000000 0.000000 abc 0.000000 0.000000 0.000000", 21, "expected a number"),
+        (8, "0 0.000000 0.000000 0.000000 0.000000 0.000000", 47, "needs 7 numbers"),
+        (9, "-1 1.000000 0.000000 0.000000 0.000000 0.000000 0.500000", 1, "bone id must be a whole number"),
+        (
+            13,
+            "0 0.000000 0.000000 0.000000 0.000000 0.000000 1.000000 0.000000 0.000000 2 0 0.500000 1",
+            89,
+            "fewer weight links",
+        ),
+        (14, "0 1.000000 0.000000 0.000000 0.000000 0.000000 1.000000 1.000000", 65, "at least 9 numbers"),
+        (14, "0.5 1.000000 0.000000 0.000000 0.000000 0.000000 1.000000 1.000000 0.000000 0", 1, "parent bone"),
+        (15, "0 1.000000 1.000000 0.000000 0.000000 0.000000 1.000000 1.000000 1.000000 1.5 0 1", 75, "link count"),
+        (15, "0 1.000000 1.000000 0.000000 0.000000 0.000000 1.000000 1.000000 1.0e999 0", 66, "out of range"),
+        (15, "0 1.000000 1.000000 0.000000 0.000000 0.000000 1.000000 1.000000 1.000000 1 -2 1", 77, "link bone"),
+        (19, "1 0 0 0 0 0", 12, "needs 7 numbers"),
+        (1, "vershun 1", 1, "unknown keyword"),
+        (1, "version one", 9, "whole number"),
+        (11, "triangles please", 11, "unexpected text"),
+    ],
+)
+def test_error_line_and_column(line: int, text: str, column: int, message: str) -> None:
+    with pytest.raises(FormatError, match=message) as caught:
+        read_smd(replace_line(line, text), "bad.smd")
+    assert (caught.value.path, caught.value.line, caught.value.column) == ("bad.smd", line, column)
+
+
+def test_data_before_time_and_vertex_line_as_material() -> None:
+    with pytest.raises(FormatError, match="before the first 'time'") as caught:
+        read_smd(BASE.replace("time 0\n0 0.000000", "0 0.000000", 1).encode())
+    assert caught.value.line == 7
+    doubled = BASE.replace(
+        "0 1.000000 1.000000 0.000000", "0 1.000000 1.000000 0.000000 0 0 0 0 0 0\n0 1.000000 1.000000 0.000000", 1
+    )
+    with pytest.raises(FormatError):
+        read_smd(doubled.encode())
+
+
+def test_parent_loop_is_an_error() -> None:
+    with pytest.raises(FormatError, match="parent loop"):
+        read_smd(b'nodes\n0 "a" 1\n1 "b" 0\nend\n')
+
+
+def test_base_fixture_is_valid() -> None:
+    doc = read_smd(BASE.encode())
+    assert doc.triangles is not None and len(doc.triangles) == 1
+    assert read_smd(write_smd(doc)).nodes == doc.nodes
+
+
+FRAGMENTS = [
+    b"",
+    b" ",
+    b"\n",
+    b"\r\n",
+    b"end",
+    b"time",
+    b"-",
+    b".",
+    b"1e9",
+    b"nan",
+    b'"',
+    b"//",
+    b"#",
+    b"99999999999",
+    b"\x00",
+    b"\xff",
+    b"triangles\n",
+    b"0 0 0",
+    b"-1",
+    b"1.2.3",
+    b"\t",
+    b"inf",
+    b"nodes\n",
+]
+
+
+def mutate(data: bytes, rng: random.Random) -> bytes:
+    buffer = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        position = rng.randrange(len(buffer) + 1)
+        action = rng.randrange(4)
+        if action == 0 and buffer:
+            del buffer[position : position + rng.randint(1, 8)]
+        elif action == 1:
+            buffer[position:position] = rng.choice(FRAGMENTS)
+        elif action == 2 and buffer:
+            buffer[min(position, len(buffer) - 1)] = rng.randrange(256)
+        else:
+            start = rng.randrange(len(buffer) + 1)
+            buffer[position:position] = buffer[start : start + rng.randint(1, 40)]
+    return bytes(buffer)
+
+
+def test_mutation_fuzz_only_format_error_escapes() -> None:
+    count = int(os.environ.get("IOGF_FUZZ_COUNT", "3000"))
+    rng = random.Random(20240601)
+    seeds = [BASE.encode(), BASE.replace("\n", "\r\n").encode(), BASE.encode().replace(b"0.000000", b"0.0")]
+    for _ in range(count):
+        data = mutate(rng.choice(seeds), rng)
+        try:
+            doc = read_smd(data, "fuzz.smd")
+        except FormatError as error:
+            assert error.line is None or error.line >= 1
+            continue
+        with contextlib.suppress(FormatError):
+            write_smd(doc)
