@@ -13,22 +13,26 @@ OPERATORS = ("IMPORT_SCENE_OT_joe", "EXPORT_SCENE_OT_joe", "EXPORT_SCENE_OT_jpk"
 FILE_HANDLERS = ("IOGF_FH_joe", "IOGF_FH_jpk")
 
 
-def menu_function_names(menu: type) -> list[str]:
-    return [f.__name__ for f in menu._dyn_ui_initialize()]
+def our_menu_entries(menu: type) -> int:
+    return sum(f.__module__.startswith(MODULE) for f in menu._dyn_ui_initialize())
 
 
 def registered(extension: ModuleType) -> dict[str, object]:
     return {
         "operators": [hasattr(bpy.types, name) for name in OPERATORS],
         "handlers": [hasattr(bpy.types, name) for name in FILE_HANDLERS],
-        "import_menu": menu_function_names(bpy.types.TOPBAR_MT_file_import).count("menu_import"),
-        "export_menu": menu_function_names(bpy.types.TOPBAR_MT_file_export).count("menu_export"),
+        "import_menu": our_menu_entries(bpy.types.TOPBAR_MT_file_import),
+        "export_menu": our_menu_entries(bpy.types.TOPBAR_MT_file_export),
         "cli": extension._cli_handle is not None,
     }
 
 
 def test_disable_and_enable_twice(extension: ModuleType) -> None:
-    on = {"operators": [True] * 3, "handlers": [True] * 2, "import_menu": 1, "export_menu": 1, "cli": True}
+    menus = sum(hasattr(m, "menu_import") for m in extension.FORMAT_MODULES), sum(
+        hasattr(m, "menu_export") for m in extension.FORMAT_MODULES
+    )
+    on = {"operators": [True] * 3, "handlers": [True] * 2, "import_menu": menus[0], "export_menu": menus[1],
+          "cli": True}  # fmt: skip
     off = {"operators": [False] * 3, "handlers": [False] * 2, "import_menu": 0, "export_menu": 0, "cli": False}
     assert registered(extension) == on
     for _ in range(2):
