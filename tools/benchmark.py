@@ -100,8 +100,9 @@ def measure(label: str, files: int, triangles: int, repeat: int, folder: Path) -
         out.mkdir(parents=True, exist_ok=True)
         objects = build_scene(files, triangles)
         total = sum(len(o.data.polygons) * 2 for o in objects)
-        timings[f"export{extension}"] = best_of(repeat, lambda: None, lambda ext=extension, o=out: export_each(
-            objects, o, ext))  # fmt: skip
+        timings[f"export{extension}"] = best_of(
+            repeat, lambda: None, lambda objs=objects, ext=extension, o=out: export_each(objs, o, ext)
+        )
         paths[extension] = sorted(out.glob(f"*{extension}"))
     print(f"\n{label}: {files} file(s), {total:,} triangles in total")
     for extension in (".joe", ".obj"):
