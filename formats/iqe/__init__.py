@@ -1,0 +1,62 @@
+"""IQE (Inter-Quake Export) codec: `read_iqe`/`write_iqe` between bytes and an IqeDocument of numpy arrays."""
+
+from __future__ import annotations
+
+import os
+
+from ..atomic import write_bytes_atomically
+from ..errors import FormatError
+from .document import (
+    COMPONENT_TYPES,
+    IDENTITY_POSE,
+    MAX_INFLUENCES,
+    POSE_CHANNELS,
+    VERTEX_ARRAY_KINDS,
+    IqeAnimation,
+    IqeDocument,
+    IqeJoint,
+    IqeMesh,
+    IqeVertexArrayFormat,
+    limit_blend_weights,
+    parent_first_order,
+    reverse_face_order,
+)
+from .reader import read_iqe
+from .writer import sanitize_name, write_iqe
+
+__all__ = [
+    "COMPONENT_TYPES",
+    "IDENTITY_POSE",
+    "MAX_INFLUENCES",
+    "POSE_CHANNELS",
+    "VERTEX_ARRAY_KINDS",
+    "IqeAnimation",
+    "IqeDocument",
+    "IqeJoint",
+    "IqeMesh",
+    "IqeVertexArrayFormat",
+    "limit_blend_weights",
+    "load_iqe",
+    "parent_first_order",
+    "read_iqe",
+    "reverse_face_order",
+    "sanitize_name",
+    "save_iqe",
+    "write_iqe",
+]
+
+
+def load_iqe(path: str | os.PathLike[str]) -> IqeDocument:
+    """Read an IQE file; an unreadable file is reported as a FormatError too."""
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as stream:
+            data = stream.read()
+    except OSError as error:
+        raise FormatError(f"cannot read the file: {error.strerror or error}", path=name) from error
+    return read_iqe(data, name)
+
+
+def save_iqe(path: str | os.PathLike[str], document: IqeDocument) -> None:
+    """Write an IQE file atomically: an existing file is replaced only when the whole document was written."""
+    write_bytes_atomically(path, write_iqe(document))
