@@ -360,8 +360,7 @@ def _cross_rows(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> npt.N
 
 
 def _dot_rows(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    dot: npt.NDArray[np.float64] = a[:, 0] * b[:, 0] + a[:, 1] * b[:, 1] + a[:, 2] * b[:, 2]
-    return dot
+    return np.asarray(a[:, 0] * b[:, 0] + a[:, 1] * b[:, 1] + a[:, 2] * b[:, 2], dtype=np.float64)
 
 
 # ------------------------------------------------------------------------------------ to and from Blender order
