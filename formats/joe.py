@@ -50,6 +50,11 @@ class JoeFrame:
     def has_texcoords(self) -> bool:
         return len(self.texcoords) > 0
 
+    @property
+    def has_uv_map(self) -> bool:
+        """False without texcoords, and for the single (0, 0) that exporters write in place of none."""
+        return self.has_texcoords and not (len(self.texcoords) == 1 and not self.texcoords.any())
+
 
 @dataclass
 class JoeDocument:
@@ -404,7 +409,7 @@ def corner_data(
     vertex = frame.vertex_indices.ravel()[corners].astype(np.int64)
     normals = frame.normals[frame.normal_indices.ravel()[corners]]
     texcoords = None
-    if frame.has_texcoords:
+    if frame.has_uv_map:
         texcoords = frame.texcoords[frame.texcoord_indices.ravel()[corners]]
     return vertex, normals, texcoords
 

@@ -241,3 +241,13 @@ def test_more_than_65536_distinct_values_is_refused() -> None:
     normals = np.tile(np.array([[0, 0, 1]], np.float32), (3 * count, 1))
     with pytest.raises(FormatError, match="16-bit"):
         joe.document_from_triangles(positions, normals, None)
+
+
+def test_placeholder_texcoord_written_for_meshes_without_uvs_reads_back_as_no_uv_map() -> None:
+    positions = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], np.float32)
+    normals = np.tile(np.array([[0, 0, 1]], np.float32), (3, 1))
+    frame = joe.read_joe(joe.write_joe(joe.document_from_triangles(positions, normals, None))).first_frame
+    assert frame.has_texcoords and not frame.has_uv_map
+    faces = joe.importable_faces(frame, rewind_clockwise=True)
+    assert joe.corner_data(frame, faces)[2] is None
+    assert fx.cube_frame().has_uv_map
