@@ -93,6 +93,10 @@ class Triangles:
     material_names: list[str] = field(default_factory=list)
     material_indices: np.ndarray = field(default_factory=lambda: np.zeros(0, np.intc))  # (T,)
     source_objects: list[str] = field(default_factory=list)
+    # The same positions as a vertex table and each corner's row in it: de-duplicating V vertices is much
+    # cheaper than 3T corners. Optional: positions alone are always valid.
+    vertex_positions: np.ndarray | None = None  # (V, 3) float32
+    corner_vertices: np.ndarray | None = None  # (3T,) int
 
     @property
     def triangle_count(self) -> int:
@@ -134,7 +138,8 @@ def mesh_triangles(
     mesh.loop_triangles.foreach_get("loops", loops)
     corner_vert = np.empty(len(mesh.loops), np.intc)
     mesh.attributes[".corner_vert"].data.foreach_get("value", corner_vert)
-    positions = corner_floats(mesh.attributes["position"].data, "vector", 3)[corner_vert[loops]]
+    vertex_positions = corner_floats(mesh.attributes["position"].data, "vector", 3)
+    corner_vertices = corner_vert[loops]
     normals = corner_floats(mesh.corner_normals, "vector", 3)
     if stored_normals:
         normals = _prefer_stored_normals(mesh, normals, stored_normals)
@@ -145,10 +150,13 @@ def mesh_triangles(
     material_indices = np.empty(triangle_count, np.intc)
     mesh.loop_triangles.foreach_get("material_index", material_indices)
     if not is_identity(matrix):
-        positions = transform_points(positions, matrix).astype(np.float32)
+        vertex_positions = transform_points(vertex_positions, matrix).astype(np.float32)
         normals = transform_normals(normals, matrix).astype(np.float32)
     names = [slot.name if slot else "" for slot in mesh.materials]
-    return Triangles(positions, normals, uvs, names, material_indices)
+    return Triangles(
+        vertex_positions[corner_vertices], normals, uvs, names, material_indices,
+        vertex_positions=vertex_positions, corner_vertices=corner_vertices,
+    )  # fmt: skip
 
 
 def _prefer_stored_normals(mesh: bpy.types.Mesh, normals: np.ndarray, name: str) -> np.ndarray:
@@ -185,7 +193,18 @@ def merge_triangles(parts: list[Triangles]) -> Triangles:
         material_names=names,
         material_indices=np.concatenate(indices),
         source_objects=[name for p in parts for name in p.source_objects],
+        **_merged_vertex_tables(parts),
     )
+
+
+def _merged_vertex_tables(parts: list[Triangles]) -> dict[str, np.ndarray | None]:
+    if any(p.vertex_positions is None or p.corner_vertices is None for p in parts):
+        return {"vertex_positions": None, "corner_vertices": None}
+    offsets = np.cumsum([0] + [len(p.vertex_positions) for p in parts[:-1]])  # type: ignore[arg-type]
+    return {
+        "vertex_positions": np.concatenate([p.vertex_positions for p in parts]),  # type: ignore[misc]
+        "corner_vertices": np.concatenate([p.corner_vertices + o for p, o in zip(parts, offsets, strict=True)]),  # type: ignore[operator]
+    }
 
 
 def _index_of(names: list[str], name: str) -> int:

@@ -38,7 +38,10 @@ def joe_document(triangles: mesh_io.Triangles, label: str, warnings: list[str]) 
         raise FormatError(f"{label}: nothing to export (no faces)")
     if triangles.uvs is None:
         warnings.append(f"{label}: no UV map; written with a single (0, 0) texture coordinate")
-    document = joe.document_from_triangles(triangles.positions, triangles.normals, triangles.uvs)
+    table = None
+    if triangles.vertex_positions is not None and triangles.corner_vertices is not None:
+        table = (triangles.vertex_positions, triangles.corner_vertices)
+    document = joe.document_from_triangles(triangles.positions, triangles.normals, triangles.uvs, table)
     joe.write_joe(document, warnings)  # checks VDrift's limits before anything is written
     if joe.normal_swap_would_fire(document):
         warnings.append(f"{label}: VDrift's normal-swap heuristic would fire on this model and swap its normals")

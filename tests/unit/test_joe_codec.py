@@ -251,3 +251,17 @@ def test_placeholder_texcoord_written_for_meshes_without_uvs_reads_back_as_no_uv
     faces = joe.importable_faces(frame, rewind_clockwise=True)
     assert joe.corner_data(frame, faces)[2] is None
     assert fx.cube_frame().has_uv_map
+
+
+def test_vertex_table_gives_the_same_corners_as_per_corner_positions() -> None:
+    rng = np.random.default_rng(3)
+    table = rng.integers(0, 4, (50, 3)).astype(np.float32)  # with duplicate rows and unused vertices
+    corner_vertices = rng.integers(0, 40, 300)
+    positions = table[corner_vertices]
+    normals = rng.normal(size=(300, 3)).astype(np.float32)
+    plain = joe.document_from_triangles(positions, normals, None).first_frame
+    indexed = joe.document_from_triangles(positions, normals, None, (table, corner_vertices)).first_frame
+    np.testing.assert_array_equal(
+        indexed.positions[indexed.vertex_indices.astype(np.intp)], plain.positions[plain.vertex_indices.astype(np.intp)]
+    )
+    assert len(indexed.positions) == len(plain.positions)
