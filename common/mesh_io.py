@@ -198,16 +198,14 @@ def merge_triangles(parts: list[Triangles]) -> Triangles:
 
 
 def _merged_vertex_tables(parts: list[Triangles]) -> dict[str, np.ndarray | None]:
-    if any(p.vertex_positions is None or p.corner_vertices is None for p in parts):
+    tables = [p.vertex_positions for p in parts]
+    corners = [p.corner_vertices for p in parts]
+    if any(t is None for t in tables) or any(c is None for c in corners):
         return {"vertex_positions": None, "corner_vertices": None}
-    offsets = np.cumsum([0] + [len(p.vertex_positions) for p in parts[:-1]])  # type: ignore[arg-type]
-    return {
-        "vertex_positions": np.concatenate([p.vertex_positions for p in parts]),  # type: ignore[misc]
-        "corner_vertices": np.concatenate([p.corner_vertices + o for p, o in zip(parts, offsets, strict=True)]),  # type: ignore[operator]
-    }
-
-
-def _index_of(names: list[str], name: str) -> int:
-    if name not in names:
-        names.append(name)
-    return names.index(name)
+    merged_corners = []
+    offset = 0
+    for table, corner in zip(tables, corners, strict=True):
+        assert table is not None and corner is not None
+        merged_corners.append(corner + offset)
+        offset += len(table)
+    return {"vertex_positions": np.concatenate(tables), "corner_vertices": np.concatenate(merged_corners)}
