@@ -209,3 +209,9 @@ def _merged_vertex_tables(parts: list[Triangles]) -> dict[str, np.ndarray | None
         merged_corners.append(corner + offset)
         offset += len(table)
     return {"vertex_positions": np.concatenate(tables), "corner_vertices": np.concatenate(merged_corners)}
+
+
+def _index_of(names: list[str], name: str) -> int:
+    if name not in names:
+        names.append(name)
+    return names.index(name)
