@@ -1,0 +1,80 @@
+"""Command line: `python -m qmap_compiler MAP.qmap.tmp [-d MAP.qmap.desc] -o MAP.qmap [options]`,
+or `python -m qmap_compiler --info MAP.qmap` to describe an existing file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .compiler import Box, CompileOptions, compile_map
+from .errors import QmapError
+from .info import describe_model, describe_report
+from .reader import read_qmap_file
+
+
+def parse_bounds(text: str) -> Box:
+    """`x1,y1,z1;x2,y2,z2` -> a 6-tuple (raises ValueError on anything else)."""
+    corners = text.split(";")
+    values = [float(v) for corner in corners for v in corner.split(",")]
+    if len(corners) != 2 or len(values) != 6:
+        raise ValueError(text)
+    return values[0], values[1], values[2], values[3], values[4], values[5]
+
+
+def _argument_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m qmap_compiler", description="The Final Quest QMAP compiler.")
+    parser.add_argument("input", help="MAP.qmap.tmp to compile, or MAP.qmap with --info")
+    parser.add_argument("-d", "--desc", help="MAP.qmap.desc material descriptions")
+    parser.add_argument("-o", "--output", help="output .qmap (default: the input name without .tmp)")
+    parser.add_argument("--k", type=float, default=0.25, help="loose octree factor, 0 <= K < 1 (default 0.25)")
+    parser.add_argument("--max-depth", type=int, default=9, help="maximum octree depth (default 9)")
+    parser.add_argument("--bounds", help='root box "x1,y1,z1;x2,y2,z2" (default: computed)')
+    parser.add_argument("--fix-bounds", action="store_true", help="fix the original's FLT_MIN root-box bug")
+    parser.add_argument("--drop-degenerate", action="store_true", help="drop zero-area faces (NaN normals)")
+    parser.add_argument("--skip-unknown-objects", action="store_true", help="skip unknown object blocks")
+    parser.add_argument("--info", action="store_true", help="print materials, counts and tree statistics")
+    parser.add_argument("-v", "--verbose", action="store_true", help="warnings, per-level statistics, timings")
+    return parser
+
+
+def _options(args: argparse.Namespace) -> CompileOptions:
+    return CompileOptions(k=args.k, max_depth=args.max_depth,
+                          bounds=parse_bounds(args.bounds) if args.bounds else None, fix_bounds=args.fix_bounds,
+                          drop_degenerate=args.drop_degenerate, skip_unknown_objects=args.skip_unknown_objects)
+
+
+def main(argv: list[str]) -> int:
+    """Run the command line; returns the exit code (0 ok, 1 compile/read error, 2 usage error)."""
+    parser = _argument_parser()
+    # "--bounds -60,..." would read as an option; glue the value on so negative corners work.
+    argv = [f"--bounds={argv[i + 1]}" if a == "--bounds" and i + 1 < len(argv) else a for i, a in enumerate(argv)
+            if i == 0 or argv[i - 1] != "--bounds"]
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as stop:
+        return int(stop.code or 0)
+    try:
+        options = _options(args)
+    except ValueError:
+        parser.print_usage(sys.stderr)
+        print(f"error: --bounds must look like x1,y1,z1;x2,y2,z2, not {args.bounds!r}", file=sys.stderr)
+        return 2
+    try:
+        if args.info and not args.input.lower().endswith(".tmp"):
+            print(describe_model(read_qmap_file(args.input)))
+            return 0
+        report = compile_map(args.input, args.desc, args.output, options)
+        for warning in report.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        print(describe_report(report, args.verbose))
+        if args.info and report.output:
+            print(describe_model(read_qmap_file(report.output)))
+    except QmapError as error:
+        print(str(error), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

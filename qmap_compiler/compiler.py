@@ -1,0 +1,200 @@
+"""The compile pipeline and its public entry points: `compile_map` (files) and `compile_bytes` (in memory)."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .arrays import Array
+from .desc_parser import DescDocument, parse_desc
+from .errors import QmapError
+from .frontend import FaceSet, FrontEndOptions, run_front_end
+from .layout import build_model
+from .model import QmapModel
+from .octree import build_tree, collision_split_rule, draw_split_rule, root_bounds
+from .tmp_parser import ParseOptions, TmpDocument, parse_tmp
+from .writer import serialize, write_atomic
+
+Box = tuple[float, float, float, float, float, float]
+
+
+@dataclass
+class CompileOptions:
+    """Compiler switches. Defaults reproduce the original Tools.exe byte for byte.
+
+    k: loose-octree factor, 0 <= k < 1 (/K). max_depth: deepest level, root = 0 (/MaxOctreeDepth).
+    bounds: root box (x1, y1, z1, x2, y2, z2) or None for automatic (an all-zero box also means automatic).
+    fix_bounds: start the automatic maximum at -FLT_MAX instead of the original's FLT_MIN bug.
+    drop_degenerate: drop zero-area faces instead of writing NaN normals.
+    skip_unknown_objects: skip unknown object blocks with a warning (lattice is always skipped).
+    """
+
+    k: float = 0.25
+    max_depth: int = 9
+    bounds: Box | None = None
+    fix_bounds: bool = False
+    drop_degenerate: bool = False
+    skip_unknown_objects: bool = False
+
+    def validate(self) -> None:
+        if not 0.0 <= self.k < 1.0:
+            raise QmapError(f"K must satisfy 0 <= K < 1, got {self.k}")
+        if self.max_depth < 0:
+            raise QmapError(f"the maximum octree depth must be >= 0, got {self.max_depth}")
+
+
+@dataclass
+class TreeStats:
+    """Nodes and faces of one octree."""
+
+    nodes: int = 0
+    depth: int = 0
+    nodes_per_level: list[int] = field(default_factory=list)
+    faces_per_level: list[int] = field(default_factory=list)
+
+
+@dataclass
+class CompileReport:
+    """What a compile produced. `timings` holds seconds per stage: parse, front end, octrees, write."""
+
+    output: str | None = None
+    materials: list[bytes] = field(default_factory=list)
+    faces_per_material: list[int] = field(default_factory=list)
+    triangles: int = 0
+    quads: int = 0
+    skipped_faces: int = 0
+    degenerate_faces: int = 0
+    nan_tangent_faces: int = 0
+    draw_vertices: int = 0
+    draw_indices: int = 0
+    collision_vertices: int = 0
+    collision_indices: int = 0
+    root_box: Box = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    draw_tree: TreeStats = field(default_factory=TreeStats)
+    collision_tree: TreeStats = field(default_factory=TreeStats)
+    output_bytes: int = 0
+    warnings: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def faces(self) -> int:
+        return self.triangles + self.quads
+
+
+def _tree_stats(levels: Array, face_levels: Array) -> TreeStats:
+    depth = int(levels.max()) if len(levels) else 0
+    return TreeStats(
+        nodes=len(levels),
+        depth=depth,
+        nodes_per_level=np.bincount(levels, minlength=depth + 1).tolist(),
+        faces_per_level=np.bincount(face_levels, minlength=depth + 1).tolist(),
+    )
+
+
+def compile_faces(faces: FaceSet, options: CompileOptions | None = None,
+                  report: CompileReport | None = None) -> QmapModel:
+    """Back half (§7.4-§7.8): root box, both loose octrees and the buffer layout for faces already compiled."""
+    options = options or CompileOptions()
+    options.validate()
+    if faces.face_count == 0:
+        raise QmapError("the map is empty: no faces left to compile (every face skipped, or no meshes with faces)")
+    positions = faces.positions
+    if options.bounds is not None and any(options.bounds):
+        root = np.array(options.bounds, dtype=np.float32)
+    else:
+        root = root_bounds(positions, options.fix_bounds)
+    k = float(np.float32(options.k))
+    draw = build_tree(positions, root, k, options.max_depth, draw_split_rule(faces.material))
+    collision = build_tree(positions, root, k, options.max_depth, collision_split_rule)
+    model = build_model(faces, draw, collision)
+    if report is not None:
+        _fill_report(report, faces, model, root)
+        report.draw_tree = _tree_stats(draw.level, draw.level[draw.face_node])
+        report.collision_tree = _tree_stats(collision.level, collision.level[collision.face_node])
+    return model
+
+
+def _fill_report(report: CompileReport, faces: FaceSet, model: QmapModel, root: Array) -> None:
+    report.materials = list(faces.materials)
+    report.faces_per_material = np.bincount(faces.material, minlength=len(faces.materials)).tolist()
+    report.quads = int(np.count_nonzero(faces.sizes == 4))
+    report.triangles = faces.face_count - report.quads
+    report.draw_vertices = len(model.draw_vertices)
+    report.draw_indices = len(model.draw_indices)
+    report.collision_vertices = len(model.collision_vertices)
+    report.collision_indices = len(model.collision_indices)
+    report.root_box = tuple(float(v) for v in root)  # type: ignore[assignment]
+
+
+def compile_documents(tmp: TmpDocument, desc: DescDocument | None, options: CompileOptions | None = None,
+                      report: CompileReport | None = None) -> QmapModel:
+    """Front end plus back half for already parsed documents."""
+    options = options or CompileOptions()
+    report = report if report is not None else CompileReport()
+    started = time.perf_counter()
+    front = run_front_end(tmp, desc, FrontEndOptions(drop_degenerate=options.drop_degenerate))
+    report.timings["front end"] = time.perf_counter() - started
+    report.warnings += tmp.warnings + (desc.warnings if desc else []) + front.warnings
+    report.skipped_faces = front.skipped_faces
+    report.degenerate_faces = front.degenerate_faces
+    report.nan_tangent_faces = front.nan_tangent_faces
+    if front.faces.face_count == 0:
+        raise QmapError("the map is empty: no faces left to compile (every face skipped, or no meshes with faces)",
+                        tmp.source.filename if tmp.source else None)
+    started = time.perf_counter()
+    model = compile_faces(front.faces, options, report)
+    report.timings["octrees"] = time.perf_counter() - started
+    return model
+
+
+def compile_bytes(tmp_data: bytes, desc_data: bytes | None = None, options: CompileOptions | None = None,
+                  tmp_name: str = "<tmp>", desc_name: str = "<desc>",
+                  report: CompileReport | None = None) -> bytes:
+    """Compile in memory: `.qmap.tmp` bytes (+ `.qmap.desc` bytes) to `.qmap` bytes."""
+    options = options or CompileOptions()
+    options.validate()
+    report = report if report is not None else CompileReport()
+    # inf and NaN coordinates are legal input and are carried through exactly like the original does.
+    with np.errstate(all="ignore"):
+        started = time.perf_counter()
+        tmp = parse_tmp(tmp_data, tmp_name, ParseOptions(options.skip_unknown_objects))
+        desc = parse_desc(desc_data, desc_name) if desc_data is not None else None
+        report.timings["parse"] = time.perf_counter() - started
+        model = compile_documents(tmp, desc, options, report)
+        started = time.perf_counter()
+        data = serialize(model)
+        report.timings["serialise"] = time.perf_counter() - started
+    report.output_bytes = len(data)
+    return data
+
+
+def _read(path: str | os.PathLike[str]) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as error:
+        raise QmapError(f"cannot read: {error.strerror}", str(path)) from None
+
+
+def compile_map(tmp_path: str | os.PathLike[str], desc_path: str | os.PathLike[str] | None = None,
+                out_path: str | os.PathLike[str] | None = None,
+                options: CompileOptions | None = None) -> CompileReport:
+    """Compile `MAP.qmap.tmp` (+ `MAP.qmap.desc`) into `out_path` (default: the tmp name without `.tmp`).
+
+    The output is written to a temporary file and renamed into place, so on any error an existing target
+    is left untouched and no partial file appears. Raises QmapError.
+    """
+    if out_path is None:
+        name = str(tmp_path)
+        out_path = name[:-4] if name.lower().endswith(".tmp") else name + ".qmap"
+    report = CompileReport(output=str(out_path))
+    tmp_data = _read(tmp_path)
+    desc_data = _read(desc_path) if desc_path is not None else None
+    data = compile_bytes(tmp_data, desc_data, options, str(tmp_path), str(desc_path), report)
+    started = time.perf_counter()
+    write_atomic(out_path, data)
+    report.timings["write"] = report.timings.pop("serialise") + time.perf_counter() - started
+    return report

@@ -1,0 +1,111 @@
+"""Float arithmetic that reproduces the original x87 build bit for bit (spec §13.1).
+
+The original evaluates every expression in double precision and rounds to float32 at each assignment.
+Arrays here are float64 holding float32-representable values; `f32` is that rounding step.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+
+import numpy as np
+
+from .arrays import Array
+
+FLT_MAX = float(np.finfo(np.float32).max)
+FLT_MIN = float(np.finfo(np.float32).tiny)  # 1.17549435e-38, the original's (buggy) start for maxima
+NAN_BITS = np.uint32(0xFFC00000)  # x87 "real indefinite", the NaN the original writes
+
+Matrix = list[list[float]]
+
+
+def f32(values: Array) -> Array:
+    """Round float64 values to float32 and back (one x87 store to a float variable)."""
+    return values.astype(np.float32).astype(np.float64)
+
+
+_FLOAT32 = struct.Struct("<f")
+
+
+def f32_scalar(value: float) -> float:
+    """Round one double to float32 (overflow to infinity, like the x87 store)."""
+    try:
+        return float(_FLOAT32.unpack(_FLOAT32.pack(value))[0])
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
+def matrix_product(a: Matrix, b: Matrix) -> Matrix:
+    """D3DX-style 4x4 product, each element `F(((a0*b0 + a1*b1) + a2*b2) + a3*b3)`."""
+    def element(i: int, j: int) -> float:
+        return f32_scalar(((a[i][0] * b[0][j] + a[i][1] * b[1][j]) + a[i][2] * b[2][j]) + a[i][3] * b[3][j])
+
+    return [[element(i, j) for j in range(4)] for i in range(4)]
+
+
+def _cos_sin(angle: float) -> tuple[float, float]:
+    """float32 cos and sin of an angle; an infinite angle gives NaN (the x87's invalid result)."""
+    if not math.isfinite(angle):
+        return math.nan, math.nan
+    return f32_scalar(math.cos(angle)), f32_scalar(math.sin(angle))
+
+
+def object_matrix(position: tuple[float, float, float], euler: tuple[float, float, float],
+                  size: tuple[float, float, float]) -> Matrix:
+    """Row-vector matrix Scaling · RotationX · RotationY · RotationZ · Translation (Blender XYZ Euler, radians)."""
+    sx, sy, sz = size
+    result: Matrix = [[sx, 0.0, 0.0, 0.0], [0.0, sy, 0.0, 0.0], [0.0, 0.0, sz, 0.0], [0.0, 0.0, 0.0, 1.0]]
+    cx, snx = _cos_sin(euler[0])
+    cy, sny = _cos_sin(euler[1])
+    cz, snz = _cos_sin(euler[2])
+    rot_x = [[1.0, 0.0, 0.0, 0.0], [0.0, cx, snx, 0.0], [0.0, -snx, cx, 0.0], [0.0, 0.0, 0.0, 1.0]]
+    rot_y = [[cy, 0.0, -sny, 0.0], [0.0, 1.0, 0.0, 0.0], [sny, 0.0, cy, 0.0], [0.0, 0.0, 0.0, 1.0]]
+    rot_z = [[cz, snz, 0.0, 0.0], [-snz, cz, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]]
+    translation = [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [*position, 1.0]]
+    for factor in (rot_x, rot_y, rot_z, translation):
+        result = matrix_product(result, factor)
+    return result
+
+
+def transform_points(points: Array, matrix: Matrix) -> Array:
+    """`F(((x*m1c + y*m2c) + z*m3c) + m4c)` per column c for (n, 3) points; float64 result."""
+    x, y, z = (points[:, i].astype(np.float64) for i in range(3))
+    out = np.empty((len(points), 3), dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for c in range(3):
+            out[:, c] = ((x * matrix[0][c] + y * matrix[1][c]) + z * matrix[2][c]) + matrix[3][c]
+    return f32(out)
+
+
+def dot3(a: Array, b: Array) -> Array:
+    """`((ax*bx + ay*by) + az*bz)` along the last axis, in double (not rounded)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        result: Array = (a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1]) + a[..., 2] * b[..., 2]
+    return result
+
+
+def cross3(a: Array, b: Array) -> Array:
+    """Component-wise `F(a*b - c*d)` cross product."""
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape), dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
+        out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
+        out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    return f32(out)
+
+
+def normalize3(v: Array) -> Array:
+    """lsq = F(x²+y²+z²), L = F(sqrt(lsq)), r = F(1/L), each component F(c·r); zero length gives NaN."""
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        length = f32(np.sqrt(f32(dot3(v, v))))
+        reciprocal = f32(1.0 / length)
+        return f32(v * reciprocal[..., None])
+
+
+def canonical_nan(values: Array) -> Array:
+    """float32 copy with every NaN replaced by the x87 real-indefinite bit pattern 0xFFC00000."""
+    out = np.ascontiguousarray(values, dtype=np.float32).copy()
+    bits = out.view(np.uint32)
+    bits[np.isnan(out)] = NAN_BITS
+    return out

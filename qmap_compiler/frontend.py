@@ -1,0 +1,297 @@
+"""Compiler front end (spec §7.1-§7.3, §7.7): parsed documents -> one FaceSet in output-material order.
+
+Per face: resolve the material through the desc, transform to D3D, reverse the winding, make texture
+coordinates (imported with V flipped, or planar texgen), apply the texture scale, compute the flat tangent
+frame. Every step follows the x87 evaluation order of §13.1 so the output is byte-identical.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .arrays import Array
+from .desc_parser import DescDocument, MaterialDesc
+from .errors import QmapError
+from .f32math import cross3, dot3, f32, normalize3, object_matrix, transform_points
+from .tmp_parser import MeshObject, TmpDocument
+
+MAX_NAME_BYTES = 255
+
+# Final corner k takes Blender corner n-1-k; a triangle's padding slot 3 repeats final corner 0.
+_REVERSED_CORNERS = {3: np.array([2, 1, 0, 2]), 4: np.array([3, 2, 1, 0])}
+
+# BEST_AXIS_LOOKUP of the original: (plane axis, U axis, V axis) in D3D coordinates, tested in this order.
+TEXGEN_ROWS = np.array(
+    [
+        [[1, 0, 0], [0, 0, 1], [0, 1, 0]],
+        [[-1, 0, 0], [0, 0, -1], [0, 1, 0]],
+        [[0, 0, -1], [1, 0, 0], [0, 1, 0]],
+        [[0, 0, 1], [-1, 0, 0], [0, 1, 0]],
+        [[0, 1, 0], [1, 0, 0], [0, 0, 1]],
+        [[0, -1, 0], [1, 0, 0], [0, 0, -1]],
+    ],
+    dtype=np.float64,
+)
+
+
+@dataclass
+class FaceSet:
+    """Compiled faces grouped by output material (ascending index, input order kept inside a material).
+
+    Arrays are padded to 4 corners; a triangle's slot 3 repeats its corner 0. N/T/B are per face (flat).
+    """
+
+    materials: list[bytes]
+    material: Array  # (F,) int64 index into `materials`
+    sizes: Array  # (F,) int8, 3 or 4
+    positions: Array  # (F, 4, 3) float32, D3D
+    uvs: Array  # (F, 4, 2) float32
+    normals: Array  # (F, 3) float32
+    tangents: Array  # (F, 3) float32
+    binormals: Array  # (F, 3) float32
+
+    @property
+    def face_count(self) -> int:
+        return len(self.sizes)
+
+
+@dataclass
+class FrontEndOptions:
+    """`drop_degenerate`: remove zero-area faces (NaN normal) instead of writing them as the original does."""
+
+    drop_degenerate: bool = False
+
+
+@dataclass
+class FrontEndResult:
+    faces: FaceSet
+    warnings: list[str] = field(default_factory=list)
+    skipped_faces: int = 0
+    degenerate_faces: int = 0
+    nan_tangent_faces: int = 0
+
+
+@dataclass
+class _NameTable:
+    """Output names in order of first use, with where each was defined (for the 255-byte error)."""
+
+    ids: dict[bytes, int] = field(default_factory=dict)
+    names: list[bytes] = field(default_factory=list)
+    origins: list[tuple[str, int]] = field(default_factory=list)
+
+    def intern(self, name: bytes, origin: tuple[str, int]) -> int:
+        if name not in self.ids:
+            self.ids[name] = len(self.names)
+            self.names.append(name)
+            self.origins.append(origin)
+        return self.ids[name]
+
+
+@dataclass
+class _MeshFaces:
+    positions: Array
+    uvs: Array
+    sizes: Array
+    name_ids: Array
+    texgen: Array
+    scale: Array
+
+
+def run_front_end(tmp: TmpDocument, desc: DescDocument | None,
+                  options: FrontEndOptions | None = None) -> FrontEndResult:
+    """Turn a parsed `.qmap.tmp` (+ optional `.qmap.desc`) into the faces the octrees are built from."""
+    options = options or FrontEndOptions()
+    names = _NameTable()
+    result_warnings: list[str] = []
+    parts: list[_MeshFaces] = []
+    skipped = 0
+    for mesh in tmp.meshes:
+        part, mesh_skipped = _mesh_faces(mesh, desc, names, result_warnings)
+        parts.append(part)
+        skipped += mesh_skipped
+    merged = _concatenate(parts)
+    result = _finish(merged, names, tmp, desc, options)
+    result.warnings[:0] = result_warnings
+    result.skipped_faces = skipped
+    return result
+
+
+def _slot_options(mesh: MeshObject, desc: DescDocument | None, names: _NameTable) -> tuple[
+        Array, Array, Array, Array]:
+    """Per material slot (plus one trailing slot for out-of-range indices): skip, name id, texgen, scale."""
+    count = len(mesh.materials) + 1
+    skip = np.zeros(count, dtype=bool)
+    name_ids = np.zeros(count, dtype=np.int64)
+    texgen = np.zeros(count, dtype=bool)
+    scale = np.ones(count, dtype=np.float64)
+    for slot in range(count):
+        source_name = mesh.materials[slot] if slot < len(mesh.materials) else b""
+        entry: MaterialDesc | None = None
+        if slot < len(mesh.materials) and desc is not None:
+            entry = desc.entries.get(source_name)
+        origin = ("tmp", mesh.material_pos[slot] if slot < len(mesh.materials) else mesh.pos)
+        if entry is not None:
+            skip[slot], texgen[slot], scale[slot] = entry.skip, entry.tex_gen, entry.tex_scale
+            if entry.new_name:
+                source_name = entry.new_name
+                origin = ("desc", entry.name_pos if entry.name_pos is not None else 0)
+        if not skip[slot]:
+            name_ids[slot] = names.intern(source_name, origin)
+    return skip, name_ids, texgen, scale
+
+
+def _mesh_faces(mesh: MeshObject, desc: DescDocument | None, names: _NameTable,
+                warnings: list[str]) -> tuple[_MeshFaces, int]:
+    skip, name_ids, texgen, scale = _slot_options(mesh, desc, names)
+    slots = np.minimum(mesh.face_materials, len(mesh.materials))
+    out_of_range = int(np.count_nonzero(slots == len(mesh.materials)))
+    if out_of_range:
+        warnings.append(
+            f"mesh '{mesh.name.decode('latin-1')}': {out_of_range} face(s) use a material index beyond its "
+            f"{len(mesh.materials)} material(s); they get the material name \"\""
+        )
+    keep = ~skip[slots]
+    sizes = mesh.face_sizes[keep]
+    slots = slots[keep]
+    order = np.where(sizes[:, None] == 3, _REVERSED_CORNERS[3], _REVERSED_CORNERS[4])
+    corner_vertices = np.take_along_axis(mesh.face_indices[keep], order, axis=1)
+    world = transform_points(mesh.vertices, object_matrix(mesh.position, mesh.orientation, mesh.size))
+    positions = world[:, [0, 2, 1]][corner_vertices]
+    if mesh.face_uvs is not None:
+        raw = np.take_along_axis(mesh.face_uvs[keep], order[:, :, None], axis=1).astype(np.float64)
+        uvs = np.stack([raw[..., 0], f32(1.0 - raw[..., 1])], axis=-1)
+        face_texgen = texgen[slots]
+    else:
+        uvs = np.zeros((*positions.shape[:2], 2), dtype=np.float64)
+        face_texgen = np.ones(len(slots), dtype=bool)
+    part = _MeshFaces(positions, uvs, sizes, name_ids[slots], face_texgen, scale[slots])
+    return part, int(np.count_nonzero(~keep))
+
+
+def _concatenate(parts: list[_MeshFaces]) -> _MeshFaces:
+    if not parts:
+        empty = np.zeros(0)
+        return _MeshFaces(np.zeros((0, 4, 3)), np.zeros((0, 4, 2)), np.zeros(0, np.int8), empty.astype(np.int64),
+                          empty.astype(bool), empty)
+    return _MeshFaces(*(np.concatenate([getattr(p, f) for p in parts]) for f in
+                        ("positions", "uvs", "sizes", "name_ids", "texgen", "scale")))
+
+
+def plane_normals(positions: Array) -> Array:
+    """Twice-normalised `cross(F(p1-p0), F(p2-p0))` (plane construction, then plane normalisation)."""
+    edge1 = f32(positions[:, 1] - positions[:, 0])
+    edge2 = f32(positions[:, 2] - positions[:, 0])
+    return normalize3(normalize3(cross3(edge1, edge2)))
+
+
+def texgen_uvs(positions: Array, normals: Array) -> Array:
+    """Planar mapping on the best-facing axis row (strictly greater wins, so ties and NaN keep the first)."""
+    best = np.zeros(len(normals))
+    choice = np.zeros(len(normals), dtype=np.int64)
+    for row in range(len(TEXGEN_ROWS)):
+        with np.errstate(invalid="ignore"):
+            score = dot3(normals, TEXGEN_ROWS[row, 0])
+            take = score > best
+        choice[take] = row
+        best[take] = score[take]
+    u_axis = TEXGEN_ROWS[choice, 1][:, None, :]
+    v_axis = TEXGEN_ROWS[choice, 2][:, None, :]
+    return np.stack([f32(dot3(positions, u_axis)), f32(dot3(positions, v_axis))], axis=-1)
+
+
+def tangent_frames(positions: Array, uvs: Array, plane: Array) -> tuple[
+        Array, Array, Array]:
+    """N, T, B from corners 0-2 with the original's sign convention (T, B point against +U, +V)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        u, v = uvs[..., 0], uvs[..., 1]
+        s1, s2 = f32(-(u[:, 1] - u[:, 0])), f32(-(u[:, 2] - u[:, 0]))
+        t1, t2 = f32(-(v[:, 1] - v[:, 0])), f32(-(v[:, 2] - v[:, 0]))
+        edge1 = f32(positions[:, 1] - positions[:, 0])
+        edge2 = f32(positions[:, 2] - positions[:, 0])
+        tangent = f32(f32(edge1 * t2[:, None]) - f32(edge2 * t1[:, None]))
+        binormal = f32(f32(edge2 * s1[:, None]) - f32(edge1 * s2[:, None]))
+        along_normal = f32(dot3(plane, tangent))
+        tangent = f32(tangent - f32(plane * along_normal[:, None]))
+    return normalize3(plane), normalize3(tangent), normalize3(binormal)
+
+
+def _finish(merged: _MeshFaces, names: _NameTable, tmp: TmpDocument, desc: DescDocument | None,
+            options: FrontEndOptions) -> FrontEndResult:
+    """Texture coordinates, tangent frames, the material table, and faces grouped by output material."""
+    plane = plane_normals(merged.positions)
+    uvs = merged.uvs.copy()
+    if merged.texgen.any():
+        uvs[merged.texgen] = texgen_uvs(merged.positions[merged.texgen], plane[merged.texgen])
+    with np.errstate(invalid="ignore", over="ignore"):
+        uvs = f32(uvs * merged.scale[:, None, None])
+    normals, tangents, binormals = tangent_frames(merged.positions, uvs, plane)
+    degenerate = np.isnan(normals).any(axis=1)
+    keep = ~degenerate if options.drop_degenerate else np.ones(len(degenerate), dtype=bool)
+    table, material = _material_table(merged.name_ids[keep], names, tmp, desc)
+    order = np.flatnonzero(keep)[np.argsort(material, kind="stable")]
+    faces = FaceSet(
+        materials=table,
+        material=np.sort(material, kind="stable"),
+        sizes=merged.sizes[order],
+        positions=merged.positions[order].astype(np.float32),
+        uvs=uvs[order].astype(np.float32),
+        normals=normals[order].astype(np.float32),
+        tangents=tangents[order].astype(np.float32),
+        binormals=binormals[order].astype(np.float32),
+    )
+    nan_frames = (np.isnan(tangents).any(axis=1) | np.isnan(binormals).any(axis=1))[keep]
+    result = FrontEndResult(faces, degenerate_faces=int(degenerate.sum()), nan_tangent_faces=int(nan_frames.sum()))
+    result.warnings = _quality_warnings(faces, int(degenerate.sum()), options.drop_degenerate,
+                                        int((nan_frames & ~degenerate[keep]).sum()))
+    return result
+
+
+def non_planar_quads(faces: FaceSet, tolerance: float = 1e-4) -> int:
+    """Quads whose corner 3 is off the plane of corners 0-2 by more than `tolerance` x their size."""
+    quads = faces.sizes == 4
+    corners = faces.positions[quads].astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        offset = np.abs(dot3(corners[:, 3] - corners[:, 0], faces.normals[quads].astype(np.float64)))
+        size = np.linalg.norm(corners[:, 2] - corners[:, 0], axis=1)
+        return int(np.count_nonzero(offset > tolerance * size))
+
+
+def _quality_warnings(faces: FaceSet, degenerate: int, dropped: bool, bad_uv: int) -> list[str]:
+    warnings = []
+    if degenerate:
+        fate = "dropped" if dropped else "written with NaN normals and tangents"
+        warnings.append(f"{degenerate} zero-area face(s) {fate}")
+    if bad_uv:
+        warnings.append(f"{bad_uv} face(s) with degenerate texture coordinates get NaN tangents/binormals")
+    bent = non_planar_quads(faces)
+    if bent:
+        warnings.append(f"{bent} non-planar quad(s): normal and texgen come from corners 0-2 only, and the game "
+                        "splits them on Blender's 1-3 diagonal")
+    if b"" in faces.materials:
+        warnings.append('material "" is used; the engine needs a material with the empty name')
+    return warnings
+
+
+def _material_table(name_ids: Array, names: _NameTable, tmp: TmpDocument,
+                    desc: DescDocument | None) -> tuple[list[bytes], Array]:
+    """Distinct used names sorted byte-wise (std::map order); returns the table and each face's index."""
+    used = np.unique(name_ids)
+    table = sorted(names.names[i] for i in used)
+    for name in table:
+        if len(name) > MAX_NAME_BYTES:
+            raise _name_error(names, names.ids[name], tmp, desc)
+    remap = np.zeros(max(len(names.names), 1), dtype=np.int64)
+    for index, name in enumerate(table):
+        remap[names.ids[name]] = index
+    return table, remap[name_ids]
+
+
+def _name_error(names: _NameTable, name_id: int, tmp: TmpDocument, desc: DescDocument | None) -> QmapError:
+    name = names.names[name_id]
+    message = f"material name of {len(name)} bytes is longer than {MAX_NAME_BYTES} bytes"
+    where, pos = names.origins[name_id]
+    if where == "desc" and desc is not None and desc.source is not None:
+        return desc.source.error(pos, message)
+    return tmp.error_at(pos, message)

@@ -1,0 +1,208 @@
+"""Root bounds and the two loose octrees (spec §7.4-§7.8), built one level at a time with numpy.
+
+Nodes get ids in breadth-first order; the 8 children of a node have consecutive ids. A face sits in the
+deepest node whose box holds it, found by the original's rule: the first child (0..7) that fully contains it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .arrays import Array
+from .f32math import FLT_MAX, FLT_MIN, f32
+
+DRAW_FACES_PER_BATCH = 500
+DRAW_SPLIT_WEIGHT = 2
+COLLISION_SPLIT_COUNT = 10
+DENSE_TABLE_FACTOR = 4  # count (node, material) pairs in a table when it is at most this many times the faces
+
+
+@dataclass
+class Tree:
+    """A built octree: node boxes (float32 min xyz, max xyz), levels, children, and each face's node."""
+
+    boxes: Array  # (N, 6) float32
+    level: Array  # (N,) int64
+    first_child: Array  # (N,) int64, -1 for a leaf; children are first_child .. first_child+7
+    face_node: Array  # (F,) int64
+
+    @property
+    def node_count(self) -> int:
+        return len(self.level)
+
+    @property
+    def depth(self) -> int:
+        return int(self.level.max()) if len(self.level) else 0
+
+
+def root_bounds(positions: Array, fix_min_bug: bool = False) -> Array:
+    """Min/max over every corner; max starts at FLT_MIN like the original unless `fix_min_bug`.
+
+    Corners are visited in face order, so a zero minimum keeps the sign of the first zero met (`p < min`
+    never replaces 0 by -0). NaN coordinates never win a comparison.
+    """
+    if len(positions) == 0:
+        return np.zeros(6, dtype=np.float32)
+    corners = positions.reshape(-1, 3)
+    lows = np.fmin.reduce(corners, axis=0, initial=FLT_MAX)
+    highs = np.fmax.reduce(corners, axis=0, initial=-FLT_MAX if fix_min_bug else FLT_MIN)
+    for axis in range(3):
+        lows[axis] = _first_of_equal(corners[:, axis], lows[axis])
+        highs[axis] = _first_of_equal(corners[:, axis], highs[axis])
+    box: Array = np.concatenate([lows, highs]).astype(np.float32)
+    return box
+
+
+def _first_of_equal(values: Array, extreme: np.float32) -> np.float32:
+    """The first value equal to `extreme` (matters only for the sign of zero)."""
+    if extreme != 0:
+        return extreme
+    hits = np.flatnonzero(values == 0)
+    return values[hits[0]] if len(hits) else extreme
+
+
+def child_bounds(boxes: Array, k: float) -> tuple[Array, Array]:
+    """Per axis: x1 (start of the high child) and x2 (end of the low child), each rounded once to float32."""
+    lo = boxes[:, :3].astype(np.float64)
+    hi = boxes[:, 3:].astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        centre = f32((lo + hi) * 0.5)
+        x1 = f32(centre + k * (lo - centre))
+        x2 = f32(centre + k * (hi - centre))
+    return x1, x2
+
+
+def child_boxes(boxes: Array, k: float) -> Array:
+    """The 8 child boxes of each box, (P*8, 6), child i taking the high side on axis a when bit a of i is set."""
+    x1, x2 = child_bounds(boxes, k)
+    lo = boxes[:, :3].astype(np.float64)
+    hi = boxes[:, 3:].astype(np.float64)
+    bits = (np.arange(8)[:, None] >> np.arange(3)[None, :]) & 1  # (8, 3)
+    child_lo = np.where(bits[None] == 1, x1[:, None, :], lo[:, None, :])
+    child_hi = np.where(bits[None] == 1, hi[:, None, :], x2[:, None, :])
+    children: Array = np.concatenate([child_lo, child_hi], axis=2).reshape(-1, 6).astype(np.float32)
+    return children
+
+
+def first_fitting_child(face_min: Array, face_max: Array, boxes: Array, node_of_face: Array, k: float) -> Array:
+    """Index 0..7 of the first child of each face's node (a row of `boxes`) that holds it entirely, or -1.
+
+    Children are numbered x = bit 0, y = bit 1, z = bit 2, so the first fitting child takes the low side on
+    every axis where the low child holds the face.
+    """
+    x1, x2 = (bound.astype(np.float32) for bound in child_bounds(boxes, k))
+    child = np.zeros(len(face_min), dtype=np.int64)
+    fits = np.ones(len(face_min), dtype=bool)
+    for axis in range(3):
+        lo, hi = boxes[node_of_face, axis], boxes[node_of_face, axis + 3]
+        low_ok = (lo <= face_min[:, axis]) & (face_max[:, axis] <= x2[node_of_face, axis])
+        high_ok = (x1[node_of_face, axis] <= face_min[:, axis]) & (face_max[:, axis] <= hi)
+        child += np.where(low_ok, 0, 1 << axis)
+        fits &= low_ok | high_ok
+    child[~fits] = -1
+    return child
+
+
+SplitRule = Callable[[Array, int, Array], Array]
+"""(level-local node of each movable face, nodes in the level, face ids) -> per node: wants to split."""
+
+
+def draw_split_rule(material: Array) -> SplitRule:
+    """Split when the batch weight sum(ceil(count_m / 500)) over materials exceeds 2."""
+    material_count = int(material.max()) + 1 if len(material) else 1
+
+    def rule(local_node: Array, node_count: int, face_ids: Array) -> Array:
+        keys = local_node * material_count + material[face_ids]
+        if node_count * material_count <= DENSE_TABLE_FACTOR * len(keys) + 4096:  # dense table: linear time
+            counts = np.bincount(keys, minlength=node_count * material_count).reshape(node_count, material_count)
+            weight = ((counts + DRAW_FACES_PER_BATCH - 1) // DRAW_FACES_PER_BATCH).sum(axis=1)
+        else:
+            unique_keys, unique_counts = np.unique(keys, return_counts=True)
+            batches = (unique_counts + DRAW_FACES_PER_BATCH - 1) // DRAW_FACES_PER_BATCH
+            weight = np.bincount(unique_keys // material_count, weights=batches, minlength=node_count)
+        wants: Array = weight > DRAW_SPLIT_WEIGHT
+        return wants
+
+    return rule
+
+
+def collision_split_rule(local_node: Array, node_count: int, face_ids: Array) -> Array:
+    """Split when a node holds more than 10 faces."""
+    return np.bincount(local_node, minlength=node_count) > COLLISION_SPLIT_COUNT
+
+
+def face_extents(positions: Array) -> tuple[Array, Array]:
+    """Per-face min and max over its (padded) corners; a NaN coordinate makes the face fit no child."""
+    corners = [positions[:, i] for i in range(positions.shape[1])]
+    return np.minimum.reduce(corners), np.maximum.reduce(corners)
+
+
+def _level_moves(movable: Array, local: Array, level_count: int, level_boxes: Array, extents: tuple[Array, Array],
+                 k: float, split_rule: SplitRule) -> tuple[Array, Array, Array]:
+    """Faces of one level that move down: (face ids, their level-local node, child index 0..7)."""
+    candidates = split_rule(local, level_count, movable)[local]
+    faces, nodes = movable[candidates], local[candidates]
+    child = first_fitting_child(extents[0][faces], extents[1][faces], level_boxes, nodes, k)
+    moved = child >= 0
+    return faces[moved], nodes[moved], child[moved]
+
+
+def build_tree(positions: Array, root_box: Array, k: float, max_depth: int, split_rule: SplitRule) -> Tree:
+    """Level-synchronous loose octree: at each level, every splitting node moves the faces that fit a child.
+
+    A node that wants to split but keeps all its faces stays a leaf; one that moves any face gets all 8
+    children (empty ones included), with consecutive ids allocated in parent order.
+    """
+    extents = face_extents(positions)
+    face_node = np.zeros(len(positions), dtype=np.int64)
+    boxes = [root_box.reshape(1, 6).astype(np.float32)]
+    levels = [np.zeros(1, dtype=np.int64)]
+    first_children = [np.full(1, -1, dtype=np.int64)]
+    level_start, node_total = 0, 1
+    movable = np.arange(len(positions))
+    for level in range(max_depth):
+        local = face_node[movable] - level_start
+        faces, nodes, child = _level_moves(movable, local, len(levels[level]), boxes[level], extents, k, split_rule)
+        if len(faces) == 0:
+            break
+        level_count = len(levels[level])
+        splitting = np.zeros(level_count, dtype=bool)
+        splitting[nodes] = True
+        parents = np.flatnonzero(splitting)
+        first_child = np.full(level_count, -1, dtype=np.int64)
+        first_child[parents] = node_total + 8 * np.arange(len(parents))
+        first_children[level] = first_child
+        face_node[faces] = first_child[nodes] + child
+        boxes.append(child_boxes(boxes[level][parents], k))
+        levels.append(np.full(8 * len(parents), level + 1, dtype=np.int64))
+        first_children.append(np.full(8 * len(parents), -1, dtype=np.int64))
+        level_start, node_total = node_total, node_total + 8 * len(parents)
+        movable = faces
+    return Tree(np.concatenate(boxes), np.concatenate(levels), np.concatenate(first_children), face_node)
+
+
+def preorder_ranks(tree: Tree) -> tuple[Array, Array]:
+    """(pre-order rank, subtree node count) of every node, computed level by level."""
+    count = tree.node_count
+    size = np.ones(count, dtype=np.int64)
+    parents = np.flatnonzero(tree.first_child >= 0)
+    for level in range(tree.depth - 1, -1, -1):
+        at_level = parents[tree.level[parents] == level]
+        child_ids = tree.first_child[at_level][:, None] + np.arange(8)
+        size[at_level] = 1 + size[child_ids].sum(axis=1)
+    pre = np.zeros(count, dtype=np.int64)
+    for level in range(tree.depth):
+        at_level = parents[tree.level[parents] == level]
+        child_ids = tree.first_child[at_level][:, None] + np.arange(8)
+        sizes = size[child_ids]
+        before = np.cumsum(sizes, axis=1) - sizes
+        pre[child_ids] = pre[at_level][:, None] + 1 + before
+    return pre, size
+
+
+def postorder_ranks(tree: Tree, pre: Array, size: Array) -> Array:
+    """Post-order rank: nodes finished before = earlier non-ancestors + own descendants."""
+    return pre - tree.level + size - 1

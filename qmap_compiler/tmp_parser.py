@@ -1,0 +1,240 @@
+"""Parser for `.qmap.tmp` intermediate map files (spec §5).
+
+Small structural parts go through the pull tokenizer; the big `vertices` and `faces` blocks first try the
+vectorised scanner in `fastblocks`, which gives up (returns None) on anything unusual so that this
+module's token-by-token path produces the exact same values or the exact error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import fastblocks
+from .arrays import Array
+from .errors import QmapError
+from .tokenizer import Kind, Source, Token, Tokenizer, uint_value
+
+Vec3 = tuple[float, float, float]
+
+
+@dataclass
+class MeshObject:
+    """One `mesh` block. Faces are padded to 4 corners (a triangle repeats its corner 0 in slot 3)."""
+
+    name: bytes
+    position: Vec3
+    orientation: Vec3
+    size: Vec3
+    auto_smooth_angle: float
+    has_uv: bool
+    materials: list[bytes]
+    material_pos: list[int]
+    vertices: Array  # (nv, 3) float32, object-local Blender coordinates
+    face_sizes: Array  # (nf,) int8, 3 or 4
+    face_materials: Array  # (nf,) int64 material slot (may be >= len(materials))
+    face_smooth: Array  # (nf,) bool, parsed and ignored by the compiler
+    face_indices: Array  # (nf, 4) int64 vertex indices in Blender corner order
+    face_uvs: Array | None  # (nf, 4, 2) float32 Blender UVs, or None without UVs
+    pos: int = 0
+
+
+@dataclass
+class LampObject:
+    """One `lamp` block: parsed and kept, never compiled (the .qmap has no lights)."""
+
+    name: bytes
+    position: Vec3
+    orientation: Vec3
+    size: Vec3
+    lamp_type: str
+    distance: float
+    color: Vec3
+    softness: float = 0.0
+    angle: float = 0.0
+
+
+@dataclass
+class TmpDocument:
+    """A parsed `.qmap.tmp`: objects in file order, plus warnings and the source for error locations."""
+
+    meshes: list[MeshObject] = field(default_factory=list)
+    lamps: list[LampObject] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    source: Source | None = None
+
+    def error_at(self, pos: int, message: str) -> QmapError:
+        if self.source is None:
+            return QmapError(message)
+        return self.source.error(pos, message)
+
+
+@dataclass
+class ParseOptions:
+    """`skip_unknown_objects`: skip any unknown object block with a warning (lattice is always skipped)."""
+
+    skip_unknown_objects: bool = False
+
+
+def parse_tmp(data: bytes, filename: str = "<tmp>", options: ParseOptions | None = None) -> TmpDocument:
+    """Parse a `.qmap.tmp` document; raises QmapError for anything the grammar does not allow."""
+    options = options or ParseOptions()
+    source = Source(data, filename)
+    tokens = Tokenizer(source)
+    document = TmpDocument(source=source)
+    tokens.expect_ident(b"QMAP")
+    tokens.expect_ident(b"TMP")
+    version = tokens.next()
+    if uint_value(version, tokens) != 10:
+        raise tokens.error(version, "wrong version (expected QMAP TMP 10)")
+    tokens.expect_ident(b"objects")
+    tokens.expect_symbol(b"{")
+    while not tokens.is_symbol(b"}"):
+        _parse_object(tokens, document, options)
+    tokens.expect_symbol(b"}")
+    end = tokens.next()
+    if end.kind is not Kind.EOF:
+        raise tokens.error(end, f"expected end of file, found {end.describe()}")
+    return document
+
+
+def _parse_object(tokens: Tokenizer, document: TmpDocument, options: ParseOptions) -> None:
+    head = tokens.next()
+    if head.kind is Kind.IDENT and head.text == b"mesh":
+        document.meshes.append(_parse_mesh(tokens, head))
+    elif head.kind is Kind.IDENT and head.text == b"lamp":
+        document.lamps.append(_parse_lamp(tokens))
+    elif head.kind is Kind.IDENT and (head.text == b"lattice" or options.skip_unknown_objects):
+        _skip_block(tokens)
+        line = tokens.source.error(head.pos, "").line
+        document.warnings.append(f"line {line}: '{head.text.decode()}' object skipped (only mesh and lamp compile)")
+    else:
+        raise tokens.error(head, f"expected an object (mesh or lamp), found {head.describe()}")
+
+
+def _skip_block(tokens: Tokenizer) -> None:
+    tokens.expect_string()
+    tokens.expect_symbol(b"{")
+    depth = 1
+    while depth:
+        token = tokens.next()
+        if token.kind is Kind.EOF:
+            raise tokens.error(token, "unexpected end of file inside an object block")
+        if token.kind is Kind.SYMBOL and token.text in (b"{", b"}"):
+            depth += 1 if token.text == b"{" else -1
+
+
+def _vec3(tokens: Tokenizer) -> Vec3:
+    x = tokens.get_float()
+    tokens.expect_symbol(b",")
+    y = tokens.get_float()
+    tokens.expect_symbol(b",")
+    return x, y, tokens.get_float()
+
+
+# Fewest bytes one item can take (`""`, `0,0,0`, `3 0 0 0 0 0`): a larger count cannot be honest, and
+# checking it first keeps a corrupt count from allocating gigabytes.
+_MIN_ITEM_BYTES = {b"materials": 2, b"vertices": 5, b"faces": 11}
+
+
+def _counted_header(tokens: Tokenizer, word: bytes) -> int:
+    tokens.expect_ident(word)
+    count_token = tokens.next()
+    count = uint_value(count_token, tokens)
+    if count > (len(tokens.text) - count_token.pos) // _MIN_ITEM_BYTES[word]:
+        raise tokens.error(count_token, f"{word.decode()} count {count} is more than the rest of the file can hold")
+    tokens.expect_symbol(b"{")
+    return count
+
+
+def _parse_mesh(tokens: Tokenizer, head: Token) -> MeshObject:
+    name = tokens.expect_string().value
+    tokens.expect_symbol(b"{")
+    position, orientation, size = _vec3(tokens), _vec3(tokens), _vec3(tokens)
+    smooth_angle = tokens.get_float()
+    has_uv = tokens.get_uint() > 0
+    materials: list[bytes] = []
+    material_pos: list[int] = []
+    for _ in range(_counted_header(tokens, b"materials")):
+        token = tokens.expect_string()
+        materials.append(token.value)
+        material_pos.append(token.pos)
+    tokens.expect_symbol(b"}")
+    vertices = _parse_vertices(tokens, _counted_header(tokens, b"vertices"))
+    tokens.expect_symbol(b"}")
+    faces = _parse_faces(tokens, _counted_header(tokens, b"faces"), len(vertices), has_uv)
+    tokens.expect_symbol(b"}")
+    tokens.expect_symbol(b"}")
+    return MeshObject(
+        name, position, orientation, size, smooth_angle, has_uv, materials, material_pos, vertices, *faces,
+        pos=head.pos,
+    )
+
+
+def _parse_vertices(tokens: Tokenizer, count: int) -> Array:
+    fast = fastblocks.parse_vertex_block(tokens.text, tokens.pos, count)
+    if fast is not None:
+        vertices, end = fast
+        tokens.seek(end)
+        return vertices
+    values = np.empty((count, 3), dtype=np.float32)
+    for i in range(count):
+        values[i] = _vec3(tokens)
+    return values
+
+
+FaceArrays = tuple[Array, Array, Array, Array, Array | None]
+
+
+def _parse_faces(tokens: Tokenizer, count: int, vertex_count: int, has_uv: bool) -> FaceArrays:
+    fast = fastblocks.parse_face_block(tokens.text, tokens.pos, count, vertex_count, has_uv)
+    if fast is not None:
+        arrays, end = fast
+        tokens.seek(end)
+        return arrays
+    sizes = np.empty(count, dtype=np.int8)
+    materials = np.empty(count, dtype=np.int64)
+    smooth = np.empty(count, dtype=bool)
+    indices = np.empty((count, 4), dtype=np.int64)
+    uvs = np.zeros((count, 4, 2), dtype=np.float32) if has_uv else None
+    for f in range(count):
+        size_token = tokens.next()
+        size = uint_value(size_token, tokens)
+        if size not in (3, 4):
+            raise tokens.error(size_token, f"a face must have 3 or 4 vertices, not {size}")
+        sizes[f] = size
+        materials[f] = tokens.get_uint()
+        smooth[f] = tokens.get_uint() > 0
+        for corner in range(size):
+            index_token = tokens.next()
+            index = uint_value(index_token, tokens)
+            if index >= vertex_count:
+                raise tokens.error(index_token, f"vertex index {index} out of range (the mesh has {vertex_count})")
+            indices[f, corner] = index
+            if uvs is not None:
+                uvs[f, corner, 0] = tokens.get_float()
+                tokens.expect_symbol(b",")
+                uvs[f, corner, 1] = tokens.get_float()
+        if size == 3:
+            indices[f, 3] = indices[f, 0]
+            if uvs is not None:
+                uvs[f, 3] = uvs[f, 0]
+    return sizes, materials, smooth, indices, uvs
+
+
+def _parse_lamp(tokens: Tokenizer) -> LampObject:
+    name = tokens.expect_string().value
+    tokens.expect_symbol(b"{")
+    position, orientation, size = _vec3(tokens), _vec3(tokens), _vec3(tokens)
+    kind = tokens.next()
+    if kind.kind is not Kind.IDENT or kind.text not in (b"Lamp", b"Spot"):
+        raise tokens.error(kind, f"wrong lamp type {kind.describe()} (expected Lamp or Spot)")
+    distance = tokens.get_float()
+    color = _vec3(tokens)
+    lamp = LampObject(name, position, orientation, size, kind.text.decode(), distance, color)
+    if kind.text == b"Spot":
+        lamp.softness = tokens.get_float()
+        lamp.angle = tokens.get_float()
+    tokens.expect_symbol(b"}")
+    return lamp

@@ -1,0 +1,130 @@
+"""Clear errors for bad input, no partial output files, the CLI and the strict `.qmap` reader."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from qmap_compiler import QmapError, compile_bytes, compile_map, read_qmap
+from qmap_compiler.__main__ import main
+
+GOOD = (b'QMAP TMP 10\nobjects {\n mesh "P" {\n  0,0,0 0,0,0 1,1,1 30 1\n  materials 1 { "M" }\n'
+        b"  vertices 4 { 0,0,0 1,0,0 1,1,0 0,1,0 }\n  faces 1 { 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1 }\n }\n}\n")
+
+
+def _with(old: bytes, new: bytes) -> bytes:
+    assert old in GOOD
+    return GOOD.replace(old, new)
+
+
+BAD_INPUTS = {
+    "vertex index out of range": (_with(b"3 0,1 }", b"4 0,1 }"), (7, 37), "out of range"),
+    "face with 5 corners": (_with(b"faces 1 { 4", b"faces 1 { 5"), (7, 13), "3 or 4"),
+    "face with 2 corners": (_with(b"faces 1 { 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1 }", b"faces 1 { 2 0 0 0 0,0 1 1,0 }"),
+                            (7, 13), "3 or 4"),
+    "material name over 255 bytes": (_with(b'"M"', b'"' + b"n" * 256 + b'"'), (5, 17), "255"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_input_is_a_located_error_and_leaves_no_file(case: str, tmp_path: Path) -> None:
+    data, (line, column), message = BAD_INPUTS[case]
+    source = tmp_path / "map.qmap.tmp"
+    source.write_bytes(data)
+    with pytest.raises(QmapError) as caught:
+        compile_map(source, out_path=tmp_path / "map.qmap")
+    assert message in caught.value.message
+    assert (caught.value.file, caught.value.line, caught.value.column) == (str(source), line, column)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["map.qmap.tmp"]
+
+
+@pytest.mark.parametrize(
+    ("tmp", "desc"),
+    [
+        (b"QMAP TMP 10 objects { }", None),
+        (_with(b"faces 1 { 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1 }", b"faces 0 { }"), None),
+        (GOOD, b'QMAP DESC 10 materials { "M" { skip; } }'),
+    ],
+    ids=["no objects", "no faces", "all skipped"],
+)
+def test_empty_map_is_an_error(tmp: bytes, desc: bytes | None) -> None:
+    with pytest.raises(QmapError, match="empty"):
+        compile_bytes(tmp, desc)
+
+
+def test_renamed_material_over_255_bytes_points_into_the_desc() -> None:
+    desc = b'QMAP DESC 10\nmaterials {\n "M" { name "' + b"x" * 300 + b'"; }\n}\n'
+    with pytest.raises(QmapError) as caught:
+        compile_bytes(GOOD, desc, desc_name="m.qmap.desc")
+    assert (caught.value.file, caught.value.line, caught.value.column) == ("m.qmap.desc", 3, 13)
+
+
+def test_failed_compile_keeps_an_existing_target_byte_identical(tmp_path: Path) -> None:
+    source = tmp_path / "map.qmap.tmp"
+    target = tmp_path / "map.qmap"
+    source.write_bytes(GOOD)
+    compile_map(source, out_path=target)
+    before = target.read_bytes()
+    source.write_bytes(_with(b"3 0,1 }", b"9 0,1 }"))
+    with pytest.raises(QmapError):
+        compile_map(source, out_path=target)
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["map.qmap", "map.qmap.tmp"]
+
+
+def test_default_output_name_drops_tmp(tmp_path: Path) -> None:
+    source = tmp_path / "level.qmap.tmp"
+    source.write_bytes(GOOD)
+    report = compile_map(source)
+    assert report.output == str(tmp_path / "level.qmap") and (tmp_path / "level.qmap").is_file()
+
+
+def test_cli_compiles_and_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "m.qmap.tmp"
+    source.write_bytes(GOOD)
+    out = tmp_path / "m.qmap"
+    assert main([str(source), "-o", str(out), "--k", "0.5", "--max-depth", "3", "--verbose", "--info"]) == 0
+    assert out.read_bytes() == compile_bytes(GOOD, options=__import__("qmap_compiler").CompileOptions(k=0.5,
+                                                                                                      max_depth=3))
+    printed = capsys.readouterr().out
+    assert '"M"' in printed and "collision tree" in printed and "timing parse" in printed
+    assert main(["--info", str(out)]) == 0
+    assert "draw: 4 vertices, 6 indices" in capsys.readouterr().out
+
+
+def test_cli_bounds_option(tmp_path: Path) -> None:
+    source = tmp_path / "m.qmap.tmp"
+    source.write_bytes(GOOD)
+    out = tmp_path / "m.qmap"
+    assert main([str(source), "-o", str(out), "--bounds", "-60,-20,-60;60,40,0"]) == 0
+    assert read_qmap(out.read_bytes()).draw_nodes.boxes[0].tolist() == [-60, -20, -60, 60, 40, 0]
+    assert main([str(source), "-o", str(out), "--bounds", "1,2;3"]) == 2
+
+
+def test_cli_error_message_and_exit_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "m.qmap.tmp"
+    source.write_bytes(_with(b"QMAP TMP 10", b"QMAP TMP 11"))
+    assert main([str(source), "-o", str(tmp_path / "m.qmap")]) == 1
+    assert capsys.readouterr().err.strip() == f"{source}:1:10: wrong version (expected QMAP TMP 10)"
+    assert main([str(tmp_path / "missing.qmap.tmp")]) == 1
+    assert main([str(source), "--k", "1.5"]) == 1
+    assert not (tmp_path / "m.qmap").exists()
+
+
+def test_reader_rejects_damaged_files() -> None:
+    data = compile_bytes(GOOD)
+    read_qmap(data)
+    problems = {
+        "truncated": data[:-1],
+        "trailing byte": data + b"\0",
+        "bad magic": b"TFQMAP11" + data[8:],
+        "huge vertex count": data[:14] + b"\xff\xff\xff\x7f" + data[18:],
+        "index past the vertices": data[:246] + b"\x09" + data[247:],
+        "HasSubNodes not a bool": data[:294] + b"\x02" + data[295:],
+        "fragment out of range": data[:303] + b"\x09" + data[304:],
+    }
+    for name, damaged in problems.items():
+        with pytest.raises(QmapError) as caught:
+            read_qmap(damaged, "x.qmap")
+        assert caught.value.offset is not None and caught.value.file == "x.qmap", name

@@ -1,0 +1,194 @@
+"""Tokenizer and grammar rules of the `.qmap.tmp` / `.qmap.desc` parsers (spec §4-§6)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from qmap_compiler import QmapError, compile_bytes, format_desc, format_tmp, parse_desc, parse_tmp
+from qmap_compiler.tokenizer import Kind, Source, Tokenizer
+
+
+def tokens(text: bytes) -> list[tuple[Kind, bytes]]:
+    tokenizer = Tokenizer(Source(text, "t"))
+    out = []
+    while (token := tokenizer.next()).kind is not Kind.EOF:
+        out.append((token.kind, token.value if token.kind is Kind.STRING else token.text))
+    return out
+
+
+def test_token_kinds_symbols_and_greedy_numbers() -> None:
+    assert tokens(b"a_1 {1,2} .5 1-2 0x1F 1e5 -3 / x") == [
+        (Kind.IDENT, b"a_1"), (Kind.SYMBOL, b"{"), (Kind.INTEGER, b"1"), (Kind.SYMBOL, b","),
+        (Kind.INTEGER, b"2"), (Kind.SYMBOL, b"}"), (Kind.SYMBOL, b"."), (Kind.INTEGER, b"5"),
+        (Kind.INTEGER, b"1-2"), (Kind.INTEGER, b"0x1F"), (Kind.FLOAT, b"1e5"), (Kind.INTEGER, b"-3"),
+        (Kind.SYMBOL, b"/"), (Kind.IDENT, b"x"),
+    ]
+
+
+def test_comments_and_line_continuations() -> None:
+    assert tokens(b"a // c \\\n b\n/* x\n y */ c") == [(Kind.IDENT, b"a"), (Kind.IDENT, b"c")]
+    assert tokens(b'"ab\\\r\ncd" 1\\\n2') == [(Kind.STRING, b"abcd"), (Kind.INTEGER, b"12")]
+
+
+def test_string_escapes_and_raw_high_bytes() -> None:
+    assert tokens(b'"\\n\\t\\v\\b\\r\\f\\a\\0\\\\\\?\\"\\\'\\x4a\\x4B\xb9"') == [
+        (Kind.STRING, b"\n\t\x0b\x08\r\x0c\x07\x00\\?\"'JK\xb9")]
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "column"),
+    [
+        (b'  "a\\q"', "escape", 3),
+        (b'  "a\\x4"', "escape", 3),
+        (b'  "ab\ncd"', "line break", 3),
+        (b'  "abc', "unterminated", 3),
+        (b"  /* abc", "unclosed comment", 3),
+        (b"  \xef\xbb\xbf", "unrecognised", 3),
+        (b"  \x0c", "unrecognised", 3),
+        (b"  'ab'", "character constant", 3),
+    ],
+)
+def test_lexical_errors_carry_position(text: bytes, message: str, column: int) -> None:
+    with pytest.raises(QmapError) as caught:
+        tokens(text)
+    assert message in caught.value.message
+    assert (caught.value.file, caught.value.line, caught.value.column) == ("t", 1, column)
+
+
+def test_error_position_maps_back_through_continuations() -> None:
+    with pytest.raises(QmapError) as caught:
+        tokens(b"a\\\nb\\\r\nc $x\n  \xff")
+    assert (caught.value.line, caught.value.column, caught.value.offset) == (4, 3, 14)
+
+
+SQUARE = b"vertices 4 { 0,0,0 1,0,0 1,1,0 0,1,0 }"
+
+
+def quad_map(faces: bytes = b"faces 1 { 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1 }", header: bytes = b"QMAP TMP 10",
+             has_uv: bytes = b"1", vertices: bytes = SQUARE, extra: bytes = b"") -> bytes:
+    return (header + b"\nobjects {\n" + extra + b' mesh "P" { 0,0,0 0,0,0 1,1,1 30 ' + has_uv
+            + b' materials 1 { "M" } ' + vertices + b" " + faces + b" }\n}\n")
+
+
+@pytest.mark.parametrize(
+    ("variant", "same_as_plain"),
+    [
+        (quad_map(faces=b"faces 01 { 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1 }"), True),  # octal 01
+        (quad_map(faces=b"faces 0x1 { 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1 }"), True),  # hex
+        (quad_map(vertices=b"vertices 4 { 0,0,0 1.0e0,0,0 +1.,1,0 0,10d-1,0 }"), True),  # float forms
+        (quad_map(vertices=b"vertices 4 { 0,0,0 01,0,0 1,1,0 0,1,0 }"), True),  # 01 as a float is decimal
+        (quad_map(vertices=b"vertices 4 { 0,0,0 1,0,0 1,1,0 0,1 /* c */ ,0 }"), True),  # slow path
+        (quad_map(vertices=b"vertices 4 { 0,0,0 010,0,0 1,1,0 0,1,0 }"), False),  # 010 as a float is 10
+    ],
+)
+def test_number_forms_compile_like_plain_numbers(variant: bytes, same_as_plain: bool) -> None:
+    assert (compile_bytes(variant) == compile_bytes(quad_map())) is same_as_plain
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        (quad_map(header=b"QMAP TMP 11"), "version"),
+        (quad_map(faces=b"faces 1 { 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1.5.5 }"), "cannot convert"),
+        (quad_map(faces=b"faces 1 { 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1 3 }"), "expected '}'"),
+        (quad_map(faces=b"faces 1 { 4 -0 0 0 0,0 1 1,0 2 1,1 3 0,1 }"), "unsigned integer"),
+        (quad_map(faces=b"faces 1 { 4 08 0 0 0,0 1 1,0 2 1,1 3 0,1 }"), "unsigned integer"),
+        (quad_map(faces=b"faces 1 { 4 4294967296 0 0 0,0 1 1,0 2 1,1 3 0,1 }"), "out of range"),
+        (quad_map(faces=b"faces 1 { 4 0 0 0 0;0 1 1,0 2 1,1 3 0,1 }"), "expected ','"),
+        (quad_map(faces=b"faces 1 { 4 0 0 0 nan,0 1 1,0 2 1,1 3 0,1 }"), "integer or a float"),
+        (quad_map(extra=b'spot "S" { }\n'), "expected an object"),
+        (quad_map(extra=b'lamp "L" { 0,0,0 0,0,0 1,1,1 Sun 1 1,1,1 }\n'), "lamp type"),
+        (quad_map(faces=b"faces 99999999 { }"), "more than the rest of the file"),
+        (quad_map() + b"x", "end of file"),
+    ],
+)
+def test_grammar_errors(document: bytes, message: str) -> None:
+    with pytest.raises(QmapError) as caught:
+        parse_tmp(document, "m.qmap.tmp")
+    assert message in caught.value.message
+    assert caught.value.line is not None and caught.value.column is not None
+
+
+def test_lamps_and_lattice_are_parsed_but_produce_nothing() -> None:
+    lamps = (b'lamp "L" { 1,2,3 0,0,0 1,1,1 Lamp 20 1, 0.9, 0.8 }\n'
+             b'lamp "S" { 0,0,3 0.7,0,0 1,1,1 Spot 15 1,1,1 0.15 45 }\nlattice "X" { { nested } }\n')
+    document = parse_tmp(quad_map(extra=lamps))
+    assert [lamp.lamp_type for lamp in document.lamps] == ["Lamp", "Spot"]
+    assert document.lamps[1].angle == 45 and len(document.warnings) == 1
+    assert compile_bytes(quad_map(extra=lamps)) == compile_bytes(quad_map())
+
+
+def test_unknown_objects_are_errors_unless_lenient() -> None:
+    from qmap_compiler import CompileOptions
+
+    document = quad_map(extra=b'curve "C" { 1 2 3 }\n')
+    with pytest.raises(QmapError):
+        compile_bytes(document)
+    lenient = compile_bytes(document, options=CompileOptions(skip_unknown_objects=True))
+    assert lenient == compile_bytes(quad_map())
+
+
+def test_desc_grammar_first_entry_wins_and_options_repeat() -> None:
+    desc = parse_desc(b'QMAP DESC 10 // c\nmaterials { "A" { tex scale 3; tex scale 2; name "X"; name "Y"; }\n'
+                      b'"A" { skip; } "B" { drop; tex gen; } }')
+    assert desc.entries[b"A"].tex_scale == 2 and desc.entries[b"A"].new_name == b"Y"
+    assert not desc.entries[b"A"].skip
+    assert desc.entries[b"B"].skip and desc.entries[b"B"].tex_gen
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (b'QMAP DESC 10 materials { "A" { foo; } }', "unknown command"),
+        (b'QMAP DESC 10 materials { "A" { tex big; } }', "unknown tex command"),
+        (b'QMAP DESC 10 materials { "A" { skip } }', "expected ';'"),
+        (b'QMAP DESC 11 materials { }', "version"),
+        (b'QMAP TMP 10 materials { }', "expected 'DESC'"),
+    ],
+)
+def test_desc_errors(text: bytes, message: str) -> None:
+    with pytest.raises(QmapError) as caught:
+        parse_desc(text, "d.qmap.desc")
+    assert message in caught.value.message and caught.value.file == "d.qmap.desc"
+
+
+def test_writers_round_trip_through_the_parsers() -> None:
+    document = parse_tmp(quad_map(extra=b'lamp "S\\"1" { 0,0,3 0.7,0,0 1,1,1 Spot 15 1,1,1 0.15 45 }\n'))
+    document.meshes[0].materials = [b'q"\\\t\xb9']
+    again = parse_tmp(format_tmp(document, "%.9g"))
+    assert again.meshes[0].materials == [b'q"\\\t\xb9'] and again.lamps[0].name == b'S"1'
+    assert np.array_equal(again.meshes[0].face_uvs, document.meshes[0].face_uvs)  # type: ignore[arg-type]
+    desc = parse_desc(b'QMAP DESC 10 materials { "A" { tex scale 0.5; name "B"; skip; tex gen; } }')
+    options = [(e.skip, e.tex_gen, e.tex_scale, e.new_name) for e in desc.entries.values()]
+    again_desc = parse_desc(format_desc(desc))
+    assert [(e.skip, e.tex_gen, e.tex_scale, e.new_name) for e in again_desc.entries.values()] == options
+
+
+def _number_spellings(rng: np.random.Generator, count: int) -> list[bytes]:
+    """Random values written in every float spelling the tokenizer accepts."""
+    spellings = []
+    for value in rng.standard_normal(count) * 10.0 ** rng.integers(-8, 9, count):
+        style = rng.integers(7)
+        text = [f"{value:f}", f"{value:.9g}", f"{value:.3e}", f"{value:.17e}".replace("e", "d"),
+                f"{value:.2E}".replace("E", "D"), f"{value:+.1f}", f"{value:.25f}"][style]
+        spellings.append(text.encode())
+    return spellings
+
+
+def test_fast_block_scanner_matches_the_tokenizer_bit_for_bit() -> None:
+    rng = np.random.default_rng(7)
+    numbers = _number_spellings(rng, 3 * 300)
+    rows = b"\n".join(b",".join(numbers[i : i + 3]) for i in range(0, len(numbers), 3))
+    faces = b"faces 2 { 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1 3 0 0 0 1e-3,08 1 1.,2d1 2 -0.5,+7 }"
+    from qmap_compiler import fastblocks
+
+    block = b"vertices 300 {\n" + rows + b"\n}"
+    assert fastblocks.parse_vertex_block(block, block.index(b"{") + 1, 300) is not None  # really the fast path
+    assert fastblocks.parse_face_block(faces, faces.index(b"{") + 1, 2, 4, True) is not None
+    fast = parse_tmp(quad_map(vertices=block, faces=faces))
+    slow = parse_tmp(quad_map(vertices=b"vertices 300 {\n" + rows + b"\n/* force the tokenizer */ }",
+                              faces=faces.replace(b" }", b" // slow\n}")))
+    for name in ("vertices", "face_uvs", "face_indices", "face_sizes"):
+        a, b = getattr(fast.meshes[0], name), getattr(slow.meshes[0], name)
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), name
