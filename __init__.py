@@ -1,7 +1,8 @@
 """io_game_formats: IQE, SMD/VTA, JOE/JPK import and export and the QMAP compiler, as a Blender extension.
 
 Loaded by Blender as bl_ext.<repo>.io_game_formats, so every import inside the package is relative.
-Each format module lists its `classes` and may define `menu_import` / `menu_export` for the File menus.
+Each format module lists its `classes` and may define `menu_import` / `menu_export` for the File menus, and
+`after_register` / `before_unregister` for properties attached to Blender types.
 """
 
 from __future__ import annotations
@@ -9,10 +10,18 @@ from __future__ import annotations
 import bpy
 
 from . import cli
+from .exporters import iqe as export_iqe
 from .exporters import joe as export_joe
+from .exporters import qmap as export_qmap
+from .exporters import smd as export_smd
+from .importers import iqe as import_iqe
 from .importers import joe as import_joe
+from .importers import qmap as import_qmap
+from .importers import smd as import_smd
+from .ui import qmap_panel
 
-FORMAT_MODULES = (import_joe, export_joe)
+FORMAT_MODULES = (import_joe, export_joe, import_iqe, export_iqe, import_smd, export_smd, qmap_panel, import_qmap,
+                  export_qmap)  # fmt: skip
 
 _cli_handle = None
 
@@ -26,6 +35,8 @@ def register() -> None:
     for module in FORMAT_MODULES:
         for cls in module.classes:
             bpy.utils.register_class(cls)
+        if hasattr(module, "after_register"):
+            module.after_register()
     for entry in _menu_entries("menu_import"):
         bpy.types.TOPBAR_MT_file_import.append(entry)
     for entry in _menu_entries("menu_export"):
@@ -43,5 +54,7 @@ def unregister() -> None:
     for entry in _menu_entries("menu_import"):
         bpy.types.TOPBAR_MT_file_import.remove(entry)
     for module in reversed(FORMAT_MODULES):
+        if hasattr(module, "before_unregister"):
+            module.before_unregister()
         for cls in reversed(module.classes):
             bpy.utils.unregister_class(cls)

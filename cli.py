@@ -30,6 +30,11 @@ FORMATS: dict[str, FileFormat] = {
     for f in (
         FileFormat("joe", ".joe", "import_scene.joe", "export_scene.joe"),
         FileFormat("jpk", ".jpk", "import_scene.joe", "export_scene.jpk"),
+        FileFormat("smd", ".smd", "import_scene.valve_smd", "export_scene.valve_smd"),
+        FileFormat("vta", ".vta", "import_scene.valve_smd", "export_scene.valve_smd"),
+        FileFormat("iqe", ".iqe", "import_scene.iqe", "export_scene.iqe"),
+        FileFormat("qmap_tmp", ".qmap.tmp", "import_scene.qmap_tmp", "export_scene.qmap_tmp"),
+        FileFormat("qmap", ".qmap", "import_scene.qmap", "export_scene.qmap"),
     )
 }
 
@@ -43,11 +48,12 @@ def format_of(path: str, explicit: str | None = None) -> FileFormat:
         if explicit.lower() not in FORMATS:
             raise CliError(f"unknown format {explicit!r}; known: {', '.join(sorted(FORMATS))}")
         return FORMATS[explicit.lower()]
-    extension = os.path.splitext(path)[1].lower()
-    for candidate in FORMATS.values():
-        if candidate.extension == extension:
+    lowered = path.lower()
+    for candidate in sorted(FORMATS.values(), key=lambda f: -len(f.extension)):  # ".qmap.tmp" before ".tmp"
+        if lowered.endswith(candidate.extension):
             return candidate
-    raise CliError(f"{path}: unknown file type {extension or '(none)'}; known: {', '.join(sorted(FORMATS))}")
+    extension = os.path.splitext(path)[1].lower() or "(none)"
+    raise CliError(f"{path}: unknown file type {extension}; known: {', '.join(sorted(FORMATS))}")
 
 
 def operator(idname: str | None, what: str) -> Callable[..., set[str]]:

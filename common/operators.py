@@ -121,16 +121,12 @@ EXPORT_SCOPES = (
 )
 
 
-class ExportScopeMixin:
-    """Which objects to export, with what; `collection` is filled in by Collection Exporters."""
+class ObjectScopeMixin:
+    """Which objects to export; `collection` is filled in by Collection Exporters."""
 
     collection: StringProperty(name="Collection", options={"HIDDEN"})
     export_scope: EnumProperty(name="Limit to", items=EXPORT_SCOPES, default="SELECTED")
     apply_modifiers: BoolProperty(name="Apply Modifiers", default=True)
-    apply_transform: BoolProperty(
-        name="Apply Object Transform", default=True, description="Write world-space positions and normals"
-    )
-    global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0)
 
     def objects_to_export(self, context: bpy.types.Context) -> list[bpy.types.Object]:
         if self.collection:
@@ -144,6 +140,15 @@ class ExportScopeMixin:
         if self.export_scope == "VISIBLE":
             return [obj for obj in scene_objects if obj.visible_get()]
         return scene_objects
+
+
+class ExportScopeMixin(ObjectScopeMixin):
+    """Object scope plus the usual transform options (world matrix, scale, axes)."""
+
+    apply_transform: BoolProperty(
+        name="Apply Object Transform", default=True, description="Write world-space positions and normals"
+    )
+    global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0)
 
     def export_matrix(self, obj: bpy.types.Object) -> Matrix:
         axes = axis_conversion(to_forward=self.axis_forward, to_up=self.axis_up).to_4x4()

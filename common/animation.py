@@ -1,0 +1,307 @@
+"""Bone animation in and out of Blender actions, in bulk, for Blender 4.2 (classic actions) to 5.0 (slotted).
+
+`create_bone_action` writes dense per-frame pose-bone values (location, rotation, optional scale) with one
+`keyframe_points.foreach_set` per F-curve, thinning runs of equal values (exact under linear interpolation).
+`sample_bone_action` reads them back, per frame over the action's own frame range, by evaluating its F-curves
+(constraints, drivers and the NLA are not evaluated). `pose_matrices` turns per-bone basis matrices into
+armature-space pose matrices the way Blender does for bones that inherit rotation and scale.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+
+from .armature import compose, euler_to_matrix, quaternion_to_matrix
+
+LINEAR = 1  # keyframe interpolation enum value
+
+
+def slotted_actions() -> bool:
+    """Blender 4.4+ stores F-curves in slots/layers/strips/channelbags."""
+    return bpy.app.version >= (4, 4, 0)
+
+
+def bone_path(bone: str, prop: str) -> str:
+    return f'pose.bones["{bpy.utils.escape_identifier(bone)}"].{prop}'
+
+
+_BONE_PATH = re.compile(r'^pose\.bones\["((?:[^"\\]|\\.)*)"\]\.(\w+)$')
+
+
+def parse_bone_path(path: str) -> tuple[str, str] | None:
+    match = _BONE_PATH.match(path)
+    if match is None:
+        return None
+    return re.sub(r"\\(.)", r"\1", match.group(1)), match.group(2)
+
+
+# ------------------------------------------------------------------------------------------------ creating
+
+
+class _Channels:
+    """Where a new action's F-curves go: the slot's channelbag (4.4+) or action.fcurves (4.2)."""
+
+    def __init__(self, action: bpy.types.Action, obj: bpy.types.Object) -> None:
+        self.slot = None
+        if slotted_actions():
+            self.slot = action.slots.new(id_type="OBJECT", name=obj.name)
+            strip = action.layers.new("Layer").strips.new(type="KEYFRAME")
+            self.fcurves = strip.channelbag(self.slot, ensure=True).fcurves
+            self.group_keyword = "group_name"
+        else:
+            self.fcurves = action.fcurves
+            self.group_keyword = "action_group"
+
+    def new(self, path: str, index: int, group: str) -> bpy.types.FCurve:
+        return self.fcurves.new(path, index=index, **{self.group_keyword: group})
+
+
+def _fill(curve: bpy.types.FCurve, frames: np.ndarray, values: np.ndarray, thin: bool) -> int:
+    keep = np.ones(len(values), bool)
+    if thin and len(values) > 2:
+        keep[1:-1] = (values[1:-1] != values[:-2]) | (values[1:-1] != values[2:])
+    count = int(keep.sum())
+    points = curve.keyframe_points
+    points.add(count)
+    points.foreach_set("co", np.column_stack([frames[keep], values[keep]]).astype(np.float32).ravel())
+    points.foreach_set("interpolation", np.full(count, LINEAR, np.intc))
+    curve.update()
+    return count
+
+
+def create_bone_action(
+    obj: bpy.types.Object,
+    name: str,
+    bone_names: Sequence[str],
+    frames: np.ndarray,
+    locations: np.ndarray,
+    rotations: np.ndarray,
+    *,
+    rotation_mode: str = "XYZ",
+    scales: np.ndarray | None = None,
+    thin: bool = True,
+    assign: bool = True,
+) -> bpy.types.Action:
+    """One action keying `bone_names` at `frames` (F,): locations (F, B, 3), rotations (F, B, 4) quaternions
+    (w, x, y, z) for rotation_mode "QUATERNION" or (F, B, 3) Euler angles otherwise. The action keeps a fake user
+    and its frame range; with `assign` it becomes the object's active action (and slot)."""
+    action = bpy.data.actions.new(name)
+    action.use_fake_user = True
+    channels = _Channels(action, obj)
+    rotation_property = "rotation_quaternion" if rotation_mode == "QUATERNION" else "rotation_euler"
+    frames = np.asarray(frames, np.float64)
+    for row, bone in enumerate(bone_names):
+        tracks = [("location", locations[:, row]), (rotation_property, rotations[:, row])]
+        if scales is not None:
+            tracks.append(("scale", scales[:, row]))
+        for prop, values in tracks:
+            for index in range(values.shape[1]):
+                _fill(channels.new(bone_path(bone, prop), index, bone), frames, values[:, index], thin)
+        pose_bone = obj.pose.bones.get(bone)
+        if pose_bone is not None:
+            pose_bone.rotation_mode = rotation_mode
+    if len(frames) > 1:
+        action.use_frame_range = True
+        action.frame_start, action.frame_end = float(frames[0]), float(frames[-1])
+    if assign:
+        animation = obj.animation_data or obj.animation_data_create()
+        animation.action = action
+        if channels.slot is not None:
+            animation.action_slot = channels.slot
+    return action
+
+
+# ------------------------------------------------------------------------------------------------ reading
+
+
+@dataclass
+class ActionSource:
+    """An action, and on Blender 4.4+ the slot whose F-curves animate the armature."""
+
+    action: bpy.types.Action
+    slot: object | None = None
+
+    @property
+    def label(self) -> str:
+        if self.slot is None:
+            return self.action.name
+        return f"{self.action.name}_{getattr(self.slot, 'name_display', '')}"
+
+
+def fcurves_of(source: ActionSource) -> list[bpy.types.FCurve]:
+    if not slotted_actions():
+        return list(source.action.fcurves)
+    curves: list[bpy.types.FCurve] = []
+    for layer in source.action.layers:
+        for strip in layer.strips:
+            if source.slot is not None and strip.type == "KEYFRAME":
+                bag = strip.channelbag(source.slot)
+                if bag is not None:
+                    curves.extend(bag.fcurves)
+    return curves
+
+
+def _animates(source: ActionSource, bones: set[str]) -> bool:
+    for curve in fcurves_of(source):
+        parsed = parse_bone_path(curve.data_path)
+        if parsed is not None and parsed[0] in bones:
+            return True
+    return False
+
+
+def active_action(obj: bpy.types.Object) -> ActionSource | None:
+    animation = obj.animation_data
+    if animation is None or animation.action is None:
+        return None
+    return ActionSource(animation.action, getattr(animation, "action_slot", None))
+
+
+def actions_for(obj: bpy.types.Object, scope: str) -> list[ActionSource]:
+    """The armature's active action ("ACTIVE"), or every action (and object slot) keying its bones ("ALL")."""
+    if scope == "ACTIVE":
+        found = active_action(obj)
+        return [_SingleSlot(found.action, found.slot)] if found is not None else []
+    bones = {bone.name for bone in obj.data.bones}
+    sources: list[ActionSource] = []
+    for action in bpy.data.actions:
+        if slotted_actions():
+            slots = [slot for slot in action.slots if getattr(slot, "target_id_type", "OBJECT") == "OBJECT"]
+            candidates = [ActionSource(action, slot) for slot in slots]
+            matching = [c for c in candidates if _animates(c, bones)]
+            if len(matching) == 1:
+                sources.append(_SingleSlot(action, matching[0].slot))
+            else:
+                sources.extend(matching)
+        elif _animates(ActionSource(action), bones):
+            sources.append(ActionSource(action))
+    return sources
+
+
+class _SingleSlot(ActionSource):
+    """The only matching slot of its action: named after the action alone."""
+
+    @property
+    def label(self) -> str:
+        return self.action.name
+
+
+def frame_range(source: ActionSource) -> tuple[int, int]:
+    """The action's manual frame range if set, else the span of the keys of its (slot's) F-curves."""
+    action = source.action
+    if action.use_frame_range:
+        return round(action.frame_start), max(round(action.frame_start), round(action.frame_end))
+    starts, ends = [], []
+    for curve in fcurves_of(source):
+        if len(curve.keyframe_points):
+            bounds: tuple[float, ...] = tuple(curve.range())
+            starts.append(float(bounds[0]))
+            ends.append(float(bounds[1]))
+    if not starts:
+        return 0, 0
+    return math.floor(min(starts) + 1e-6), math.ceil(max(ends) - 1e-6)
+
+
+@dataclass
+class BoneSamples:
+    """Per frame and bone: basis matrices (F, B, 4, 4) of pose bones, as Blender would compute them."""
+
+    frames: np.ndarray
+    basis: np.ndarray
+
+
+def sample_bone_action(
+    source: ActionSource,
+    bone_names: Sequence[str],
+    rotation_modes: Sequence[str],
+    frames: Sequence[int] | None = None,
+) -> BoneSamples:
+    """Evaluate the F-curves keying these bones at each frame (default: the action's frame range). Channels
+    without a curve take the rest value; each bone's rotation is read as its rotation_mode says."""
+    if frames is None:
+        first, last = frame_range(source)
+        frames = range(first, last + 1)
+    frame_array = np.asarray(list(frames), np.float64)
+    count, bones = len(frame_array), len(bone_names)
+    row_of = {name: row for row, name in enumerate(bone_names)}
+    channels = {
+        "location": np.zeros((count, bones, 3)),
+        "rotation_quaternion": np.tile([1.0, 0.0, 0.0, 0.0], (count, bones, 1)),
+        "rotation_euler": np.zeros((count, bones, 3)),
+        "rotation_axis_angle": np.tile([0.0, 0.0, 1.0, 0.0], (count, bones, 1)),
+        "scale": np.ones((count, bones, 3)),
+    }
+    for curve in fcurves_of(source):
+        parsed = parse_bone_path(curve.data_path)
+        if parsed is None or parsed[0] not in row_of or parsed[1] not in channels or curve.mute:
+            continue
+        target = channels[parsed[1]]
+        if curve.array_index >= target.shape[2]:
+            continue
+        evaluate = curve.evaluate
+        target[:, row_of[parsed[0]], curve.array_index] = [evaluate(frame) for frame in frame_array.tolist()]
+    rotations = np.zeros((count, bones, 3, 3))
+    for row, mode in enumerate(rotation_modes):
+        if mode == "QUATERNION":
+            rotations[:, row] = quaternion_to_matrix(channels["rotation_quaternion"][:, row])
+        elif mode == "AXIS_ANGLE":
+            rotations[:, row] = _axis_angle_to_matrix(channels["rotation_axis_angle"][:, row])
+        else:
+            rotations[:, row] = euler_to_matrix(channels["rotation_euler"][:, row], mode)
+    basis = compose(channels["location"], rotations, channels["scale"])
+    return BoneSamples(frame_array, basis)
+
+
+def _axis_angle_to_matrix(values: np.ndarray) -> np.ndarray:
+    angle = values[:, 0]
+    axis = values[:, 1:]
+    length = np.linalg.norm(axis, axis=1, keepdims=True)
+    axis = np.where(length > 0, axis / np.where(length > 0, length, 1), [0.0, 0.0, 1.0])
+    half = angle / 2
+    return quaternion_to_matrix(np.column_stack([np.cos(half), axis * np.sin(half)[:, None]]))
+
+
+def pose_matrices(parents: Sequence[int], rest: np.ndarray, basis: np.ndarray) -> np.ndarray:
+    """Armature-space pose matrices (F, B, 4, 4) from Blender rest matrices (B, 4, 4) (bone.matrix_local, parents
+    before children) and basis matrices (F, B, 4, 4): pose = parent_pose @ inv(parent_rest) @ rest @ basis."""
+    pose = np.empty_like(basis)
+    inverse_rest = np.linalg.inv(rest)
+    for row, parent in enumerate(parents):
+        if parent < 0:
+            pose[:, row] = rest[row] @ basis[:, row]
+        else:
+            pose[:, row] = pose[:, parent] @ (inverse_rest[parent] @ rest[row]) @ basis[:, row]
+    return pose
+
+
+def basis_from_pose(parents: Sequence[int], rest: np.ndarray, pose: np.ndarray) -> np.ndarray:
+    """The inverse of pose_matrices: basis = inv(inv(parent_rest) @ rest) @ inv(parent_pose) @ pose."""
+    basis = np.empty_like(pose)
+    inverse_rest = np.linalg.inv(rest)
+    for row, parent in enumerate(parents):
+        if parent < 0:
+            basis[:, row] = inverse_rest[row] @ pose[:, row]
+        else:
+            relative = np.linalg.inv(inverse_rest[parent] @ rest[row])
+            basis[:, row] = relative @ np.linalg.inv(pose[:, parent]) @ pose[:, row]
+    return basis
+
+
+def continuous_quaternions(q: np.ndarray) -> np.ndarray:
+    """(F, ..., 4) quaternions with signs flipped so consecutive frames stay on the same hemisphere."""
+    out = np.array(q, np.float64)
+    if len(out) < 2:
+        return out
+    flips = np.sum(out[1:] * out[:-1], axis=-1) < 0
+    parity = np.concatenate([np.zeros((1, *flips.shape[1:]), bool), np.logical_xor.accumulate(flips, axis=0)])
+    return np.where(parity[..., None], -out, out)
+
+
+def continuous_eulers(e: np.ndarray) -> np.ndarray:
+    """(F, ..., 3) Euler angles unwrapped over frames (no jumps of 2 pi between consecutive frames)."""
+    return np.unwrap(e, axis=0) if len(e) > 1 else np.array(e, np.float64)

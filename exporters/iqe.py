@@ -1,0 +1,605 @@
+"""Blender objects to IQE: one mesh block per (object, material), all UV maps and colour attributes, chosen
+generic attributes as custom arrays, per-corner normals, weights, the skeleton and sampled actions.
+
+The whole document is built and checked before anything is written, and the file is replaced atomically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import bpy
+import numpy as np
+from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
+from bpy_extras.io_utils import ExportHelper, orientation_helper
+
+from ..common import armature as armature_helpers
+from ..common import mesh_io
+from ..common.operators import (
+    ExportScopeMixin,
+    Summary,
+    draw_panel,
+    geometry_objects,
+    guarded,
+    in_file_browser,
+    prepare_layout,
+)
+from ..formats import iqe
+from ..formats.atomic import write_bytes_atomically
+from ..formats.errors import FormatError
+from ..importers import iqe_rig as rig_math
+from ..importers.iqe import COMMENT, CUSTOM_TAG, IMPORT_COLORS, STORED_NORMALS, linear_to_srgb
+from . import iqe_rig
+
+MAX_SKINNED_JOINTS = 256
+EXPORT_ATTRIBUTES = (
+    ("IQE", "From IQE", "Generic attributes that were custom arrays in an imported IQE file"),
+    ("ALL", "All", "Every float attribute on points or face corners (besides UVs, colours and normals)"),
+    ("NONE", "None", "No generic attributes"),
+)
+_ATTRIBUTE_WIDTHS = {"FLOAT": (1, "value"), "FLOAT2": (2, "vector"), "FLOAT_VECTOR": (3, "vector"),
+                     "QUATERNION": (4, "value"), "FLOAT_COLOR": (4, "color"), "BYTE_COLOR": (4, "color")}  # fmt: skip
+_INTERNAL = {"position", STORED_NORMALS, "sharp_face", "sharp_edge", "material_index", "custom_normal"}
+
+
+@dataclass
+class _Custom:
+    """One custom array slot of the document."""
+
+    slot: int
+    component: str
+    width: int
+    name: str
+
+
+@dataclass
+class _Customs:
+    by_name: dict[str, _Custom] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def claim(self, name: str, width: int, component: str = "float", slot: int | None = None) -> _Custom | None:
+        existing = self.by_name.get(name)
+        if existing is not None:
+            if existing.width != width:
+                self.warnings.append(f"attribute {name!r} has different sizes on different objects; skipped")
+                return None
+            return existing
+        used = {custom.slot for custom in self.by_name.values()}
+        if slot is None or slot in used:
+            free = [s for s in range(10) if s not in used]
+            if not free:
+                self.warnings.append(f"attribute {name!r} skipped: IQE has only 10 custom arrays")
+                return None
+            slot = free[0]
+        custom = _Custom(slot, component, width, name)
+        self.by_name[name] = custom
+        return custom
+
+
+@dataclass
+class ExportSettings:
+    export_normals: bool = True
+    export_uvs: bool = True
+    export_colors: str = "SRGB"
+    export_attributes: str = "IQE"
+    export_tangents: bool = False
+    triangulate: bool = True
+    export_skeleton: bool = True
+    export_animations: str = "ALL"
+    max_influences: int = 4
+    export_comment: bool = True
+
+
+# --------------------------------------------------------------------------------------------- mesh blocks
+
+
+def _floats(collection: bpy.types.bpy_prop_collection, key: str, width: int) -> np.ndarray:
+    return mesh_io.corner_floats(collection, key, width).astype(np.float32)
+
+
+def _faces(mesh: bpy.types.Mesh, triangulate: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(loop of each face corner, face sizes, face material indices)."""
+    if triangulate:
+        count = len(mesh.loop_triangles)
+        loops = np.empty(count * 3, np.intc)
+        mesh.loop_triangles.foreach_get("loops", loops)
+        materials = np.empty(count, np.intc)
+        mesh.loop_triangles.foreach_get("material_index", materials)
+        return loops, np.full(count, 3, np.int64), materials
+    count = len(mesh.polygons)
+    sizes = np.empty(count, np.intc)
+    mesh.polygons.foreach_get("loop_total", sizes)
+    starts = np.empty(count, np.intc)
+    mesh.polygons.foreach_get("loop_start", starts)
+    materials = np.empty(count, np.intc)
+    mesh.polygons.foreach_get("material_index", materials)
+    loops = (np.repeat(starts - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))).astype(np.intc)
+    return loops, sizes.astype(np.int64), materials
+
+
+def _corner_normals(mesh: bpy.types.Mesh, corner_vert: np.ndarray) -> np.ndarray:
+    """Blender's corner normals; where they still match the file's stored normal, the stored vector exactly."""
+    normals = _floats(mesh.corner_normals, "vector", 3)
+    stored_attribute = mesh.attributes.get(STORED_NORMALS)
+    if stored_attribute is None or stored_attribute.domain != "POINT" or stored_attribute.data_type != "FLOAT_VECTOR":
+        return normals
+    stored = _floats(stored_attribute.data, "vector", 3)[corner_vert]
+    length = np.linalg.norm(stored, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cosine = (stored * normals).sum(axis=1) / length
+    unchanged = np.isfinite(cosine) & (cosine > np.cos(np.radians(3.0)))
+    return np.where(unchanged[:, None], stored, normals).astype(np.float32)
+
+
+def _color_values(attribute: bpy.types.Attribute, space: str) -> np.ndarray:
+    values = _floats(attribute.data, "color", 4).astype(np.float64)
+    if space == "SRGB":
+        values[:, :3] = linear_to_srgb(values[:, :3])
+    return values.astype(np.float32)
+
+
+@dataclass
+class _Layers:
+    """Per-corner (C, k) and per-vertex (V, k) arrays going into a block, keyed by what they become."""
+
+    corner: dict[str, np.ndarray] = field(default_factory=dict)
+    point: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+def _gather_layers(
+    obj: bpy.types.Object, mesh: bpy.types.Mesh, corner_vert: np.ndarray, settings: ExportSettings, customs: _Customs
+) -> _Layers:
+    layers = _Layers()
+    if settings.export_normals:
+        layers.corner["normal"] = _corner_normals(mesh, corner_vert)
+    handled = {STORED_NORMALS}
+    if settings.export_uvs and len(mesh.uv_layers):
+        main = next((uv for uv in mesh.uv_layers if uv.active_render), mesh.uv_layers[0])
+        for uv in mesh.uv_layers:
+            values = _floats(uv.uv, "vector", 2)
+            values[:, 1] = 1.0 - values[:, 1]
+            handled.add(uv.name)
+            if uv == main:
+                layers.corner["texcoord"] = values
+            elif (custom := customs.claim(uv.name, 2)) is not None:
+                layers.corner[f"custom{custom.slot}"] = values
+    if settings.export_colors != "NONE" and len(mesh.color_attributes):
+        colors = mesh.color_attributes
+        index = colors.render_color_index if colors.render_color_index >= 0 else 0
+        main_name = colors[index].name if index < len(colors) else colors[0].name
+        for attribute in colors:
+            handled.add(attribute.name)
+            target = layers.corner if attribute.domain == "CORNER" else layers.point
+            if attribute.domain not in {"CORNER", "POINT"}:
+                continue
+            values = _color_values(attribute, settings.export_colors)
+            if attribute.name == main_name:
+                target["color"] = values
+            elif (custom := customs.claim(attribute.name, 4)) is not None:
+                target[f"custom{custom.slot}"] = values
+    if settings.export_attributes != "NONE":
+        _gather_generic(obj, mesh, settings.export_attributes, handled, layers, customs)
+    if settings.export_tangents:
+        _gather_tangents(mesh, layers, customs)
+    return layers
+
+
+def _gather_generic(
+    obj: bpy.types.Object, mesh: bpy.types.Mesh, mode: str, handled: set[str], layers: _Layers, customs: _Customs
+) -> None:
+    source = obj.data if isinstance(obj.data, bpy.types.Mesh) else None
+    tags = dict(source.get(CUSTOM_TAG, {})) if source is not None else {}
+    for attribute in mesh.attributes:
+        name = attribute.name
+        if name in handled or name.startswith(".") or name in _INTERNAL or attribute.domain not in {"POINT", "CORNER"}:
+            continue
+        if attribute.data_type not in _ATTRIBUTE_WIDTHS or (mode == "IQE" and name not in tags):
+            continue
+        width, key = _ATTRIBUTE_WIDTHS[attribute.data_type]
+        tag = str(tags.get(name, "")).split(" ", 3)
+        if len(tag) == 4 and tag[0].isdigit() and int(tag[2]) == width:
+            custom = customs.claim(name, width, tag[1], int(tag[0]))
+        else:
+            custom = customs.claim(name, width)
+        if custom is None:
+            continue
+        values = _floats(attribute.data, key, width)
+        target = layers.corner if attribute.domain == "CORNER" else layers.point
+        target[f"custom{custom.slot}"] = values
+
+
+def _gather_tangents(mesh: bpy.types.Mesh, layers: _Layers, customs: _Customs) -> None:
+    if not len(mesh.uv_layers):
+        customs.warnings.append(f"{mesh.name}: no UV map, so no tangents")
+        return
+    try:
+        mesh.calc_tangents()
+    except RuntimeError as error:
+        customs.warnings.append(f"{mesh.name}: no tangents ({error})")
+        return
+    tangents = np.empty((len(mesh.loops), 4), np.float32)
+    tangents[:, :3] = _floats(mesh.loops, "tangent", 3)
+    signs = np.empty(len(mesh.loops), np.float32)
+    mesh.loops.foreach_get("bitangent_sign", signs)
+    tangents[:, 3] = -signs  # the IQE winding is mirrored, which flips the handedness
+    layers.corner["tangent"] = tangents
+
+
+def _split_vertices(vertex_of_corner: np.ndarray, corner_data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """New vertices for corners of one block: (first corner of each new vertex, new vertex of each corner).
+
+    Corners share a vertex when they use the same Blender vertex with the same corner data; new vertices are
+    ordered by Blender vertex, so an imported, untouched mesh keeps its vertex order.
+    """
+    vertex = vertex_of_corner.astype(np.int64)
+    if corner_data.shape[1]:
+        bits = np.ascontiguousarray(corner_data).view(np.uint32)
+        representative = np.zeros((int(vertex.max()) + 1, bits.shape[1]), np.uint32)
+        representative[vertex] = bits
+        differs = (representative[vertex] != bits).any(axis=1)
+        split = np.zeros(len(representative), bool)
+        split[vertex[differs]] = True
+        corners = np.flatnonzero(split[vertex])
+        sub = np.zeros(len(vertex), np.int64)
+        if len(corners):
+            rows = np.ascontiguousarray(np.column_stack((vertex[corners].astype(np.uint32), bits[corners])))
+            _, inverse = np.unique(rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))),
+                                   return_inverse=True)  # fmt: skip
+            sub[corners] = inverse.ravel() + 1
+        key = vertex * (int(sub.max()) + 1) + sub
+    else:
+        key = vertex
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    return first, inverse.ravel()
+
+
+@dataclass
+class _ObjectData:
+    name: str
+    positions: np.ndarray  # (V, 3) export space
+    corner_vert: np.ndarray
+    layers: _Layers
+    loops: np.ndarray
+    sizes: np.ndarray
+    face_materials: np.ndarray
+    material_names: list[str]
+    weights: tuple[np.ndarray, np.ndarray] | None  # (V, K) joints and weights, limited and normalised
+
+
+def _object_data(
+    context: bpy.types.Context,
+    obj: bpy.types.Object,
+    operator: ExportScopeMixin,
+    settings: ExportSettings,
+    customs: _Customs,
+    joint_of_name: dict[str, int] | None,
+) -> _ObjectData:
+    matrix = operator.export_matrix(obj)
+    bone_groups = [g.name for g in obj.vertex_groups if joint_of_name is not None and g.name in joint_of_name]
+    reader = armature_helpers.vertex_weight_reader(obj, bone_groups) if bone_groups else None
+    try:
+        with _modifiers_off(obj, reader, operator.apply_modifiers):
+            depsgraph = context.evaluated_depsgraph_get()
+            with mesh_io.evaluated_mesh(obj, depsgraph, operator.apply_modifiers or reader is not None) as mesh:
+                positions = _floats(mesh.attributes["position"].data, "vector", 3)
+                corner_vert = np.empty(len(mesh.loops), np.intc)
+                mesh.attributes[".corner_vert"].data.foreach_get("value", corner_vert)
+                if settings.triangulate:
+                    mesh.calc_loop_triangles()
+                loops, sizes, face_materials = _faces(mesh, settings.triangulate)
+                layers = _gather_layers(obj, mesh, corner_vert, settings, customs)
+                weights = None
+                if joint_of_name is not None:
+                    joints = np.array([joint_of_name[name] for name in bone_groups], np.int64)
+                    dense = reader.read(mesh) if reader is not None else np.zeros((len(mesh.vertices), 0), np.float32)
+                    weights = _limited_weights(joints, dense, settings.max_influences)
+                material_names = [_material_name(slot.material) for slot in obj.material_slots] or [""]
+    finally:
+        if reader is not None:
+            reader.remove()
+    if not mesh_io.is_identity(matrix):
+        positions = mesh_io.transform_points(positions, matrix).astype(np.float32)
+        if "normal" in layers.corner:
+            layers.corner["normal"] = mesh_io.transform_normals(layers.corner["normal"], matrix).astype(np.float32)
+        if "tangent" in layers.corner:
+            tangent = layers.corner["tangent"]
+            tangent[:, :3] = _transform_directions(tangent[:, :3], matrix)
+    name = str(obj.get(rig_math.ORIGINAL_NAME, obj.name))
+    return _ObjectData(name, positions, corner_vert, layers, loops, sizes, face_materials, material_names, weights)
+
+
+@contextmanager
+def _modifiers_off(obj: bpy.types.Object, reader: object | None, apply_modifiers: bool) -> Iterator[None]:
+    """Without applied modifiers, the weight reader must still run: every other modifier is switched off."""
+    changed = []
+    if reader is not None and not apply_modifiers:
+        own = getattr(reader, "modifier", None)
+        changed = [m for m in obj.modifiers if m != own and m.show_viewport]
+    for modifier in changed:
+        modifier.show_viewport = False
+    try:
+        yield
+    finally:
+        for modifier in changed:
+            modifier.show_viewport = True
+
+
+def _limited_weights(joints: np.ndarray, dense: np.ndarray, max_influences: int) -> tuple[np.ndarray, np.ndarray]:
+    """(V, 4) joint indices and weights from (V, G) group weights: the largest kept, sorted, normalised."""
+    count = dense.shape[0]
+    if not dense.shape[1]:
+        return np.zeros((count, 4), np.int32), np.zeros((count, 4), np.float32)
+    columns = np.broadcast_to(np.arange(dense.shape[1]), dense.shape)
+    if dense.shape[1] > max_influences:
+        columns = np.argpartition(-dense, max_influences - 1, axis=1)[:, :max_influences]
+    values = np.take_along_axis(dense, columns, axis=1)
+    indices, limited = iqe.limit_blend_weights(joints[columns], values, max_influences=max_influences)
+    if max_influences < 4:
+        indices = np.pad(indices, ((0, 0), (0, 4 - max_influences)))
+        limited = np.pad(limited, ((0, 0), (0, 4 - max_influences)))
+    return indices, limited
+
+
+def _transform_directions(vectors: np.ndarray, matrix: object) -> np.ndarray:
+    linear = np.array(matrix, np.float64)[:3, :3]
+    out = vectors.astype(np.float64) @ linear.T
+    length = np.linalg.norm(out, axis=1, keepdims=True)
+    np.divide(out, length, out=out, where=length > 0)
+    return out.astype(np.float32)
+
+
+def _material_name(material: bpy.types.Material | None) -> str:
+    if material is None:
+        return ""
+    return str(material.get(rig_math.ORIGINAL_NAME, material.name))
+
+
+_BLOCK_FIELDS = {"texcoord": "texcoords", "normal": "normals", "tangent": "tangents", "color": "colors"}
+
+
+def _blocks(data: _ObjectData, taken: set[tuple[str, str]]) -> list[iqe.IqeMesh]:
+    """One IqeMesh per material of the object (slots sharing a material share a block)."""
+    blocks = []
+    corner_keys = sorted(data.layers.corner)
+    corner_table = (
+        np.concatenate([data.layers.corner[key].reshape(len(data.corner_vert), -1) for key in corner_keys], axis=1)
+        if corner_keys
+        else np.zeros((len(data.corner_vert), 0), np.float32)
+    )
+    widths = [data.layers.corner[key].reshape(len(data.corner_vert), -1).shape[1] for key in corner_keys]
+    materials = np.clip(data.face_materials, 0, len(data.material_names) - 1)
+    names = [data.material_names[i] for i in range(len(data.material_names))]
+    unique_materials: list[str] = []
+    for material in names:
+        if material not in unique_materials:
+            unique_materials.append(material)
+    material_of_slot = np.array([unique_materials.index(name) for name in names], np.int64)
+    face_block = material_of_slot[materials] if len(materials) else np.zeros(0, np.int64)
+    face_starts = np.cumsum(data.sizes) - data.sizes
+    for block_index, material in enumerate(unique_materials):
+        faces = np.flatnonzero(face_block == block_index)
+        if not len(faces):
+            continue
+        sizes = data.sizes[faces]
+        corner_index = np.repeat(face_starts[faces] - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
+        loops = data.loops[corner_index]
+        first, new_vertex = _split_vertices(data.corner_vert[loops], corner_table[loops])
+        source_loop = loops[first]
+        source_vertex = data.corner_vert[source_loop]
+        mesh = iqe.IqeMesh(_unique_name(data.name, material, taken), material, data.positions[source_vertex])
+        offset = 0
+        for key, width in zip(corner_keys, widths, strict=True):
+            _set_layer(mesh, key, corner_table[source_loop, offset : offset + width])
+            offset += width
+        for key, values in data.layers.point.items():
+            _set_layer(mesh, key, values[source_vertex])
+        if data.weights is not None:
+            mesh.blend_indices = np.ascontiguousarray(data.weights[0][source_vertex], np.int32)
+            mesh.blend_weights = np.ascontiguousarray(data.weights[1][source_vertex], np.float32)
+        mesh.face_sizes = sizes.astype(np.int32)
+        mesh.face_corners = iqe.reverse_face_order(new_vertex.astype(np.int32), mesh.face_sizes)
+        blocks.append(mesh)
+    return blocks
+
+
+def _set_layer(mesh: iqe.IqeMesh, key: str, values: np.ndarray) -> None:
+    values = np.ascontiguousarray(values, np.float32)
+    if key.startswith("custom"):
+        mesh.custom[int(key[6:])] = values.reshape(len(values), -1)
+    else:
+        setattr(mesh, _BLOCK_FIELDS[key], values)
+
+
+def _unique_name(name: str, material: str, taken: set[tuple[str, str]]) -> str:
+    candidate, number = name, 0
+    while (candidate, material) in taken:
+        number += 1
+        candidate = f"{name}.{number:03d}"
+    taken.add((candidate, material))
+    return candidate
+
+
+# ------------------------------------------------------------------------------------------------ document
+
+
+@contextmanager
+def _rest_pose(
+    context: bpy.types.Context, objects: list[bpy.types.Object], armature: bpy.types.Object | None, active: bool
+) -> Iterator[None]:
+    """Skinned meshes without their Armature modifiers while evaluated: their vertices are bind-pose data.
+
+    Switching the modifier off (rather than the armature to its rest position) keeps positions bit-exact.
+    """
+    changed = [
+        modifier
+        for obj in objects
+        for modifier in obj.modifiers
+        if active and armature is not None and modifier.type == "ARMATURE" and modifier.object == armature
+        and modifier.show_viewport
+    ]  # fmt: skip
+    for modifier in changed:
+        modifier.show_viewport = False
+    if changed:
+        context.view_layer.update()
+    try:
+        yield
+    finally:
+        for modifier in changed:
+            modifier.show_viewport = True
+        if changed:
+            context.view_layer.update()
+
+
+def build_document(
+    context: bpy.types.Context, operator: ExportScopeMixin, settings: ExportSettings, summary: Summary
+) -> iqe.IqeDocument:
+    chosen = operator.objects_to_export(context)
+    objects = geometry_objects(chosen)
+    armature = iqe_rig.find_armature(chosen, objects) if settings.export_skeleton else None
+    if not objects and armature is None:
+        raise FormatError("nothing to export: no mesh objects or armature (check the selection or the export scope)")
+    document = iqe.IqeDocument()
+    rig = None
+    if armature is not None:
+        space = np.array(operator.export_matrix(armature), np.float64)
+        rig = iqe_rig.skeleton(armature, space)
+        document.joints = rig.joints
+    joint_of_name = {name: i for i, name in enumerate(rig.bone_names)} if rig is not None else None
+    customs = _Customs()
+    taken: set[tuple[str, str]] = set()
+    with _rest_pose(context, objects, armature, operator.apply_modifiers):
+        for obj in objects:
+            skinned = joint_of_name is not None and _uses_armature(obj, armature)
+            data = _object_data(context, obj, operator, settings, customs, joint_of_name if skinned else None)
+            blocks = _blocks(data, taken)
+            document.meshes.extend(blocks)
+            summary.objects += 1
+            summary.faces += sum(block.face_count for block in blocks)
+    skinned_meshes = any(mesh.blend_indices is not None for mesh in document.meshes)
+    if skinned_meshes and len(document.joints) > MAX_SKINNED_JOINTS:
+        raise FormatError(
+            f"the armature has {len(document.joints)} bones; skinned IQE meshes can use at most "
+            f"{MAX_SKINNED_JOINTS} joints"
+        )
+    document.vertex_arrays = [
+        iqe.IqeVertexArrayFormat(f"custom{c.slot}", c.component, c.width, c.name)
+        for c in sorted(customs.by_name.values(), key=lambda c: c.slot)
+    ]
+    summary.warnings.extend(customs.warnings)
+    if rig is not None and settings.export_animations != "NONE":
+        document.animations = _animations(context, rig, settings.export_animations)
+    if settings.export_comment:
+        document.comment_section = _comment(chosen, armature)
+    return document
+
+
+def _uses_armature(obj: bpy.types.Object, armature: bpy.types.Object | None) -> bool:
+    if armature is None:
+        return False
+    if any(m.type == "ARMATURE" and m.object == armature for m in obj.modifiers):
+        return True
+    return obj.parent == armature and obj.parent_type == "ARMATURE"
+
+
+def _animations(context: bpy.types.Context, rig: iqe_rig.Skeleton, mode: str) -> list[iqe.IqeAnimation]:
+    scene = context.scene
+    if mode == "NLA":
+        return [iqe_rig.scene_animation(rig, scene)]
+    return [iqe_rig.action_animation(action, rig, scene) for action in iqe_rig.armature_actions(
+        rig.armature, rig.bone_names, mode)]  # fmt: skip
+
+
+def _comment(objects: list[bpy.types.Object], armature: bpy.types.Object | None) -> str | None:
+    for obj in [*([armature] if armature is not None else []), *objects]:
+        text = obj.get(COMMENT)
+        if isinstance(text, bpy.types.Text):
+            return str(text.as_string())
+    return None
+
+
+def export_iqe(context: bpy.types.Context, path: str, operator: ExportScopeMixin, settings: ExportSettings) -> Summary:
+    summary = Summary(files=1)
+    document = build_document(context, operator, settings, summary)
+    notes = iqe.IqeDocument().warnings
+    data = iqe.write_iqe(document, notes)  # every check runs before the file is touched
+    summary.warnings.extend(notes)
+    write_bytes_atomically(path, data)
+    return summary
+
+
+# ------------------------------------------------------------------------------------------------ operator
+
+
+def draw_iqe_export_options(layout: bpy.types.UILayout, operator: object, context: bpy.types.Context) -> None:
+    prepare_layout(layout)
+    scope = ("export_scope",) if in_file_browser(context) else ()
+    draw_panel(layout, operator, "IOGF_iqe_export_include", "Include",
+               (*scope, "apply_modifiers", "triangulate", "export_comment"))  # fmt: skip
+    draw_panel(
+        layout, operator, "IOGF_iqe_export_geometry", "Geometry",
+        ("export_normals", "export_uvs", "export_colors", "export_attributes", "export_tangents"),
+    )  # fmt: skip
+    draw_panel(layout, operator, "IOGF_iqe_export_armature", "Armature",
+               ("export_skeleton", "max_influences", "export_animations"))  # fmt: skip
+    draw_panel(
+        layout, operator, "IOGF_iqe_export_transform", "Transform",
+        ("apply_transform", "global_scale", "axis_forward", "axis_up"), closed=True,
+    )  # fmt: skip
+
+
+@orientation_helper(axis_forward="Y", axis_up="Z")
+class EXPORT_SCENE_OT_iqe(bpy.types.Operator, ExportHelper, ExportScopeMixin):
+    """Export meshes, armature and actions as Inter-Quake Export text"""
+
+    bl_idname = "export_scene.iqe"
+    bl_label = "Export IQE"
+    bl_options = {"REGISTER", "PRESET"}
+
+    filename_ext = ".iqe"
+    filter_glob: StringProperty(default="*.iqe", options={"HIDDEN"})
+
+    triangulate: BoolProperty(
+        name="Triangulate", default=True, description="Write triangles; off: quads and n-gons as polygons (fanned)"
+    )
+    export_normals: BoolProperty(name="Normals", default=True, description="Write per-corner normals (vn)")
+    export_uvs: BoolProperty(name="UV Maps", default=True, description="Active render UV map as vt, others as customs")
+    export_colors: EnumProperty(
+        name="Vertex Colors", items=IMPORT_COLORS, default="SRGB",
+        description="Colour space written for colour attributes (the render colour as vc, others as customs)",
+    )  # fmt: skip
+    export_attributes: EnumProperty(name="Attributes", items=EXPORT_ATTRIBUTES, default="IQE")
+    export_tangents: BoolProperty(name="Tangents", default=False, description="Write tangents (vx) from the UV map")
+    export_skeleton: BoolProperty(name="Skeleton", default=True, description="Write the armature and weights")
+    max_influences: IntProperty(name="Max Influences", default=4, min=1, max=4,
+                                description="Largest weights kept per vertex (normalised)")  # fmt: skip
+    export_animations: EnumProperty(name="Animations", items=iqe_rig.EXPORT_ANIMATIONS, default="ALL")
+    export_comment: BoolProperty(
+        name="Comment Section", default=True, description="Write the text block of an imported file's comment"
+    )
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        settings = ExportSettings(
+            export_normals=self.export_normals,
+            export_uvs=self.export_uvs,
+            export_colors=self.export_colors,
+            export_attributes=self.export_attributes,
+            export_tangents=self.export_tangents,
+            triangulate=self.triangulate,
+            export_skeleton=self.export_skeleton,
+            export_animations=self.export_animations,
+            max_influences=self.max_influences,
+            export_comment=self.export_comment,
+        )
+        return guarded(self, lambda: export_iqe(context, self.filepath, self, settings), "Exported")
+
+    def draw(self, context: bpy.types.Context) -> None:
+        draw_iqe_export_options(self.layout, self, context)
+
+
+def menu_export(self: bpy.types.Menu, context: bpy.types.Context) -> None:
+    self.layout.operator(EXPORT_SCENE_OT_iqe.bl_idname, text="Inter-Quake Export (.iqe)")
+
+
+classes = (EXPORT_SCENE_OT_iqe,)

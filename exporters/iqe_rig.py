@@ -1,0 +1,257 @@
+"""Skeleton, weights and animations read back from Blender for IQE export (inverse of importers/iqe_rig.py).
+
+Actions are sampled by evaluating their F-curves (no scene frame changes, so a 100k-vertex skinned mesh is
+not re-deformed on every frame); the NLA mode instead steps the scene through its frame range with
+`frame_set` and reads the evaluated pose, constraints and drivers included.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+
+from ..formats.errors import FormatError
+from ..formats.iqe import IqeAnimation, IqeJoint, parent_first_order
+from ..importers import iqe_rig
+
+EXPORT_ANIMATIONS = (
+    ("ALL", "All Actions", "Every action that animates the armature's bones, each over its own frame range"),
+    ("ACTIVE", "Active Action", "Only the action assigned to the armature"),
+    ("NLA", "Scene (NLA)", "The scene's frame range as played, NLA strips, constraints and drivers included"),
+    ("NONE", "None", "No animations"),
+)
+
+
+@dataclass
+class Skeleton:
+    armature: bpy.types.Object
+    bone_names: list[str]  # Blender names in joint order
+    parents: list[int]
+    rest: np.ndarray  # (J, 4, 4) Bone.matrix_local, armature space
+    base_world: np.ndarray  # (J, 4, 4) base poses in export space
+    space: np.ndarray  # (4, 4) armature space -> export space
+    joints: list[IqeJoint]
+
+
+def find_armature(objects: list[bpy.types.Object], meshes: list[bpy.types.Object]) -> bpy.types.Object | None:
+    found: list[bpy.types.Object] = [obj for obj in objects if obj.type == "ARMATURE"]
+    for obj in meshes:
+        for modifier in obj.modifiers:
+            if modifier.type == "ARMATURE" and modifier.object is not None and modifier.object not in found:
+                found.append(modifier.object)
+        parent = obj.parent
+        if parent is not None and parent.type == "ARMATURE" and parent not in found and obj.parent_type == "ARMATURE":
+            found.append(parent)
+    if len(found) > 1:
+        names = ", ".join(repr(obj.name) for obj in found)
+        raise FormatError(f"an IQE file holds one skeleton, but the export uses several armatures: {names}")
+    return found[0] if found else None
+
+
+def skeleton(armature: bpy.types.Object, space: np.ndarray) -> Skeleton:
+    bones = list(armature.data.bones)
+    index = {bone.name: i for i, bone in enumerate(bones)}
+    parents = [index[bone.parent.name] if bone.parent else -1 for bone in bones]
+    if any(parent >= joint for joint, parent in enumerate(parents)):
+        order = parent_first_order(parents)
+        bones = [bones[i] for i in order]
+        index = {bone.name: i for i, bone in enumerate(bones)}
+        parents = [index[bone.parent.name] if bone.parent else -1 for bone in bones]
+    rest = np.array([np.array(bone.matrix_local, np.float64) for bone in bones]).reshape(-1, 4, 4)
+    correction = np.linalg.inv(iqe_rig.axis_correction(str(armature.data.get(iqe_rig.BONE_AXIS, "Y"))))
+    scales = np.array([list(bone.get(iqe_rig.BASE_SCALE, (1.0, 1.0, 1.0))) for bone in bones], np.float64)
+    scaling = np.zeros((len(bones), 4, 4))
+    scaling[:, [0, 1, 2], [0, 1, 2]] = scales.reshape(-1, 3)
+    scaling[:, 3, 3] = 1.0
+    base_world = space @ rest @ correction @ scaling
+    poses = iqe_rig.decompose(iqe_rig.local_matrices(base_world, parents))
+    joints = [
+        IqeJoint(
+            str(bone.get(iqe_rig.ORIGINAL_NAME, bone.name)),
+            parents[i],
+            tuple(poses[i, 0:3].tolist()),
+            tuple(poses[i, 3:7].tolist()),
+            tuple(poses[i, 7:10].tolist()),
+        )
+        for i, bone in enumerate(bones)
+    ]
+    return Skeleton(armature, [bone.name for bone in bones], parents, rest, base_world, space, joints)
+
+
+# ------------------------------------------------------------------------------------------------ animation
+
+
+def _fcurve_owner(action: bpy.types.Action, armature: bpy.types.Object) -> object | None:
+    """The F-curves of the action that animate this armature: a slot's channelbag on 4.4+, the action on 4.2."""
+    if not iqe_rig.SLOTTED_ACTIONS:
+        return action
+    data = armature.animation_data
+    slots = list(action.slots)
+    if data is not None and data.action == action and data.action_slot is not None:
+        slots.insert(0, data.action_slot)
+    for slot in slots:
+        if getattr(slot, "target_id_type", "OBJECT") not in {"OBJECT", "UNSPECIFIED"}:
+            continue
+        for layer in action.layers:
+            for strip in layer.strips:
+                channelbag = strip.channelbag(slot)
+                if channelbag is not None and len(channelbag.fcurves):
+                    return channelbag
+    return None
+
+
+def _bone_curves(owner: object, bone_names: list[str]) -> dict[tuple[int, str, int], bpy.types.FCurve]:
+    prefixes = {f'pose.bones["{iqe_rig._escape(name)}"].': joint for joint, name in enumerate(bone_names)}
+    curves = {}
+    for curve in getattr(owner, "fcurves"):  # noqa: B009  (a channelbag or a legacy action)
+        path = curve.data_path
+        cut = path.rfind("].")
+        joint = prefixes.get(path[: cut + 2]) if cut >= 0 else None
+        if joint is not None and not curve.mute:
+            curves[(joint, path[cut + 2 :], curve.array_index)] = curve
+    return curves
+
+
+def armature_actions(armature: bpy.types.Object, bone_names: list[str], mode: str) -> list[bpy.types.Action]:
+    data = armature.animation_data
+    if mode == "ACTIVE":
+        return [data.action] if data is not None and data.action is not None else []
+    found = []
+    for action in bpy.data.actions:
+        owner = _fcurve_owner(action, armature)
+        if owner is not None and _bone_curves(owner, bone_names):
+            found.append(action)
+    found.sort(key=lambda a: (int(a.get(iqe_rig.ORDER, 1 << 30)), a.name))
+    return found
+
+
+def _euler_matrices(angles: np.ndarray, order: str) -> np.ndarray:
+    result = np.broadcast_to(np.identity(3), (*angles.shape[:-1], 3, 3)).copy()
+    for axis in order:  # 'XYZ': X is applied first, R = Rz Ry Rx
+        i = "XYZ".index(axis)
+        c, s = np.cos(angles[..., i]), np.sin(angles[..., i])
+        single = np.broadcast_to(np.identity(3), result.shape).copy()
+        a, b = [k for k in range(3) if k != i]
+        single[..., a, a], single[..., b, b] = c, c
+        sign = 1.0 if i != 1 else -1.0
+        single[..., a, b], single[..., b, a] = -s * sign, s * sign
+        result = single @ result
+    return result
+
+
+def _rotation_matrices(channels: dict[str, np.ndarray], mode: str) -> np.ndarray:
+    if mode == "QUATERNION":
+        wxyz = channels["rotation_quaternion"]
+        xyzw = wxyz[..., [1, 2, 3, 0]]
+    elif mode == "AXIS_ANGLE":
+        angle_axis = channels["rotation_axis_angle"]
+        axis = angle_axis[..., 1:4]
+        length = np.linalg.norm(axis, axis=-1, keepdims=True)
+        axis = np.divide(axis, length, out=np.tile([0.0, 1.0, 0.0], (*axis.shape[:-1], 1)), where=length > 1e-12)
+        half = angle_axis[..., 0:1] * 0.5
+        xyzw = np.concatenate((axis * np.sin(half), np.cos(half)), axis=-1)
+    else:
+        return _euler_matrices(channels["rotation_euler"], mode)
+    length = np.linalg.norm(xyzw, axis=-1, keepdims=True)
+    xyzw = np.divide(xyzw, length, out=np.tile([0.0, 0.0, 0.0, 1.0], (*xyzw.shape[:-1], 1)), where=length > 1e-12)
+    return iqe_rig.matrices_from_quaternions(xyzw.reshape(-1, 4)).reshape(*xyzw.shape[:-1], 3, 3)
+
+
+_CHANNELS = {"location": 3, "rotation_quaternion": 4, "rotation_euler": 3, "rotation_axis_angle": 4, "scale": 3}
+
+
+def _sample_curve(curve: bpy.types.FCurve, frames: np.ndarray, frame_list: list[float]) -> np.ndarray:
+    """The curve at every frame: linear and constant keys in numpy, anything else through `evaluate`."""
+    count = len(curve.keyframe_points)
+    if count and not len(curve.modifiers) and curve.extrapolation == "CONSTANT":
+        modes = np.empty(count, np.int32)
+        curve.keyframe_points.foreach_get("interpolation", modes)
+        keys = np.empty(count * 2, np.float32)
+        curve.keyframe_points.foreach_get("co", keys)
+        times, values = keys[0::2].astype(np.float64), keys[1::2].astype(np.float64)
+        if (modes[:-1] == _LINEAR).all() and (np.diff(times) > 0).all():
+            result: np.ndarray = np.interp(frames, times, values)
+            return result
+        if (modes[:-1] == _CONSTANT).all() and (np.diff(times) > 0).all():
+            held: np.ndarray = values[np.clip(np.searchsorted(times, frames, side="right") - 1, 0, count - 1)]
+            return held
+    return np.array([curve.evaluate(frame) for frame in frame_list], np.float64)
+
+
+_CONSTANT, _LINEAR = 0, 1  # keyframe interpolation enum values
+
+
+def action_basis(action: bpy.types.Action, rig: Skeleton, frames: np.ndarray) -> np.ndarray:
+    """(F, J, 4, 4) pose-bone basis matrices of the action at `frames`, unanimated channels as posed now."""
+    owner = _fcurve_owner(action, rig.armature)
+    curves = _bone_curves(owner, rig.bone_names) if owner is not None else {}
+    pose_bones = rig.armature.pose.bones
+    basis = np.empty((len(frames), len(rig.bone_names), 4, 4))
+    frame_list = frames.tolist()
+    for joint, name in enumerate(rig.bone_names):
+        pose_bone = pose_bones[name]
+        channels = {}
+        for prop, width in _CHANNELS.items():
+            current = np.array(getattr(pose_bone, prop), np.float64).reshape(width)
+            values = np.tile(current, (len(frames), 1))
+            for index in range(width):
+                curve = curves.get((joint, prop, index))
+                if curve is not None:
+                    values[:, index] = _sample_curve(curve, frames, frame_list)
+            channels[prop] = values
+        matrix = np.zeros((len(frames), 4, 4))
+        matrix[:, :3, :3] = _rotation_matrices(channels, pose_bone.rotation_mode) * channels["scale"][:, None, :]
+        matrix[:, :3, 3] = channels["location"]
+        matrix[:, 3, 3] = 1.0
+        basis[:, joint] = matrix
+    return basis
+
+
+def frames_from_pose(rig: Skeleton, pose: np.ndarray) -> np.ndarray:
+    """(F, J, 10) IQE frames for armature-space pose matrices P: A = S P R^-1 S^-1 B."""
+    space = rig.space
+    world = space @ pose @ np.linalg.inv(rig.rest) @ np.linalg.inv(space) @ rig.base_world
+    return iqe_rig.decompose(iqe_rig.local_matrices(world, rig.parents)).astype(np.float32)
+
+
+def pose_from_basis(rig: Skeleton, basis: np.ndarray) -> np.ndarray:
+    relative_rest = iqe_rig.local_matrices(rig.rest, rig.parents)
+    pose = np.empty_like(basis)
+    for joint, parent in enumerate(rig.parents):
+        local = relative_rest[joint] @ basis[:, joint]
+        pose[:, joint] = pose[:, parent] @ local if parent >= 0 else local
+    return pose
+
+
+def action_animation(action: bpy.types.Action, rig: Skeleton, scene: bpy.types.Scene) -> IqeAnimation:
+    start, end = (float(value) for value in action.frame_range)
+    frames = np.arange(round(start), round(end) + 1, dtype=np.float64)
+    pose = pose_from_basis(rig, action_basis(action, rig, frames))
+    return IqeAnimation(
+        name=str(action.get(iqe_rig.ORIGINAL_NAME, action.name)),
+        framerate=float(action.get(iqe_rig.FRAMERATE, scene.render.fps / scene.render.fps_base)),
+        loop=bool(action.get(iqe_rig.LOOP, action.use_cyclic)),
+        frames=frames_from_pose(rig, pose),
+    )
+
+
+def scene_animation(rig: Skeleton, scene: bpy.types.Scene) -> IqeAnimation:
+    """The scene's frame range as evaluated (NLA, constraints, drivers)."""
+    frames = range(scene.frame_start, scene.frame_end + 1)
+    current = scene.frame_current
+    pose = np.empty((len(frames), len(rig.bone_names), 4, 4))
+    pose_bones = [rig.armature.pose.bones[name] for name in rig.bone_names]
+    try:
+        for index, frame in enumerate(frames):
+            scene.frame_set(frame)
+            pose[index] = [np.array(bone.matrix, np.float64) for bone in pose_bones]
+    finally:
+        scene.frame_set(current)
+    return IqeAnimation(
+        name=scene.name,
+        framerate=scene.render.fps / scene.render.fps_base,
+        loop=False,
+        frames=frames_from_pose(rig, pose),
+    )

@@ -1,0 +1,328 @@
+"""The Blender scene to The Final Quest's `.qmap.tmp` (+ `.qmap.desc`), and straight on to a compiled `.qmap`.
+
+Replaces the Blender 2.44 export script: mesh objects with their transform (or baked into the vertices when the
+transform has shear or mirroring), material slots, UVs, faces of 3 or 4 corners, smooth flags, and point and
+spot lights. Names are Windows-1250; numbers use `%.9g`, which the original tokenizer reads and which keeps
+float32 values exact.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+
+import bpy
+import numpy as np
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty, IntProperty, StringProperty
+from bpy_extras.io_utils import ExportHelper
+from mathutils import Matrix
+
+from .. import qmap_compiler as qc
+from ..common import mesh_io
+from ..common.operators import (
+    EXPORT_SCOPES,
+    ObjectScopeMixin,
+    Summary,
+    draw_panel,
+    guarded,
+    in_file_browser,
+    prepare_layout,
+)
+from ..common.qmap_io import compiler_call, desc_path_for, encode_name
+from ..formats.atomic import write_bytes_atomically
+from ..formats.errors import FormatError
+
+NUMBER_FORMAT = "%.9g"
+SKIPPED_WITH_WARNING = {"CURVE", "SURFACE", "META", "FONT", "ARMATURE", "LATTICE", "CURVES", "POINTCLOUD",
+                        "VOLUME", "GPENCIL", "GREASEPENCIL", "SPEAKER", "LIGHT_PROBE"}  # fmt: skip
+AUTO_SMOOTH_ANGLE = 30.0  # parsed and ignored by the compiler; the 2.44 default
+
+
+# ------------------------------------------------------------------------------------------------ gathering
+
+
+@dataclass
+class SceneExport:
+    tmp: qc.TmpDocument = field(default_factory=qc.TmpDocument)
+    desc: qc.DescDocument = field(default_factory=qc.DescDocument)
+    warnings: list[str] = field(default_factory=list)
+    faces: int = 0
+
+
+def object_transform(matrix: Matrix) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]] | None:
+    """(position, XYZ Euler radians, scale), or None when those cannot express the matrix (shear, mirroring)."""
+    if matrix.determinant() <= 0.0:
+        return None
+    location, rotation, scale = matrix.decompose()
+    euler = rotation.to_euler("XYZ")
+    rebuilt = Matrix.LocRotScale(location, euler, scale)
+    difference = np.abs(np.array(matrix) - np.array(rebuilt)).max()
+    if difference > 1e-5 * max(1.0, float(np.abs(np.array(matrix)).max())):
+        return None
+    return tuple(location), tuple(euler), tuple(scale)
+
+
+def mesh_faces(mesh: bpy.types.Mesh) -> dict[str, np.ndarray]:
+    """Faces of 3 or 4 corners in polygon order (n-gons replaced in place by their triangles), padded to 4."""
+    count = len(mesh.polygons)
+    sizes = np.empty(count, np.intc)
+    mesh.polygons.foreach_get("loop_total", sizes)
+    starts = np.empty(count, np.intc)
+    mesh.polygons.foreach_get("loop_start", starts)
+    materials = np.empty(count, np.intc)
+    mesh.polygons.foreach_get("material_index", materials)
+    smooth = np.empty(count, bool)
+    mesh.polygons.foreach_get("use_smooth", smooth)
+    small = np.flatnonzero(sizes <= 4)
+    loops = starts[small, None] + np.minimum(np.arange(4), sizes[small, None] - 1)
+    loops[sizes[small] == 3, 3] = starts[small][sizes[small] == 3]  # a triangle repeats corner 0 in slot 3
+    owner = small
+    face_sizes = sizes[small]
+    if (sizes > 4).any():
+        triangle_loops = np.empty(len(mesh.loop_triangles) * 3, np.intc)
+        mesh.loop_triangles.foreach_get("loops", triangle_loops)
+        triangle_polygons = np.empty(len(mesh.loop_triangles), np.intc)
+        mesh.loop_triangles.foreach_get("polygon_index", triangle_polygons)
+        from_ngons = sizes[triangle_polygons] > 4
+        triangles = triangle_loops.reshape(-1, 3)[from_ngons]
+        loops = np.concatenate([loops, np.concatenate([triangles, triangles[:, :1]], axis=1)])
+        owner = np.concatenate([owner, triangle_polygons[from_ngons]])
+        face_sizes = np.concatenate([face_sizes, np.full(len(triangles), 3, np.intc)])
+        order = np.argsort(owner, kind="stable")
+        loops, owner, face_sizes = loops[order], owner[order], face_sizes[order]
+    return {"loops": loops, "sizes": face_sizes, "materials": materials[owner], "smooth": smooth[owner]}
+
+
+def mesh_object(obj: bpy.types.Object, mesh: bpy.types.Mesh, name: bytes, materials: list[bytes]) -> qc.MeshObject:
+    faces = mesh_faces(mesh)
+    corner_vert = np.empty(len(mesh.loops), np.intc)
+    mesh.loops.foreach_get("vertex_index", corner_vert)
+    vertices = mesh_io.corner_floats(mesh.vertices, "co", 3)
+    uvs = None
+    if mesh.uv_layers.active is not None:
+        uvs = mesh_io.corner_floats(mesh.uv_layers.active.uv, "vector", 2)[faces["loops"]]
+    indices = corner_vert[faces["loops"]].astype(np.int64)
+    transform = object_transform(obj.matrix_world)
+    if transform is None:  # bake: exact even with shear; mirroring turns faces inside out, so rewind them
+        vertices = mesh_io.transform_points(vertices, obj.matrix_world).astype(np.float32)
+        transform = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (1.0, 1.0, 1.0))
+        if obj.matrix_world.determinant() < 0.0:
+            indices, uvs = _rewound(indices, uvs, faces["sizes"])
+    position, orientation, size = transform
+    if not (np.isfinite(vertices).all() and (uvs is None or np.isfinite(uvs).all())):
+        raise FormatError(f"object {obj.name!r} has coordinates that are not finite numbers")
+    return qc.MeshObject(
+        name=name, position=position, orientation=orientation, size=size,
+        auto_smooth_angle=AUTO_SMOOTH_ANGLE, has_uv=uvs is not None, materials=materials,
+        material_pos=[0] * len(materials), vertices=vertices.astype(np.float32),
+        face_sizes=faces["sizes"].astype(np.int8), face_materials=faces["materials"].astype(np.int64),
+        face_smooth=faces["smooth"].astype(bool), face_indices=indices,
+        face_uvs=None if uvs is None else uvs.astype(np.float32),
+    )  # fmt: skip
+
+
+def _rewound(indices: np.ndarray, uvs: np.ndarray | None, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    order = np.where((sizes == 4)[:, None], [0, 3, 2, 1], [0, 2, 1, 0])
+    rows = np.arange(len(sizes))[:, None]
+    return indices[rows, order], None if uvs is None else uvs[rows, order]
+
+
+def lamp_object(obj: bpy.types.Object, name: bytes) -> qc.LampObject | None:
+    light = obj.data
+    if light.type not in {"POINT", "SPOT"}:
+        return None
+    location, rotation, scale = obj.matrix_world.decompose()
+    return qc.LampObject(
+        name=name, position=tuple(location), orientation=tuple(rotation.to_euler("XYZ")),
+        size=tuple(scale), lamp_type="Lamp" if light.type == "POINT" else "Spot",
+        distance=float(light.cutoff_distance), color=tuple(light.color),
+        softness=float(getattr(light, "spot_blend", 0.0)), angle=math.degrees(getattr(light, "spot_size", 0.0)),
+    )  # fmt: skip
+
+
+def material_entry(material: bpy.types.Material) -> qc.MaterialDesc | None:
+    settings = material.qmap
+    entry = qc.MaterialDesc(
+        skip=settings.skip, tex_gen=settings.tex_gen, tex_scale=float(settings.tex_scale),
+        new_name=encode_name(settings.output_name, "output name of material") if settings.output_name else b"",
+    )  # fmt: skip
+    return None if entry == qc.MaterialDesc() else entry
+
+
+def gather_scene(context: bpy.types.Context, objects: list[bpy.types.Object], apply_modifiers: bool) -> SceneExport:
+    export = SceneExport()
+    depsgraph = context.evaluated_depsgraph_get()
+    for obj in objects:
+        name = encode_name(obj.name, "object")
+        if obj.type == "MESH":
+            materials = [slot.material for slot in obj.material_slots]
+            names = [encode_name(m.name, "material") if m else b"" for m in materials]
+            with mesh_io.evaluated_mesh(obj, depsgraph, apply_modifiers) as mesh:
+                export.tmp.meshes.append(mesh_object(obj, mesh, name, names))
+            export.faces += len(export.tmp.meshes[-1].face_sizes)
+            for material, encoded in zip(materials, names, strict=True):
+                entry = material_entry(material) if material else None
+                if entry is not None and encoded not in export.desc.entries:
+                    export.desc.entries[encoded] = entry
+        elif obj.type == "LIGHT":
+            lamp = lamp_object(obj, name)
+            if lamp is None:
+                export.warnings.append(f"{obj.name}: {obj.data.type.lower()} lights are not QMAP lamps; skipped")
+            else:
+                export.tmp.lamps.append(lamp)
+        elif obj.type in SKIPPED_WITH_WARNING:
+            export.warnings.append(f"{obj.name}: {obj.type.lower()} objects are not exported to QMAP; skipped")
+    if not export.tmp.meshes:
+        raise FormatError("no mesh objects to export: a QMAP map needs geometry")
+    return export
+
+
+def write_tmp(export: SceneExport, tmp_path: str, write_desc: bool) -> None:
+    """Both files are fully formatted before either is written."""
+    try:
+        tmp_bytes = qc.format_tmp(export.tmp, NUMBER_FORMAT, b"\r\n")
+        desc_bytes = qc.format_desc(export.desc, NUMBER_FORMAT, b"\r\n") if write_desc else None
+    except qc.QmapError as error:
+        raise FormatError(str(error)) from None
+    write_bytes_atomically(tmp_path, tmp_bytes)
+    if desc_bytes is not None:
+        write_bytes_atomically(desc_path_for(tmp_path), desc_bytes)
+
+
+def compile_options(settings: object) -> qc.CompileOptions:
+    """Compile options from anything with the QMAP option names (an operator or the scene settings)."""
+    bounds = None
+    if getattr(settings, "use_bounds", False):
+        low, high = settings.bounds_min, settings.bounds_max
+        bounds = (low[0], low[2], low[1], high[0], high[2], high[1])  # Blender (x, y, z) -> map (x, z, y)
+    return qc.CompileOptions(
+        k=settings.k, max_depth=settings.max_depth, bounds=bounds,
+        fix_bounds=settings.fix_bounds, drop_degenerate=settings.drop_degenerate,
+    )  # fmt: skip
+
+
+def compile_tmp(tmp_path: str, qmap_path: str, options: qc.CompileOptions) -> qc.CompileReport:
+    desc = desc_path_for(tmp_path)
+    return compiler_call(qc.compile_map, tmp_path, desc if os.path.isfile(desc) else None, qmap_path, options)
+
+
+def report_summary(report: qc.CompileReport, summary: Summary) -> None:
+    summary.faces = report.faces
+    summary.warnings.extend(report.warnings)
+
+
+# ------------------------------------------------------------------------------------------------ operators
+
+
+class QmapCompileOptionsMixin:
+    k: FloatProperty(name="K", default=0.25, min=0.0, max=0.999, description="Loose-octree factor, 0 <= K < 1")
+    max_depth: IntProperty(name="Max Depth", default=9, min=0, max=20, description="Deepest octree level")
+    use_bounds: BoolProperty(name="Fixed Bounds", default=False, description="Use a fixed root box")
+    bounds_min: FloatVectorProperty(name="Bounds Min", size=3, subtype="XYZ", description="Blender coordinates")
+    bounds_max: FloatVectorProperty(name="Bounds Max", size=3, subtype="XYZ", description="Blender coordinates")
+    fix_bounds: BoolProperty(
+        name="Fix Bounds Bug", default=False,
+        description="Compute the automatic root box correctly instead of reproducing the original's FLT_MIN bug",
+    )  # fmt: skip
+    drop_degenerate: BoolProperty(
+        name="Drop Degenerate Faces", default=False, description="Drop zero-area faces instead of writing NaN normals"
+    )
+
+
+class QmapSceneMixin(ObjectScopeMixin):
+    export_scope: EnumProperty(name="Limit to", items=EXPORT_SCOPES, default="SCENE")
+    write_desc: BoolProperty(
+        name="Write .qmap.desc", default=True, description="Write the materials' QMAP options beside the .qmap.tmp"
+    )
+
+
+def export_tmp(context: bpy.types.Context, path: str, operator: QmapSceneMixin) -> Summary:
+    return export_objects(context, operator.objects_to_export(context), path, operator.apply_modifiers,
+                          operator.write_desc)  # fmt: skip
+
+
+def export_objects(
+    context: bpy.types.Context, objects: list[bpy.types.Object], path: str, apply_modifiers: bool, write_desc: bool
+) -> Summary:
+    export = gather_scene(context, objects, apply_modifiers)
+    write_tmp(export, path, write_desc)
+    summary = Summary(files=2 if write_desc else 1, objects=len(export.tmp.meshes) + len(export.tmp.lamps))
+    summary.faces = export.faces
+    summary.warnings.extend(export.warnings)
+    return summary
+
+
+def compile_to(context: bpy.types.Context, tmp_path: str, qmap_path: str, settings: object) -> qc.CompileReport:
+    report = compile_tmp(tmp_path, qmap_path, compile_options(settings))
+    store_report(context.scene, report)
+    return report
+
+
+class EXPORT_SCENE_OT_qmap_tmp(bpy.types.Operator, ExportHelper, QmapSceneMixin):
+    """Export the scene as a QMAP intermediate map (.qmap.tmp) and its material options (.qmap.desc)"""
+
+    bl_idname = "export_scene.qmap_tmp"
+    bl_label = "Export QMAP Source"
+    bl_options = {"REGISTER", "PRESET"}
+
+    filename_ext = ".qmap.tmp"
+    filter_glob: StringProperty(default="*.qmap.tmp", options={"HIDDEN"})
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        return guarded(self, lambda: export_tmp(context, self.filepath, self), "Exported")
+
+    def draw(self, context: bpy.types.Context) -> None:
+        prepare_layout(self.layout)
+        scope = ("export_scope",) if in_file_browser(context) else ()
+        draw_panel(self.layout, self, "IOGF_qmap_tmp_include", "Include", (*scope, "apply_modifiers", "write_desc"))
+
+
+class EXPORT_SCENE_OT_qmap(bpy.types.Operator, ExportHelper, QmapSceneMixin, QmapCompileOptionsMixin):
+    """Export the scene to .qmap.tmp and .qmap.desc beside the target, then compile them into the .qmap"""
+
+    bl_idname = "export_scene.qmap"
+    bl_label = "Export and Compile QMAP"
+    bl_options = {"REGISTER", "PRESET"}
+
+    filename_ext = ".qmap"
+    filter_glob: StringProperty(default="*.qmap", options={"HIDDEN"})
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        def work() -> Summary:
+            summary = export_tmp(context, self.filepath + ".tmp", self)
+            report_summary(compile_to(context, self.filepath + ".tmp", self.filepath, self), summary)
+            summary.files += 1
+            return summary
+
+        return guarded(self, work, "Exported and compiled")
+
+    def draw(self, context: bpy.types.Context) -> None:
+        prepare_layout(self.layout)
+        scope = ("export_scope",) if in_file_browser(context) else ()
+        draw_panel(self.layout, self, "IOGF_qmap_include", "Include", (*scope, "apply_modifiers", "write_desc"))
+        draw_panel(
+            self.layout, self, "IOGF_qmap_compile", "Compile",
+            ("k", "max_depth", "fix_bounds", "drop_degenerate", "use_bounds", "bounds_min", "bounds_max"),
+        )  # fmt: skip
+
+
+def store_report(scene: bpy.types.Scene, report: qc.CompileReport) -> None:
+    """Keep the last compile's report on the scene (shown by the QMAP panel) and as a text block."""
+    text = qc.describe_report(report, verbose=True)
+    text += "".join(f"\nwarning: {warning}" for warning in report.warnings)
+    settings = getattr(scene, "qmap", None)
+    if settings is not None:
+        settings.report.clear()
+        for line in text.splitlines():
+            settings.report.add().text = line
+    block = bpy.data.texts.get("QMAP compile report") or bpy.data.texts.new("QMAP compile report")
+    block.from_string(text)
+
+
+def menu_export(self: bpy.types.Menu, context: bpy.types.Context) -> None:
+    self.layout.operator(EXPORT_SCENE_OT_qmap_tmp.bl_idname, text="The Final Quest map source (.qmap.tmp)")
+    self.layout.operator(EXPORT_SCENE_OT_qmap.bl_idname, text="The Final Quest map, compiled (.qmap)")
+
+
+classes = (EXPORT_SCENE_OT_qmap_tmp, EXPORT_SCENE_OT_qmap)

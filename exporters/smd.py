@@ -1,0 +1,526 @@
+"""Blender to Valve SMD / VTA: reference meshes (skinned or static), animations per action, VTA from shape keys.
+
+Files written (`<stem>` is the chosen file name without extension):
+
+* Reference: the chosen file. Meshes skinned to one armature get its bones; static meshes get a `root` bone.
+* Animation: with "Active Action", the armature's active action goes to the chosen file; with "All Actions",
+  every action (and, on Blender 4.4+, every object slot) keying the armature's bones goes to `<stem>_<action>.smd`
+  (`<stem>_<action>_<slot>.smd` when one action animates the armature through several slots).
+* VTA: `<stem>.vta` (a chosen file ending in .vta always means VTA), from the meshes' shape keys.
+* All: the reference as the chosen file, `<stem>.vta` when a mesh has shape keys, and every action as above.
+
+Every document is built in memory first; each file is then replaced atomically, so a failed export leaves
+existing files as they were. The user's scene is never changed: modifiers and shape-key display are switched
+temporarily for evaluation and restored.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import bpy
+import numpy as np
+from bpy.props import BoolProperty, EnumProperty, StringProperty
+from bpy_extras.io_utils import ExportHelper
+
+from ..common import mesh_io
+from ..common.animation import actions_for, pose_matrices, sample_bone_action
+from ..common.armature import (
+    Skeleton,
+    armature_of,
+    bone_axis_of,
+    correction,
+    local_from_world,
+    matrix_to_euler_xyz,
+    read_skeleton,
+    rigid,
+    vertex_weight_reader,
+)
+from ..common.operators import (
+    ExportScopeMixin,
+    Summary,
+    draw_panel,
+    geometry_objects,
+    guarded,
+    in_file_browser,
+    prepare_layout,
+)
+from ..formats import smd
+from ..formats.atomic import write_bytes_atomically
+from ..formats.errors import FormatError
+from ..importers.smd import STORED_NORMALS, UP_AXES, up_axis_matrix
+
+NO_MATERIAL = "no_material"
+IMPLICIT_BONE = "blender_implicit"
+EXPORT_MODES = (
+    ("REFERENCE", "Reference", "The meshes and the armature's rest pose, as the chosen file"),
+    ("ANIMATION", "Animation", "The armature's animation (see Actions)"),
+    ("VTA", "VTA", "The meshes' shape keys as a vertex animation, <name>.vta"),
+    ("ALL", "All", "The reference as the chosen file, <name>.vta when there are shape keys, and every exported "
+     "action as <name>_<action>.smd"),
+)  # fmt: skip
+ACTION_SCOPES = (
+    ("ACTIVE", "Active Action", "The armature's active action (and slot)"),
+    ("ALL", "All Actions", "Every action keying the armature's bones, one file each"),
+)
+FLAVOURS = (
+    ("SOURCE", "Source", "Source engine: weight links on every vertex line"),
+    ("GOLDSRC", "GoldSrc", "GoldSrc (Half-Life 1): 9-field vertex lines, rigid on the heaviest bone"),
+)
+
+
+@dataclass
+class ExportSettings:
+    mode: str = "REFERENCE"
+    action_scope: str = "ACTIVE"
+    flavour: str = "SOURCE"
+    limit_weights: bool = False
+    up_axis: str = "Z"
+    global_scale: float = 1.0
+    apply_modifiers: bool = True
+    apply_transform: bool = True
+
+    def matrix(self, obj: bpy.types.Object) -> np.ndarray:
+        """Blender object space to file space: scale, inverse up axis, world transform."""
+        world = np.array(obj.matrix_world) if self.apply_transform else np.identity(4)
+        return np.diag([self.global_scale] * 3 + [1.0]) @ up_axis_matrix(self.up_axis).T @ world
+
+
+# ------------------------------------------------------------------------------------------------ bones
+
+
+@dataclass
+class BoneTable:
+    """The SMD nodes: the armature's bones in topological order (node id = row), or one static root."""
+
+    skeleton: Skeleton
+    armature: bpy.types.Object | None
+    matrix: np.ndarray  # armature space to file space
+    implicit: int | None = None  # node id of the motionless bone, when unweighted vertices need one
+
+    def nodes(self) -> list[smd.SmdNode]:
+        nodes = [smd.SmdNode(row, name, parent) for row, (name, parent) in
+                 enumerate(zip(self.skeleton.names, self.skeleton.parents, strict=True))]  # fmt: skip
+        if self.implicit is not None:
+            taken = set(self.skeleton.names)
+            name = IMPLICIT_BONE
+            while name in taken:
+                name += "_"
+            nodes.append(smd.SmdNode(self.implicit, name, -1))
+        return nodes
+
+    def frame(self, time: int, armature_space: np.ndarray, comment: str = "") -> smd.SkeletonFrame:
+        """A skeleton frame from (B, 4, 4) armature-space bone frames (bone-axis correction already undone)."""
+        world, _ = rigid(self.matrix @ armature_space)
+        local = local_from_world(self.skeleton.parents, world)
+        count = len(self.skeleton) + (self.implicit is not None)
+        positions = np.zeros((count, 3))
+        rotations = np.zeros((count, 3))
+        positions[: len(self.skeleton)] = local[:, :3, 3]
+        rotations[: len(self.skeleton)] = matrix_to_euler_xyz(local[:, :3, :3])
+        return smd.SkeletonFrame(time, np.arange(count, dtype=np.int32), positions, rotations, comment)
+
+    def rest_frame(self) -> smd.SkeletonFrame:
+        return self.frame(0, self.skeleton.rest)
+
+
+def bone_table(armature: bpy.types.Object | None, settings: ExportSettings, warnings: list[str]) -> BoneTable:
+    if armature is None:
+        return BoneTable(Skeleton(["root"], [-1], np.identity(4)[None]), None, np.identity(4))
+    skeleton = read_skeleton(armature)
+    matrix = settings.matrix(armature)
+    _, uneven = rigid(matrix[None])
+    if uneven:
+        warnings.append(f"{armature.name}: non-uniform scale cannot be stored in SMD bones; it was dropped")
+    if not len(skeleton):
+        return BoneTable(Skeleton(["root"], [-1], np.identity(4)[None]), None, np.identity(4))
+    if len(skeleton) > 128:
+        warnings.append(f"{armature.name}: {len(skeleton)} bones; studiomdl keeps at most 128 per model")
+    return BoneTable(skeleton, armature, matrix)
+
+
+# ------------------------------------------------------------------------------------------------ meshes
+
+
+@contextmanager
+def evaluated_for_export(
+    context: bpy.types.Context,
+    obj: bpy.types.Object,
+    *,
+    apply_modifiers: bool,
+    shape_index: int | None,
+    weight_groups: list[str],
+) -> Iterator[tuple[bpy.types.Mesh, object | None]]:
+    """The object's mesh without Armature deformation (and without any modifier unless asked), showing only
+    shape `shape_index` (0 = the basis), with weights readable when `weight_groups` is given. Everything
+    switched here is restored afterwards."""
+    saved_modifiers = [(modifier, modifier.show_viewport) for modifier in obj.modifiers]
+    keys = getattr(obj.data, "shape_keys", None)
+    saved_shape = (obj.show_only_shape_key, obj.active_shape_key_index)
+    reader = None
+    evaluated = None
+    try:
+        for modifier in obj.modifiers:
+            if modifier.type == "ARMATURE" or not apply_modifiers:
+                modifier.show_viewport = False
+        if keys is not None and shape_index is not None:
+            obj.show_only_shape_key = True
+            obj.active_shape_key_index = shape_index
+        if weight_groups:
+            reader = vertex_weight_reader(obj, weight_groups)
+        depsgraph = context.evaluated_depsgraph_get()
+        evaluated = obj.evaluated_get(depsgraph)
+        mesh = evaluated.to_mesh(preserve_all_data_layers=True, depsgraph=depsgraph)
+        yield mesh, reader
+    finally:
+        if evaluated is not None:
+            evaluated.to_mesh_clear()
+        if reader is not None:
+            reader.remove()
+        for modifier, shown in saved_modifiers:
+            if modifier.show_viewport != shown:
+                modifier.show_viewport = shown
+        if keys is not None and shape_index is not None:
+            obj.show_only_shape_key, obj.active_shape_key_index = saved_shape
+
+
+@dataclass
+class MeshCorners:
+    """One object's triangles in file space, per corner, with CSR weight links (node ids)."""
+
+    positions: np.ndarray
+    normals: np.ndarray
+    uvs: np.ndarray
+    materials: list[str]  # per triangle
+    counts: np.ndarray
+    bones: np.ndarray
+    weights: np.ndarray
+
+
+def triangle_vertices(mesh: bpy.types.Mesh) -> np.ndarray:
+    loops = np.empty(len(mesh.loop_triangles) * 3, np.intc)
+    mesh.loop_triangles.foreach_get("loops", loops)
+    corner_vert = np.empty(len(mesh.loops), np.intc)
+    mesh.attributes[".corner_vert"].data.foreach_get("value", corner_vert)
+    return corner_vert[loops]
+
+
+def corner_geometry(mesh: bpy.types.Mesh, matrix: np.ndarray) -> mesh_io.Triangles:
+    from mathutils import Matrix
+
+    return mesh_io.mesh_triangles(mesh, Matrix(matrix.tolist()), stored_normals=STORED_NORMALS)
+
+
+def vertex_links(
+    weights: np.ndarray, group_bones: np.ndarray, settings: ExportSettings
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(V, G) weights to per-vertex CSR links (node ids), normalised, optionally balanced as studiomdl does."""
+    vertices, groups = np.nonzero(weights > 0)
+    counts = np.bincount(vertices, minlength=weights.shape[0]).astype(np.int64)
+    bones = group_bones[groups]
+    values = weights[vertices, groups].astype(np.float64)
+    if settings.limit_weights:
+        return smd.balance_links(counts, bones, values)
+    return counts, bones, smd.normalize_links(counts, values)
+
+
+def mesh_corners(
+    context: bpy.types.Context, obj: bpy.types.Object, table: BoneTable, settings: ExportSettings, warnings: list[str]
+) -> MeshCorners:
+    bone_row = {name: row for row, name in enumerate(table.skeleton.names)}
+    skinned = table.armature is not None and armature_of(obj) == table.armature
+    groups = [group.name for group in obj.vertex_groups if group.name in bone_row] if skinned else []
+    parent_bone = None
+    if table.armature is not None and obj.parent == table.armature and obj.parent_type == "BONE":
+        parent_bone = bone_row.get(obj.parent_bone)
+    shape_index = 0 if obj.type == "MESH" and obj.data.shape_keys is not None else None
+    with evaluated_for_export(
+        context, obj, apply_modifiers=settings.apply_modifiers, shape_index=shape_index, weight_groups=groups
+    ) as (mesh, reader):
+        geometry = corner_geometry(mesh, settings.matrix(obj))
+        corner_vertices = triangle_vertices(mesh)
+        vertex_count = len(mesh.vertices)
+        dense = reader.read(mesh) if reader is not None else np.zeros((vertex_count, 0), np.float32)
+    if parent_bone is not None:
+        dense = np.zeros((vertex_count, 1), np.float32) + 1.0
+        group_bones = np.array([parent_bone], np.int64)
+    else:
+        group_bones = np.array([bone_row[name] for name in groups], np.int64)
+    counts_v, bones_v, weights_v = vertex_links(dense, group_bones, settings)
+    offsets = np.concatenate([[0], np.cumsum(counts_v)])
+    counts = counts_v[corner_vertices]
+    rows = np.repeat(offsets[corner_vertices], counts) + (
+        np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    )
+    names = [name or NO_MATERIAL for name in geometry.material_names] or [NO_MATERIAL]
+    unnamed = [i for i, name in enumerate(geometry.material_names) if not name]
+    indices = np.clip(geometry.material_indices, 0, len(names) - 1)
+    without = int(np.isin(indices, unnamed).sum()) if unnamed else (0 if geometry.material_names else len(indices))
+    if without:
+        warnings.append(f"{obj.name}: {without} face(s) without a material were written as {NO_MATERIAL!r}")
+    uvs = geometry.uvs
+    if uvs is None:
+        warnings.append(f"{obj.name}: no UV map; texture coordinates written as 0")
+        uvs = np.zeros((len(geometry.positions), 2), np.float32)
+    return MeshCorners(
+        positions=geometry.positions.astype(np.float64),
+        normals=geometry.normals.astype(np.float64),
+        uvs=uvs.astype(np.float64),
+        materials=[names[i] for i in indices.tolist()],
+        counts=counts,
+        bones=bones_v[rows],
+        weights=weights_v[rows],
+    )
+
+
+def reference_document(
+    parts: list[MeshCorners], table: BoneTable, settings: ExportSettings, warnings: list[str]
+) -> smd.SmdDocument:
+    positions = np.concatenate([p.positions for p in parts]) if parts else np.zeros((0, 3))
+    counts = np.concatenate([p.counts for p in parts]) if parts else np.zeros(0, np.int64)
+    bones = np.concatenate([p.bones for p in parts]) if parts else np.zeros(0, np.int64)
+    weights = np.concatenate([p.weights for p in parts]) if parts else np.zeros(0)
+    unweighted = counts == 0
+    fallback = np.zeros(len(counts), np.int64)
+    if table.armature is not None and unweighted.any():
+        table.implicit = len(table.skeleton)
+        fallback[:] = table.implicit
+        warnings.append(f"{int(unweighted.sum())} corner(s) without weights were bound to the motionless bone "
+                        f"{IMPLICIT_BONE!r}")  # fmt: skip
+    parent_column = smd.dominant_bones(counts, bones, weights, fallback)
+    material_names: dict[str, int] = {}
+    material_indices = np.array(
+        [material_names.setdefault(name, len(material_names)) for p in parts for name in p.materials], np.int32
+    )
+    triangle_count = len(positions) // 3
+    triangles = smd.Triangles(
+        material_names=list(material_names),
+        material_indices=material_indices,
+        parent_bones=parent_column.reshape(-1, 3).astype(np.int32),
+        positions=positions.reshape(-1, 3, 3),
+        normals=np.concatenate([p.normals for p in parts]).reshape(-1, 3, 3) if parts else np.zeros((0, 3, 3)),
+        uvs=np.concatenate([p.uvs for p in parts]).reshape(-1, 3, 2) if parts else np.zeros((0, 3, 2)),
+        link_counts=counts.reshape(triangle_count, 3).astype(np.int32),
+        link_bones=bones.astype(np.int32),
+        link_weights=weights,
+    )
+    flavour = "goldsrc" if settings.flavour == "GOLDSRC" else "source"
+    if flavour == "goldsrc" and bool((counts > 1).any()):
+        warnings.append(f"GoldSrc skins rigidly: {int((counts > 1).sum())} corner(s) with several weights were "
+                        "bound to their heaviest bone")  # fmt: skip
+    return smd.SmdDocument(
+        flavour=flavour, nodes=table.nodes(), skeleton=[table.rest_frame()], triangles=triangles
+    )
+
+
+# ------------------------------------------------------------------------------------------------ VTA
+
+
+def shape_corners(
+    context: bpy.types.Context, obj: bpy.types.Object, index: int, settings: ExportSettings
+) -> tuple[np.ndarray, np.ndarray]:
+    with evaluated_for_export(
+        context, obj, apply_modifiers=settings.apply_modifiers, shape_index=index, weight_groups=[]
+    ) as (mesh, _):
+        geometry = corner_geometry(mesh, settings.matrix(obj))
+    return geometry.positions.astype(np.float64), geometry.normals.astype(np.float64)
+
+
+def vta_document(
+    context: bpy.types.Context, objects: list[bpy.types.Object], parts: list[MeshCorners], settings: ExportSettings
+) -> smd.SmdDocument | None:
+    """Shapes by name across all meshes (a shape missing on a mesh leaves it at its base), corner ids in the
+    reference's triangle order."""
+    names: list[str] = []
+    for obj in objects:
+        keys = obj.data.shape_keys if obj.type == "MESH" else None
+        if keys is not None:
+            names.extend(block.name for block in keys.key_blocks[1:] if block.name not in names)
+    if not names:
+        return None
+    base_positions = np.concatenate([p.positions for p in parts])
+    base_normals = np.concatenate([p.normals for p in parts])
+    starts = np.cumsum([0] + [len(p.positions) for p in parts])
+    shapes = []
+    for name in names:
+        positions, normals = base_positions.copy(), base_normals.copy()
+        for row, obj in enumerate(objects):
+            keys = obj.data.shape_keys if obj.type == "MESH" else None
+            if keys is None or name not in keys.key_blocks:
+                continue
+            shape_positions, shape_normals = shape_corners(context, obj, keys.key_blocks.find(name), settings)
+            if len(shape_positions) != starts[row + 1] - starts[row]:
+                raise FormatError(f"{obj.name}: shape key {name!r} changes the topology after modifiers")
+            positions[starts[row] : starts[row + 1]] = shape_positions
+            normals[starts[row] : starts[row + 1]] = shape_normals
+        shapes.append((name, positions, normals))
+    return smd.build_vta(base_positions, base_normals, shapes)
+
+
+# ------------------------------------------------------------------------------------------------ animation
+
+
+def animation_document(
+    table: BoneTable, source: object, warnings: list[str]
+) -> smd.SmdDocument:
+    armature = table.armature
+    assert armature is not None
+    pose_bones = armature.pose.bones
+    modes = [pose_bones[name].rotation_mode for name in table.skeleton.names]
+    samples = sample_bone_action(source, table.skeleton.names, modes)
+    turn = correction(bone_axis_of(armature))
+    blender_rest = table.skeleton.rest @ turn
+    pose = pose_matrices(table.skeleton.parents, blender_rest, samples.basis)
+    scaled = np.abs(np.linalg.norm(samples.basis[..., :3, :3], axis=-2) - 1.0).max(initial=0.0) > 1e-4
+    if scaled:
+        warnings.append(f"{source.label}: bone scale keys cannot be stored in SMD and were dropped")
+    unturned = pose @ np.linalg.inv(turn)
+    frames = [table.frame(int(frame), unturned[row]) for row, frame in enumerate(samples.frames.tolist())]
+    return smd.SmdDocument(nodes=table.nodes(), skeleton=frames)
+
+
+# ------------------------------------------------------------------------------------------------ driver
+
+
+def safe_file_part(text: str) -> str:
+    return re.sub(r'[\\/:*?"<>|]', "_", text)
+
+
+@dataclass
+class Plan:
+    """Files to write, built completely before any is written."""
+
+    files: list[tuple[str, bytes]] = field(default_factory=list)
+
+
+def choose_armature(objects: list[bpy.types.Object], meshes: list[bpy.types.Object]) -> bpy.types.Object | None:
+    armatures: list[bpy.types.Object] = []
+    for candidate in [armature_of(obj) for obj in meshes] + [obj for obj in objects if obj.type == "ARMATURE"]:
+        if candidate is not None and candidate not in armatures:
+            armatures.append(candidate)
+    if len(armatures) > 1:
+        names = ", ".join(sorted(a.name for a in armatures))
+        raise FormatError(f"several armatures ({names}): an SMD holds one skeleton; export them one at a time")
+    return armatures[0] if armatures else None
+
+
+def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin, settings: ExportSettings) -> Summary:
+    summary = Summary()
+    objects = operator.objects_to_export(context)
+    meshes = geometry_objects(objects)
+    armature = choose_armature(objects, meshes)
+    mode = "VTA" if path.lower().endswith(".vta") else settings.mode
+    stem = os.path.splitext(path)[0]
+    table = bone_table(armature, settings, summary.warnings)
+    plan = Plan()
+    flavour = "goldsrc" if settings.flavour == "GOLDSRC" else "source"
+    parts: list[MeshCorners] = []
+    if mode in ("REFERENCE", "VTA", "ALL"):
+        if not meshes:
+            raise FormatError("no mesh objects to export (check the selection or the export scope)")
+        parts = [mesh_corners(context, obj, table, settings, summary.warnings) for obj in meshes]
+        summary.objects = len(meshes)
+        summary.faces = sum(len(p.positions) // 3 for p in parts)
+    if mode in ("REFERENCE", "ALL"):
+        document = reference_document(parts, table, settings, summary.warnings)
+        plan.files.append((path, smd.write_smd(document, flavour)))
+    if mode in ("VTA", "ALL"):
+        vta = vta_document(context, meshes, parts, settings)
+        if vta is None and mode == "VTA":
+            raise FormatError("no shape keys to export as VTA")
+        if vta is not None:
+            plan.files.append((stem + ".vta", smd.write_vta(vta)))
+    if mode in ("ANIMATION", "ALL"):
+        if table.armature is None:
+            if mode == "ANIMATION":
+                raise FormatError("no armature to export animation from")
+        else:
+            sources = actions_for(table.armature, settings.action_scope)
+            if not sources and mode == "ANIMATION":
+                raise FormatError(f"armature {table.armature.name!r} has no action to export")
+            for source in sources:
+                document = animation_document(table, source, summary.warnings)
+                if mode == "ANIMATION" and settings.action_scope == "ACTIVE":
+                    target = path
+                else:
+                    target = f"{stem}_{safe_file_part(source.label)}.smd"
+                plan.files.append((target, smd.write_smd(document, flavour)))
+    for target, data in plan.files:
+        write_bytes_atomically(target, data)
+    summary.files = len(plan.files)
+    return summary
+
+
+# ------------------------------------------------------------------------------------------------ operator
+
+
+class EXPORT_SCENE_OT_valve_smd(bpy.types.Operator, ExportHelper, ExportScopeMixin):
+    """Export Valve SMD reference meshes and animations, and VTA vertex animations (Source and GoldSrc)"""
+
+    bl_idname = "export_scene.valve_smd"
+    bl_label = "Export SMD/VTA"
+    bl_options = {"REGISTER", "PRESET"}
+
+    filename_ext = ".smd"
+    filter_glob: StringProperty(default="*.smd;*.vta", options={"HIDDEN"})
+
+    export_mode: EnumProperty(name="Export", items=EXPORT_MODES, default="REFERENCE")
+    action_scope: EnumProperty(name="Actions", items=ACTION_SCOPES, default="ACTIVE")
+    flavour: EnumProperty(name="Target Engine", items=FLAVOURS, default="SOURCE")
+    limit_weights: BoolProperty(
+        name="Limit Weights",
+        default=False,
+        description="Drop weight links below 0.05 and keep the heaviest 3, as studiomdl will (weights are always "
+        "normalised)",
+    )
+    up_axis: EnumProperty(name="Up Axis", items=UP_AXES, default="Z", description="The file's up axis ($upaxis)")
+
+    def settings(self) -> ExportSettings:
+        return ExportSettings(
+            mode=self.export_mode,
+            action_scope=self.action_scope,
+            flavour=self.flavour,
+            limit_weights=self.limit_weights,
+            up_axis=self.up_axis,
+            global_scale=self.global_scale,
+            apply_modifiers=self.apply_modifiers,
+            apply_transform=self.apply_transform,
+        )
+
+    def check(self, context: bpy.types.Context) -> bool:
+        wanted = ".vta" if self.export_mode == "VTA" else ".smd"
+        base, extension = os.path.splitext(self.filepath)  # type: ignore[has-type]
+        if os.path.basename(base) and extension.lower() != wanted:
+            self.filepath = base + wanted
+            return True
+        return False
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        settings = self.settings()
+        return guarded(self, lambda: export_smd(context, self.filepath, self, settings), "Exported")
+
+    def draw(self, context: bpy.types.Context) -> None:
+        draw_export_options(self.layout, self, context)
+
+
+def draw_export_options(layout: bpy.types.UILayout, operator: object, context: bpy.types.Context) -> None:
+    prepare_layout(layout)
+    scope = ("export_scope",) if in_file_browser(context) else ()
+    draw_panel(layout, operator, "IOGF_smd_export_include", "Include", (*scope, "export_mode", "action_scope"))
+    draw_panel(layout, operator, "IOGF_smd_export_geometry", "Geometry",
+               ("flavour", "apply_modifiers", "limit_weights"))  # fmt: skip
+    draw_panel(
+        layout, operator, "IOGF_smd_export_transform", "Transform", ("apply_transform", "up_axis", "global_scale"),
+        closed=True,
+    )  # fmt: skip
+
+
+def menu_export(self: bpy.types.Menu, context: bpy.types.Context) -> None:
+    self.layout.operator(EXPORT_SCENE_OT_valve_smd.bl_idname, text="Valve SMD/VTA (.smd, .vta)")
+
+
+classes = (EXPORT_SCENE_OT_valve_smd,)

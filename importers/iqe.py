@@ -1,0 +1,411 @@
+"""IQE (Inter-Quake Export) into Blender: meshes, materials, UVs, normals, colours, custom arrays, an armature
+with vertex groups and one action per animation, and the `comment` section as a text block."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
+from bpy_extras.io_utils import ImportHelper, orientation_helper, poll_file_object_drop
+from mathutils import Matrix
+
+from ..common import mesh_io
+from ..common.operators import (
+    ImportFilesMixin,
+    Summary,
+    draw_panel,
+    guarded,
+    import_all,
+    import_matrix,
+    prepare_layout,
+)
+from ..formats import iqe
+from . import iqe_rig, iqe_smoothing
+
+STORED_NORMALS = "iqe_normal"  # per-vertex file normals, so an untouched mesh re-exports them exactly
+CUSTOM_TAG = "iqe_custom"  # mesh property: attribute name -> "slot component size" of IQE custom arrays
+COLOR_SPACE = "iqe_color_space"  # mesh property: how `vc` was stored ("SRGB" or "LINEAR")
+COMMENT = "iqe_comment"  # object property: the text block holding the file's `comment` section
+COLOR_NAME = "Color"
+UV_NAME = "UVMap"
+
+IMPORT_COLORS = (
+    ("SRGB", "sRGB", "Vertex colours in the file are sRGB values"),
+    ("LINEAR", "Linear", "Vertex colours in the file are linear values"),
+    ("NONE", "None", "Do not import vertex colours"),
+)
+
+
+@dataclass
+class IqeImportOptions:
+    merge_by_name: bool = True
+    use_custom_normals: bool = True
+    import_colors: str = "SRGB"
+    import_armature: bool = True
+    import_animations: bool = True
+    bone_axis: str = "Y"
+    matrix: Matrix | None = None
+
+
+def srgb_to_linear(values: np.ndarray) -> np.ndarray:
+    v = values.astype(np.float64)
+    return np.where(v <= 0.04045, v / 12.92, ((np.maximum(v, 0.04045) + 0.055) / 1.055) ** 2.4)
+
+
+def linear_to_srgb(values: np.ndarray) -> np.ndarray:
+    v = values.astype(np.float64)
+    return np.where(v <= 0.0031308, v * 12.92, 1.055 * np.maximum(v, 0.0031308) ** (1.0 / 2.4) - 0.055)
+
+
+# ------------------------------------------------------------------------------------------------ building
+
+
+def build_document(
+    context: bpy.types.Context, path: str, document: iqe.IqeDocument, options: IqeImportOptions, summary: Summary
+) -> list[bpy.types.Object]:
+    stem = os.path.splitext(os.path.basename(path))[0]
+    warnings = [f"{stem}: {text}" for text in document.warnings]
+    root_objects: list[bpy.types.Object] = []
+    armature_obj: bpy.types.Object | None = None
+    bone_names: list[str] = []
+    if document.joints and options.import_armature:
+        armature_obj, bone_names = _build_skeleton(context, stem, document, options, warnings)
+        root_objects.append(armature_obj)
+    normals_by_mesh = _file_or_generated_normals(document, warnings, stem)
+    objects = []
+    for name, members in _object_groups(document, options.merge_by_name):
+        obj = _build_object(context, name, [document.meshes[i] for i in members],
+                            [normals_by_mesh[i] for i in members], document, options)  # fmt: skip
+        if armature_obj is not None and any(document.meshes[i].blend_indices is not None for i in members):
+            _skin(obj, armature_obj, bone_names, [document.meshes[i] for i in members])
+        elif obj.parent is None:
+            root_objects.append(obj)
+        objects.append(obj)
+        summary.objects += 1
+        summary.faces += len(obj.data.polygons)
+    if armature_obj is not None:
+        summary.objects += 1
+    if options.matrix is not None and not mesh_io.is_identity(options.matrix):
+        for obj in root_objects:
+            obj.matrix_world = options.matrix @ obj.matrix_world
+    if document.comment_section is not None:
+        text = bpy.data.texts.new(f"{stem}.iqe comment")
+        text.from_string(document.comment_section)
+        for obj in (armature_obj, *objects):
+            if obj is not None:
+                obj[COMMENT] = text
+    summary.warnings.extend(warnings)
+    return [*([armature_obj] if armature_obj else []), *objects]
+
+
+def _object_groups(document: iqe.IqeDocument, merge_by_name: bool) -> list[tuple[str, list[int]]]:
+    groups: dict[str, list[int]] = {}
+    result: list[tuple[str, list[int]]] = []
+    for index, mesh in enumerate(document.meshes):
+        if merge_by_name and mesh.name in groups:
+            groups[mesh.name].append(index)
+            continue
+        members = [index]
+        groups.setdefault(mesh.name, members)
+        result.append((mesh.name, members))
+    return result
+
+
+def _file_or_generated_normals(document: iqe.IqeDocument, warnings: list[str], stem: str) -> list[np.ndarray | None]:
+    """Per mesh: per-vertex file normals (V, 3), or generated per-corner normals in Blender order (C, 3)."""
+    meshes = document.meshes
+    if any(m.normals is not None for m in meshes) or not meshes:
+        return [None for _ in meshes]
+    try:
+        generated = iqe_smoothing.generated_normals(meshes)
+    except ValueError as error:
+        warnings.append(f"{stem}: {error}; Blender's own normals are used")
+        return [None for _ in meshes]
+    return [iqe.reverse_face_order(normals, mesh.face_sizes) for normals, mesh in zip(generated, meshes, strict=True)]
+
+
+def _kept_faces(mesh: iqe.IqeMesh) -> tuple[np.ndarray, np.ndarray]:
+    """Corner mask and face mask without faces that use a vertex twice (a Blender mesh cannot hold them)."""
+    sizes = mesh.face_sizes.astype(np.int64)
+    corners = mesh.face_corners.astype(np.int64)
+    face_of_corner = np.repeat(np.arange(len(sizes)), sizes)
+    order = np.lexsort((corners, face_of_corner))
+    repeated = (np.diff(corners[order]) == 0) & (np.diff(face_of_corner[order]) == 0)
+    bad_faces = np.zeros(len(sizes), bool)
+    bad_faces[face_of_corner[order][1:][repeated]] = True
+    return ~bad_faces[face_of_corner], ~bad_faces
+
+
+def _build_object(
+    context: bpy.types.Context,
+    name: str,
+    meshes: list[iqe.IqeMesh],
+    generated: list[np.ndarray | None],
+    document: iqe.IqeDocument,
+    options: IqeImportOptions,
+) -> bpy.types.Object:
+    vertex_offsets = np.cumsum([0, *(m.vertex_count for m in meshes)])
+    corner_parts, size_parts, material_parts, generated_parts = [], [], [], []
+    materials: list[str] = []
+    for index, mesh in enumerate(meshes):
+        keep_corners, keep_faces = _kept_faces(mesh)
+        corners = mesh.blender_corners()[keep_corners] + vertex_offsets[index]
+        corner_parts.append(corners)
+        size_parts.append(mesh.face_sizes[keep_faces])
+        if mesh.material not in materials:
+            materials.append(mesh.material)
+        material_parts.append(np.full(int(keep_faces.sum()), materials.index(mesh.material), np.intc))
+        generated_normals = generated[index]
+        if generated_normals is not None:
+            generated_parts.append(generated_normals[keep_corners])
+    corner_verts = np.concatenate(corner_parts).astype(np.intc)
+    sizes = np.concatenate(size_parts).astype(np.int64)
+    loop_starts = (np.cumsum(sizes) - sizes).astype(np.intc)
+    positions = np.concatenate([m.positions for m in meshes])
+    blender_mesh = mesh_io.new_mesh(name or "mesh", positions, corner_verts, loop_starts)
+    if len(materials) > 1 or materials != [""]:
+        for material in materials:
+            blender_mesh.materials.append(_material(material))
+    if len(materials) > 1:
+        blender_mesh.polygons.foreach_set("material_index", np.concatenate(material_parts))
+    if all(m.texcoords is not None for m in meshes):
+        uvs = np.concatenate([m.blender_texcoords() for m in meshes])
+        mesh_io.add_uv_map(blender_mesh, UV_NAME, uvs[corner_verts])
+    _add_normals(blender_mesh, meshes, corner_verts, generated_parts, options)
+    _add_colors(blender_mesh, meshes, options.import_colors)
+    _add_customs(blender_mesh, meshes, document)
+    obj = mesh_io.link_new_object(context, name or "mesh", blender_mesh)
+    if obj.name != name:
+        obj[iqe_rig.ORIGINAL_NAME] = name
+    return obj
+
+
+def _material(name: str) -> bpy.types.Material | None:
+    if not name:
+        return None
+    existing = bpy.data.materials.get(name)
+    if existing is not None:
+        return existing
+    material = bpy.data.materials.new(name)
+    if material.name != name:  # too long for a Blender name
+        material[iqe_rig.ORIGINAL_NAME] = name
+    return material
+
+
+def _add_normals(
+    mesh: bpy.types.Mesh,
+    meshes: list[iqe.IqeMesh],
+    corner_verts: np.ndarray,
+    generated_parts: list[np.ndarray],
+    options: IqeImportOptions,
+) -> None:
+    if all(m.normals is not None for m in meshes):
+        normals = np.concatenate([m.normals for m in meshes])
+        stored = mesh.attributes.new(STORED_NORMALS, "FLOAT_VECTOR", "POINT")
+        stored.data.foreach_set("vector", np.ascontiguousarray(normals, np.float32).ravel())
+        corner_normals = normals[corner_verts]
+    elif generated_parts and len(generated_parts) == len(meshes):
+        corner_normals = np.concatenate(generated_parts)
+    else:
+        return
+    mesh_io.set_smooth(mesh)
+    if options.use_custom_normals:
+        mesh_io.set_custom_normals(mesh, corner_verts, corner_normals)
+
+
+def _add_colors(mesh: bpy.types.Mesh, meshes: list[iqe.IqeMesh], mode: str) -> None:
+    if mode == "NONE" or not any(m.colors is not None for m in meshes):
+        return
+    colors = np.concatenate(
+        [m.colors if m.colors is not None else np.ones((m.vertex_count, 4), np.float32) for m in meshes]
+    ).astype(np.float64)
+    if mode == "SRGB":
+        colors[:, :3] = srgb_to_linear(colors[:, :3])
+    attribute = mesh.color_attributes.new(COLOR_NAME, "FLOAT_COLOR", "POINT")
+    attribute.data.foreach_set("color", colors.astype(np.float32).ravel())
+    mesh.color_attributes.active_color = attribute
+    mesh.color_attributes.render_color_index = mesh.color_attributes.active_color_index
+    mesh[COLOR_SPACE] = mode
+
+
+_CUSTOM_TYPES = {
+    1: ("FLOAT", "value"),
+    2: ("FLOAT2", "vector"),
+    3: ("FLOAT_VECTOR", "vector"),
+    4: ("QUATERNION", "value"),
+}
+
+
+def _add_customs(mesh: bpy.types.Mesh, meshes: list[iqe.IqeMesh], document: iqe.IqeDocument) -> None:
+    slots = sorted({slot for m in meshes for slot in m.custom})
+    tags: dict[str, str] = {}
+    for slot in slots:
+        declared = document.custom_format(slot)
+        width = next(m.custom[slot].shape[1] for m in meshes if slot in m.custom)
+        values = np.concatenate(
+            [m.custom[slot] if slot in m.custom else np.zeros((m.vertex_count, width), np.float32) for m in meshes]
+        )
+        data_type, key = _CUSTOM_TYPES[width]
+        attribute = mesh.attributes.new(declared.name or f"custom{slot}", data_type, "POINT")
+        attribute.data.foreach_set(key, np.ascontiguousarray(values, np.float32).ravel())
+        tags[attribute.name] = f"{slot} {declared.component} {width} {declared.name}"
+    if tags:
+        mesh[CUSTOM_TAG] = tags
+
+
+def _build_skeleton(
+    context: bpy.types.Context, stem: str, document: iqe.IqeDocument, options: IqeImportOptions, warnings: list[str]
+) -> tuple[bpy.types.Object, list[str]]:
+    names = [joint.name for joint in document.joints]
+    parents = [joint.parent for joint in document.joints]
+    base_world = iqe_rig.world_matrices(iqe_rig.pose_matrices(document.base_pose_array()), parents)
+    obj, bone_names = iqe_rig.build_armature(context, stem, names, parents, base_world, options.bone_axis, warnings)
+    if not options.import_animations:
+        return obj, bone_names
+    rest = np.array([np.array(obj.data.bones[name].matrix_local) for name in bone_names], np.float64)
+    first = None
+    for order, animation in enumerate(document.animations):
+        action = _build_action(obj, animation, bone_names, parents, base_world, rest, order)
+        first = first or action
+    if first is not None:
+        iqe_rig.assign_action(obj, first)
+    return obj, bone_names
+
+
+def _build_action(
+    obj: bpy.types.Object,
+    animation: iqe.IqeAnimation,
+    bone_names: list[str],
+    parents: list[int],
+    base_world: np.ndarray,
+    rest: np.ndarray,
+    order: int,
+) -> bpy.types.Action:
+    action, owner = iqe_rig.new_action(animation.name or "animation", obj)
+    if action.name != animation.name:
+        action[iqe_rig.ORIGINAL_NAME] = animation.name
+    action[iqe_rig.FRAMERATE] = float(animation.framerate)
+    action[iqe_rig.LOOP] = bool(animation.loop)
+    action[iqe_rig.ORDER] = order
+    action.use_fake_user = True
+    frames = animation.frames
+    count = frames.shape[0]
+    if count:
+        world = iqe_rig.world_matrices(iqe_rig.pose_matrices(frames), parents)
+        channels = iqe_rig.pose_basis(world, base_world, rest, parents)
+        iqe_rig.fill_action(owner, bone_names, channels, 1.0)
+    action.use_frame_range = True
+    action.frame_start = 1.0
+    action.frame_end = float(max(count, 1))
+    action.use_cyclic = bool(animation.loop)
+    return action
+
+
+def _skin(obj: bpy.types.Object, armature: bpy.types.Object, bone_names: list[str], meshes: list[iqe.IqeMesh]) -> None:
+    indices = np.concatenate(
+        [m.blend_indices if m.blend_indices is not None else np.zeros((m.vertex_count, 4), np.int32) for m in meshes]
+    )
+    weights = np.concatenate(
+        [m.blend_weights if m.blend_weights is not None else np.zeros((m.vertex_count, 4), np.float32) for m in meshes]
+    )
+    iqe_rig.add_vertex_groups(obj, bone_names, indices, weights)
+    obj.parent = armature
+    modifier = obj.modifiers.new("Armature", "ARMATURE")
+    modifier.object = armature
+
+
+def import_iqe_files(context: bpy.types.Context, paths: list[str], options: IqeImportOptions) -> Summary:
+    def build(path: str, document: object, summary: Summary) -> None:
+        assert isinstance(document, iqe.IqeDocument)
+        build_document(context, path, document, options, summary)
+
+    return import_all(context, paths, iqe.load_iqe, build)
+
+
+# ------------------------------------------------------------------------------------------------- operator
+
+
+@orientation_helper(axis_forward="Y", axis_up="Z")
+class IMPORT_SCENE_OT_iqe(bpy.types.Operator, ImportHelper, ImportFilesMixin):
+    """Import Inter-Quake Export models: meshes, materials, skeleton, weights and animations"""
+
+    bl_idname = "import_scene.iqe"
+    bl_label = "Import IQE"
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
+
+    filename_ext = ".iqe"
+    filter_glob: StringProperty(default="*.iqe", options={"HIDDEN"})
+
+    merge_by_name: BoolProperty(
+        name="Merge Meshes by Name",
+        default=True,
+        description="One object per mesh name with a material slot per material; off: one object per mesh block",
+    )
+    use_custom_normals: BoolProperty(
+        name="Custom Normals",
+        default=True,
+        description="Use the file's normals (or those its smoothing commands generate) as custom split normals",
+    )
+    import_colors: EnumProperty(name="Vertex Colors", items=IMPORT_COLORS, default="SRGB")
+    import_armature: BoolProperty(name="Armature", default=True, description="Build the skeleton and vertex groups")
+    import_animations: BoolProperty(name="Animations", default=True, description="One action per animation")
+    bone_axis: EnumProperty(
+        name="Bone Axis",
+        items=iqe_rig.BONE_AXES,
+        default="Y",
+        description="The axis the file's joints point along; Blender bones are turned to it",
+    )
+    global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0)
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        options = IqeImportOptions(
+            merge_by_name=self.merge_by_name,
+            use_custom_normals=self.use_custom_normals,
+            import_colors=self.import_colors,
+            import_armature=self.import_armature,
+            import_animations=self.import_animations,
+            bone_axis=self.bone_axis,
+            matrix=import_matrix(self),
+        )
+        return guarded(self, lambda: import_iqe_files(context, self.selected_paths(), options), "Imported")
+
+    def draw(self, context: bpy.types.Context) -> None:
+        draw_iqe_import_options(self.layout, self)
+
+
+def draw_iqe_import_options(layout: bpy.types.UILayout, operator: object) -> None:
+    prepare_layout(layout)
+    draw_panel(
+        layout, operator, "IOGF_iqe_import_geometry", "Geometry",
+        ("merge_by_name", "use_custom_normals", "import_colors"),
+    )  # fmt: skip
+    draw_panel(
+        layout, operator, "IOGF_iqe_import_armature", "Armature",
+        ("import_armature", "import_animations", "bone_axis"),
+    )  # fmt: skip
+    draw_panel(
+        layout, operator, "IOGF_iqe_import_transform", "Transform", ("global_scale", "axis_forward", "axis_up"),
+        closed=True,
+    )  # fmt: skip
+
+
+class IOGF_FH_iqe(bpy.types.FileHandler):
+    bl_idname = "IOGF_FH_iqe"
+    bl_label = "Inter-Quake Export"
+    bl_import_operator = "import_scene.iqe"
+    bl_export_operator = "export_scene.iqe"
+    bl_file_extensions = ".iqe"
+
+    @classmethod
+    def poll_drop(cls, context: bpy.types.Context) -> bool:
+        return bool(poll_file_object_drop(context))
+
+
+def menu_import(self: bpy.types.Menu, context: bpy.types.Context) -> None:
+    self.layout.operator(IMPORT_SCENE_OT_iqe.bl_idname, text="Inter-Quake Export (.iqe)")
+
+
+classes = (IMPORT_SCENE_OT_iqe, IOGF_FH_iqe)

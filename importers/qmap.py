@@ -1,0 +1,230 @@
+"""QMAP into Blender: the `.qmap.tmp` source (objects, lamps, and the `.qmap.desc` beside it into material
+settings), and a compiled `.qmap` (one object per material) so artists see what the engine will draw."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import bpy
+import numpy as np
+from bpy.props import BoolProperty, StringProperty
+from bpy_extras.io_utils import ImportHelper, poll_file_object_drop
+from mathutils import Euler, Matrix
+
+from .. import qmap_compiler as qc
+from ..common import mesh_io
+from ..common.operators import ImportFilesMixin, Summary, draw_panel, guarded, import_all, prepare_layout
+from ..common.qmap_io import compiler_call, decode_name, desc_path_for
+from ..formats.dedup import unique_rows
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as stream:
+        return stream.read()
+
+
+# ------------------------------------------------------------------------------------------ material options
+
+
+def material_named(name: bytes) -> bpy.types.Material | None:
+    """The material for a QMAP name: an existing one of that name, or a new one; "" is an empty slot."""
+    if not name:
+        return None
+    text = decode_name(name)
+    return bpy.data.materials.get(text) or bpy.data.materials.new(text)
+
+
+def apply_desc(desc: qc.DescDocument, create_missing: bool) -> tuple[int, int]:
+    """Copy each entry's options onto the material of that name; returns (applied, unmatched)."""
+    applied = unmatched = 0
+    for name, entry in desc.entries.items():
+        material = material_named(name) if create_missing else bpy.data.materials.get(decode_name(name))
+        if material is None:
+            unmatched += 1
+            continue
+        settings = material.qmap
+        settings.skip = entry.skip
+        settings.tex_gen = entry.tex_gen
+        settings.tex_scale = entry.tex_scale
+        settings.output_name = decode_name(entry.new_name)
+        applied += 1
+    return applied, unmatched
+
+
+def load_desc(path: str) -> qc.DescDocument:
+    return compiler_call(qc.parse_desc, _read(path), path)
+
+
+# ------------------------------------------------------------------------------------------------ .qmap.tmp
+
+
+def object_matrix(position: tuple[float, ...], orientation: tuple[float, ...], size: tuple[float, ...]) -> Matrix:
+    return Matrix.LocRotScale(position, Euler(orientation, "XYZ"), size)
+
+
+def build_tmp_mesh(context: bpy.types.Context, source: qc.MeshObject) -> bpy.types.Object:
+    name = decode_name(source.name)
+    sizes = source.face_sizes.astype(np.intp)
+    corner_mask = np.arange(4) < sizes[:, None]
+    corner_verts = source.face_indices[corner_mask]
+    mesh = mesh_io.new_mesh(name, source.vertices, corner_verts, np.concatenate([[0], np.cumsum(sizes)[:-1]]))
+    if source.face_uvs is not None:
+        mesh_io.add_uv_map(mesh, "UVMap", source.face_uvs[corner_mask])
+    mesh.polygons.foreach_set("use_smooth", source.face_smooth.astype(bool))
+    for material_name in source.materials:
+        mesh.materials.append(material_named(material_name))
+    mesh.polygons.foreach_set("material_index", source.face_materials.astype(np.intc))
+    obj = mesh_io.link_new_object(context, name, mesh)
+    obj.matrix_world = object_matrix(source.position, source.orientation, source.size)
+    return obj
+
+
+def build_tmp_lamp(context: bpy.types.Context, source: qc.LampObject) -> bpy.types.Object:
+    name = decode_name(source.name)
+    light = bpy.data.lights.new(name, "POINT" if source.lamp_type == "Lamp" else "SPOT")
+    light.color = source.color
+    light.use_custom_distance = True
+    light.cutoff_distance = source.distance
+    if source.lamp_type == "Spot":
+        light.spot_blend = min(max(source.softness, 0.0), 1.0)
+        light.spot_size = math.radians(min(max(source.angle, 1.0), 180.0))
+    obj = mesh_io.link_new_object(context, name, light)
+    obj.matrix_world = object_matrix(source.position, source.orientation, source.size)
+    return obj
+
+
+def parse_tmp_with_desc(path: str, use_desc: bool) -> tuple[qc.TmpDocument, qc.DescDocument | None]:
+    document = compiler_call(qc.parse_tmp, _read(path), path)
+    desc_path = desc_path_for(path)
+    desc = load_desc(desc_path) if use_desc and os.path.isfile(desc_path) else None
+    return document, desc
+
+
+def build_tmp(
+    context: bpy.types.Context, document: tuple[qc.TmpDocument, qc.DescDocument | None], summary: Summary
+) -> None:
+    tmp, desc = document
+    for mesh in tmp.meshes:
+        build_tmp_mesh(context, mesh)
+        summary.objects += 1
+        summary.faces += len(mesh.face_sizes)
+    for lamp in tmp.lamps:
+        build_tmp_lamp(context, lamp)
+        summary.objects += 1
+    summary.warnings.extend(tmp.warnings)
+    if desc is not None:
+        _, unmatched = apply_desc(desc, create_missing=False)
+        if unmatched:
+            summary.warnings.append(f"{unmatched} .qmap.desc entries name no material of the map")
+
+
+# ------------------------------------------------------------------------------------------ compiled .qmap
+
+
+def build_compiled(context: bpy.types.Context, path: str, model: qc.QmapModel, summary: Summary) -> None:
+    """One object per material. Map (X, Y, Z) is Blender (X, Z, Y); faces are turned back to counter-clockwise
+    and V is flipped back. Quads written as two triangles are rejoined."""
+    faces = qc.model_faces(model)
+    stem = os.path.basename(path)
+    for index, material_name in enumerate(faces.materials):
+        chosen = np.flatnonzero(faces.material == index)
+        if not len(chosen):
+            continue
+        sizes = faces.sizes[chosen].astype(np.intp)
+        reverse = np.where((sizes == 4)[:, None], [0, 3, 2, 1], [0, 2, 1, 3])
+        rows = chosen[:, None]
+        corner_mask = np.arange(4) < sizes[:, None]
+        positions = faces.positions[rows, reverse][corner_mask][:, [0, 2, 1]]
+        uvs = faces.uvs[rows, reverse][corner_mask].astype(np.float64)
+        uvs[:, 1] = 1.0 - uvs[:, 1]
+        vertices, corner_verts = unique_rows(positions.astype(np.float32))
+        name = f"{stem}: {decode_name(material_name) or '(no material)'}"
+        mesh = mesh_io.new_mesh(name, vertices, corner_verts, np.concatenate([[0], np.cumsum(sizes)[:-1]]))
+        mesh_io.add_uv_map(mesh, "UVMap", uvs.astype(np.float32))
+        mesh.materials.append(material_named(material_name))
+        mesh_io.link_new_object(context, name, mesh)
+        summary.objects += 1
+        summary.faces += len(chosen)
+
+
+# ------------------------------------------------------------------------------------------------ operators
+
+
+class IMPORT_SCENE_OT_qmap_tmp(bpy.types.Operator, ImportHelper, ImportFilesMixin):
+    """Import QMAP intermediate maps (.qmap.tmp), with the material options of the .qmap.desc beside them"""
+
+    bl_idname = "import_scene.qmap_tmp"
+    bl_label = "Import QMAP Source"
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
+
+    filename_ext = ".qmap.tmp"
+    filter_glob: StringProperty(default="*.qmap.tmp", options={"HIDDEN"})
+    use_desc: BoolProperty(
+        name="Read .qmap.desc", default=True, description="Apply the .qmap.desc beside the file to the materials"
+    )
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        paths = self.selected_paths()
+        return guarded(
+            self,
+            lambda: import_all(context, paths, lambda p: parse_tmp_with_desc(p, self.use_desc),
+                               lambda _p, doc, summary: build_tmp(context, doc, summary)),
+            "Imported",
+        )  # fmt: skip
+
+    def draw(self, context: bpy.types.Context) -> None:
+        prepare_layout(self.layout)
+        draw_panel(self.layout, self, "IOGF_qmap_tmp_import", "Materials", ("use_desc",))
+
+
+class IMPORT_SCENE_OT_qmap(bpy.types.Operator, ImportHelper, ImportFilesMixin):
+    """Import compiled QMAP maps (.qmap) to check what the engine will draw: one object per material"""
+
+    bl_idname = "import_scene.qmap"
+    bl_label = "Import Compiled QMAP"
+    bl_options = {"REGISTER", "UNDO"}
+
+    filename_ext = ".qmap"
+    filter_glob: StringProperty(default="*.qmap", options={"HIDDEN"})
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        paths = self.selected_paths()
+        return guarded(
+            self,
+            lambda: import_all(context, paths, lambda p: compiler_call(qc.read_qmap_file, p),
+                               lambda path, model, summary: build_compiled(context, path, model, summary)),
+            "Imported",
+        )  # fmt: skip
+
+
+class IOGF_FH_qmap_tmp(bpy.types.FileHandler):
+    bl_idname = "IOGF_FH_qmap_tmp"
+    bl_label = "QMAP source"
+    bl_import_operator = "import_scene.qmap_tmp"
+    bl_export_operator = "export_scene.qmap_tmp"
+    bl_file_extensions = ".qmap.tmp"
+
+    @classmethod
+    def poll_drop(cls, context: bpy.types.Context) -> bool:
+        return bool(poll_file_object_drop(context))
+
+
+class IOGF_FH_qmap(bpy.types.FileHandler):
+    bl_idname = "IOGF_FH_qmap"
+    bl_label = "QMAP compiled map"
+    bl_import_operator = "import_scene.qmap"
+    bl_export_operator = "export_scene.qmap"
+    bl_file_extensions = ".qmap"
+
+    @classmethod
+    def poll_drop(cls, context: bpy.types.Context) -> bool:
+        return bool(poll_file_object_drop(context))
+
+
+def menu_import(self: bpy.types.Menu, context: bpy.types.Context) -> None:
+    self.layout.operator(IMPORT_SCENE_OT_qmap_tmp.bl_idname, text="The Final Quest map source (.qmap.tmp)")
+    self.layout.operator(IMPORT_SCENE_OT_qmap.bl_idname, text="The Final Quest map, compiled (.qmap)")
+
+
+classes = (IMPORT_SCENE_OT_qmap_tmp, IMPORT_SCENE_OT_qmap, IOGF_FH_qmap_tmp, IOGF_FH_qmap)

@@ -1,0 +1,613 @@
+"""Valve SMD and VTA into Blender: reference meshes with their armature, animations as actions, VTA shape keys.
+
+Every file is parsed before bpy.data is touched; then reference SMDs are built first, animations next (onto the
+armature imported in the same call, else the active or selected armature, else a new one made from the
+animation's first frame), VTAs last (onto the mesh imported in the same call, else the active or selected mesh).
+A failure removes everything the call created.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import bpy
+import numpy as np
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
+from bpy_extras.io_utils import ImportHelper, poll_file_object_drop
+
+from ..common import mesh_io
+from ..common.animation import basis_from_pose, continuous_eulers, continuous_quaternions, create_bone_action
+from ..common.armature import (
+    BONE_AXES,
+    Skeleton,
+    add_vertex_weights,
+    build_armature,
+    compose,
+    correction,
+    ensure_object_mode,
+    euler_to_matrix,
+    matrix_to_euler_xyz,
+    matrix_to_quaternion,
+    read_skeleton,
+    rigid,
+    skin_to_armature,
+    world_from_local,
+)
+from ..common.operators import ImportFilesMixin, Summary, draw_panel, guarded, prepare_layout, progress
+from ..common.rollback import rollback_on_error
+from ..formats import smd
+from ..formats.errors import FormatError
+
+STORED_NORMALS = "smd_normal"  # the file's own normals, so an untouched mesh re-exports them exactly
+BLANK_MATERIAL = "UndefinedMaterial"
+UP_AXES = (
+    ("Z", "Z", "The file is Z-up, as Blender (studiomdl's default)"),
+    ("Y", "Y", "The file is Y-up ($upaxis Y): turned +90 degrees about X"),
+    ("X", "X", "The file is X-up ($upaxis X): turned so that +X becomes +Z"),
+)
+
+
+def up_axis_matrix(axis: str) -> np.ndarray:
+    """File space to Blender space for a file whose up axis is `axis` (the exporter uses the inverse)."""
+    out = np.identity(4)
+    if axis == "Y":
+        out[:3, :3] = [[1, 0, 0], [0, 0, -1], [0, 1, 0]]  # +90 degrees about X: +Y -> +Z
+    elif axis == "X":
+        out[:3, :3] = [[0, 0, -1], [0, 1, 0], [1, 0, 0]]  # -90 degrees about Y: +X -> +Z
+    return out
+
+
+@dataclass
+class SmdImportOptions:
+    up_axis: str = "Z"
+    global_scale: float = 1.0
+    rotation_mode: str = "XYZ"
+    weight_mode: str = "RAW"
+    bone_axis: str = "Y"
+    use_custom_normals: bool = True
+    keep_blank_materials: bool = False
+
+    def transform(self) -> np.ndarray:
+        return up_axis_matrix(self.up_axis)
+
+    def points(self, values: np.ndarray) -> np.ndarray:
+        rotation = self.transform()[:3, :3]
+        return (values.reshape(-1, 3) @ rotation.T) * self.global_scale
+
+    def directions(self, values: np.ndarray) -> np.ndarray:
+        return values.reshape(-1, 3) @ self.transform()[:3, :3].T
+
+
+@dataclass
+class ParsedFile:
+    path: str
+    kind: str  # "reference", "animation" or "vta"
+    document: smd.SmdDocument
+
+    @property
+    def stem(self) -> str:
+        return os.path.splitext(os.path.basename(self.path))[0]
+
+
+@dataclass
+class ImportState:
+    """What this call created so far, for animations and VTAs that follow their reference."""
+
+    armatures: list[tuple[str, bpy.types.Object]] = field(default_factory=list)
+    meshes: list[tuple[str, bpy.types.Object]] = field(default_factory=list)
+
+
+def parse_file(path: str, options: SmdImportOptions) -> ParsedFile:
+    if path.lower().endswith(".vta"):
+        document = smd.load_vta(path)
+        if document.vertex_animation is None:
+            raise FormatError("no 'vertexanimation' block: not a vertex animation file", path=path)
+    else:
+        document = smd.load_smd(path, blank_material=BLANK_MATERIAL if options.keep_blank_materials else None)
+    if document.vertex_animation is not None:
+        kind = "vta"
+    elif document.triangles is not None:
+        kind = "reference"
+    else:
+        kind = "animation"
+    return ParsedFile(path, kind, document)
+
+
+# ------------------------------------------------------------------------------------------------ skeletons
+
+
+def node_parents(document: smd.SmdDocument) -> list[int]:
+    rows = document.node_rows()
+    return [rows.get(node.parent, -1) for node in document.nodes]
+
+
+def file_world_matrices(
+    document: smd.SmdDocument, positions: np.ndarray, rotations: np.ndarray, options: SmdImportOptions
+) -> np.ndarray:
+    """(..., B, 3) positions and Euler XYZ rotations (parent-relative, file space) to Blender model space."""
+    local = compose(positions * options.global_scale, euler_to_matrix(rotations))
+    parents = node_parents(document)
+    roots = [row for row, parent in enumerate(parents) if parent < 0]
+    local[..., roots, :, :] = options.transform() @ local[..., roots, :, :]
+    return world_from_local(parents, local)
+
+
+def rest_skeleton(document: smd.SmdDocument, options: SmdImportOptions, warnings: list[str], label: str) -> Skeleton:
+    """Bones at the first skeleton frame (bones it does not list sit at their parent's origin)."""
+    count = len(document.nodes)
+    positions, rotations = np.zeros((count, 3)), np.zeros((count, 3))
+    if document.skeleton:
+        frame = document.skeleton[0]
+        rows = document.node_rows()
+        listed = [(i, rows[int(b)]) for i, b in enumerate(frame.bone_ids.tolist()) if int(b) in rows]
+        if listed:
+            source, target = (list(t) for t in zip(*listed, strict=True))
+            positions[target] = frame.positions[source]
+            rotations[target] = frame.rotations[source]
+        if len(listed) < count:
+            warnings.append(f"{label}: {count - len(listed)} bone(s) missing from the first skeleton frame")
+    world = file_world_matrices(document, positions, rotations, options)
+    return Skeleton([node.name for node in document.nodes], node_parents(document), world)
+
+
+def build_skeleton_object(
+    context: bpy.types.Context, name: str, document: smd.SmdDocument, options: SmdImportOptions, summary: Summary
+) -> tuple[bpy.types.Object, list[str]]:
+    skeleton = rest_skeleton(document, options, summary.warnings, name)
+    too_long = [n for n in skeleton.names if len(n.encode()) > 63]
+    if too_long:
+        summary.warnings.append(f"{name}: {len(too_long)} bone name(s) longer than Blender's 63 bytes were shortened")
+    armature, bone_names = build_armature(context, f"{name}_skeleton", skeleton, bone_axis=options.bone_axis)
+    summary.objects += 1
+    return armature, bone_names
+
+
+# ------------------------------------------------------------------------------------------------ reference
+
+
+def shared_vertices(positions: np.ndarray, counts: np.ndarray, bones: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """A vertex index per corner: corners share a vertex when position and weight links (as a set) are equal.
+    Vertices are numbered in order of first appearance."""
+    corner_count = len(positions)
+    width = int(counts.max(initial=0))
+    corner = np.repeat(np.arange(corner_count), counts)
+    order = np.lexsort((bones, corner))
+    rank = np.arange(corner.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    key = np.zeros((corner_count, 3 + 2 * width), np.int64)
+    key[:, :3] = (positions.astype(np.float64) + 0.0).view(np.int64)
+    if width:
+        padded_bones = np.full((corner_count, width), -1, np.int64)
+        padded_weights = np.zeros((corner_count, width), np.float64)
+        padded_bones[corner, rank] = bones[order]
+        padded_weights[corner, rank] = weights[order] + 0.0
+        key[:, 3 : 3 + width] = padded_bones
+        key[:, 3 + width :] = padded_weights.view(np.int64)
+    if corner_count == 0:
+        return np.zeros(0, np.intc)
+    sort = np.lexsort(key.T[::-1])
+    ordered = key[sort]
+    new_group = np.ones(corner_count, bool)
+    new_group[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    group_of_sorted = np.cumsum(new_group) - 1
+    first_corner = np.minimum.reduceat(sort, np.flatnonzero(new_group))
+    renumber = np.empty(len(first_corner), np.int64)
+    renumber[np.argsort(first_corner, kind="stable")] = np.arange(len(first_corner))
+    result = np.empty(corner_count, np.intc)
+    result[sort] = renumber[group_of_sorted]
+    return result
+
+
+def corner_links(
+    triangles: smd.Triangles, document: smd.SmdDocument, options: SmdImportOptions, warnings: list[str], label: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-corner CSR links (counts, node rows, weights) as studiomdl skins: a corner without links is rigid on
+    its parent column; GoldSrc files only have that column. Links to unknown bones are dropped."""
+    counts, bones, weights = smd.effective_links(
+        triangles.link_counts, triangles.link_bones, triangles.link_weights, triangles.parent_bones
+    )
+    if options.weight_mode == "STUDIOMDL":
+        counts, bones, weights = smd.balance_links(counts, bones, weights)
+    rows = document.node_rows()
+    ids = np.array(sorted(rows), np.int64)
+    row_of_id = np.array([rows[i] for i in ids.tolist()], np.int64)
+    at = np.minimum(np.searchsorted(ids, bones), max(len(ids) - 1, 0))
+    known = (ids[at] == bones) if len(ids) else np.zeros(len(bones), bool)
+    if not known.all():
+        warnings.append(f"{label}: {int((~known).sum())} weight link(s) to unknown bones dropped")
+        corner = np.repeat(np.arange(len(counts)), counts)
+        counts = np.bincount(corner[known], minlength=len(counts)).astype(np.int64)
+    return counts, row_of_id[at[known]], weights[known]
+
+
+def find_or_create_material(name: str) -> bpy.types.Material:
+    material = bpy.data.materials.get(name)
+    return material if material is not None else bpy.data.materials.new(name)
+
+
+def build_reference(
+    context: bpy.types.Context, parsed: ParsedFile, options: SmdImportOptions, state: ImportState, summary: Summary
+) -> None:
+    document, name = parsed.document, parsed.stem
+    summary.warnings.extend(f"{name}: {text}" for text in document.warnings)
+    armature, bone_names = build_skeleton_object(context, name, document, options, summary)
+    state.armatures.append((name, armature))
+    if len(document.skeleton) > 1:
+        summary.warnings.append(f"{name}: reference SMD has {len(document.skeleton)} skeleton frames; the first is "
+                                "the rest pose, the others were ignored")  # fmt: skip
+    triangles = document.triangles
+    assert triangles is not None
+    if len(triangles) == 0:
+        summary.warnings.append(f"{name}: no triangles; no mesh object was made")
+        return
+    corner_count = 3 * len(triangles)
+    counts, bones, weights = corner_links(triangles, document, options, summary.warnings, name)
+    positions = options.points(triangles.positions)
+    corner_verts = shared_vertices(positions, counts, bones, weights)
+    faces = corner_verts.reshape(-1, 3)
+    degenerate = (faces[:, 0] == faces[:, 1]) | (faces[:, 1] == faces[:, 2]) | (faces[:, 0] == faces[:, 2])
+    if degenerate.any():
+        summary.warnings.append(f"{name}: {int(degenerate.sum())} degenerate triangle(s) skipped, as studiomdl does")
+    kept_corners = np.repeat(~degenerate, 3)
+    vertex_count = int(corner_verts.max()) + 1
+    first_corner = np.full(vertex_count, corner_count, np.int64)
+    np.minimum.at(first_corner, corner_verts, np.arange(corner_count))
+    mesh = mesh_io.new_mesh(
+        name, positions[first_corner], corner_verts[kept_corners], np.arange(int((~degenerate).sum())) * 3
+    )
+    mesh_io.add_uv_map(mesh, "UVMap", triangles.uvs.reshape(-1, 2)[kept_corners])
+    for material_name in triangles.material_names:
+        mesh.materials.append(find_or_create_material(material_name))
+    material_indices = triangles.material_indices[~degenerate].astype(np.intc)
+    mesh.polygons.foreach_set("material_index", material_indices)
+    mesh_io.set_smooth(mesh)
+    if options.use_custom_normals:
+        normals = options.directions(triangles.normals)[kept_corners].astype(np.float32)
+        mesh_io.add_corner_vectors(mesh, STORED_NORMALS, normals)
+        mesh_io.set_custom_normals(mesh, corner_verts[kept_corners], normals)
+    obj = mesh_io.link_new_object(context, name, mesh)
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    vertex_counts = counts[first_corner]
+    link_rows = np.repeat(offsets[first_corner], vertex_counts) + (
+        np.arange(int(vertex_counts.sum())) - np.repeat(np.cumsum(vertex_counts) - vertex_counts, vertex_counts)
+    )
+    vertices = np.repeat(np.arange(vertex_count), vertex_counts)
+    used = np.unique(bones)
+    group_row = np.full(len(document.nodes), -1, np.int64)
+    group_row[used] = np.arange(len(used))
+    add_vertex_weights(
+        context, obj, [bone_names[row] for row in used.tolist()], vertices, group_row[bones[link_rows]],
+        weights[link_rows],
+    )  # fmt: skip
+    skin_to_armature(obj, armature)
+    state.meshes.append((name, obj))
+    summary.objects += 1
+    summary.faces += len(mesh.polygons)
+
+
+# ------------------------------------------------------------------------------------------------ animation
+
+
+def target_armature(context: bpy.types.Context, state: ImportState, stem: str) -> bpy.types.Object | None:
+    if state.armatures:
+        return state.armatures[-1][1]
+    active = context.view_layer.objects.active
+    if active is not None and active.type == "ARMATURE":
+        return active
+    selected = [obj for obj in context.view_layer.objects if obj.select_get() and obj.type == "ARMATURE"]
+    if not selected:  # the scene's only armature
+        selected = [obj for obj in context.view_layer.objects if obj.type == "ARMATURE"]
+    return selected[0] if len(selected) == 1 else None
+
+
+def build_animation(
+    context: bpy.types.Context, parsed: ParsedFile, options: SmdImportOptions, state: ImportState, summary: Summary
+) -> None:
+    document, name = parsed.document, parsed.stem
+    summary.warnings.extend(f"{name}: {text}" for text in document.warnings)
+    armature = target_armature(context, state, name)
+    if armature is None:
+        armature, _names = build_skeleton_object(context, name, document, options, summary)
+        state.armatures.append((name, armature))
+    dense = smd.dense_skeleton(document)
+    if dense.frame_count == 0:
+        summary.warnings.append(f"{name}: no skeleton frames; no action was made")
+        return
+    file_world = file_world_matrices(document, dense.positions, dense.rotations, options)
+    skeleton = read_skeleton(armature)
+    turn = correction(str(armature.data.get("iogf_bone_axis", "Y")))
+    blender_rest = skeleton.rest @ turn
+    file_row: dict[str, int] = {}
+    for row, node in enumerate(document.nodes):
+        file_row.setdefault(node.name, row)
+        file_row.setdefault(node.name.encode()[:63].decode(errors="ignore"), row)
+    matched = [bone for bone in skeleton.names if bone in file_row]
+    missing = len(document.nodes) - len(matched)
+    if not matched:
+        raise FormatError(f"none of the animation's {len(document.nodes)} bones is in armature {armature.name!r}",
+                          path=parsed.path)  # fmt: skip
+    if missing > 0:
+        summary.warnings.append(f"{name}: {missing} animated bone(s) are not in armature {armature.name!r}")
+    frames = dense.first_time + np.arange(dense.frame_count)
+    pose = np.empty((dense.frame_count, len(skeleton), 4, 4))
+    inverse_rest = np.linalg.inv(blender_rest)
+    for row, bone in enumerate(skeleton.names):
+        parent = skeleton.parents[row]
+        if bone in file_row:
+            pose[:, row] = file_world[:, file_row[bone]] @ turn
+        elif parent < 0:
+            pose[:, row] = blender_rest[row]
+        else:
+            pose[:, row] = pose[:, parent] @ (inverse_rest[parent] @ blender_rest[row])
+    basis = basis_from_pose(skeleton.parents, blender_rest, pose)
+    rows = [skeleton.names.index(bone) for bone in matched]
+    basis = basis[:, rows]
+    rotation_matrices, _ = rigid(basis)
+    if options.rotation_mode == "QUATERNION":
+        rotations = continuous_quaternions(matrix_to_quaternion(rotation_matrices[..., :3, :3]))
+    else:
+        rotations = continuous_eulers(matrix_to_euler_xyz(rotation_matrices[..., :3, :3]))
+    create_bone_action(
+        armature, name, matched, frames, basis[..., :3, 3], rotations, rotation_mode=options.rotation_mode
+    )
+    scene = context.scene
+    scene.frame_start, scene.frame_end = int(frames[0]), int(frames[-1])
+
+
+# ------------------------------------------------------------------------------------------------ VTA
+
+
+def target_mesh(context: bpy.types.Context, state: ImportState, stem: str) -> bpy.types.Object | None:
+    if state.meshes:
+        same = [obj for name, obj in state.meshes if name == stem]
+        return same[-1] if same else state.meshes[-1][1]
+    active = context.view_layer.objects.active
+    if active is not None and active.type == "MESH":
+        return active
+    selected = [obj for obj in context.view_layer.objects if obj.select_get() and obj.type == "MESH"]
+    if not selected:  # the scene's only mesh
+        selected = [obj for obj in context.view_layer.objects if obj.type == "MESH"]
+    return selected[0] if len(selected) == 1 else None
+
+
+def match_points(
+    query: np.ndarray, query_normals: np.ndarray, reference: np.ndarray, reference_normals: np.ndarray, tolerance: float
+) -> np.ndarray:
+    """For each query point, the reference point within `tolerance` whose normal agrees best (then the nearest);
+    -1 where there is none. A hashed grid of cell size `tolerance`, searched in the 27 cells around each query."""
+    if len(query) == 0 or len(reference) == 0:
+        return np.full(len(query), -1, np.int64)
+
+    def cells(points: np.ndarray) -> np.ndarray:
+        return np.floor(points / tolerance).astype(np.int64)
+
+    def hashed(cell: np.ndarray) -> np.ndarray:
+        return (cell[:, 0] * 73856093) ^ (cell[:, 1] * 19349663) ^ (cell[:, 2] * 83492791)
+
+    reference_keys = hashed(cells(reference))
+    order = np.argsort(reference_keys, kind="stable")
+    sorted_keys = reference_keys[order]
+    query_cells = cells(query)
+    pairs_q, pairs_r = [], []
+    for dx in (-1, 0, 1):
+        for dy in (-1, 0, 1):
+            for dz in (-1, 0, 1):
+                keys = hashed(query_cells + np.array([dx, dy, dz]))
+                low = np.searchsorted(sorted_keys, keys, "left")
+                count = np.searchsorted(sorted_keys, keys, "right") - low
+                total = int(count.sum())
+                if not total:
+                    continue
+                pairs_q.append(np.repeat(np.arange(len(query)), count))
+                rank = np.arange(total) - np.repeat(np.cumsum(count) - count, count)
+                pairs_r.append(order[np.repeat(low, count) + rank])
+    result = np.full(len(query), -1, np.int64)
+    if not pairs_q:
+        return result
+    q, r = np.concatenate(pairs_q), np.concatenate(pairs_r)
+    distance = np.linalg.norm(query[q] - reference[r], axis=1)
+    close = distance <= tolerance
+    q, r, distance = q[close], r[close], distance[close]
+
+    def unit(v: np.ndarray) -> np.ndarray:
+        length = np.linalg.norm(v, axis=1, keepdims=True)
+        return v / np.where(length > 0, length, 1)
+
+    agreement = np.sum(unit(query_normals[q]) * unit(reference_normals[r]), axis=1)
+    best = np.lexsort((distance, -np.round(agreement, 4), q))
+    q, r = q[best], r[best]
+    first = np.ones(len(q), bool)
+    first[1:] = q[1:] != q[:-1]
+    result[q[first]] = r[first]
+    return result
+
+
+def mesh_corner_data(mesh: bpy.types.Mesh) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    positions = mesh_io.corner_floats(mesh.attributes["position"].data, "vector", 3).astype(np.float64)
+    corner_vert = np.empty(len(mesh.loops), np.intc)
+    mesh.attributes[".corner_vert"].data.foreach_get("value", corner_vert)
+    stored = mesh.attributes.get(STORED_NORMALS)
+    if stored is not None and stored.domain == "CORNER" and stored.data_type == "FLOAT_VECTOR":
+        normals = mesh_io.corner_floats(stored.data, "vector", 3)
+    else:
+        normals = mesh_io.corner_floats(mesh.corner_normals, "vector", 3)
+    return positions, corner_vert, normals.astype(np.float64)
+
+
+def build_vta(
+    context: bpy.types.Context, parsed: ParsedFile, options: SmdImportOptions, state: ImportState, summary: Summary
+) -> None:
+    document, name = parsed.document, parsed.stem
+    summary.warnings.extend(f"{name}: {text}" for text in document.warnings)
+    obj = target_mesh(context, state, name)
+    if obj is None:
+        raise FormatError("no target mesh for the shape keys: import the reference SMD in the same call, or make "
+                          "its mesh active", path=parsed.path)  # fmt: skip
+    frames = sorted(document.vertex_animation or [], key=lambda frame: frame.time)
+    if not frames:
+        summary.warnings.append(f"{name}: empty vertex animation")
+        return
+    base, shapes = frames[0], frames[1:]
+    names = document.shape_names()
+    mesh = obj.data
+    positions, corner_vert, corner_normals = mesh_corner_data(mesh)
+    base_positions = options.points(base.positions)
+    base_normals = options.directions(base.normals)
+    extent = float(np.ptp(positions, axis=0).max()) if len(positions) else 1.0
+    tolerance = max(extent * 1e-5, 1e-5)
+    corner_match = match_points(positions[corner_vert], corner_normals, base_positions, base_normals, tolerance)
+    # a vertex takes the entry matched by its first matched corner
+    order = np.lexsort((corner_match < 0, corner_vert))
+    first = np.ones(len(order), bool)
+    first[1:] = corner_vert[order][1:] != corner_vert[order][:-1]
+    vertex_entry = np.full(len(positions), -1, np.int64)
+    vertex_entry[corner_vert[order][first]] = corner_match[order][first]
+    matched = vertex_entry >= 0
+    unmatched_vertices = int((~matched).sum())
+    reverse = match_points(base_positions, base_normals, positions[corner_vert], corner_normals, tolerance)
+    unused_entries = int((reverse < 0).sum())
+    if unmatched_vertices or unused_entries:
+        summary.warnings.append(
+            f"{name}: {unmatched_vertices} of {len(positions)} mesh vertices had no VTA vertex at their position, "
+            f"{unused_entries} of {len(base_positions)} VTA vertices matched no mesh vertex"
+        )
+    if not matched.any():
+        raise FormatError(f"no VTA vertex matches a vertex of mesh {obj.name!r}", path=parsed.path)
+    base_ids = base.vertex_ids.astype(np.int64)
+    id_order = np.argsort(base_ids, kind="stable")
+    sorted_ids = base_ids[id_order]
+    if obj.data.shape_keys is None:
+        obj.shape_key_add(name="Basis", from_mix=False)
+    stray = 0
+    for frame in shapes:
+        delta = np.zeros((len(base_positions), 3))
+        ids = frame.vertex_ids.astype(np.int64)
+        at = np.minimum(np.searchsorted(sorted_ids, ids), len(sorted_ids) - 1)
+        known = sorted_ids[at] == ids
+        stray += int((~known).sum())
+        rows = id_order[at[known]]
+        delta[rows] = options.points(frame.positions[known]) - base_positions[rows]
+        shape = positions.copy()
+        shape[matched] += delta[vertex_entry[matched]]
+        key = obj.shape_key_add(name=names.get(frame.time, str(frame.time)), from_mix=False)
+        key.data.foreach_set("co", shape.astype(np.float32).ravel())
+    if stray:
+        summary.warnings.append(f"{name}: {stray} vertex line(s) name ids missing from time {base.time}; ignored")
+    obj.data.shape_keys.use_relative = True
+
+
+# ------------------------------------------------------------------------------------------------ driver
+
+BUILDERS = {"reference": build_reference, "animation": build_animation, "vta": build_vta}
+BUILD_ORDER = {"reference": 0, "animation": 1, "vta": 2}
+
+
+def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdImportOptions) -> Summary:
+    """Parse all files, then build references, animations and VTAs in that order; roll back on failure."""
+    summary = Summary(files=len(paths))
+    ensure_object_mode(context)
+    with progress(context, 2 * len(paths)) as update:
+        parsed = []
+        for step, path in enumerate(paths):
+            parsed.append(parse_file(path, options))
+            update(step + 1)
+        state = ImportState()
+        with rollback_on_error():
+            for step, item in enumerate(sorted(parsed, key=lambda p: BUILD_ORDER[p.kind])):
+                BUILDERS[item.kind](context, item, options, state, summary)
+                update(len(paths) + step + 1)
+    return summary
+
+
+# ------------------------------------------------------------------------------------------------- operator
+
+
+class IMPORT_SCENE_OT_valve_smd(bpy.types.Operator, ImportHelper, ImportFilesMixin):
+    """Import Valve SMD models and animations and VTA vertex animations (Source and GoldSrc)"""
+
+    bl_idname = "import_scene.valve_smd"
+    bl_label = "Import SMD/VTA"
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
+
+    filename_ext = ".smd"
+    filter_glob: StringProperty(default="*.smd;*.vta", options={"HIDDEN"})
+
+    up_axis: EnumProperty(name="Up Axis", items=UP_AXES, default="Z", description="The file's up axis ($upaxis)")
+    global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0)
+    rotation_mode: EnumProperty(
+        name="Rotation Keys",
+        items=(
+            ("XYZ", "Euler XYZ", "Key bone rotations as Euler XYZ angles, as the file stores them"),
+            ("QUATERNION", "Quaternion", "Key bone rotations as quaternions"),
+        ),
+        default="XYZ",
+    )
+    weight_mode: EnumProperty(
+        name="Weights",
+        items=(
+            ("RAW", "As Written", "Keep every weight link as the file has it"),
+            (
+                "STUDIOMDL",
+                "As studiomdl Compiles",
+                "Merge duplicate bones, drop links below 0.05, keep the heaviest 3 and renormalise, as studiomdl does",
+            ),
+        ),
+        default="RAW",
+    )
+    bone_axis: EnumProperty(name="Bone Direction", items=BONE_AXES, default="Y")
+    use_custom_normals: BoolProperty(
+        name="Custom Normals", default=True, description="Use the file's normals as custom split normals"
+    )
+    keep_blank_materials: BoolProperty(
+        name="Keep Blank-Material Triangles",
+        default=False,
+        description=f"Give triangles with an empty material line the material {BLANK_MATERIAL!r} instead of "
+        "dropping them as studiomdl does",
+    )
+
+    def import_options(self) -> SmdImportOptions:
+        return SmdImportOptions(
+            up_axis=self.up_axis,
+            global_scale=self.global_scale,
+            rotation_mode=self.rotation_mode,
+            weight_mode=self.weight_mode,
+            bone_axis=self.bone_axis,
+            use_custom_normals=self.use_custom_normals,
+            keep_blank_materials=self.keep_blank_materials,
+        )
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        options = self.import_options()
+        return guarded(self, lambda: import_smd_files(context, self.selected_paths(), options), "Imported")
+
+    def draw(self, context: bpy.types.Context) -> None:
+        draw_import_options(self.layout, self)
+
+
+def draw_import_options(layout: bpy.types.UILayout, operator: object) -> None:
+    prepare_layout(layout)
+    draw_panel(
+        layout, operator, "IOGF_smd_import_geometry", "Geometry",
+        ("use_custom_normals", "weight_mode", "keep_blank_materials"),
+    )  # fmt: skip
+    draw_panel(layout, operator, "IOGF_smd_import_armature", "Armature", ("bone_axis", "rotation_mode"))
+    draw_panel(layout, operator, "IOGF_smd_import_transform", "Transform", ("up_axis", "global_scale"), closed=True)
+
+
+class IOGF_FH_smd(bpy.types.FileHandler):
+    bl_idname = "IOGF_FH_smd"
+    bl_label = "Valve SMD/VTA"
+    bl_import_operator = "import_scene.valve_smd"
+    bl_export_operator = "export_scene.valve_smd"
+    bl_file_extensions = ".smd;.vta"
+
+    @classmethod
+    def poll_drop(cls, context: bpy.types.Context) -> bool:
+        return bool(poll_file_object_drop(context))
+
+
+def menu_import(self: bpy.types.Menu, context: bpy.types.Context) -> None:
+    self.layout.operator(IMPORT_SCENE_OT_valve_smd.bl_idname, text="Valve SMD/VTA (.smd, .vta)")
+
+
+classes = (IMPORT_SCENE_OT_valve_smd, IOGF_FH_smd)

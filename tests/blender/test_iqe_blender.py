@@ -1,0 +1,500 @@
+"""IQE through Blender's operators: every sample round trip, hand-written fixtures, options, errors, safety."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import bpy
+import numpy as np
+import pytest
+
+from formats import iqe
+from tests.blender.conftest import data_state
+from tests.blender.scene_helpers import cube, grid_object, select_only
+from tests.sample_paths import sample_files
+
+IQE_SAMPLES = sample_files("iqe", ".iqe")
+TOLERANCE = 1e-5
+
+
+def import_iqe(*paths: Path, **options: object) -> set[str]:
+    if len(paths) == 1:
+        return bpy.ops.import_scene.iqe(filepath=str(paths[0]), **options)
+    return bpy.ops.import_scene.iqe(directory=str(paths[0].parent), files=[{"name": p.name} for p in paths], **options)
+
+
+def export_iqe(path: Path, **options: object) -> set[str]:
+    options.setdefault("export_scope", "SCENE")
+    return bpy.ops.export_scene.iqe(filepath=str(path), **options)
+
+
+def write(tmp_path: Path, name: str, text: str, newline: str = "\n") -> Path:
+    path = tmp_path / name
+    path.write_bytes(text.replace("\n", newline).encode())
+    return path
+
+
+def dense_weights(mesh: iqe.IqeMesh, joints: int) -> np.ndarray:
+    table = np.zeros((mesh.vertex_count, max(joints, 1)))
+    if mesh.blend_indices is None or mesh.blend_weights is None:
+        return table
+    indices, weights = iqe.limit_blend_weights(mesh.blend_indices, mesh.blend_weights)
+    rows = np.repeat(np.arange(mesh.vertex_count), indices.shape[1])
+    np.add.at(table, (rows, indices.ravel()), weights.ravel())
+    return table
+
+
+def assert_poses_close(actual: np.ndarray, expected: np.ndarray) -> None:
+    """(..., 10) poses: translation and scale within the tolerance, quaternions up to sign."""
+    np.testing.assert_allclose(actual[..., 0:3], expected[..., 0:3], atol=TOLERANCE, rtol=1e-6)
+    np.testing.assert_allclose(actual[..., 7:10], expected[..., 7:10], atol=TOLERANCE, rtol=1e-6)
+    dots = np.abs((actual[..., 3:7].astype(np.float64) * expected[..., 3:7]).sum(axis=-1))
+    norms = np.linalg.norm(expected[..., 3:7], axis=-1)
+    np.testing.assert_allclose(dots, norms, atol=TOLERANCE)
+
+
+def assert_same_document(again: iqe.IqeDocument, original: iqe.IqeDocument, normals: bool = True) -> None:
+    assert [(j.name, j.parent) for j in again.joints] == [(j.name, j.parent) for j in original.joints]
+    if original.joints:
+        assert_poses_close(again.base_pose_array(), original.base_pose_array())
+    blocks = {(m.name, m.material): m for m in again.meshes}
+    assert sorted(blocks) == sorted((m.name, m.material) for m in original.meshes)
+    for mesh in original.meshes:
+        other = blocks[(mesh.name, mesh.material)]
+        np.testing.assert_array_equal(other.positions, mesh.positions)
+        np.testing.assert_array_equal(other.face_sizes, mesh.face_sizes)
+        np.testing.assert_array_equal(other.face_corners, mesh.face_corners)
+        if mesh.texcoords is not None:
+            np.testing.assert_allclose(other.texcoords, mesh.texcoords, atol=1e-6)  # type: ignore[arg-type]
+        if normals and mesh.normals is not None:
+            np.testing.assert_allclose(other.normals, mesh.normals, atol=TOLERANCE)  # type: ignore[arg-type]
+        if mesh.colors is not None:
+            np.testing.assert_allclose(other.colors, mesh.colors, atol=TOLERANCE)  # type: ignore[arg-type]
+        for slot, values in mesh.custom.items():
+            np.testing.assert_allclose(other.custom[slot], values, atol=TOLERANCE)
+        if mesh.blend_indices is not None:
+            joints = len(original.joints)
+            np.testing.assert_allclose(dense_weights(other, joints), dense_weights(mesh, joints), atol=TOLERANCE)
+    animations = {a.name: a for a in again.animations}
+    assert sorted(animations) == sorted(a.name for a in original.animations)
+    for animation in original.animations:
+        other = animations[animation.name]
+        assert other.framerate == pytest.approx(animation.framerate, rel=1e-6)
+        assert other.loop == animation.loop
+        assert other.frames.shape == animation.frames.shape
+        assert_poses_close(other.frames, animation.frames)
+
+
+# ---------------------------------------------------------------------------------------------- samples
+
+
+@pytest.mark.parametrize("path", IQE_SAMPLES, ids=lambda p: p.name)
+def test_sample_round_trips_through_blender(path: Path, tmp_path: Path) -> None:
+    original = iqe.load_iqe(path)
+    assert import_iqe(path) == {"FINISHED"}
+    armature = bpy.data.objects[path.stem]
+    assert armature.type == "ARMATURE" and len(armature.data.bones) == len(original.joints)
+    skinned = [obj for obj in bpy.data.objects if obj.type == "MESH"]
+    assert all(obj.modifiers[0].object == armature for obj in skinned)
+    assert len(bpy.data.actions) == len(original.animations)
+    out = tmp_path / "again.iqe"
+    assert export_iqe(out) == {"FINISHED"}
+    again = iqe.load_iqe(out)
+    assert not again.warnings
+    assert_same_document(again, original)
+    assert max(len(line) for line in out.read_bytes().splitlines()) < 512
+
+
+def test_sample_imports_weights_normals_and_actions() -> None:
+    path = next((p for p in IQE_SAMPLES if p.name == "unv_drill.iqe"), None)
+    if path is None:
+        pytest.skip("unv_drill.iqe not available")
+    import_iqe(path)
+    mesh = bpy.data.objects["drill"].data
+    assert mesh.has_custom_normals and len(mesh.uv_layers) == 1
+    assert {g.name for g in bpy.data.objects["drill"].vertex_groups} == {"Bone_base", "Bone_arm"}
+    action = bpy.data.actions["idle"]
+    assert action["iqe_loop"] and action["iqe_framerate"] == 60.0 and action.use_cyclic
+    assert bpy.data.actions["Take 001"]["iqe_framerate"] == pytest.approx(30.1034)
+    if hasattr(action, "slots"):
+        assert len(action.slots) == 1  # slotted action on 4.4+
+    else:
+        assert len(action.fcurves) == 20
+
+
+# ---------------------------------------------------------------------------------------------- fixtures
+
+FIXTURE = """# Inter-Quake Export
+vertexarray custom0 float 2 "wind"
+vertexarray custom3 ubyte 1 "mask"
+joint "root" -1
+pm 0 0 0  1 0 0  0 1 0  0 0 1
+joint "child" 0
+pa 0 1 0  0.3 0.5 0.7
+mesh "body"
+material "skin"
+vp 0 0 0
+vt 0 0
+vn 0 0 1
+vc 1 0 0 1
+v0 0.5 0.25
+v3 7
+vb 0 1
+vp 1 0 0
+vt 1 0
+vn 0 0 1
+vc 0 1 0 0.5
+v0 0.1 0.2
+v3 8
+vb 0 0.5 1 0.5
+vp 1 1 0
+vt 1 1
+vn 0 0 1
+vc 0 0 1 1
+v0 0.3 0.4
+v3 9
+vb 1 1
+vp 0 1 0
+vt 0 1
+vn 0 0 1
+vc 1 1 1 1
+v0 0.7 0.8
+v3 10
+vb 1 0.75 0 0.25
+fa 0 3 2 1
+mesh "body"
+material "cloth"
+vp 0 0 1
+vt 0 0
+vn 0 0 1
+vc 1 0 0 1
+v0 0 0
+v3 1
+vb 0 1
+vp 1 0 1
+vt 1 0
+vn 0 0 1
+vc 1 0 0 1
+v0 0 0
+v3 2
+vb 0 1
+vp 0 1 1
+vt 0 1
+vn 0 0 1
+vc 1 0 0 1
+v0 0 0
+v3 3
+vb 1 1
+fm 0 2 1
+animation "wave"
+framerate 24
+loop
+frame
+pq 0 0 0 0 0 0 1
+pq 0 1 0 0 0 0.5 0.8660254 1 2 1
+frame
+pm 0 0 0  0 -2 0  2 0 0  0 0 2
+pa 0 1 0  0.3 0.5 0.7
+comment
+made by hand\r
+second line
+"""
+
+
+def test_fixture_with_every_rare_feature_round_trips(tmp_path: Path) -> None:
+    """fa with a quad, pm and pa poses, custom v0/v3 arrays with names, colours, comment, CRLF line ends."""
+    path = write(tmp_path, "hand.iqe", FIXTURE, newline="\r\n")
+    original = iqe.load_iqe(path)
+    assert import_iqe(path, import_colors="LINEAR") == {"FINISHED"}
+    body = bpy.data.objects["body"]
+    assert [slot.material.name for slot in body.material_slots] == ["skin", "cloth"]
+    mesh = body.data
+    assert len(mesh.polygons) == 2 and [p.loop_total for p in mesh.polygons] == [4, 3]
+    assert {"wind", "mask"} <= set(mesh.attributes.keys())
+    assert mesh.attributes["wind"].data_type == "FLOAT2" and mesh.attributes["mask"].data_type == "FLOAT"
+    assert mesh.color_attributes.active_color.name == "Color"
+    text = bpy.data.texts["hand.iqe comment"]
+    assert text.as_string() == original.comment_section
+    out = tmp_path / "again.iqe"
+    assert export_iqe(out, export_colors="LINEAR", triangulate=False) == {"FINISHED"}
+    again = iqe.load_iqe(out)
+    assert_same_document(again, original)
+    assert again.comment_section == original.comment_section
+    assert [(v.kind, v.component, v.size, v.name) for v in again.vertex_arrays] == [
+        ("custom0", "float", 2, "wind"),
+        ("custom3", "ubyte", 1, "mask"),
+    ]
+
+
+def test_srgb_colours_round_trip_exactly(tmp_path: Path) -> None:
+    path = write(tmp_path, "hand.iqe", FIXTURE)
+    original = iqe.load_iqe(path)
+    import_iqe(path)
+    out = tmp_path / "again.iqe"
+    export_iqe(out, triangulate=False)
+    assert_same_document(iqe.load_iqe(out), original)
+
+
+def test_one_object_per_mesh_block_on_request(tmp_path: Path) -> None:
+    import_iqe(write(tmp_path, "hand.iqe", FIXTURE), merge_by_name=False)
+    assert sorted(o.name for o in bpy.data.objects if o.type == "MESH") == ["body", "body.001"]
+
+
+SMOOTHING = """# Inter-Quake Export
+mesh "roof"
+vp 0 0 0
+vp 1 0 0
+vp 1 1 0
+vp 0 1 0
+vp 0.5 0.5 0.5
+vp 0.5 0.5 0.5
+smoothangle 30
+fm 0 4 1
+fm 1 4 2
+smoothgroup 2
+fm 2 5 3
+fm 3 5 0
+"""
+
+
+def test_smoothing_commands_generate_normals_without_vn(tmp_path: Path) -> None:
+    import_iqe(write(tmp_path, "roof.iqe", SMOOTHING))
+    mesh = bpy.data.objects["roof"].data
+    normals = np.empty(len(mesh.loops) * 3, np.float32)
+    mesh.corner_normals.foreach_get("vector", normals)
+    normals = normals.reshape(-1, 3)
+    faces = np.array([p.normal[:] for p in mesh.polygons])
+    # 30 degrees: the pyramid's faces (90 degrees apart) are not smoothed together: flat normals.
+    np.testing.assert_allclose(normals, np.repeat(faces, 3, axis=0), atol=2e-3)
+    assert (faces[:, 2] > 0).all()  # clockwise files become counter-clockwise faces pointing up
+
+
+def test_smoothing_within_the_angle_averages_normals(tmp_path: Path) -> None:
+    text = SMOOTHING.replace("smoothangle 30", "smoothangle 180").replace("smoothgroup 2\n", "")
+    text = text.replace("vp 0.5 0.5 0.5\nvp 0.5 0.5 0.5", "vp 0.5 0.5 0.5\nvp 0.5 0.5 0.5")
+    import_iqe(write(tmp_path, "roof.iqe", text))
+    mesh = bpy.data.objects["roof"].data
+    normals = np.empty(len(mesh.loops) * 3, np.float32)
+    mesh.corner_normals.foreach_get("vector", normals)
+    apex = normals.reshape(-1, 3)[[2, 5, 8, 11]]  # the apex corner of each triangle (Blender order a, c, b)
+    np.testing.assert_allclose(apex, np.tile([0.0, 0.0, 1.0], (4, 1)), atol=2e-3)
+
+
+# ----------------------------------------------------------------------------------------- failures, safety
+
+
+def test_failed_import_leaves_blender_data_exactly_as_before(tmp_path: Path) -> None:
+    good = write(tmp_path, "good.iqe", FIXTURE)
+    bad = write(tmp_path, "bad.iqe", "# Inter-Quake Export\nvp 0 0 0\nvp 1 0 0\nvp 0 1 0\nfm 0 1 7\n")
+    cube("Existing")
+    before = data_state()
+    with pytest.raises(RuntimeError, match=r"bad\.iqe, line 5, column \d+: 'fm' vertex index 7"):
+        import_iqe(good, bad)
+    assert data_state() == before
+
+
+def test_failure_while_building_rolls_back(tmp_path: Path, extension, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    paths = [write(tmp_path, f"{name}.iqe", FIXTURE) for name in ("a", "b")]
+    importer = extension.importers.iqe
+    original = importer.build_document
+    calls = []
+
+    def failing_second(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        if len(calls) == 2:
+            raise extension.formats.errors.FormatError("simulated failure", path="b.iqe")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(importer, "build_document", failing_second)
+    before = data_state()
+    with pytest.raises(RuntimeError, match="simulated failure"):
+        import_iqe(*paths)
+    assert data_state() == before
+
+
+def test_failed_export_keeps_the_existing_file_and_leaves_no_temporary(tmp_path: Path) -> None:
+    target = tmp_path / "model.iqe"
+    target.write_bytes(b"precious")
+    cube('Bad "quoted" name')
+    with pytest.raises(RuntimeError, match="IQE cannot represent"):
+        export_iqe(target)
+    assert target.read_bytes() == b"precious"
+    assert os.listdir(tmp_path) == ["model.iqe"]
+
+
+def test_export_of_nothing_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError, match="nothing to export"):
+        export_iqe(tmp_path / "x.iqe", export_scope="SELECTED")
+    assert not (tmp_path / "x.iqe").exists()
+
+
+# ------------------------------------------------------------------------------------------------- export
+
+
+def test_static_export_splits_materials_and_keeps_lines_short(tmp_path: Path) -> None:
+    box = cube("Box", location=(10, 0, 0))
+    for name in ("red", "blue"):
+        box.data.materials.append(bpy.data.materials.new(name))
+    box.data.polygons[0].material_index = 1
+    grid = grid_object("Grid", 4)
+    select_only(box, grid)
+    out = tmp_path / "static.iqe"
+    assert export_iqe(out, export_scope="SELECTED", triangulate=False) == {"FINISHED"}
+    document = iqe.load_iqe(out)
+    assert [(m.name, m.material) for m in document.meshes] == [("Box", "red"), ("Box", "blue"), ("Grid", "")]
+    assert document.meshes[1].face_count == 1 and document.meshes[0].face_count == 5
+    assert document.meshes[0].positions[:, 0].min() == pytest.approx(9.0)
+    assert not document.joints and document.meshes[0].blend_indices is None
+
+
+def test_weights_are_sorted_limited_and_normalised(tmp_path: Path) -> None:
+    bpy.ops.object.armature_add()
+    armature = bpy.context.active_object
+    bpy.ops.object.mode_set(mode="EDIT")
+    for index in range(5):
+        bone = armature.data.edit_bones.new(f"b{index}")
+        bone.head, bone.tail = (index, 0, 0), (index, 1, 0)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    box = cube("Box")
+    box.modifiers.new("Armature", "ARMATURE").object = armature
+    for index, weight in enumerate((0.1, 0.5, 0.2, 0.0, 0.4)):
+        box.vertex_groups.new(name=f"b{index}").add(list(range(8)), weight, "REPLACE")
+    box.vertex_groups.new(name="not a bone").add(list(range(8)), 1.0, "REPLACE")
+    out = tmp_path / "skinned.iqe"
+    assert export_iqe(out) == {"FINISHED"}
+    document = iqe.load_iqe(out)
+    names = [j.name for j in document.joints]
+    mesh = document.meshes[0]
+    assert mesh.blend_weights is not None and mesh.blend_indices is not None
+    np.testing.assert_allclose(mesh.blend_weights[0], np.array([0.5, 0.4, 0.2, 0.1]) / 1.2, atol=1e-6)
+    assert [names[i] for i in mesh.blend_indices[0]] == ["b1", "b4", "b2", "b0"]
+
+
+def test_collection_exporter_exports_only_its_collection(tmp_path: Path) -> None:
+    inside = cube("Inside")
+    cube("Outside", location=(5, 0, 0))
+    collection = bpy.data.collections.new("Export")
+    bpy.context.scene.collection.children.link(collection)
+    for users in list(inside.users_collection):
+        users.objects.unlink(inside)
+    collection.objects.link(inside)
+    bpy.context.view_layer.active_layer_collection = bpy.context.view_layer.layer_collection.children["Export"]
+    assert bpy.ops.collection.exporter_add(name="IOGF_FH_iqe") == {"FINISHED"}
+    out = tmp_path / "collection.iqe"
+    exporter = collection.exporters[0]
+    exporter.export_properties.filepath = str(out)
+    exporter.export_properties.global_scale = 10.0
+    assert bpy.ops.collection.exporter_export(index=0) == {"FINISHED"}
+    document = iqe.load_iqe(out)
+    assert [m.name for m in document.meshes] == ["Inside"]
+    assert np.abs(document.meshes[0].positions).max() == pytest.approx(10.0)
+
+
+def test_active_action_only_and_scene_sampling(tmp_path: Path) -> None:
+    path = write(tmp_path, "hand.iqe", FIXTURE)
+    import_iqe(path)
+    armature = bpy.data.objects["hand"]
+    original = iqe.load_iqe(path)
+    out = tmp_path / "active.iqe"
+    export_iqe(out, export_animations="ACTIVE", triangulate=False)
+    assert [a.name for a in iqe.load_iqe(out).animations] == ["wave"]
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, 2
+    export_iqe(out, export_animations="NLA", triangulate=False)
+    sampled = iqe.load_iqe(out).animations[0]
+    assert sampled.name == scene.name
+    assert_poses_close(sampled.frames, original.animations[0].frames)
+    assert armature.data.pose_position == "POSE"
+
+
+def test_bone_axis_option_keeps_the_skeleton_on_export(tmp_path: Path) -> None:
+    path = write(tmp_path, "hand.iqe", FIXTURE)
+    original = iqe.load_iqe(path)
+    import_iqe(path)
+    joint_x_axis = np.array(bpy.data.objects["hand"].data.bones["child"].matrix_local)[:3, 0]
+    bpy.ops.wm.read_homefile(use_empty=True)
+    import_iqe(path, bone_axis="X")
+    child = bpy.data.objects["hand"].data.bones["child"]
+    np.testing.assert_allclose(
+        np.array(child.matrix_local)[:3, 1], joint_x_axis, atol=1e-6
+    )  # bones point along the joint's X
+    assert bpy.data.objects["hand"].data["iqe_bone_axis"] == "X"
+    out = tmp_path / "again.iqe"
+    export_iqe(out, triangulate=False)
+    assert_same_document(iqe.load_iqe(out), original)
+
+
+def test_scale_option_and_a_drop_through_invoke(tmp_path: Path) -> None:
+    path = write(tmp_path, "hand.iqe", FIXTURE)
+    result = bpy.ops.import_scene.iqe(
+        "INVOKE_DEFAULT", filepath=str(path), directory=str(tmp_path), files=[{"name": path.name}], global_scale=2.0
+    )
+    assert result == {"FINISHED"}
+    assert bpy.data.objects["hand"].matrix_world.to_scale()[0] == pytest.approx(2.0)
+
+
+def test_many_files_in_one_import(tmp_path: Path) -> None:
+    paths = [write(tmp_path, "one.iqe", FIXTURE), write(tmp_path, "two.iqe", SMOOTHING)]
+    assert import_iqe(*paths) == {"FINISHED"}
+    assert {"one", "body", "roof"} <= set(bpy.data.objects.keys())
+
+
+def test_animation_made_in_blender_exports_at_its_frame_range_and_scene_rate(tmp_path: Path) -> None:
+    bpy.ops.object.armature_add()
+    armature = bpy.context.active_object
+    bone = armature.pose.bones[0]
+    bone.rotation_mode = "XYZ"
+    for frame, angle in ((3, 0.0), (7, 1.0)):
+        bone.rotation_euler = (0.0, 0.0, angle)
+        bone.location = (0.0, angle, 0.0)
+        bone.keyframe_insert("rotation_euler", frame=frame)
+        bone.keyframe_insert("location", frame=frame)
+    bpy.context.scene.render.fps, bpy.context.scene.render.fps_base = 30, 1.001
+    out = tmp_path / "anim.iqe"
+    assert export_iqe(out) == {"FINISHED"}
+    animation = iqe.load_iqe(out).animations[0]
+    assert animation.frames.shape == (5, 1, 10)
+    assert animation.framerate == pytest.approx(30 / 1.001)
+    bpy.context.scene.frame_set(5)
+    matrix = np.array(bone.matrix)
+    rotation = animation.frames[2, 0, 3:7]
+    angle = 2 * np.arccos(min(1.0, abs(float(rotation[3]))))
+    assert angle == pytest.approx(np.arccos(np.clip((np.trace(matrix[:3, :3]) - 1) / 2, -1, 1)), abs=1e-5)
+    np.testing.assert_allclose(animation.frames[2, 0, 0:3], matrix[:3, 3], atol=1e-5)
+
+
+def test_too_many_joints_for_a_skinned_mesh_is_refused(tmp_path: Path) -> None:
+    bpy.ops.object.armature_add()
+    armature = bpy.context.active_object
+    bpy.ops.object.mode_set(mode="EDIT")
+    for index in range(257):
+        bone = armature.data.edit_bones.new(f"b{index}")
+        bone.head, bone.tail = (0, 0, index), (0, 1, index)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    box = cube("Box")
+    box.modifiers.new("Armature", "ARMATURE").object = armature
+    box.vertex_groups.new(name="b0").add([0], 1.0, "REPLACE")
+    with pytest.raises(RuntimeError, match="at most 256 joints"):
+        export_iqe(tmp_path / "many.iqe")
+    assert not (tmp_path / "many.iqe").exists()
+
+
+def test_long_polygons_are_split_under_512_bytes(tmp_path: Path) -> None:
+    from tests.blender.scene_helpers import mesh_object
+
+    corners = 300
+    mesh_object("Disc", [(np.cos(a), np.sin(a), 0.0) for a in np.linspace(0, 2 * np.pi, corners + 1)[:-1]],
+                [tuple(range(corners))])  # fmt: skip
+    out = tmp_path / "disc.iqe"
+    assert export_iqe(out, triangulate=False) == {"FINISHED"}
+    assert max(len(line) for line in out.read_bytes().splitlines()) < 512
+    assert iqe.load_iqe(out).meshes[0].face_sizes.sum() > corners
+
+
+def test_cli_converts_iqe(tmp_path: Path, extension) -> None:  # type: ignore[no-untyped-def]
+    source = write(tmp_path, "hand.iqe", FIXTURE)
+    out = tmp_path / "out.iqe"
+    code = extension.cli.main(["convert", str(source), "--to", "iqe", "-o", str(out), "--set", "triangulate=False"])
+    assert code == 0
+    assert_same_document(iqe.load_iqe(out), iqe.load_iqe(source))

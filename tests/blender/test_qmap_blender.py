@@ -1,0 +1,233 @@
+"""QMAP in Blender: .qmap.tmp/.qmap.desc export and import, compiling from the panel, importing compiled maps."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import bpy
+import numpy as np
+import pytest
+
+import qmap_compiler as qc
+from tests.blender.conftest import data_state
+from tests.blender.scene_helpers import cube
+from tests.sample_paths import sample_dir
+from tools.bpy_extension import REPO_ROOT
+
+
+def material(name: str, **options: object) -> bpy.types.Material:
+    mat = bpy.data.materials.new(name)
+    for key, value in options.items():
+        setattr(mat.qmap, key, value)
+    return mat
+
+
+def map_scene() -> dict[str, bpy.types.Object]:
+    """A cube with two materials (one skipped), a mirrored cube, a 7-gon, lights and objects QMAP skips."""
+    room = cube("Room", location=(1, 2, 3))
+    room.rotation_euler = (0.1, 0.2, 0.3)
+    room.data.materials.append(material("stone", tex_scale=2.0, output_name="wall"))
+    room.data.materials.append(material("hidden", skip=True))
+    room.data.polygons[0].material_index = 1
+    mirrored = cube("Mirrored", location=(5, 0, 0))
+    mirrored.scale = (-1, 1, 1)
+    bpy.ops.mesh.primitive_circle_add(vertices=7, fill_type="NGON", location=(0, 0, -3))
+    bpy.context.active_object.name = "Floor"
+    bpy.ops.object.light_add(type="SPOT", location=(0, 0, 5))
+    spot = bpy.context.active_object
+    spot.data.spot_size = math.radians(60)
+    spot.data.spot_blend = 0.25
+    bpy.ops.object.light_add(type="SUN")
+    bpy.ops.curve.primitive_bezier_curve_add()
+    bpy.ops.object.camera_add()
+    return {"room": room, "mirrored": mirrored, "spot": spot}
+
+
+def parse(path: Path) -> qc.TmpDocument:
+    return qc.parse_tmp(path.read_bytes(), str(path))
+
+
+def test_scene_exports_to_tmp_and_desc(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    map_scene()
+    out = tmp_path / "level.qmap.tmp"
+    assert bpy.ops.export_scene.qmap_tmp(filepath=str(out)) == {"FINISHED"}
+    document = parse(out)
+    meshes = {m.name: m for m in document.meshes}
+    assert sorted(meshes) == [b"Floor", b"Mirrored", b"Room"]
+    room = meshes[b"Room"]
+    assert room.position == pytest.approx((1, 2, 3)) and room.orientation == pytest.approx((0.1, 0.2, 0.3))
+    assert room.materials == [b"stone", b"hidden"] and room.has_uv
+    assert room.face_sizes.tolist() == [4] * 6 and room.face_materials.tolist() == [1, 0, 0, 0, 0, 0]
+    assert np.abs(room.vertices).max() == pytest.approx(1.0)  # object-local coordinates
+    assert sorted(meshes[b"Floor"].face_sizes.tolist()) == [3] * 5  # the 7-gon is split into triangles
+    mirrored = meshes[b"Mirrored"]  # mirroring cannot be written as a scale: baked, faces rewound
+    assert mirrored.position == (0, 0, 0) and mirrored.size == (1, 1, 1)
+    assert mirrored.vertices[:, 0].min() == pytest.approx(4.0)
+    assert outward_faces(mirrored, center=(5, 0, 0)).all()
+    assert outward_faces(room, center=(0, 0, 0)).all()
+    (spot,) = document.lamps
+    assert (spot.lamp_type, spot.angle, spot.softness) == ("Spot", pytest.approx(60), pytest.approx(0.25))
+    desc = qc.parse_desc((tmp_path / "level.qmap.desc").read_bytes())
+    assert desc.entries[b"stone"].tex_scale == 2.0 and desc.entries[b"stone"].new_name == b"wall"
+    assert desc.entries[b"hidden"].skip
+    printed = capsys.readouterr().out
+    assert "sun lights are not QMAP lamps" in printed and "curve objects are not exported" in printed
+
+
+def outward_faces(mesh: qc.MeshObject, center: tuple[float, float, float]) -> np.ndarray:
+    """Per face: does the counter-clockwise normal of the written corners point away from `center`?"""
+    corners = mesh.vertices[mesh.face_indices[:, :3]].astype(np.float64)
+    normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    return np.asarray(((corners.mean(axis=1) - center) * normals).sum(axis=1) > 0)
+
+
+def test_source_round_trips_through_import(tmp_path: Path) -> None:
+    map_scene()
+    first = tmp_path / "a.qmap.tmp"
+    bpy.ops.export_scene.qmap_tmp(filepath=str(first))
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.data.materials.remove(bpy.data.materials["stone"]) if "stone" in bpy.data.materials else None
+    assert bpy.ops.import_scene.qmap_tmp(filepath=str(first)) == {"FINISHED"}
+    assert bpy.data.materials["hidden"].qmap.skip and bpy.data.materials["stone"].qmap.output_name == "wall"
+    second = tmp_path / "b.qmap.tmp"
+    bpy.ops.export_scene.qmap_tmp(filepath=str(second))
+    a, b = parse(first), parse(second)
+    for old, new in zip(sorted(a.meshes, key=lambda m: m.name), sorted(b.meshes, key=lambda m: m.name), strict=True):
+        assert (old.name, old.materials, old.face_sizes.tolist()) == (new.name, new.materials, new.face_sizes.tolist())
+        np.testing.assert_array_equal(old.face_indices, new.face_indices)
+        np.testing.assert_allclose(old.vertices, new.vertices, atol=1e-6)
+        np.testing.assert_allclose(old.position, new.position, atol=1e-6)
+    assert (tmp_path / "a.qmap.desc").read_bytes() == (tmp_path / "b.qmap.desc").read_bytes()
+
+
+def test_names_outside_windows_1250_are_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    cube("\u65e5\u672c")
+    with pytest.raises(RuntimeError, match="Windows-1250"):
+        bpy.ops.export_scene.qmap_tmp(filepath=str(tmp_path / "x.qmap.tmp"))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_export_and_compile_writes_a_valid_map_and_keeps_the_report(tmp_path: Path) -> None:
+    map_scene()
+    out = tmp_path / "level.qmap"
+    assert bpy.ops.export_scene.qmap(filepath=str(out), k=0.3, max_depth=4) == {"FINISHED"}
+    model = qc.read_qmap_file(out)
+    assert sorted(model.materials) == [b"", b"wall"]  # renamed; the skipped material is gone; the 7-gon has none
+    lines = [line.text for line in bpy.context.scene.qmap.report]
+    assert any(line.startswith("faces: 16 (5 triangles, 11 quads), 1 skipped") for line in lines), lines
+    assert "QMAP compile report" in bpy.data.texts
+
+
+def test_panel_compile_is_byte_identical_to_the_original_compiler(tmp_path: Path) -> None:
+    cases = sample_dir("qmap") / "tools_exe" / "cases"
+    for name in ("Example.qmap.tmp", "Example.qmap.desc"):
+        shutil.copy(cases / name, tmp_path / name)
+    settings = bpy.context.scene.qmap
+    settings.tmp_path = str(tmp_path / "Example.qmap.tmp")
+    settings.qmap_path = str(tmp_path / "Example.qmap")
+    assert bpy.ops.qmap.compile() == {"FINISHED"}
+    assert (tmp_path / "Example.qmap").read_bytes() == (cases / "Example.qmap").read_bytes()
+    assert bpy.ops.qmap.show_octrees() == {"FINISHED"}
+    octrees = bpy.data.collections["QMAP Octrees"]
+    model = qc.read_qmap_file(tmp_path / "Example.qmap")
+    levels = len(set(model.draw_nodes.depth.tolist())) + len(set(model.collision_nodes.depth.tolist()))
+    assert len(octrees.objects) == levels
+    assert bpy.ops.qmap.hide_octrees() == {"FINISHED"}
+    assert "QMAP Octrees" not in bpy.data.collections
+
+
+def test_compile_errors_carry_line_and_column(tmp_path: Path) -> None:
+    source = tmp_path / "bad.qmap.tmp"
+    source.write_bytes(b"QMAP TMP 11\nobjects {\n}\n")
+    settings = bpy.context.scene.qmap
+    settings.tmp_path = str(source)
+    settings.qmap_path = str(tmp_path / "bad.qmap")
+    with pytest.raises(RuntimeError, match=r"bad\.qmap\.tmp:1:\d+"):
+        bpy.ops.qmap.compile()
+    assert not (tmp_path / "bad.qmap").exists()
+
+
+@pytest.mark.parametrize("name", ["Fpp.qmap", "PacMan.qmap"])
+def test_compiled_maps_import_one_object_per_material_facing_the_right_way(name: str) -> None:
+    path = sample_dir("qmap") / name
+    assert bpy.ops.import_scene.qmap(filepath=str(path)) == {"FINISHED"}
+    faces = qc.model_faces(qc.read_qmap_file(path))
+    objects = [o for o in bpy.data.objects if o.name.startswith(name)]
+    assert len(objects) == len(set(faces.material.tolist()))
+    assert sum(len(o.data.polygons) for o in objects) == faces.face_count
+    for obj in objects:
+        mesh = obj.data
+        label = {i: m.decode("cp1250") or "(no material)" for i, m in enumerate(faces.materials)}
+        index = next(i for i, text in label.items() if obj.name.endswith(text))
+        stored = faces.normals[faces.material == index][:, [0, 2, 1]]  # map (x, y, z) -> Blender (x, z, y)
+        blender = np.array([p.normal[:] for p in mesh.polygons])
+        usable = np.isfinite(stored).all(axis=1) & (np.linalg.norm(blender, axis=1) > 0.5)
+        assert ((stored[usable] * blender[usable]).sum(axis=1) > 0.99).mean() > 0.99
+
+
+def test_failed_import_of_a_damaged_map_changes_nothing(tmp_path: Path) -> None:
+    damaged = tmp_path / "broken.qmap"
+    damaged.write_bytes((sample_dir("qmap") / "Fpp.qmap").read_bytes()[:5000])
+    before = data_state()
+    with pytest.raises(RuntimeError, match=r"broken\.qmap"):
+        bpy.ops.import_scene.qmap(filepath=str(damaged))
+    assert data_state() == before
+
+
+def test_desc_import_sets_material_options(tmp_path: Path) -> None:
+    material("brick")
+    desc = tmp_path / "m.qmap.desc"
+    desc.write_bytes(
+        b'QMAP DESC 10\nmaterials {\n "brick" { tex gen; tex scale 0.5; name "B"; }\n "nope" { skip; }\n}\n'
+    )
+    assert bpy.ops.qmap.import_desc(filepath=str(desc)) == {"FINISHED"}
+    settings = bpy.data.materials["brick"].qmap
+    assert (settings.tex_gen, settings.tex_scale, settings.output_name, settings.skip) == (True, 0.5, "B", False)
+
+
+class FakeLayout:
+    """Accepts every layout call, records drawn property names."""
+
+    def __init__(self, drawn: list[tuple[object, str]]) -> None:
+        self.drawn = drawn
+
+    def prop(self, data: object, name: str, **_: object) -> None:
+        self.drawn.append((data, name))
+
+    def __getattr__(self, name: str) -> object:
+        return lambda *args, **kwargs: self
+
+    def __setattr__(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, value)
+
+
+@pytest.mark.parametrize("panel", ["VIEW3D_PT_qmap", "VIEW3D_PT_qmap_compile", "VIEW3D_PT_qmap_materials",
+                                   "VIEW3D_PT_qmap_report"])  # fmt: skip
+def test_panels_draw_real_properties(panel: str) -> None:
+    obj = cube("Room")
+    obj.data.materials.append(material("stone"))
+    bpy.context.view_layer.objects.active = obj
+    bpy.context.scene.qmap.use_bounds = True
+    drawn: list[tuple[object, str]] = []
+    getattr(bpy.types, panel).draw(SimpleNamespace(layout=FakeLayout(drawn)), bpy.context)
+    for data, name in drawn:
+        assert name in data.bl_rna.properties, name
+
+
+def test_cli_exports_and_compiles_a_blend_in_one_call(tmp_path: Path) -> None:
+    map_scene()
+    blend = tmp_path / "level.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    out = tmp_path / "level.qmap"
+    command = [sys.executable, str(REPO_ROOT / "tools" / "iogf.py"), "export", str(blend), "-o", str(out),
+               "--set", "max_depth=3"]  # fmt: skip
+    environment = {"BLENDER_USER_RESOURCES": str(tmp_path / "user"), "PATH": "/usr/bin:/bin"}
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False, env=environment)
+    assert result.returncode == 0, result.stderr
+    assert qc.read_qmap_file(out).draw_nodes.depth.max() <= 3
+    assert (tmp_path / "level.qmap.tmp").is_file() and (tmp_path / "level.qmap.desc").is_file()

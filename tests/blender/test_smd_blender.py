@@ -1,0 +1,465 @@
+"""SMD/VTA through Blender's operators: every sample round trips, fixtures for what samples lack, errors, safety."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import bpy
+import numpy as np
+import pytest
+
+from formats import smd
+from tests.blender.conftest import data_state
+from tests.blender.scene_helpers import cube
+from tests.sample_paths import sample_files
+
+SAMPLES = sample_files("smd", ".smd", ".vta")
+TOLERANCE = 1e-5
+
+
+def import_smd(*paths: Path, **options: object) -> set[str]:
+    if len(paths) == 1:
+        return bpy.ops.import_scene.valve_smd(filepath=str(paths[0]), **options)
+    return bpy.ops.import_scene.valve_smd(
+        directory=str(paths[0].parent), files=[{"name": p.name} for p in paths], **options
+    )
+
+
+def export_smd(path: Path, **options: object) -> set[str]:
+    options.setdefault("export_scope", "SCENE")
+    return bpy.ops.export_scene.valve_smd(filepath=str(path), **options)
+
+
+# ------------------------------------------------------------------------------------------------ comparisons
+
+
+def euler_matrix(rotations: np.ndarray) -> np.ndarray:
+    x, y, z = np.moveaxis(np.asarray(rotations, np.float64), -1, 0)
+    cx, sx, cy, sy, cz, sz = np.cos(x), np.sin(x), np.cos(y), np.sin(y), np.cos(z), np.sin(z)
+    return np.stack(
+        [
+            np.stack([cy * cz, sx * sy * cz - cx * sz, cx * sy * cz + sx * sz], -1),
+            np.stack([cy * sz, sx * sy * sz + cx * cz, cx * sy * sz - sx * cz], -1),
+            np.stack([-sy, sx * cy, cx * cy], -1),
+        ],
+        -2,
+    )
+
+
+def local_poses(doc: smd.SmdDocument) -> tuple[int, dict[str, np.ndarray]]:
+    """First time and, per bone name, (F, 4, 4) parent-relative matrices with held values."""
+    dense = smd.dense_skeleton(doc)
+    matrices = np.zeros((dense.frame_count, len(doc.nodes), 4, 4))
+    matrices[..., :3, :3] = euler_matrix(dense.rotations)
+    matrices[..., :3, 3] = dense.positions
+    matrices[..., 3, 3] = 1
+    return dense.first_time, {node.name: matrices[:, row] for row, node in enumerate(doc.nodes)}
+
+
+def world_rest(doc: smd.SmdDocument) -> dict[str, np.ndarray]:
+    _, local = local_poses(doc)
+    by_id = {node.id: node for node in doc.nodes}
+    result: dict[str, np.ndarray] = {}
+
+    def world(node: smd.SmdNode) -> np.ndarray:
+        if node.name not in result:
+            own = local[node.name][0]
+            result[node.name] = own if node.parent not in by_id else world(by_id[node.parent]) @ own
+        return result[node.name]
+
+    for node in doc.nodes:
+        world(node)
+    return result
+
+
+def corner_weights(doc: smd.SmdDocument) -> list[dict[str, float]]:
+    t = doc.triangles
+    assert t is not None
+    counts, bones, weights = smd.effective_links(t.link_counts, t.link_bones, t.link_weights, t.parent_bones)
+    weights = smd.normalize_links(counts, weights)
+    names = {node.id: node.name for node in doc.nodes}
+    out: list[dict[str, float]] = []
+    start = 0
+    for count in counts.tolist():
+        links: dict[str, float] = {}
+        chosen = slice(start, start + count)
+        for bone, weight in zip(bones[chosen].tolist(), weights[chosen].tolist(), strict=True):
+            links[names[bone]] = links.get(names[bone], 0.0) + weight
+        out.append({k: v for k, v in links.items() if v > 0})
+        start += count
+    return out
+
+
+def assert_same_reference(original: smd.SmdDocument, again: smd.SmdDocument) -> None:
+    a, b = original.triangles, again.triangles
+    assert a is not None and b is not None
+    assert len(a) == len(b)
+    np.testing.assert_allclose(b.positions, a.positions, atol=TOLERANCE, rtol=0)
+    np.testing.assert_allclose(b.uvs, a.uvs, atol=TOLERANCE, rtol=0)
+    if not (bpy.app.version < (4, 3) and len(a) == 1):  # 4.2 keeps no custom normal on a lone triangle
+        np.testing.assert_allclose(b.normals, a.normals, atol=TOLERANCE, rtol=0)
+    assert [b.material_names[i] for i in b.material_indices] == [a.material_names[i] for i in a.material_indices]
+    for before, after in zip(corner_weights(original), corner_weights(again), strict=True):
+        if set(before) != set(after):  # a rigid corner may now be bound to the motionless implicit bone
+            assert set(before) == {original.nodes[0].name} or after.keys() == {"blender_implicit"}, (before, after)
+            continue
+        for name, weight in before.items():
+            assert after[name] == pytest.approx(weight, abs=TOLERANCE)
+    assert_same_rest(original, again)
+
+
+def assert_same_rest(original: smd.SmdDocument, again: smd.SmdDocument) -> None:
+    before, after = world_rest(original), world_rest(again)
+    for name, matrix in before.items():
+        np.testing.assert_allclose(after[name], matrix, atol=TOLERANCE, rtol=0)
+
+
+def assert_same_animation(original: smd.SmdDocument, again: smd.SmdDocument) -> None:
+    first, before = local_poses(original)
+    first_again, after = local_poses(again)
+    assert first_again == first
+    for name, matrices in before.items():
+        np.testing.assert_allclose(after[name], matrices, atol=TOLERANCE, rtol=0)
+
+
+def vta_corner_positions(doc: smd.SmdDocument) -> dict[str, np.ndarray]:
+    frames = sorted(doc.vertex_animation or [], key=lambda f: f.time)
+    base = frames[0]
+    names = doc.shape_names()
+    order = np.argsort(base.vertex_ids)
+    result = {}
+    for frame in frames[1:]:
+        positions = base.positions[order].copy()
+        rows = np.searchsorted(base.vertex_ids[order], frame.vertex_ids)
+        positions[rows] = frame.positions
+        result[names[frame.time]] = positions
+    return result
+
+
+# ------------------------------------------------------------------------------------------------ samples
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_sample_round_trips(path: Path, tmp_path: Path) -> None:
+    if path.suffix.lower() == ".vta":
+        reference = path.with_suffix(".smd")
+        assert import_smd(reference, path) == {"FINISHED"}
+        out = tmp_path / "again.vta"
+        assert export_smd(out) == {"FINISHED"}
+        original, again = smd.load_vta(path), smd.load_vta(out)
+        before, after = vta_corner_positions(original), vta_corner_positions(again)
+        assert before.keys() == after.keys()
+        for name in before:
+            np.testing.assert_allclose(after[name], before[name], atol=TOLERANCE, rtol=0)
+        bpy.ops.wm.read_homefile(use_empty=True)
+        copy = tmp_path / reference.name
+        copy.write_bytes(reference.read_bytes())
+        assert import_smd(copy, out) == {"FINISHED"}
+        assert bpy.data.objects[reference.stem].data.shape_keys.key_blocks.keys() == ["Basis", *before]
+        return
+    original = smd.load_smd(path)
+    assert import_smd(path) == {"FINISHED"}
+    out = tmp_path / f"again{path.suffix}"
+    if original.triangles is None:
+        assert export_smd(out, export_mode="ANIMATION") == {"FINISHED"}
+        again = smd.load_smd(out)
+        assert_same_animation(original, again)
+    else:
+        assert export_smd(out) == {"FINISHED"}
+        again = smd.load_smd(out)
+        assert_same_reference(original, again)
+        meshes = [o for o in bpy.data.objects if o.type == "MESH"]
+        counts = [len(o.data.vertices) for o in meshes]
+        bpy.ops.wm.read_homefile(use_empty=True)
+        assert import_smd(out) == {"FINISHED"}
+        assert [len(o.data.vertices) for o in bpy.data.objects if o.type == "MESH"] == counts
+
+
+def test_overlapping_positions_with_different_weights_stay_apart() -> None:
+    path = next((p for p in SAMPLES if p.name == "Overlapping_DifferentWeights.smd"), None)
+    if path is None:
+        pytest.skip("sample missing")
+    import_smd(path)
+    assert len(bpy.data.objects["Overlapping_DifferentWeights"].data.vertices) == 6
+
+
+# ------------------------------------------------------------------------------------------------ fixtures
+
+CHAIN = """version 1
+nodes
+0 "root" -1
+1 "arm bone" 0
+2 "hand" 1
+end
+"""
+
+
+def reference_text(links: str = "1 1 1.0", material: str = "skin") -> str:
+    return CHAIN + f"""skeleton
+time 0
+0 0 0 0 0 0 0
+1 0 0 1 0.5 0 0
+2 0 1 0 0 0 0.3
+end
+triangles
+{material}
+0 0 0 0 0 0 1 0 0 {links}
+0 1 0 0 0 0 1 1 0 {links}
+0 0 1 0 0 0 1 0 1 1 2 1.0
+metal dark
+0 1 1 0 0 0 1 1 1 2 1 0.25 2 0.75
+0 0 1 0 0 0 1 0 1 1 2 1.0
+0 1 0 0 0 0 1 1 0 {links}
+end
+"""
+
+
+ANIMATION_TIME_5 = CHAIN + """skeleton
+time 5
+0 0 0 0 0 0 0
+1 0 0 1 0.5 0 0
+2 0 1 0 0 0 0.3
+time 6
+1 0 0 1.5 0.6 0 0
+time 9
+2 0 2 0 0 0.2 0.4
+time 10
+0 1 0 0 0 0 0.1
+end
+"""
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_animation_keeps_its_time_numbers_and_holds_missing_bones(tmp_path: Path) -> None:
+    reference = write(tmp_path, "model.smd", reference_text())
+    animation = write(tmp_path, "walk.smd", ANIMATION_TIME_5)
+    assert import_smd(reference, animation) == {"FINISHED"}
+    action = bpy.data.actions["walk"]
+    assert tuple(action.frame_range) == (5.0, 10.0)
+    armature = bpy.data.objects["model_skeleton"]
+    assert armature.animation_data.action == action
+    scene = bpy.context.scene
+    scene.frame_set(8)  # "hand" is held from time 5, "arm bone" from time 6
+    hand = armature.pose.bones["hand"]
+    assert np.allclose(np.array(hand.matrix_basis), np.identity(4), atol=1e-5)
+    out = tmp_path / "again.smd"
+    assert export_smd(out, export_mode="ANIMATION") == {"FINISHED"}
+    assert_same_animation(smd.read_smd(animation.read_bytes()), smd.load_smd(out))
+
+
+@pytest.mark.parametrize("rotation_mode", ["XYZ", "QUATERNION"])
+def test_animation_rotation_keys(tmp_path: Path, rotation_mode: str) -> None:
+    animation = write(tmp_path, "walk.smd", ANIMATION_TIME_5)
+    assert import_smd(animation, rotation_mode=rotation_mode) == {"FINISHED"}
+    armature = next(o for o in bpy.data.objects if o.type == "ARMATURE")
+    assert armature.pose.bones["hand"].rotation_mode == rotation_mode
+    out = tmp_path / "again.smd"
+    export_smd(out, export_mode="ANIMATION")
+    assert_same_animation(smd.read_smd(animation.read_bytes()), smd.load_smd(out))
+
+
+def test_blank_material_lines_are_dropped_or_kept(tmp_path: Path) -> None:
+    path = write(tmp_path, "blank.smd", reference_text(material=""))
+    import_smd(path)
+    assert len(bpy.data.objects["blank"].data.polygons) == 1
+    bpy.ops.wm.read_homefile(use_empty=True)
+    import_smd(path, keep_blank_materials=True)
+    mesh = bpy.data.objects["blank"].data
+    assert len(mesh.polygons) == 2 and mesh.materials[0].name == "UndefinedMaterial"
+
+
+def test_ten_weight_links_raw_or_as_studiomdl(tmp_path: Path) -> None:
+    nodes = "".join(f'{i} "b{i}" {i - 1}\n' for i in range(10))
+    poses = "".join(f"{i} 0 0 1 0 0 0\n" for i in range(10))
+    links = "10 " + " ".join(f"{i} {0.01 + i * 0.02:.2f}" for i in range(10))
+    lines = "".join(f"0 {x} {y} 0 0 0 1 0 0 {links}\n" for x, y in ((0, 0), (1, 0), (0, 1)))
+    text = f"version 1\nnodes\n{nodes}end\nskeleton\ntime 0\n{poses}end\ntriangles\nmat\n{lines}end\n"
+    path = write(tmp_path, "ten.smd", text)
+    import_smd(path)
+    assert len(bpy.data.objects["ten"].vertex_groups) == 10
+    out = tmp_path / "again.smd"
+    export_smd(out)
+    assert_same_reference(smd.read_smd(text.encode()), smd.load_smd(out))
+    export_smd(out, limit_weights=True)
+    assert int(smd.load_smd(out).triangles.link_counts.max()) == 3
+    bpy.ops.wm.read_homefile(use_empty=True)
+    import_smd(path, weight_mode="STUDIOMDL")
+    assert len(bpy.data.objects["ten"].vertex_groups) == 3
+
+
+def test_empty_triangles_block_makes_no_mesh(tmp_path: Path) -> None:
+    path = write(tmp_path, "empty.smd", CHAIN + "skeleton\ntime 0\n0 0 0 0 0 0 0\nend\ntriangles\nend\n")
+    assert import_smd(path) == {"FINISHED"}
+    assert [o.type for o in bpy.data.objects] == ["ARMATURE"]
+
+
+def test_goldsrc_reference_and_animation(tmp_path: Path) -> None:
+    text = CHAIN + """skeleton
+time 0
+0 0 0 0 0 0 0
+1 0 0 1 0 0 0
+2 0 1 0 0 0 0
+end
+triangles
+wall.bmp
+1 0 0 0 0 0 1 0 0
+2 1 0 0 0 0 1 1 0
+2 0 1 0 0 0 1 0 1
+end
+"""
+    reference = write(tmp_path, "gold.smd", text)
+    frames = "".join(f"time {t}\n0 0 0 0 0 0 0\n1 0 0 {t} 0 0 0\n2 0 1 0 0 0 {t / 10}\n" for t in range(4))
+    animation = write(tmp_path, "gold_anim.smd", CHAIN + f"skeleton\n{frames}end\n")
+    assert import_smd(reference, animation) == {"FINISHED"}
+    out = tmp_path / "out.smd"
+    assert export_smd(out, export_mode="ALL", flavour="GOLDSRC") == {"FINISHED"}
+    again = smd.load_smd(out)
+    assert again.flavour == "goldsrc"
+    assert_same_reference(smd.read_smd(text.encode()), again)
+    assert_same_animation(smd.read_smd(animation.read_bytes()), smd.load_smd(tmp_path / "out_gold_anim.smd"))
+
+
+def test_vta_with_gaps_and_no_names(tmp_path: Path) -> None:
+    reference = write(tmp_path, "face.smd", reference_text())
+    corners = [(0, 0), (1, 0), (0, 1), (1, 1), (0, 1), (1, 0)]
+    base = "".join(f"{i} {x} {y} 0 0 0 1\n" for i, (x, y) in enumerate(corners))
+    vta = write(tmp_path, "face.vta", CHAIN + "skeleton\ntime 0\ntime 1\ntime 2\ntime 5\nend\nvertexanimation\n"
+                f"time 0\n{base}time 1\n0 0 0 0.5 0 0 1\ntime 2\ntime 5\n3 1 1 -0.25 0 0 1\nend\n")  # fmt: skip
+    assert import_smd(reference, vta) == {"FINISHED"}
+    keys = bpy.data.objects["face"].data.shape_keys.key_blocks
+    assert keys.keys() == ["Basis", "1", "2", "5"]
+    coords = np.array([v.co[:] for v in keys["5"].data])
+    assert coords[:, 2].min() == pytest.approx(-0.25)
+    assert not [o for o in bpy.data.objects if o.name.startswith("VTA")]
+
+
+def test_upper_case_keywords(tmp_path: Path) -> None:
+    path = write(tmp_path, "shout.smd", reference_text().replace("nodes", "NODES").replace("triangles", "Triangles")
+                 .replace("end", "END").replace("time", "TIME"))  # fmt: skip
+    assert import_smd(path) == {"FINISHED"}
+    assert len(bpy.data.objects["shout"].data.polygons) == 2
+
+
+def test_y_up_files_turn_upright(tmp_path: Path) -> None:
+    path = write(tmp_path, "yup.smd", reference_text())
+    import_smd(path, up_axis="Y")
+    co = np.array([v.co[:] for v in bpy.data.objects["yup"].data.vertices])
+    assert co[:, 1].max() == pytest.approx(0.0) and co[:, 2].max() == pytest.approx(1.0)
+    out = tmp_path / "again.smd"
+    export_smd(out, up_axis="Y")
+    assert_same_reference(smd.read_smd(path.read_bytes()), smd.load_smd(out))
+
+
+def test_bone_axis_correction_round_trips(tmp_path: Path) -> None:
+    reference = write(tmp_path, "model.smd", reference_text())
+    animation = write(tmp_path, "walk.smd", ANIMATION_TIME_5)
+    import_smd(reference, animation, bone_axis="X")
+    out = tmp_path / "out.smd"
+    export_smd(out, export_mode="ALL")
+    assert_same_reference(smd.read_smd(reference.read_bytes()), smd.load_smd(out))
+    assert_same_animation(smd.read_smd(animation.read_bytes()), smd.load_smd(tmp_path / "out_walk.smd"))
+
+
+# ------------------------------------------------------------------------------------------------ export
+
+
+def test_blender_made_armature_exports_its_action_range(tmp_path: Path) -> None:
+    body = cube("Body")
+    bpy.ops.object.armature_add(location=(0, 0, 0))
+    armature = bpy.context.active_object
+    body.parent = armature
+    body.modifiers.new("Armature", "ARMATURE").object = armature
+    group = body.vertex_groups.new(name="Bone")
+    group.add([0, 1, 2, 3], 1.0, "REPLACE")
+    bone = armature.pose.bones["Bone"]
+    bone.location = (0, 0, 0)
+    bone.keyframe_insert("location", frame=10)
+    bone.location = (0, 2, 0)
+    bone.keyframe_insert("location", frame=20)
+    out = tmp_path / "rig.smd"
+    assert export_smd(out, export_mode="ALL") == {"FINISHED"}
+    reference = smd.load_smd(out)
+    assert [n.name for n in reference.nodes] == ["Bone", "blender_implicit"]
+    action = armature.animation_data.action
+    animation = smd.load_smd(tmp_path / f"rig_{action.name}.smd")
+    assert [f.time for f in animation.skeleton] == list(range(10, 21))
+    np.testing.assert_allclose(animation.skeleton[-1].positions[0], [0, 0, 2], atol=1e-5)  # bone Y is world Z
+
+
+def test_faces_without_material_warn_and_static_meshes_get_a_root(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    cube("Box")
+    out = tmp_path / "box.smd"
+    assert export_smd(out) == {"FINISHED"}
+    assert "without a material" in capsys.readouterr().out
+    doc = smd.load_smd(out)
+    assert [n.name for n in doc.nodes] == ["root"] and doc.triangles.material_names == ["no_material"]
+    assert len(doc.triangles) == 12
+
+
+def test_shape_keys_export_as_vta(tmp_path: Path) -> None:
+    obj = cube("Box")
+    obj.shape_key_add(name="Basis")
+    key = obj.shape_key_add(name="grow")
+    key.data[0].co = (3, 3, 3)
+    out = tmp_path / "box.smd"
+    assert export_smd(out, export_mode="ALL") == {"FINISHED"}
+    vta = smd.load_vta(tmp_path / "box.vta")
+    assert vta.shape_names() == {0: "0", 1: "grow"}
+    assert len(vta.vertex_animation[1].vertex_ids) > 0
+    assert len(smd.load_smd(out).triangles) == 12
+
+
+def test_collection_exporter_exports_only_its_collection(tmp_path: Path) -> None:
+    inside = cube("Inside")
+    cube("Outside", location=(5, 0, 0))
+    collection = bpy.data.collections.new("Export")
+    bpy.context.scene.collection.children.link(collection)
+    for users in list(inside.users_collection):
+        users.objects.unlink(inside)
+    collection.objects.link(inside)
+    bpy.context.view_layer.active_layer_collection = bpy.context.view_layer.layer_collection.children["Export"]
+    assert bpy.ops.collection.exporter_add(name="IOGF_FH_smd") == {"FINISHED"}
+    out = tmp_path / "collection.smd"
+    collection.exporters[0].export_properties.filepath = str(out)
+    assert bpy.ops.collection.exporter_export(index=0) == {"FINISHED"}
+    assert len(smd.load_smd(out).triangles) == 12
+
+
+# ------------------------------------------------------------------------------------------------ safety
+
+
+def test_failed_import_leaves_blender_data_exactly_as_before(tmp_path: Path) -> None:
+    good = write(tmp_path, "good.smd", reference_text())
+    bad = write(tmp_path, "bad.smd", reference_text().replace("0 0 1 0 0 0 1 0 1 1 2 1.0", "0 0 x", 1))
+    cube("Existing")
+    before = data_state()
+    with pytest.raises(RuntimeError, match=r"bad\.smd, line 17, column 5"):
+        import_smd(good, bad)
+    assert data_state() == before
+
+
+def test_failure_while_building_rolls_back(tmp_path: Path) -> None:
+    reference = write(tmp_path, "model.smd", reference_text())
+    text = CHAIN + "skeleton\ntime 0\nend\nvertexanimation\ntime 0\n0 9 9 9 0 0 1\nend\n"
+    orphan = write(tmp_path, "orphan.vta", text)
+    before = data_state()
+    with pytest.raises(RuntimeError, match="no VTA vertex matches"):
+        import_smd(reference, orphan)
+    assert data_state() == before
+
+
+def test_failed_export_keeps_the_existing_file_and_leaves_no_temporary(tmp_path: Path) -> None:
+    path = write(tmp_path, "model.smd", reference_text().replace('"hand"', '"' + "h" * 40 + '"'))
+    import_smd(path)
+    target = tmp_path / "out.smd"
+    target.write_bytes(b"precious")
+    with pytest.raises(RuntimeError, match="GoldSrc bone names"):
+        export_smd(target, flavour="GOLDSRC")
+    assert target.read_bytes() == b"precious"
+    assert sorted(os.listdir(tmp_path)) == ["model.smd", "out.smd"]

@@ -1,0 +1,82 @@
+"""IQE import/export speed against Blender's C++ OBJ importer/exporter on the same geometry, in one run.
+
+    .venv/bin/python tools/bench_iqe.py [--side 224] [--repeat 3]
+
+The scene: a 100,352-triangle grid skinned to 50 joints (4 random weights per vertex) with a 100-frame
+animation, written with the IQE codec, imported with our operator and exported again; OBJ exports and imports
+the same mesh (OBJ has no skeleton). Prints both times and the ratio (ours / OBJ; lower is better). No asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench_iqe_codec import grid_document
+from bpy_extension import enable_extension  # must come before `import bpy`
+
+enable_extension()
+import bpy  # noqa: E402
+
+from formats.iqe import save_iqe  # noqa: E402
+
+
+def best_of(repeat: int, setup: Callable[[], None], work: Callable[[], object]) -> float:
+    times = []
+    for _ in range(repeat):
+        setup()
+        started = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def empty_scene() -> None:
+    bpy.ops.wm.read_homefile(use_empty=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--side", type=int, default=224, help="quads per grid side (224 -> 100,352 triangles)")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="iogf-bench-iqe-"))
+    source = folder / "grid.iqe"
+    save_iqe(source, grid_document(args.side))
+    ours_out, obj_out = folder / "out.iqe", folder / "out.obj"
+    print(f"Blender {bpy.app.version_string}, best of {args.repeat}")
+
+    def import_ours() -> None:
+        bpy.ops.import_scene.iqe(filepath=str(source))
+
+    def import_obj() -> None:
+        bpy.ops.wm.obj_import(filepath=str(obj_out))
+
+    def export_ours() -> None:
+        bpy.ops.export_scene.iqe(filepath=str(ours_out), export_scope="SCENE")
+
+    def export_obj() -> None:
+        bpy.ops.wm.obj_export(filepath=str(obj_out), export_selected_objects=False, export_materials=False)
+
+    timings = {"import IQE": best_of(args.repeat, empty_scene, import_ours)}
+    triangles = sum(len(o.data.polygons) for o in bpy.data.objects if o.type == "MESH")
+    timings["export IQE"] = best_of(args.repeat, lambda: None, export_ours)
+    timings["export OBJ"] = best_of(args.repeat, lambda: None, export_obj)
+    timings["import OBJ"] = best_of(args.repeat, empty_scene, import_obj)
+    print(f"{triangles:,} triangles, 50 joints, 100 frames; IQE {ours_out.stat().st_size / 1e6:.1f} MB")
+    print(f"\n{'step':<10}{'IQE (s)':>10}{'OBJ (s)':>10}{'ratio':>8}")
+    for step in ("import", "export"):
+        ours, obj = timings[f"{step} IQE"], timings[f"{step} OBJ"]
+        print(f"{step:<10}{ours:>10.3f}{obj:>10.3f}{ours / obj:>8.2f}")
+    shutil.rmtree(folder)
+
+
+if __name__ == "__main__":
+    main()

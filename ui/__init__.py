@@ -1,0 +1,1 @@
+"""Panels and their operators: the QMAP sidebar."""

@@ -1,0 +1,322 @@
+"""The QMAP sidebar (3D viewport, "QMAP" tab): output paths, compile options, Export / Compile buttons, the QMAP
+options of the active object's materials, the last compile's report and the octree boxes."""
+
+from __future__ import annotations
+
+import bpy
+import numpy as np
+from bpy.props import (
+    BoolProperty,
+    CollectionProperty,
+    FloatProperty,
+    FloatVectorProperty,
+    IntProperty,
+    PointerProperty,
+    StringProperty,
+)
+from bpy_extras.io_utils import ImportHelper
+
+from .. import qmap_compiler as qc
+from ..common.operators import Summary, guarded
+from ..common.qmap_io import compiler_call
+from ..exporters import qmap as qmap_export
+from ..formats.errors import FormatError
+from ..importers import qmap as qmap_import
+
+OCTREE_COLLECTION = "QMAP Octrees"
+REPORT_LINES_SHOWN = 14
+
+# ---------------------------------------------------------------------------------------------- settings
+
+
+class QmapMaterialSettings(bpy.types.PropertyGroup):
+    """A material's entry in the .qmap.desc."""
+
+    skip: BoolProperty(name="Skip", description="Drop the faces of this material from the map (desc: skip)")
+    tex_gen: BoolProperty(name="Generate UVs", description="Generate planar texture coordinates (desc: tex gen)")
+    tex_scale: FloatProperty(name="Texture Scale", default=1.0, description="Scale the texture coordinates")
+    output_name: StringProperty(
+        name="Output Name", description="Material name in the compiled map; equal names are merged (desc: name)"
+    )
+
+
+class QmapReportLine(bpy.types.PropertyGroup):
+    text: StringProperty()
+
+
+class QmapSceneSettings(bpy.types.PropertyGroup):
+    tmp_path: StringProperty(name="Source", subtype="FILE_PATH", default="//map.qmap.tmp")
+    qmap_path: StringProperty(name="Map", subtype="FILE_PATH", default="//map.qmap")
+    apply_modifiers: BoolProperty(name="Apply Modifiers", default=True)
+    k: FloatProperty(name="K", default=0.25, min=0.0, max=0.999, description="Loose-octree factor, 0 <= K < 1")
+    max_depth: IntProperty(name="Max Depth", default=9, min=0, max=20, description="Deepest octree level")
+    use_bounds: BoolProperty(name="Fixed Bounds", default=False, description="Use a fixed root box")
+    bounds_min: FloatVectorProperty(name="Bounds Min", size=3, subtype="XYZ", description="Blender coordinates")
+    bounds_max: FloatVectorProperty(name="Bounds Max", size=3, subtype="XYZ", description="Blender coordinates")
+    fix_bounds: BoolProperty(
+        name="Fix Bounds Bug", description="Compute the automatic root box correctly (the original has a FLT_MIN bug)"
+    )
+    drop_degenerate: BoolProperty(name="Drop Degenerate Faces", description="Instead of writing NaN normals")
+    report: CollectionProperty(type=QmapReportLine)
+
+
+def scene_settings(context: bpy.types.Context) -> QmapSceneSettings:
+    return context.scene.qmap
+
+
+def absolute(path: str) -> str:
+    if not path:
+        raise FormatError("set the output path in the QMAP panel first")
+    return bpy.path.abspath(path)
+
+
+# ---------------------------------------------------------------------------------------------- operators
+
+
+def export_scene_source(context: bpy.types.Context) -> Summary:
+    settings = scene_settings(context)
+    return qmap_export.export_objects(
+        context, list(context.scene.objects), absolute(settings.tmp_path), settings.apply_modifiers, True
+    )
+
+
+def compile_scene_source(context: bpy.types.Context) -> Summary:
+    settings = scene_settings(context)
+    report = qmap_export.compile_to(context, absolute(settings.tmp_path), absolute(settings.qmap_path), settings)
+    summary = Summary(files=1)
+    qmap_export.report_summary(report, summary)
+    return summary
+
+
+class QMAP_OT_export_source(bpy.types.Operator):
+    """Write the scene to the panel's .qmap.tmp, with the materials' options in the .qmap.desc beside it"""
+
+    bl_idname = "qmap.export_source"
+    bl_label = "Export .qmap.tmp"
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        return guarded(self, lambda: export_scene_source(context), "Exported")
+
+
+class QMAP_OT_compile(bpy.types.Operator):
+    """Compile the panel's .qmap.tmp (and .qmap.desc) into the .qmap"""
+
+    bl_idname = "qmap.compile"
+    bl_label = "Compile"
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        return guarded(self, lambda: compile_scene_source(context), "Compiled")
+
+
+class QMAP_OT_export_and_compile(bpy.types.Operator):
+    """Export the scene to .qmap.tmp and .qmap.desc, then compile the .qmap"""
+
+    bl_idname = "qmap.export_and_compile"
+    bl_label = "Export and Compile"
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        def work() -> Summary:
+            summary = export_scene_source(context)
+            compiled = compile_scene_source(context)
+            summary.faces = compiled.faces
+            summary.warnings += compiled.warnings
+            return summary
+
+        return guarded(self, work, "Exported and compiled")
+
+
+class QMAP_OT_show_octrees(bpy.types.Operator):
+    """Show the draw and collision octree boxes of the compiled map as wireframe objects"""
+
+    bl_idname = "qmap.show_octrees"
+    bl_label = "Show Octrees"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        def work() -> Summary:
+            model = compiler_call(qc.read_qmap_file, absolute(scene_settings(context).qmap_path))
+            return show_octrees(context, model)
+
+        return guarded(self, work, "Showed the octrees of")
+
+
+class QMAP_OT_hide_octrees(bpy.types.Operator):
+    """Remove the octree box objects"""
+
+    bl_idname = "qmap.hide_octrees"
+    bl_label = "Hide Octrees"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        remove_octrees()
+        return {"FINISHED"}
+
+
+class QMAP_OT_import_desc(bpy.types.Operator, ImportHelper):
+    """Read a .qmap.desc into the QMAP options of the materials it names"""
+
+    bl_idname = "qmap.import_desc"
+    bl_label = "Import .qmap.desc"
+    bl_options = {"REGISTER", "UNDO"}
+
+    filename_ext = ".desc"
+    filter_glob: StringProperty(default="*.qmap.desc;*.desc", options={"HIDDEN"})
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        def work() -> Summary:
+            applied, unmatched = qmap_import.apply_desc(qmap_import.load_desc(self.filepath), create_missing=False)
+            summary = Summary(files=1, objects=applied)
+            if unmatched:
+                summary.warnings.append(f"{unmatched} entries name no material of this file")
+            return summary
+
+        return guarded(self, work, "Read the material options of")
+
+
+# --------------------------------------------------------------------------------------------- octree boxes
+
+BOX_CORNERS = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)])
+BOX_EDGES = np.array([[0, 1], [2, 3], [4, 5], [6, 7], [0, 2], [1, 3], [4, 6], [5, 7], [0, 4], [1, 5], [2, 6], [3, 7]])
+
+
+def boxes_mesh(name: str, boxes: np.ndarray) -> bpy.types.Mesh:
+    """Wireframe of (N, 6) map-space boxes (min x, y, z, max x, y, z), in Blender axes."""
+    low, high = boxes[:, None, :3], boxes[:, None, 3:]
+    corners = (low + BOX_CORNERS[None] * (high - low))[:, :, [0, 2, 1]].reshape(-1, 3)
+    edges = (BOX_EDGES[None] + 8 * np.arange(len(boxes))[:, None, None]).reshape(-1, 2)
+    mesh = bpy.data.meshes.new(name)
+    mesh.vertices.add(len(corners))
+    mesh.vertices.foreach_set("co", corners.astype(np.float32).ravel())
+    mesh.edges.add(len(edges))
+    mesh.edges.foreach_set("vertices", edges.astype(np.intc).ravel())
+    mesh.update()
+    return mesh
+
+
+def remove_octrees() -> None:
+    collection = bpy.data.collections.get(OCTREE_COLLECTION)
+    if collection is None:
+        return
+    meshes = [obj.data for obj in collection.objects]
+    bpy.data.batch_remove(list(collection.objects) + meshes + [collection])
+
+
+def show_octrees(context: bpy.types.Context, model: qc.QmapModel) -> Summary:
+    """One wireframe object per tree and level, in their own collection, never rendered."""
+    remove_octrees()
+    collection = bpy.data.collections.new(OCTREE_COLLECTION)
+    context.scene.collection.children.link(collection)
+    summary = Summary(files=1)
+    for label, nodes in (("draw", model.draw_nodes), ("collision", model.collision_nodes)):
+        boxes = np.asarray(nodes.boxes, np.float64)
+        depth = np.asarray(nodes.depth)
+        for level in np.unique(depth):
+            name = f"QMAP {label} octree L{int(level)}"
+            obj = bpy.data.objects.new(name, boxes_mesh(name, boxes[depth == level]))
+            obj.display_type = "WIRE"
+            obj.hide_render = True
+            obj.hide_select = True
+            collection.objects.link(obj)
+            summary.objects += 1
+    return summary
+
+
+# ------------------------------------------------------------------------------------------------- panels
+
+
+class QmapPanel:
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "QMAP"
+
+
+class VIEW3D_PT_qmap(QmapPanel, bpy.types.Panel):
+    bl_label = "QMAP Map"
+
+    def draw(self, context: bpy.types.Context) -> None:
+        settings = scene_settings(context)
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        layout.prop(settings, "tmp_path")
+        layout.prop(settings, "qmap_path")
+        layout.prop(settings, "apply_modifiers")
+        column = layout.column(align=True)
+        column.operator(QMAP_OT_export_source.bl_idname, icon="EXPORT")
+        column.operator(QMAP_OT_compile.bl_idname, icon="MOD_BUILD")
+        column.operator(QMAP_OT_export_and_compile.bl_idname, icon="PLAY")
+
+
+class VIEW3D_PT_qmap_compile(QmapPanel, bpy.types.Panel):
+    bl_label = "Compile Options"
+    bl_parent_id = "VIEW3D_PT_qmap"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: bpy.types.Context) -> None:
+        settings = scene_settings(context)
+        layout = self.layout
+        layout.use_property_split = True
+        layout.use_property_decorate = False
+        for name in ("k", "max_depth", "fix_bounds", "drop_degenerate", "use_bounds"):
+            layout.prop(settings, name)
+        if settings.use_bounds:
+            layout.prop(settings, "bounds_min")
+            layout.prop(settings, "bounds_max")
+
+
+class VIEW3D_PT_qmap_materials(QmapPanel, bpy.types.Panel):
+    bl_label = "Materials"
+    bl_parent_id = "VIEW3D_PT_qmap"
+
+    def draw(self, context: bpy.types.Context) -> None:
+        layout = self.layout
+        obj = context.active_object
+        materials = [slot.material for slot in obj.material_slots if slot.material] if obj else []
+        if not materials:
+            layout.label(text="The active object has no materials")
+        for material in materials:
+            box = layout.box()
+            box.label(text=material.name, icon="MATERIAL")
+            row = box.row()
+            row.prop(material.qmap, "skip")
+            row.prop(material.qmap, "tex_gen")
+            box.prop(material.qmap, "tex_scale")
+            box.prop(material.qmap, "output_name")
+        layout.operator(QMAP_OT_import_desc.bl_idname, icon="IMPORT")
+
+
+class VIEW3D_PT_qmap_report(QmapPanel, bpy.types.Panel):
+    bl_label = "Last Compile"
+    bl_parent_id = "VIEW3D_PT_qmap"
+
+    def draw(self, context: bpy.types.Context) -> None:
+        layout = self.layout
+        lines = [line.text for line in scene_settings(context).report]
+        if not lines:
+            layout.label(text="Not compiled yet")
+        column = layout.column(align=True)
+        for text in lines[:REPORT_LINES_SHOWN]:
+            column.label(text=text, icon="ERROR" if text.startswith("warning") else "NONE")
+        if len(lines) > REPORT_LINES_SHOWN:
+            column.label(text=f"... {len(lines) - REPORT_LINES_SHOWN} more lines in the text 'QMAP compile report'")
+        row = layout.row(align=True)
+        row.operator(QMAP_OT_show_octrees.bl_idname, icon="MESH_CUBE")
+        row.operator(QMAP_OT_hide_octrees.bl_idname, icon="X")
+
+
+classes = (
+    QmapMaterialSettings, QmapReportLine, QmapSceneSettings,
+    QMAP_OT_export_source, QMAP_OT_compile, QMAP_OT_export_and_compile, QMAP_OT_show_octrees,
+    QMAP_OT_hide_octrees, QMAP_OT_import_desc,
+    VIEW3D_PT_qmap, VIEW3D_PT_qmap_compile, VIEW3D_PT_qmap_materials, VIEW3D_PT_qmap_report,
+)  # fmt: skip
+
+
+def after_register() -> None:
+    bpy.types.Material.qmap = PointerProperty(type=QmapMaterialSettings)
+    bpy.types.Scene.qmap = PointerProperty(type=QmapSceneSettings)
+
+
+def before_unregister() -> None:
+    del bpy.types.Scene.qmap
+    del bpy.types.Material.qmap
