@@ -69,7 +69,13 @@ def guarded(operator: bpy.types.Operator, work: Callable[[], Summary], verb: str
         return {"CANCELLED"}
     summary.seconds = time.perf_counter() - started
     report_summary(operator, summary, verb)
+    LAST_SUMMARY[0] = summary
     return {"FINISHED"}
+
+
+# The summary of the last finished import or export, for scripts (the example job, the CLI) that call operators
+# through bpy.ops, which returns only {'FINISHED'}.
+LAST_SUMMARY: list[Summary] = [Summary()]
 
 
 def import_all(
