@@ -231,3 +231,20 @@ def test_cli_exports_and_compiles_a_blend_in_one_call(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert qc.read_qmap_file(out).draw_nodes.depth.max() <= 3
     assert (tmp_path / "level.qmap.tmp").is_file() and (tmp_path / "level.qmap.desc").is_file()
+
+
+def test_collection_exporter_compiles_only_its_collection(tmp_path: Path) -> None:
+    inside = cube("Inside")
+    cube("Outside", location=(5, 0, 0))
+    collection = bpy.data.collections.new("Level")
+    bpy.context.scene.collection.children.link(collection)
+    for owner in list(inside.users_collection):
+        owner.objects.unlink(inside)
+    collection.objects.link(inside)
+    bpy.context.view_layer.active_layer_collection = bpy.context.view_layer.layer_collection.children["Level"]
+    assert bpy.ops.collection.exporter_add(name="IOGF_FH_qmap") == {"FINISHED"}
+    out = tmp_path / "level.qmap"
+    collection.exporters[0].export_properties.filepath = str(out)
+    assert bpy.ops.collection.exporter_export(index=0) == {"FINISHED"}
+    assert [m.name for m in parse(tmp_path / "level.qmap.tmp").meshes] == [b"Inside"]
+    assert qc.read_qmap_file(out).draw_vertices.shape[0] == 24  # one cube: 6 quads of 4 corners
