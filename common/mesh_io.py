@@ -18,6 +18,9 @@ def new_mesh(name: str, positions: np.ndarray, corner_verts: np.ndarray, loop_st
     mesh = bpy.data.meshes.new(name)
     mesh.vertices.add(len(positions))
     mesh.attributes["position"].data.foreach_set("vector", np.ascontiguousarray(positions, np.float32).ravel())
+    if len(corner_verts) == 0:  # Blender creates no corner attribute for a mesh without faces
+        mesh.update()
+        return mesh
     mesh.loops.add(len(corner_verts))
     mesh.attributes[".corner_vert"].data.foreach_set("value", np.ascontiguousarray(corner_verts, np.intc))
     mesh.polygons.add(len(loop_starts))
@@ -136,8 +139,11 @@ def mesh_triangles(
     triangle_count = len(mesh.loop_triangles)
     loops = np.empty(triangle_count * 3, np.intc)
     mesh.loop_triangles.foreach_get("loops", loops)
+    if matrix.determinant() < 0:  # a mirroring transform turns faces inside out: swap two corners back
+        loops = loops.reshape(-1, 3)[:, [0, 2, 1]].ravel()
     corner_vert = np.empty(len(mesh.loops), np.intc)
-    mesh.attributes[".corner_vert"].data.foreach_get("value", corner_vert)
+    if len(corner_vert):  # a mesh without faces (edges only) has no corner attribute
+        mesh.attributes[".corner_vert"].data.foreach_get("value", corner_vert)
     vertex_positions = corner_floats(mesh.attributes["position"].data, "vector", 3)
     corner_vertices = corner_vert[loops]
     normals = corner_floats(mesh.corner_normals, "vector", 3)
@@ -174,10 +180,12 @@ def _prefer_stored_normals(mesh: bpy.types.Mesh, normals: np.ndarray, name: str)
 
 
 def merge_triangles(parts: list[Triangles]) -> Triangles:
-    """Concatenate several objects' triangles; UVs are kept only if every part has them."""
+    """Concatenate several objects' triangles, leaving out parts without any; parts without UVs get (0, 0)
+    when others have UVs (exporters warn about them: see `parts_without_uvs`)."""
+    parts = [part for part in parts if part.triangle_count]
     if not parts:
         return Triangles(np.zeros((0, 3), np.float32), np.zeros((0, 3), np.float32), None)
-    has_uvs = all(part.uvs is not None for part in parts)
+    has_uvs = any(part.uvs is not None for part in parts)
     names: list[str] = []
     indices = []
     for part in parts:
@@ -189,12 +197,23 @@ def merge_triangles(parts: list[Triangles]) -> Triangles:
     return Triangles(
         positions=np.concatenate([p.positions for p in parts]),
         normals=np.concatenate([p.normals for p in parts]),
-        uvs=np.concatenate([p.uvs for p in parts if p.uvs is not None]) if has_uvs else None,
+        uvs=np.concatenate([_uvs_or_zeros(p) for p in parts]) if has_uvs else None,
         material_names=names,
         material_indices=np.concatenate(indices),
         source_objects=[name for p in parts for name in p.source_objects],
         **_merged_vertex_tables(parts),
     )
+
+
+def _uvs_or_zeros(part: Triangles) -> np.ndarray:
+    return part.uvs if part.uvs is not None else np.zeros((len(part.positions), 2), np.float32)
+
+
+def parts_without_uvs(parts: list[Triangles]) -> list[str]:
+    """Names of the objects whose (0, 0) UVs `merge_triangles` made up because others have UV maps."""
+    if all(part.uvs is None for part in parts if part.triangle_count):
+        return []
+    return [name for part in parts if part.triangle_count and part.uvs is None for name in part.source_objects]
 
 
 def _merged_vertex_tables(parts: list[Triangles]) -> dict[str, np.ndarray | None]:

@@ -1,9 +1,14 @@
-"""Leave bpy.data exactly as it was when an import fails half-way."""
+"""Leave bpy.data exactly as it was when an import fails half-way.
+
+New datablocks are found and removed by comparing bpy.data with a snapshot. Changes to data that existed before
+(shape keys added to a mesh, an action assigned to an armature, the scene's frame range, material settings) are
+undone by the callbacks that importers register with `undo_on_failure` before making them.
+"""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import bpy
 
@@ -25,13 +30,25 @@ def snapshot() -> dict[str, set[int]]:
     return {name: {block.as_pointer() for block in blocks} for name, blocks in id_collections().items()}
 
 
+_undo_stack: list[list[Callable[[], None]]] = []
+
+
+def undo_on_failure(undo: Callable[[], None]) -> None:
+    """Register how to take back a change to existing data, should the running import fail."""
+    if _undo_stack:
+        _undo_stack[-1].append(undo)
+
+
 @contextlib.contextmanager
 def rollback_on_error() -> Iterator[None]:
-    """Remove every datablock created inside the block if it raises, then re-raise."""
+    """Undo changes to existing data and remove every datablock created inside the block if it raises."""
     before = snapshot()
+    _undo_stack.append([])
     try:
         yield
     except BaseException:
+        for undo in reversed(_undo_stack[-1]):
+            undo()
         created = [
             block
             for name, blocks in id_collections().items()
@@ -42,3 +59,5 @@ def rollback_on_error() -> Iterator[None]:
         if created:
             bpy.data.batch_remove(created)
         raise
+    finally:
+        _undo_stack.pop()

@@ -58,7 +58,11 @@ def chosen_objects(context: bpy.types.Context, operator: ExportScopeMixin) -> li
 def export_joe(context: bpy.types.Context, path: str, operator: ExportScopeMixin) -> Summary:
     summary = Summary(files=1)
     objects = chosen_objects(context, operator)
-    triangles = mesh_io.merge_triangles([object_triangles(context, obj, operator) for obj in objects])
+    parts = [object_triangles(context, obj, operator) for obj in objects]
+    summary.warnings += [f"{name}: no UV map; its corners get (0, 0)" for name in mesh_io.parts_without_uvs(parts)]
+    summary.warnings += [f"{obj.name}: no faces; left out" for obj, part in zip(objects, parts, strict=True)
+                         if not part.triangle_count]  # fmt: skip
+    triangles = mesh_io.merge_triangles(parts)
     document = joe_document(triangles, os.path.basename(path), summary.warnings)
     joe.save_joe(path, document)
     summary.objects = len(objects)
@@ -71,10 +75,15 @@ def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     members = []
     for obj in chosen_objects(context, operator):
         triangles = object_triangles(context, obj, operator)
+        if not triangles.triangle_count:
+            summary.warnings.append(f"{obj.name}: no faces; left out of the pack")
+            continue
         document = joe_document(triangles, obj.name, summary.warnings)
         members.append(jpk.JpkMember(name=f"{obj.name}.joe", data=joe.write_joe(document)))
         summary.objects += 1
         summary.faces += triangles.triangle_count
+    if not members:
+        raise FormatError("none of the chosen objects has faces: nothing to pack")
     jpk.save_jpk(path, jpk.JpkDocument(members=members))
     return summary
 

@@ -178,13 +178,16 @@ def gather_scene(context: bpy.types.Context, objects: list[bpy.types.Object], ap
     return export
 
 
+def format_sources(export: SceneExport, write_desc: bool) -> tuple[bytes, bytes | None]:
+    """The .qmap.tmp and .qmap.desc texts (CRLF, as the original exporter wrote them on Windows)."""
+    tmp_bytes = compiler_call(qc.format_tmp, export.tmp, NUMBER_FORMAT, b"\r\n")
+    desc_bytes = compiler_call(qc.format_desc, export.desc, NUMBER_FORMAT, b"\r\n") if write_desc else None
+    return tmp_bytes, desc_bytes
+
+
 def write_tmp(export: SceneExport, tmp_path: str, write_desc: bool) -> None:
     """Both files are fully formatted before either is written."""
-    try:
-        tmp_bytes = qc.format_tmp(export.tmp, NUMBER_FORMAT, b"\r\n")
-        desc_bytes = qc.format_desc(export.desc, NUMBER_FORMAT, b"\r\n") if write_desc else None
-    except qc.QmapError as error:
-        raise FormatError(str(error)) from None
+    tmp_bytes, desc_bytes = format_sources(export, write_desc)
     write_bytes_atomically(tmp_path, tmp_bytes)
     if desc_bytes is not None:
         write_bytes_atomically(desc_path_for(tmp_path), desc_bytes)
@@ -205,6 +208,18 @@ def compile_options(settings: object) -> qc.CompileOptions:
 def compile_tmp(tmp_path: str, qmap_path: str, options: qc.CompileOptions) -> qc.CompileReport:
     desc = desc_path_for(tmp_path)
     return compiler_call(qc.compile_map, tmp_path, desc if os.path.isfile(desc) else None, qmap_path, options)
+
+
+def with_extension(path: str, extension: str) -> str:
+    """`path` ending in `extension`, with any partial form of it ("x.qmap", "x.tmp") completed, not doubled."""
+    folder, name = os.path.split(path)
+    if not name or name.lower().endswith(extension):
+        return path
+    for part in (".qmap", ".tmp", ".desc"):
+        if name.lower().endswith(part):
+            name = name[: -len(part)]
+            break
+    return os.path.join(folder, name + extension)
 
 
 def report_summary(report: qc.CompileReport, summary: Summary) -> None:
@@ -253,6 +268,28 @@ def export_objects(
     return summary
 
 
+def export_and_compile(context: bpy.types.Context, qmap_path: str, operator: QmapSceneMixin) -> Summary:
+    """Write X.qmap.tmp and X.qmap.desc beside X.qmap and compile them; nothing is replaced unless the compile
+    succeeds, and without `write_desc` an old X.qmap.desc is not used."""
+    export = gather_scene(context, operator.objects_to_export(context), operator.apply_modifiers)
+    tmp_path, desc_path = qmap_path + ".tmp", desc_path_for(qmap_path + ".tmp")
+    tmp_bytes, desc_bytes = format_sources(export, operator.write_desc)
+    report = qc.CompileReport(output=qmap_path)
+    options = compile_options(operator)
+    data = compiler_call(
+        lambda: qc.compile_bytes(tmp_bytes, desc_bytes, options, tmp_name=tmp_path, desc_name=desc_path, report=report)
+    )
+    write_bytes_atomically(qmap_path, data)
+    write_bytes_atomically(tmp_path, tmp_bytes)
+    if desc_bytes is not None:
+        write_bytes_atomically(desc_path, desc_bytes)
+    store_report(context.scene, report)
+    summary = Summary(files=3 if desc_bytes is not None else 2, objects=len(export.tmp.meshes) + len(export.tmp.lamps))
+    summary.warnings += export.warnings
+    report_summary(report, summary)
+    return summary
+
+
 def compile_to(context: bpy.types.Context, tmp_path: str, qmap_path: str, settings: object) -> qc.CompileReport:
     report = compile_tmp(tmp_path, qmap_path, compile_options(settings))
     store_report(context.scene, report)
@@ -268,6 +305,13 @@ class EXPORT_SCENE_OT_qmap_tmp(bpy.types.Operator, ExportHelper, QmapSceneMixin)
 
     filename_ext = ".qmap.tmp"
     filter_glob: StringProperty(default="*.qmap.tmp", options={"HIDDEN"})
+
+    def check(self, context: bpy.types.Context) -> bool:
+        """ExportHelper's own check knows single extensions only and would grow "x.qmap.qmap.tmp"."""
+        fixed = with_extension(self.filepath, ".qmap.tmp")
+        changed = fixed != self.filepath
+        self.filepath = fixed
+        return changed
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         return guarded(self, lambda: export_tmp(context, self.filepath, self), "Exported")
@@ -290,10 +334,7 @@ class EXPORT_SCENE_OT_qmap(bpy.types.Operator, ExportHelper, QmapSceneMixin, Qma
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         def work() -> Summary:
-            summary = export_tmp(context, self.filepath + ".tmp", self)
-            report_summary(compile_to(context, self.filepath + ".tmp", self.filepath, self), summary)
-            summary.files += 1
-            return summary
+            return export_and_compile(context, self.filepath, self)
 
         return guarded(self, work, "Exported and compiled")
 

@@ -16,7 +16,9 @@ from .. import qmap_compiler as qc
 from ..common import mesh_io
 from ..common.operators import ImportFilesMixin, Summary, draw_panel, guarded, import_all, prepare_layout
 from ..common.qmap_io import compiler_call, decode_name, desc_path_for
+from ..common.rollback import undo_on_failure
 from ..formats.dedup import unique_rows
+from ..formats.errors import FormatError
 
 
 def _read(path: str) -> bytes:
@@ -44,12 +46,30 @@ def apply_desc(desc: qc.DescDocument, create_missing: bool) -> tuple[int, int]:
             unmatched += 1
             continue
         settings = material.qmap
+        remember_settings(material)
         settings.skip = entry.skip
         settings.tex_gen = entry.tex_gen
         settings.tex_scale = entry.tex_scale
         settings.output_name = decode_name(entry.new_name)
         applied += 1
     return applied, unmatched
+
+
+QMAP_OPTIONS = ("skip", "tex_gen", "tex_scale", "output_name")
+
+
+def remember_settings(material: bpy.types.Material) -> None:
+    """Restore a material's QMAP options if the import that changes them fails."""
+    saved = {name: getattr(material.qmap, name) for name in QMAP_OPTIONS}
+    name = material.name
+
+    def restore() -> None:
+        target = bpy.data.materials.get(name)
+        if target is not None:
+            for option, value in saved.items():
+                setattr(target.qmap, option, value)
+
+    undo_on_failure(restore)
 
 
 def load_desc(path: str) -> qc.DescDocument:
@@ -95,6 +115,8 @@ def build_tmp_lamp(context: bpy.types.Context, source: qc.LampObject) -> bpy.typ
 
 
 def parse_tmp_with_desc(path: str, use_desc: bool) -> tuple[qc.TmpDocument, qc.DescDocument | None]:
+    if not path.lower().endswith(".qmap.tmp"):
+        raise FormatError(f"{path}: not a QMAP source (the name must end in .qmap.tmp)")
     document = compiler_call(qc.parse_tmp, _read(path), path)
     desc_path = desc_path_for(path)
     desc = load_desc(desc_path) if use_desc and os.path.isfile(desc_path) else None
@@ -203,7 +225,8 @@ class IOGF_FH_qmap_tmp(bpy.types.FileHandler):
     bl_label = "QMAP source"
     bl_import_operator = "import_scene.qmap_tmp"
     bl_export_operator = "export_scene.qmap_tmp"
-    bl_file_extensions = ".qmap.tmp"
+    # Blender matches a dropped file by its last extension only, so ".tmp" is what lets ".qmap.tmp" drops in.
+    bl_file_extensions = ".qmap.tmp;.tmp"
 
     @classmethod
     def poll_drop(cls, context: bpy.types.Context) -> bool:

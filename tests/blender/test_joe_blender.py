@@ -313,3 +313,41 @@ def test_collection_exporter_exports_only_its_collection(tmp_path: Path) -> None
     frame = joe.load_joe(str(out)).first_frame
     assert frame.face_count == 12
     assert np.abs(frame.positions).max() == pytest.approx(10.0)
+
+
+def test_files_without_usable_faces_import_as_loose_vertices(tmp_path: Path) -> None:
+    document = fx.cube()
+    frame = document.first_frame
+    frame.vertex_indices[:, 1] = frame.vertex_indices[:, 0]  # every face degenerate
+    path = tmp_path / "flat.joe"
+    path.write_bytes(joe.write_joe(document))
+    assert import_joe(path) == {"FINISHED"}
+    mesh = bpy.data.objects["flat"].data
+    assert (len(mesh.vertices), len(mesh.polygons)) == (8, 0)
+
+
+def test_export_leaves_out_faceless_objects_and_keeps_the_others_uvs(tmp_path: Path) -> None:
+    cube("Box")
+    edges = mesh_object("Guide", [(0, 0, 0), (1, 0, 0)], [])
+    edges.data.edges.add(1)
+    edges.data.edges[0].vertices = (0, 1)
+    bpy.ops.curve.primitive_bezier_curve_add()
+    out = tmp_path / "all.joe"
+    assert bpy.ops.export_scene.joe(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    frame = joe.load_joe(str(out)).first_frame
+    assert frame.face_count == 12 and frame.has_uv_map
+    with pytest.raises(RuntimeError, match="nothing to pack"):
+        select_only(edges)
+        bpy.ops.export_scene.jpk(filepath=str(tmp_path / "p.jpk"), export_scope="SELECTED")
+
+
+def test_mirrored_objects_export_facing_outwards(tmp_path: Path) -> None:
+    obj = cube("Mirror")
+    obj.scale = (-1, 1, 1)
+    out = tmp_path / "mirror.joe"
+    bpy.ops.export_scene.joe(filepath=str(out), export_scope="SCENE")
+    frame = joe.load_joe(str(out)).first_frame
+    corners = frame.positions[frame.vertex_indices.astype(np.intp)].astype(np.float64)
+    outward = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    assert ((outward * corners.mean(axis=1)).sum(axis=1) > 0).all()
+    assert not joe.clockwise_faces(frame).any()

@@ -248,3 +248,57 @@ def test_collection_exporter_compiles_only_its_collection(tmp_path: Path) -> Non
     assert bpy.ops.collection.exporter_export(index=0) == {"FINISHED"}
     assert [m.name for m in parse(tmp_path / "level.qmap.tmp").meshes] == [b"Inside"]
     assert qc.read_qmap_file(out).draw_vertices.shape[0] == 24  # one cube: 6 quads of 4 corners
+
+
+def test_failed_compile_replaces_none_of_the_three_files(tmp_path: Path) -> None:
+    room = cube("Room")
+    room.data.materials.append(material("gone", skip=True))  # every face skipped: an empty map
+    for name in ("level.qmap", "level.qmap.tmp", "level.qmap.desc"):
+        (tmp_path / name).write_bytes(b"old " + name.encode())
+    with pytest.raises(RuntimeError, match="empty"):
+        bpy.ops.export_scene.qmap(filepath=str(tmp_path / "level.qmap"))
+    for name in ("level.qmap", "level.qmap.tmp", "level.qmap.desc"):
+        assert (tmp_path / name).read_bytes() == b"old " + name.encode()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["level.qmap", "level.qmap.desc", "level.qmap.tmp"]
+
+
+def test_without_desc_an_old_desc_beside_the_target_is_not_used(tmp_path: Path) -> None:
+    cube("Room").data.materials.append(material("stone"))
+    (tmp_path / "level.qmap.desc").write_bytes(b'QMAP DESC 10\nmaterials {\n "stone" { skip; }\n}\n')
+    assert bpy.ops.export_scene.qmap(filepath=str(tmp_path / "level.qmap"), write_desc=False) == {"FINISHED"}
+    assert qc.read_qmap_file(tmp_path / "level.qmap").materials == [b"stone"]
+
+
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [("map", "map.qmap.tmp"), ("map.qmap", "map.qmap.tmp"), ("map.tmp", "map.qmap.tmp"), ("map.qmap.tmp", None)],
+)
+def test_file_browser_completes_the_double_extension_without_doubling_it(typed: str, expected: str | None) -> None:
+    operator_class = bpy.types.EXPORT_SCENE_OT_qmap_tmp
+    fake = SimpleNamespace(filepath=f"/maps/{typed}")
+    assert operator_class.check(fake, bpy.context) is (expected is not None)
+    assert fake.filepath == f"/maps/{expected or typed}"
+    assert operator_class.check(fake, bpy.context) is False  # a second check changes nothing
+
+
+def test_failed_source_import_restores_material_options(tmp_path: Path, extension, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    existing = material("stone", tex_scale=3.0)
+    cube("Room").data.materials.append(existing)
+    for name in ("a", "b"):
+        bpy.ops.export_scene.qmap_tmp(filepath=str(tmp_path / f"{name}.qmap.tmp"), write_desc=False)
+        (tmp_path / f"{name}.qmap.desc").write_bytes(b'QMAP DESC 10\nmaterials {\n "stone" { tex scale 0.5; }\n}\n')
+    importer = extension.importers.qmap
+    original, calls = importer.build_tmp_mesh, []
+
+    def fail_on_second_file(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        if len(calls) == 2:
+            raise extension.formats.errors.FormatError("simulated failure")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(importer, "build_tmp_mesh", fail_on_second_file)
+    before = data_state()
+    with pytest.raises(RuntimeError, match="simulated failure"):
+        bpy.ops.import_scene.qmap_tmp(directory=str(tmp_path), files=[{"name": "a.qmap.tmp"}, {"name": "b.qmap.tmp"}])
+    assert bpy.data.materials["stone"].qmap.tex_scale == 3.0  # file a's desc was applied, then taken back
+    assert data_state() == before
