@@ -88,10 +88,26 @@ def run_operator(idname: str | None, what: str, **keywords: object) -> None:
 
 
 def import_files(paths: Sequence[str], settings: dict[str, object]) -> None:
+    """One operator call per importer and folder, so files that belong together (a reference SMD and its
+    animations or VTA) are imported together, as from the file browser."""
+    batches: dict[tuple[str | None, str], list[str]] = {}
     for path in paths:
         if not os.path.isfile(path):
             raise CliError(f"{path}: no such file")
-        run_operator(format_of(path).import_operator, f"importing {path}", filepath=os.path.abspath(path), **settings)
+        folder, name = os.path.split(os.path.abspath(path))
+        batches.setdefault((format_of(path).import_operator, folder), []).append(name)
+    for (idname, folder), names in batches.items():
+        files = [{"name": name} for name in names]
+        run_operator(idname, f"importing {', '.join(names)}", directory=folder, files=files, **settings)
+
+
+def stem_of(path: str) -> str:
+    """The file name without its format's extension ("map.qmap.tmp" -> "map")."""
+    name = os.path.basename(path)
+    try:
+        return name[: -len(format_of(name).extension)]
+    except CliError:
+        return os.path.splitext(name)[0]
 
 
 def export_scene(path: str, format_name: str | None, settings: dict[str, object], collection: str | None) -> None:
@@ -136,7 +152,7 @@ def command_convert(args: argparse.Namespace) -> None:
         target = format_of("", args.to)
         failures = 0
         for path in args.inputs:  # a batch goes on past a bad file and fails at the end
-            stem = os.path.splitext(os.path.basename(path))[0]
+            stem = stem_of(path)
             output = os.path.join(args.output_dir, stem + target.extension)
             try:
                 reset_scene()

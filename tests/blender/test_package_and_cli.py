@@ -93,3 +93,27 @@ def test_cli_usage_and_errors(tmp_path: Path, arguments: list[str], code: int, m
     result = run([*IOGF, *arguments], tmp_path)
     assert result.returncode == code
     assert message in result.stdout + result.stderr
+
+
+def test_cli_imports_a_reference_and_its_vertex_animation_together(tmp_path: Path) -> None:
+    folder = sample_dir("smd")
+    blend = tmp_path / "cube.blend"
+    result = run([*IOGF, "import", str(folder / "Cube.smd"), str(folder / "Cube.vta"), "-o", str(blend)], tmp_path)
+    assert result.returncode == 0, result.stderr
+    script = f"import bpy; bpy.ops.wm.open_mainfile(filepath={str(blend)!r}); " \
+             "print('keys', [k.name for k in bpy.data.objects['Cube'].data.shape_keys.key_blocks])"  # fmt: skip
+    shown = run([sys.executable, "-c", script], tmp_path)
+    assert "keys ['Basis', 'Key 1']" in shown.stdout, shown.stderr
+
+
+def test_cli_batch_conversion_names_outputs_after_the_whole_extension(tmp_path: Path) -> None:
+    source = tmp_path / "room.qmap.tmp"
+    source.write_bytes(
+        b'QMAP TMP 10\nobjects {\n mesh "Room" {\n 0,0,0\n 0,0,0\n 1,1,1\n 30\n 0\n materials 1 { "M" }\n'
+        b" vertices 4 { 0,0,0 1,0,0 1,1,0 0,1,0 }\n faces 1 { 4 0 0 0 1 2 3 }\n }\n}\n"
+    )
+    result = run([*IOGF, "convert", str(source), "--to", "joe", "-d", str(tmp_path / "out")], tmp_path)
+    assert result.returncode == 0, result.stderr
+    from formats import joe
+
+    assert joe.load_joe(str(tmp_path / "out" / "room.joe")).first_frame.face_count == 2
