@@ -195,7 +195,8 @@ class MeshCorners:
     positions: np.ndarray
     normals: np.ndarray
     uvs: np.ndarray
-    materials: list[str]  # per triangle
+    material_names: list[str]
+    material_indices: np.ndarray  # per triangle, into material_names
     counts: np.ndarray
     bones: np.ndarray
     weights: np.ndarray
@@ -270,7 +271,8 @@ def mesh_corners(
         positions=geometry.positions.astype(np.float64),
         normals=geometry.normals.astype(np.float64),
         uvs=uvs.astype(np.float64),
-        materials=[names[i] for i in indices.tolist()],
+        material_names=names,
+        material_indices=indices,
         counts=counts,
         bones=bones_v[rows],
         weights=weights_v[rows],
@@ -293,9 +295,14 @@ def reference_document(
                         f"{IMPLICIT_BONE!r}")  # fmt: skip
     parent_column = smd.dominant_bones(counts, bones, weights, fallback)
     material_names: dict[str, int] = {}
-    material_indices = np.array(
-        [material_names.setdefault(name, len(material_names)) for p in parts for name in p.materials], np.int32
-    )
+    used_indices = []
+    for p in parts:  # materials in order of first use, as the file lists them
+        used, first = np.unique(p.material_indices, return_index=True)
+        for index in used[np.argsort(first)].tolist():
+            material_names.setdefault(p.material_names[index], len(material_names))
+        remap = np.array([material_names.get(name, -1) for name in p.material_names], np.int32)
+        used_indices.append(remap[p.material_indices])
+    material_indices = np.concatenate(used_indices) if used_indices else np.zeros(0, np.int32)
     triangle_count = len(positions) // 3
     triangles = smd.Triangles(
         material_names=list(material_names),

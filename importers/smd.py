@@ -170,32 +170,59 @@ def shared_vertices(positions: np.ndarray, counts: np.ndarray, bones: np.ndarray
     """A vertex index per corner: corners share a vertex when position and weight links (as a set) are equal.
     Vertices are numbered in order of first appearance."""
     corner_count = len(positions)
+    if corner_count == 0:
+        return np.zeros(0, np.intc)
     width = int(counts.max(initial=0))
-    corner = np.repeat(np.arange(corner_count), counts)
-    order = np.lexsort((bones, corner))
-    rank = np.arange(corner.size) - np.repeat(np.cumsum(counts) - counts, counts)
     key = np.zeros((corner_count, 3 + 2 * width), np.int64)
     key[:, :3] = (positions.astype(np.float64) + 0.0).view(np.int64)
     if width:
-        padded_bones = np.full((corner_count, width), -1, np.int64)
+        starts = np.cumsum(counts) - counts
+        corner = np.repeat(np.arange(corner_count), counts)
+        rank = np.arange(corner.size) - starts[corner]
+        missing = np.iinfo(np.int64).max
+        padded_bones = np.full((corner_count, width), missing, np.int64)
         padded_weights = np.zeros((corner_count, width), np.float64)
-        padded_bones[corner, rank] = bones[order]
-        padded_weights[corner, rank] = weights[order] + 0.0
+        padded_bones[corner, rank] = bones
+        padded_weights[corner, rank] = weights + 0.0
+        if width > 1 and not np.all(np.diff(padded_bones, axis=1) >= 0):  # links as a set: sort each by bone
+            by_bone = np.argsort(padded_bones, axis=1, kind="stable")
+            padded_bones = np.take_along_axis(padded_bones, by_bone, axis=1)
+            padded_weights = np.take_along_axis(padded_weights, by_bone, axis=1)
+        padded_bones[padded_bones == missing] = -1
         key[:, 3 : 3 + width] = padded_bones
         key[:, 3 + width :] = padded_weights.view(np.int64)
-    if corner_count == 0:
-        return np.zeros(0, np.intc)
-    sort = np.lexsort(key.T[::-1])
-    ordered = key[sort]
-    new_group = np.ones(corner_count, bool)
-    new_group[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
-    group_of_sorted = np.cumsum(new_group) - 1
-    first_corner = np.minimum.reduceat(sort, np.flatnonzero(new_group))
+    group_of, first_corner = _hashed_groups(key)
+    if group_of is None:  # a hash collision: group by sorting the keys themselves
+        sort = np.lexsort(key.T[::-1])
+        ordered = key[sort]
+        new_group = np.ones(corner_count, bool)
+        new_group[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+        group_of = np.empty(corner_count, np.int64)
+        group_of[sort] = np.cumsum(new_group) - 1
+        first_corner = np.minimum.reduceat(sort, np.flatnonzero(new_group))
     renumber = np.empty(len(first_corner), np.int64)
     renumber[np.argsort(first_corner, kind="stable")] = np.arange(len(first_corner))
-    result = np.empty(corner_count, np.intc)
-    result[sort] = renumber[group_of_sorted]
-    return result
+    return renumber[group_of].astype(np.intc)
+
+
+def _hashed_groups(key: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+    """Rows of `key` grouped through a 64-bit hash: each row's group and each group's first row; None for the
+    groups when two different rows share a hash."""
+    mixed = np.zeros(len(key), np.uint64)
+    with np.errstate(over="ignore"):
+        for column in key.T.view(np.uint64):
+            mixed = (mixed ^ column) * np.uint64(0x9E3779B97F4A7C15)
+            mixed ^= mixed >> np.uint64(29)
+    sort = np.argsort(mixed)
+    ordered = mixed[sort]
+    new_group = np.ones(len(key), bool)
+    new_group[1:] = ordered[1:] != ordered[:-1]
+    group_of = np.empty(len(key), np.int64)
+    group_of[sort] = np.cumsum(new_group) - 1
+    first_row = np.minimum.reduceat(sort, np.flatnonzero(new_group))
+    if not np.array_equal(key, key[first_row[group_of]]):
+        return None, first_row
+    return group_of, first_row
 
 
 def corner_links(
@@ -265,20 +292,21 @@ def build_reference(
         normals = options.directions(triangles.normals)[kept_corners].astype(np.float32)
         mesh_io.add_corner_vectors(mesh, STORED_NORMALS, normals)
         mesh_io.set_custom_normals(mesh, corner_verts[kept_corners], normals)
-    obj = mesh_io.link_new_object(context, name, mesh)
+    obj = bpy.data.objects.new(name, mesh)  # linked once weighted: vertex groups go faster on an unlinked object
     offsets = np.concatenate([[0], np.cumsum(counts)])
     vertex_counts = counts[first_corner]
     link_rows = np.repeat(offsets[first_corner], vertex_counts) + (
         np.arange(int(vertex_counts.sum())) - np.repeat(np.cumsum(vertex_counts) - vertex_counts, vertex_counts)
     )
     vertices = np.repeat(np.arange(vertex_count), vertex_counts)
-    used = np.unique(bones)
+    used = np.flatnonzero(np.bincount(bones, minlength=len(document.nodes)))
     group_row = np.full(len(document.nodes), -1, np.int64)
     group_row[used] = np.arange(len(used))
     add_vertex_weights(
         context, obj, [bone_names[row] for row in used.tolist()], vertices, group_row[bones[link_rows]],
         weights[link_rows],
     )  # fmt: skip
+    context.collection.objects.link(obj)
     skin_to_armature(obj, armature)
     state.meshes.append((name, obj))
     summary.objects += 1

@@ -5,8 +5,8 @@ Three tiers, each used only when the one before cannot vouch for its result:
    micro-units by numpy's C integer scanner, several times faster than float parsing;
 2. any other decimal notation goes through numpy's C float scanner;
 3. a per-line Python pass that strips trailing comments and either succeeds or names the exact line and column.
-Lines are told apart in tiers 1 and 2 by a sentinel token appended to each line, which also yields the per-line
-field counts without tokenising lines in Python.
+Tier 1 finds token and line bounds with numpy on the bytes; tier 2 tells lines apart by a sentinel token appended
+to each line. Either way the per-line field counts come without tokenising lines in Python.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import numpy.typing as npt
 from ..errors import FormatError
 
 _MICRO = 1_000_000
-_FLAG_TABLE = bytes.maketrans(b"0123456789+-.", b"0000000000001")  # a token with one dot and 6 decimals -> 1000000
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _TOKEN = re.compile(r"\S+")
 _TRAILING_COMMENT = re.compile(r"//|#|;")
@@ -45,7 +44,7 @@ def parse_numeric_lines(lines: Sequence[str], line_numbers: Sequence[int], path:
     if not lines:
         return NumericLines(np.zeros(0), np.zeros(0, dtype=np.int64))
     data = "\n".join(lines).encode("ascii", errors="replace")  # '?' never parses: non-ASCII goes to tier 3
-    parsed = _parse_micro_units(data, len(lines)) or _parse_floats(data, len(lines))
+    parsed = parse_micro_units(data, len(lines)) or _parse_floats(data, len(lines))
     return parsed or _parse_precisely(lines, line_numbers, path)
 
 
@@ -58,24 +57,37 @@ def _scan(data: bytes, dtype: type[np.int64] | type[np.float64]) -> npt.NDArray[
             return None
 
 
-def _parse_micro_units(data: bytes, line_count: int) -> NumericLines | None:
-    integers = _scan(data.replace(b".", b""), np.int64)
-    # Each token maps to 0 (no dot) or 10**decimals; "-1" cannot come out of the translation, so it marks line ends.
-    flags = _scan(data.translate(_FLAG_TABLE).replace(b"\n", b" -1\n") + b" -1", np.int64)
-    if integers is None or flags is None:
+def parse_micro_units(data: bytes, line_count: int) -> NumericLines | None:
+    """Tier 1 on `line_count` lines of ASCII text; None when it cannot vouch for the result."""
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    line_ends = np.flatnonzero(buffer == ord("\n"))
+    if line_ends.size != line_count - 1:
         return None
-    line_ends = np.flatnonzero(flags == -1)
-    if line_ends.size != line_count or integers.size != flags.size - line_count:
+    low = buffer < 32
+    control = np.flatnonzero(low) if int(np.count_nonzero(low)) != line_ends.size else None
+    if control is not None and not np.all((buffer[control] == ord("\t")) | (buffer[control] == ord("\n"))):
+        return None  # other control bytes: let the float scanner decide what they are
+    # Token bounds: where the bytes switch between blank and not (a blank byte assumed on either side); they
+    # alternate start, end, start, ...
+    blank = np.ones(buffer.size + 2, dtype=np.bool_)
+    np.less_equal(buffer, 32, out=blank[1:-1])
+    edges = np.flatnonzero(blank[1:] != blank[:-1])
+    starts, ends = edges[0::2], edges[1::2]
+    # A trailing sentinel is read only when every token before it was one whole integer, dots removed.
+    undotted = data.translate(None, b".")
+    integers = _scan(undotted + b" 0", np.int64)
+    if integers is None or integers.size != starts.size + 1:
         return None
-    flags = np.delete(flags, line_ends)
-    has_dot = flags == _MICRO
-    if not np.all(has_dot | (flags == 0)):
-        return None
-    if integers.size and int(np.abs(integers).max()) >= 10**15:  # beyond exact doubles, or clamped by the scanner
-        return None
+    integers = integers[:-1]
+    has_dot = (ends - starts >= 7) & (buffer[np.maximum(ends - 7, 0)] == ord("."))
+    if int(np.count_nonzero(has_dot)) != len(data) - len(undotted):
+        return None  # a dot elsewhere than before exactly 6 decimals
+    if integers.size and max(int(integers.max()), -int(integers.min())) >= 10**15:
+        return None  # beyond exact doubles, or clamped by the scanner
     values = integers.astype(np.float64)
-    values[has_dot] /= _MICRO
-    counts = np.diff(line_ends, prepend=-1) - 1
+    np.divide(values, _MICRO, out=values, where=has_dot)
+    before = np.searchsorted(starts, line_ends)
+    counts = np.diff(np.concatenate([[0], before, [starts.size]]))
     return NumericLines(values, counts.astype(np.int64))
 
 

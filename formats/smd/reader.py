@@ -10,13 +10,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
+from typing import overload
 
 import numpy as np
 import numpy.typing as npt
 
 from ..errors import FormatError
 from .document import Flavour, FloatArray, IntArray, SkeletonFrame, SmdDocument, SmdNode, Triangles, VertexFrame
-from .numeric import NumericLines, column_of_token, parse_numeric_lines
+from .numeric import NumericLines, column_of_token, parse_micro_units, parse_numeric_lines
 
 _END_LINE = re.compile(r"\n[ \t]*end[ \t]*(?=\n|\Z)", re.IGNORECASE)  # a leading literal keeps re fast
 _VERTEX_LIKE = re.compile(r"[-+]?\d+(?:\s+\S+){8}")
@@ -29,13 +31,40 @@ def is_comment(stripped: str) -> bool:
     return stripped.startswith(("//", "#", ";"))
 
 
-@dataclass
 class _Block:
-    first_line: int  # line number of lines[0]
-    lines: list[str]
+    """The text between a block keyword line and its `end` line; split into lines only when asked."""
 
-    def numbers(self, indexes: Sequence[int]) -> list[int]:
-        return [self.first_line + i for i in indexes]
+    def __init__(self, first_line: int, text: str) -> None:
+        self.first_line = first_line  # line number of lines[0]
+        self.text = text
+
+    @cached_property
+    def lines(self) -> list[str]:
+        return self.text.split("\n") if self.text else []
+
+    def numbers(self, indexes: Sequence[int] | npt.NDArray[np.int64]) -> Sequence[int]:
+        return _LineNumbers(self.first_line, indexes)
+
+
+class _LineNumbers(Sequence[int]):
+    """File line numbers of some block lines, computed only when an error needs one."""
+
+    def __init__(self, first: int, indexes: Sequence[int] | npt.NDArray[np.int64]) -> None:
+        self.first, self.indexes = first, indexes
+
+    def __len__(self) -> int:
+        return len(self.indexes)
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[int]: ...
+
+    def __getitem__(self, index: int | slice) -> int | Sequence[int]:
+        if isinstance(index, slice):
+            return [self.first + int(i) for i in self.indexes[index]]
+        return self.first + int(self.indexes[index])
 
 
 class _Cursor:
@@ -58,14 +87,13 @@ class _Cursor:
     def take_block(self, keyword: str, warnings: list[str]) -> _Block:
         match = _END_LINE.search(self.text, max(self.pos - 1, 0))
         stop = len(self.text) if match is None else match.start()
-        lines = self.text[self.pos : stop].split("\n") if stop > self.pos else []
-        block = _Block(self.line, lines)
+        block = _Block(self.line, self.text[self.pos : stop] if stop > self.pos else "")
         if match is None:
             warnings.append(f"'{keyword}' block starting at line {self.line - 1} has no 'end'; read to end of file")
             self.pos = len(self.text) + 1
         else:
             self.pos = match.end() + 1
-        self.line += len(lines) + (match is not None)
+        self.line += (block.text.count("\n") + 1 if block.text else 0) + (match is not None)
         return block
 
 
@@ -76,7 +104,7 @@ def decode_text(data: bytes, warnings: list[str]) -> str:
     except UnicodeDecodeError:
         warnings.append("file is not UTF-8; read as Windows-1252")
         text = data.decode("cp1252", errors="replace")
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def read_smd(data: bytes, path: str | None = None, *, blank_material: str | None = None) -> SmdDocument:
@@ -318,6 +346,9 @@ class _TriangleLayout:
 def _read_triangles(
     block: _Block, warnings: list[str], path: str | None, blank_material: str | None
 ) -> tuple[Triangles, Flavour]:
+    quick = _quick_triangles(block, warnings, path)
+    if quick is not None:
+        return quick
     layout = _fast_layout(block, blank_material)
     if layout is not None:
         try:
@@ -326,6 +357,69 @@ def _read_triangles(
             pass  # perhaps misaligned by a stray line: the careful layout decides
     layout = _careful_layout(block, path, blank_material)
     return _build_triangles(block, layout, warnings, path, blank_material)
+
+
+def _quick_triangles(block: _Block, warnings: list[str], path: str | None) -> tuple[Triangles, Flavour] | None:
+    """The commonest block, straight from its bytes: 4 lines per triangle, named materials, `%.6f`-style numbers,
+    no comments, nothing wrong. None when any of that is not so: the line-based passes then decide."""
+    data = block.text.encode()
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    line_ends = np.flatnonzero(buffer == ord("\n"))
+    line_count = line_ends.size + 1
+    if not data or line_count % 4:
+        return None
+    starts = np.concatenate([[0], line_ends + 1])
+    ends = np.concatenate([line_ends, [len(data)]])
+    # The bytes of every material line with its line end: gathered, they split into the names; blanked out, the
+    # block holds only numbers, 3 lines per triangle.
+    lengths = ends[0::4] + 1 - starts[0::4]
+    material_bytes = np.repeat(starts[0::4] - (np.cumsum(lengths) - lengths), lengths) + np.arange(lengths.sum())
+    raw_names = buffer[material_bytes].tobytes().split(b"\n")[:-1]
+    rows: dict[str, int] = {}
+    row_of_raw: dict[bytes, int] = {}
+    for raw in dict.fromkeys(raw_names):
+        name = raw.decode().strip()
+        if not name or name.startswith("//") or _VERTEX_LIKE.match(name):
+            return None  # blank material lines, comments or a misalignment
+        row_of_raw[raw] = rows.setdefault(name, len(rows))
+    numbers_only = buffer.copy()
+    numbers_only[material_bytes] = ord(" ")
+    numbers = parse_micro_units(numbers_only.tobytes(), line_count // 4 * 3)
+    if numbers is None:
+        return None
+    counts = numbers.counts
+    vertex_lines = (np.arange(line_count // 4, dtype=np.int64)[:, None] * 4 + np.arange(1, 4)).reshape(-1)
+    lines = _LazyLines(data, starts[vertex_lines], ends[vertex_lines])
+    try:
+        corners = _VertexColumns(NumericLines(numbers.values, counts), lines, block.numbers(vertex_lines), path)
+    except FormatError:
+        return None
+    if corners.extra_fields:
+        warnings.append(f"{corners.extra_fields} vertex line(s) have fields after their weight links; ignored")
+    material_indices = np.fromiter(map(row_of_raw.__getitem__, raw_names), np.int32, len(raw_names))
+    flavour: Flavour = "goldsrc" if bool(np.all(counts == 9)) else "source"
+    return corners.triangles(list(rows), material_indices), flavour
+
+
+class _LazyLines(Sequence[str]):
+    """Lines of encoded text by their byte bounds, decoded only when an error needs one."""
+
+    def __init__(self, data: bytes, starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]) -> None:
+        self.data, self.starts, self.ends = data, starts, ends
+
+    def __len__(self) -> int:
+        return int(self.starts.size)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        return self.data[int(self.starts[index]) : int(self.ends[index])].decode()
 
 
 def _fast_layout(block: _Block, blank_material: str | None) -> _TriangleLayout | None:
@@ -406,19 +500,9 @@ def _build_triangles(
         warnings.append(f"{layout.blank_materials} triangle(s) with a blank material line {fate}")
     if corners.extra_fields:
         warnings.append(f"{corners.extra_fields} vertex line(s) have fields after their weight links; ignored")
-    names: dict[str, int] = {}
-    material_indices = np.array([names.setdefault(name, len(names)) for name in layout.materials], dtype=np.int32)
-    triangles = Triangles(
-        material_names=list(names),
-        material_indices=material_indices,
-        parent_bones=corners.parents.reshape(-1, 3),
-        positions=corners.column_block(1, 3).reshape(-1, 3, 3),
-        normals=corners.column_block(4, 3).reshape(-1, 3, 3),
-        uvs=corners.column_block(7, 2).reshape(-1, 3, 2),
-        link_counts=corners.link_counts.reshape(-1, 3),
-        link_bones=corners.link_bones,
-        link_weights=corners.link_weights,
-    )
+    names = {name: row for row, name in enumerate(dict.fromkeys(layout.materials))}  # in order of first use
+    material_indices = np.fromiter(map(names.__getitem__, layout.materials), np.int32, len(layout.materials))
+    triangles = corners.triangles(list(names), material_indices)
     flavour: Flavour = "goldsrc" if lines and bool(np.all(numbers.counts == 9)) else "source"
     return triangles, flavour
 
@@ -444,6 +528,19 @@ class _VertexColumns:
         bone_at = starts[corner] + 10 + 2 * rank
         self.link_bones = self._integers(bone_at, 0, bone_at - starts[corner], "link bone", rows=corner)
         self.link_weights = numbers.values[bone_at + 1].astype(np.float64)
+
+    def triangles(self, material_names: list[str], material_indices: IntArray) -> Triangles:
+        return Triangles(
+            material_names=material_names,
+            material_indices=material_indices,
+            parent_bones=self.parents.reshape(-1, 3),
+            positions=self.column_block(1, 3).reshape(-1, 3, 3),
+            normals=self.column_block(4, 3).reshape(-1, 3, 3),
+            uvs=self.column_block(7, 2).reshape(-1, 3, 2),
+            link_counts=self.link_counts.reshape(-1, 3),
+            link_bones=self.link_bones,
+            link_weights=self.link_weights,
+        )
 
     def column_block(self, first: int, width: int) -> FloatArray:
         index = self.starts[:, None] + np.arange(first, first + width)

@@ -29,6 +29,8 @@ def effective_links(counts: AnyInts, bones: AnyInts, weights: Floats, parents: A
     """What studiomdl skins with: a corner with no links is rigid on its parent bone (weight 1)."""
     counts = counts.reshape(-1).astype(np.int64)
     rigid = counts == 0
+    if not rigid.any():
+        return counts.astype(np.int64), bones.astype(np.int64), weights.astype(np.float64)
     corner = np.concatenate([_corners(counts), np.flatnonzero(rigid)])
     all_bones = np.concatenate([bones.astype(np.int64), parents.reshape(-1)[rigid].astype(np.int64)])
     all_weights = np.concatenate([weights.astype(np.float64), np.ones(int(rigid.sum()))])
@@ -92,10 +94,12 @@ def dominant_bones(counts: AnyInts, bones: AnyInts, weights: Floats, fallback: A
     result = fallback.reshape(-1).astype(np.int64).copy()
     if bones.size == 0:
         return result
+    starts = np.cumsum(counts) - counts
     corner = _corners(counts)
-    order = np.lexsort((np.arange(corner.size), -weights, corner))
-    heaviest = order[np.searchsorted(corner[order], np.flatnonzero(counts))]
-    result[corner[heaviest]] = bones[heaviest]
+    padded = np.full((counts.size, int(counts.max())), -np.inf)
+    padded[corner, np.arange(corner.size) - starts[corner]] = np.where(np.isnan(weights), -np.inf, weights)
+    linked = np.flatnonzero(counts)
+    result[linked] = bones[starts[linked] + np.argmax(padded[linked], axis=1)]
     return result
 
 

@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from ..errors import FormatError
 from .document import Flavour, SkeletonFrame, SmdDocument, SmdNode, Triangles, VertexFrame
-from .render import DOUBLE_SPACE, NEWLINE, SPACE, render_table, render_tokens
+from .render import DOUBLE_SPACE, NEWLINE, SPACE, WordColumn, number_words, render_table, rows_text, text_words
 from .weights import dominant_bones
 
 GOLDSRC_MAX_BONES = 128
@@ -21,11 +21,6 @@ GOLDSRC_MAX_TEXTURE_NAME = 63  # char[64]
 _BONE_SEPARATORS = np.array([DOUBLE_SPACE, SPACE, SPACE, DOUBLE_SPACE, SPACE, SPACE, NEWLINE], dtype=np.int8)
 _BONE_FLOATS = np.array([False] + [True] * 6)
 _VERTEX_SEPARATORS = np.array([SPACE] * 6 + [NEWLINE], dtype=np.int8)
-# parent  x y z  nx ny nz  u v links
-_CORNER_SEPARATORS = np.array(
-    [DOUBLE_SPACE, SPACE, SPACE, DOUBLE_SPACE, SPACE, SPACE, DOUBLE_SPACE, SPACE, SPACE, SPACE], dtype=np.int8
-)
-_CORNER_FLOATS = np.array([False] + [True] * 8 + [False])
 
 
 def write_smd(doc: SmdDocument, flavour: Flavour | None = None) -> bytes:
@@ -36,7 +31,7 @@ def write_smd(doc: SmdDocument, flavour: Flavour | None = None) -> bytes:
     version = 1 if flavour == "goldsrc" else doc.version
     parts = [f"version {version}\n".encode(), _nodes_text(doc.nodes), _skeleton_text(doc.skeleton)]
     if doc.triangles is not None:
-        parts.append(_triangles_text(doc.triangles, flavour))
+        parts += _triangles_text(doc.triangles, flavour)
     if doc.vertex_animation is not None:
         parts.append(_vertex_animation_text(doc.vertex_animation))
     return b"".join(parts)
@@ -151,56 +146,55 @@ def _check_material_name(name: str) -> None:
         raise FormatError(f"material name {name!r} would be read as 'end' or a comment")
 
 
-def _triangles_text(tris: Triangles, flavour: Flavour) -> bytes:
+def _triangles_text(tris: Triangles, flavour: Flavour) -> list[bytes]:
+    """One word table with a row per triangle: its material line, then its 3 vertex lines."""
     _check_triangles(tris)
-    corners = 3 * len(tris)
+    count = len(tris)
+    if count == 0:
+        return [b"triangles\nend\n"]
     counts = tris.link_counts.reshape(-1).astype(np.int64)
-    fixed = np.empty((corners, 10), dtype=np.float64)
-    fixed[:, 0] = tris.parent_bones.reshape(-1)
-    fixed[:, 1:4] = tris.positions.reshape(-1, 3)
-    fixed[:, 4:7] = tris.normals.reshape(-1, 3)
-    fixed[:, 7:9] = tris.uvs.reshape(-1, 2)
-    fixed[:, 9] = counts
+    parents = tris.parent_bones.reshape(-1).astype(np.int64)
     if flavour == "goldsrc":
-        fixed[:, 0] = dominant_bones(counts, tris.link_bones, tris.link_weights, tris.parent_bones.reshape(-1))
-        text, ends = render_table(fixed[:, :9], _CORNER_FLOATS[:9], np.append(_CORNER_SEPARATORS[:8], NEWLINE))
-    else:
-        text, ends = _render_source_corners(fixed, counts, tris)
-    starts = np.concatenate([[0], ends]).astype(np.int64)[:-1]
+        parents = dominant_bones(counts, tris.link_bones, tris.link_weights, parents)
+    columns = number_words(parents, False, DOUBLE_SPACE)
+    for block in (tris.positions, tris.normals):
+        for axis in range(3):
+            columns += number_words(block[:, :, axis], True, SPACE if axis < 2 else DOUBLE_SPACE)
+    columns += number_words(tris.uvs[:, :, 0], True, SPACE)
+    columns += number_words(tris.uvs[:, :, 1], True, NEWLINE if flavour == "goldsrc" else SPACE)
+    if flavour != "goldsrc":
+        columns += _link_words(tris, counts)
     names = [f"{name}\n".encode() for name in tris.material_names]
-    view = memoryview(text)
+    if any(b"\0" in name for name in names):  # cannot sit in a NUL-padded table: join line by line
+        return [_join_by_triangle(names, tris.material_indices, columns)]
+    name_words = np.stack([text_words(name.ljust(max(len(n) for n in names), b"\0")) for name in names])
+    parts, _ = rows_text(count, columns, lines_per_row=3, head=name_words[tris.material_indices])
+    return [b"triangles\n", *parts, b"end\n"]
+
+
+def _link_words(tris: Triangles, counts: npt.NDArray[np.int64]) -> list[WordColumn]:
+    """`links (bone weight)*` of Source corner lines; links a corner does not have are left blank."""
+    columns = number_words(counts, False, np.where(counts > 0, SPACE, NEWLINE).astype(np.int8))
+    bones, weights = tris.padded_links()
+    bones, weights = bones.reshape(counts.size, -1), weights.reshape(counts.size, -1)
+    for rank in range(bones.shape[1]):
+        present = counts > rank
+        last = np.where(counts == rank + 1, NEWLINE, SPACE).astype(np.int8)
+        pair = number_words(bones[:, rank], False, SPACE) + number_words(weights[:, rank], True, last)
+        columns += [np.where(present, column, np.uint32(0)) for column in pair]
+    return columns
+
+
+def _join_by_triangle(names: list[bytes], material_indices: npt.NDArray[np.int32], columns: list[WordColumn]) -> bytes:
+    pieces, lengths = rows_text(material_indices.size * 3, columns, lengths=True)
+    assert lengths is not None
+    ends = np.cumsum(lengths)
+    starts = np.concatenate([[0], ends[:-1]])
+    view = memoryview(b"".join(pieces))
     parts: list[bytes | memoryview] = [b"triangles\n"]
-    for material, start, stop in zip(
-        tris.material_indices.tolist(), starts[0::3].tolist(), ends[2::3].tolist(), strict=True
-    ):
+    triangles = zip(material_indices.tolist(), starts[0::3].tolist(), ends[2::3].tolist(), strict=True)
+    for material, start, stop in triangles:
         parts.append(names[material])
         parts.append(view[start:stop])
     parts.append(b"end\n")
     return b"".join(parts)
-
-
-def _render_source_corners(
-    fixed: npt.NDArray[np.float64], counts: npt.NDArray[np.int64], tris: Triangles
-) -> tuple[bytes, npt.NDArray[np.int64]]:
-    """Scatter the fixed columns and the variable links of every corner into one token stream, in line order."""
-    per_line = 10 + 2 * counts
-    line_start = np.cumsum(per_line) - per_line
-    total = int(per_line.sum())
-    values = np.empty(total, dtype=np.float64)
-    is_float = np.empty(total, dtype=np.bool_)
-    separators = np.full(total, SPACE, dtype=np.int8)
-    fixed_at = line_start[:, None] + np.arange(10)
-    values[fixed_at] = fixed
-    is_float[fixed_at] = _CORNER_FLOATS
-    separators[fixed_at] = _CORNER_SEPARATORS
-    corner = np.repeat(np.arange(counts.size), counts)
-    rank = np.arange(corner.size) - np.repeat(np.cumsum(counts) - counts, counts)
-    bone_at = line_start[corner] + 10 + 2 * rank
-    values[bone_at] = tris.link_bones
-    values[bone_at + 1] = tris.link_weights
-    is_float[bone_at] = False
-    is_float[bone_at + 1] = True
-    last = line_start + per_line - 1
-    separators[last] = NEWLINE
-    text, token_ends = render_tokens(values, is_float, separators)
-    return text, token_ends[last]
