@@ -308,10 +308,9 @@ class EXPORT_SCENE_OT_qmap_tmp(bpy.types.Operator, ExportHelper, QmapSceneMixin)
 
     def check(self, context: bpy.types.Context) -> bool:
         """ExportHelper's own check knows single extensions only and would grow "x.qmap.qmap.tmp"."""
-        fixed = with_extension(self.filepath, ".qmap.tmp")
-        changed = fixed != self.filepath
-        self.filepath = fixed
-        return changed
+        current: str = self.filepath  # type: ignore[has-type]
+        self.filepath = with_extension(current, ".qmap.tmp")
+        return bool(self.filepath != current)
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         return guarded(self, lambda: export_tmp(context, self.filepath, self), "Exported")

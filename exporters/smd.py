@@ -50,7 +50,7 @@ from ..common.operators import (
     prepare_layout,
 )
 from ..formats import smd
-from ..formats.atomic import write_bytes_atomically
+from ..formats.atomic import write_files_atomically
 from ..formats.errors import FormatError
 from ..importers.smd import STORED_NORMALS, UP_AXES, up_axis_matrix
 
@@ -202,14 +202,6 @@ class MeshCorners:
     weights: np.ndarray
 
 
-def triangle_vertices(mesh: bpy.types.Mesh) -> np.ndarray:
-    loops = np.empty(len(mesh.loop_triangles) * 3, np.intc)
-    mesh.loop_triangles.foreach_get("loops", loops)
-    corner_vert = np.empty(len(mesh.loops), np.intc)
-    mesh.attributes[".corner_vert"].data.foreach_get("value", corner_vert)
-    return corner_vert[loops]
-
-
 def corner_geometry(mesh: bpy.types.Mesh, matrix: np.ndarray) -> mesh_io.Triangles:
     from mathutils import Matrix
 
@@ -243,7 +235,8 @@ def mesh_corners(
         context, obj, apply_modifiers=settings.apply_modifiers, shape_index=shape_index, weight_groups=groups
     ) as (mesh, reader):
         geometry = corner_geometry(mesh, settings.matrix(obj))
-        corner_vertices = triangle_vertices(mesh)
+        corner_vertices = geometry.corner_vertices  # in the same (possibly mirror-rewound) order as the corners
+        assert corner_vertices is not None
         vertex_count = len(mesh.vertices)
         dense = reader.read(mesh) if reader is not None else np.zeros((vertex_count, 0), np.float32)
     if parent_bone is not None:
@@ -456,8 +449,10 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
                 else:
                     target = f"{stem}_{safe_file_part(source.label)}.smd"
                 plan.files.append((target, smd.write_smd(document, flavour)))
-    for target, data in plan.files:
-        write_bytes_atomically(target, data)
+    try:
+        write_files_atomically(plan.files)
+    except ValueError as error:  # two actions whose names clean up to the same file name
+        raise FormatError(f"{error}; rename one of the actions") from None
     summary.files = len(plan.files)
     return summary
 

@@ -39,3 +39,27 @@ def _permissions_for(target: str) -> int:
 def write_bytes_atomically(path: str | os.PathLike[str], data: bytes) -> None:
     with atomic_writer(path) as stream:
         stream.write(data)
+
+
+def write_files_atomically(files: list[tuple[str, bytes]]) -> None:
+    """Several files that belong together: all are written to temporary files first and renamed into place
+    only when every one was written, so a failure replaces none of them."""
+    targets = [os.path.abspath(path) for path, _ in files]
+    if len(set(targets)) != len(targets):
+        duplicates = sorted({t for t in targets if targets.count(t) > 1})
+        raise ValueError(f"two outputs would be written to the same file: {', '.join(duplicates)}")
+    written: list[tuple[str, str]] = []
+    try:
+        for target, (_, data) in zip(targets, files, strict=True):
+            fd, temp_path = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=os.path.dirname(target))
+            written.append((temp_path, target))
+            with os.fdopen(fd, "wb") as stream:
+                stream.write(data)
+            os.chmod(temp_path, _permissions_for(target))
+    except BaseException:
+        for temp_path, _ in written:
+            with contextlib.suppress(OSError):
+                os.unlink(temp_path)
+        raise
+    for temp_path, target in written:
+        os.replace(temp_path, target)

@@ -35,7 +35,7 @@ from ..common.armature import (
     world_from_local,
 )
 from ..common.operators import ImportFilesMixin, Summary, draw_panel, guarded, prepare_layout, progress
-from ..common.rollback import rollback_on_error
+from ..common.rollback import rollback_on_error, undo_on_failure
 from ..formats import smd
 from ..formats.errors import FormatError
 
@@ -235,6 +235,8 @@ def corner_links(
     )
     if options.weight_mode == "STUDIOMDL":
         counts, bones, weights = smd.balance_links(counts, bones, weights)
+    else:  # a vertex group holds one weight per bone: duplicate links add up, as studiomdl reads them
+        counts, bones, weights = smd.merge_duplicate_links(counts, bones, weights)
     rows = document.node_rows()
     ids = np.array(sorted(rows), np.int64)
     row_of_id = np.array([rows[i] for i in ids.tolist()], np.int64)
@@ -379,6 +381,12 @@ def build_animation(
         armature, name, matched, frames, basis[..., :3, 3], rotations, rotation_mode=options.rotation_mode
     )
     scene = context.scene
+    previous_range = scene.frame_start, scene.frame_end
+
+    def restore_range() -> None:
+        scene.frame_start, scene.frame_end = previous_range
+
+    undo_on_failure(restore_range)
     scene.frame_start, scene.frame_end = int(frames[0]), int(frames[-1])
 
 
@@ -504,6 +512,7 @@ def build_vta(
     base_ids = base.vertex_ids.astype(np.int64)
     id_order = np.argsort(base_ids, kind="stable")
     sorted_ids = base_ids[id_order]
+    remember_shape_keys(obj)
     if obj.data.shape_keys is None:
         obj.shape_key_add(name="Basis", from_mix=False)
     stray = 0
@@ -522,6 +531,24 @@ def build_vta(
     if stray:
         summary.warnings.append(f"{name}: {stray} vertex line(s) name ids missing from time {base.time}; ignored")
     obj.data.shape_keys.use_relative = True
+
+
+def remember_shape_keys(obj: bpy.types.Object) -> None:
+    """If the import fails, remove the shape keys it adds to a mesh that existed before (new meshes go anyway)."""
+    existing = {key.name for key in obj.data.shape_keys.key_blocks} if obj.data.shape_keys else set()
+    name = obj.name
+
+    def remove_added() -> None:
+        target = bpy.data.objects.get(name)
+        if target is None or target.data.shape_keys is None:
+            return
+        if not existing:
+            target.shape_key_clear()
+            return
+        for key in [k for k in target.data.shape_keys.key_blocks if k.name not in existing]:
+            target.shape_key_remove(key)
+
+    undo_on_failure(remove_added)
 
 
 # ------------------------------------------------------------------------------------------------ driver

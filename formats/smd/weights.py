@@ -63,6 +63,14 @@ def balance_links(
     return new_counts, merged_bones, merged_weights
 
 
+def merge_duplicate_links(counts: AnyInts, bones: AnyInts, weights: Floats) -> tuple[Ints, Ints, Floats]:
+    """Several links of one corner to the same bone become one with their summed weight, as studiomdl reads them
+    (links otherwise keep their bone order within the corner)."""
+    flat_counts = counts.reshape(-1).astype(np.int64)
+    corner, merged_bones, merged_weights = _merge_duplicates(_corners(flat_counts), bones.astype(np.int64), weights)
+    return np.bincount(corner, minlength=flat_counts.size).astype(np.int64), merged_bones, merged_weights
+
+
 def normalize_links(counts: AnyInts, weights: Floats) -> Floats:
     """Weights scaled to sum 1 per corner (equal shares where they sum to 0)."""
     flat_counts = counts.reshape(-1).astype(np.int64)

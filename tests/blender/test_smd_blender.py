@@ -463,3 +463,55 @@ def test_failed_export_keeps_the_existing_file_and_leaves_no_temporary(tmp_path:
         export_smd(target, flavour="GOLDSRC")
     assert target.read_bytes() == b"precious"
     assert sorted(os.listdir(tmp_path)) == ["model.smd", "out.smd"]
+
+
+def test_failed_import_onto_existing_objects_takes_its_changes_back(tmp_path: Path) -> None:
+    reference = write(tmp_path, "model.smd", reference_text())
+    import_smd(reference)
+    mesh_object = bpy.data.objects["model"]
+    armature = bpy.data.objects["model_skeleton"]
+    modes = [b.rotation_mode for b in armature.pose.bones]
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, 250
+    vta = write(tmp_path, "model.vta", CHAIN + "skeleton\ntime 0\nend\nvertexanimation\ntime 0\n"
+                "0 0 0 0 0 0 1\n1 0 1 0 0 0 1\ntime 1\n0 0 0 1 0 0 1\nend\n")  # fmt: skip
+    animation = write(tmp_path, "walk.smd", ANIMATION_TIME_5)
+    broken_text = CHAIN + "skeleton\ntime 0\nend\nvertexanimation\ntime 0\n0 9 9 9 0 0 1\nend\n"
+    broken = write(tmp_path, "broken.vta", broken_text)
+    for obj in bpy.context.scene.objects:
+        obj.select_set(obj in (mesh_object, armature))
+    bpy.context.view_layer.objects.active = mesh_object
+    before = data_state()
+    with pytest.raises(RuntimeError, match="no VTA vertex matches"):
+        import_smd(vta, animation, broken, rotation_mode="QUATERNION")
+    assert data_state() == before
+    assert mesh_object.data.shape_keys is None
+    assert armature.animation_data is None or armature.animation_data.action is None
+    assert [b.rotation_mode for b in armature.pose.bones] == modes
+    assert (scene.frame_start, scene.frame_end) == (1, 250)
+
+
+def test_duplicate_links_to_one_bone_add_up(tmp_path: Path) -> None:
+    path = write(tmp_path, "dup.smd", reference_text(links="3 1 0.25 1 0.25 0 0.5"))
+    import_smd(path)
+    obj = bpy.data.objects["dup"]
+    root_bone = smd.read_smd(path.read_bytes()).nodes[0].name
+    first = obj.data.loops[0].vertex_index
+    weights = {obj.vertex_groups[g.group].name: g.weight for g in obj.data.vertices[first].groups}
+    arm_bone = smd.read_smd(path.read_bytes()).nodes[1].name
+    assert weights == pytest.approx({arm_bone: 0.5, root_bone: 0.5})
+
+
+def test_mirrored_and_faceless_objects_export_correctly(tmp_path: Path) -> None:
+    obj = cube("Mirror")
+    obj.scale = (-1, 1, 1)
+    guide = bpy.data.meshes.new("Guide")
+    guide.from_pydata([(0, 0, 0), (1, 0, 0)], [(0, 1)], [])
+    bpy.context.collection.objects.link(bpy.data.objects.new("Guide", guide))
+    out = tmp_path / "mirror.smd"
+    assert export_smd(out) == {"FINISHED"}
+    triangles = smd.load_smd(out).triangles
+    assert triangles is not None and len(triangles.positions) == 12
+    corners = triangles.positions.astype(np.float64)
+    outward = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    assert ((outward * corners.mean(axis=1)).sum(axis=1) > 0).all()
