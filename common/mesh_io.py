@@ -13,6 +13,28 @@ from mathutils import Matrix
 # ------------------------------------------------------------------------------------------------ building
 
 
+ORIGINAL_NAME = "iogf_name"  # a file's name for a datablock when Blender could not take it (too long on 4.2)
+
+
+def original_name(block: bpy.types.ID) -> str:
+    """The name to write back: the file's own one when Blender had to shorten it."""
+    return str(block.get(ORIGINAL_NAME, block.name))
+
+
+def material_named(name: str, warnings: list[str]) -> bpy.types.Material:
+    """The material a file calls `name`: an existing one (also when Blender had shortened that name), or a new
+    one, remembering the full name (and saying so) when Blender cannot hold it."""
+    for material in bpy.data.materials:
+        if material.name == name or material.get(ORIGINAL_NAME) == name:
+            return material
+    material = bpy.data.materials.new(name)
+    if material.name != name:
+        material[ORIGINAL_NAME] = name
+        warnings.append(f"material {name!r} is too long for this Blender; shown as {material.name!r} and "
+                        "written back in full")  # fmt: skip
+    return material
+
+
 def new_mesh(name: str, positions: np.ndarray, corner_verts: np.ndarray, loop_starts: np.ndarray) -> bpy.types.Mesh:
     """A mesh from (V, 3) positions, flat corner vertex indices and each face's first corner."""
     mesh = bpy.data.meshes.new(name)
@@ -158,7 +180,7 @@ def mesh_triangles(
     if not is_identity(matrix):
         vertex_positions = transform_points(vertex_positions, matrix).astype(np.float32)
         normals = transform_normals(normals, matrix).astype(np.float32)
-    names = [slot.name if slot else "" for slot in mesh.materials]
+    names = [original_name(slot) if slot else "" for slot in mesh.materials]
     return Triangles(
         vertex_positions[corner_vertices], normals, uvs, names, material_indices,
         vertex_positions=vertex_positions, corner_vertices=corner_vertices,

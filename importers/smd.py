@@ -249,11 +249,6 @@ def corner_links(
     return counts, row_of_id[at[known]], weights[known]
 
 
-def find_or_create_material(name: str) -> bpy.types.Material:
-    material = bpy.data.materials.get(name)
-    return material if material is not None else bpy.data.materials.new(name)
-
-
 def build_reference(
     context: bpy.types.Context, parsed: ParsedFile, options: SmdImportOptions, state: ImportState, summary: Summary
 ) -> None:
@@ -286,7 +281,7 @@ def build_reference(
     )
     mesh_io.add_uv_map(mesh, "UVMap", triangles.uvs.reshape(-1, 2)[kept_corners])
     for material_name in triangles.material_names:
-        mesh.materials.append(find_or_create_material(material_name))
+        mesh.materials.append(mesh_io.material_named(material_name, summary.warnings))
     material_indices = triangles.material_indices[~degenerate].astype(np.intc)
     mesh.polygons.foreach_set("material_index", material_indices)
     mesh_io.set_smooth(mesh)
@@ -318,16 +313,27 @@ def build_reference(
 # ------------------------------------------------------------------------------------------------ animation
 
 
-def target_armature(context: bpy.types.Context, state: ImportState, stem: str) -> bpy.types.Object | None:
-    if state.armatures:
-        return state.armatures[-1][1]
+def target_object(
+    context: bpy.types.Context, imported: list[tuple[str, bpy.types.Object]], kind: str, stem: str,
+    warnings: list[str],
+) -> bpy.types.Object | None:
+    """Where an animation or VTA goes: the object of that kind imported in the same call (the one with the same
+    file name first), else the active one, else the only selected one, else the scene's only one."""
+    if imported:
+        same = [obj for name, obj in imported if name == stem]
+        if same:
+            return same[-1]
+        if len(imported) > 1:
+            warnings.append(f"{stem}: no {kind.lower()} of that name was imported with it; "
+                            f"used {imported[-1][1].name!r}, the last one")  # fmt: skip
+        return imported[-1][1]
     active = context.view_layer.objects.active
-    if active is not None and active.type == "ARMATURE":
+    if active is not None and active.type == kind:
         return active
-    selected = [obj for obj in context.view_layer.objects if obj.select_get() and obj.type == "ARMATURE"]
-    if not selected:  # the scene's only armature
-        selected = [obj for obj in context.view_layer.objects if obj.type == "ARMATURE"]
-    return selected[0] if len(selected) == 1 else None
+    candidates = [obj for obj in context.view_layer.objects if obj.select_get() and obj.type == kind]
+    if not candidates:
+        candidates = [obj for obj in context.view_layer.objects if obj.type == kind]
+    return candidates[0] if len(candidates) == 1 else None
 
 
 def build_animation(
@@ -335,7 +341,7 @@ def build_animation(
 ) -> None:
     document, name = parsed.document, parsed.stem
     summary.warnings.extend(f"{name}: {text}" for text in document.warnings)
-    armature = target_armature(context, state, name)
+    armature = target_object(context, state.armatures, "ARMATURE", name, summary.warnings)
     if armature is None:
         armature, _names = build_skeleton_object(context, name, document, options, summary)
         state.armatures.append((name, armature))
@@ -391,19 +397,6 @@ def build_animation(
 
 
 # ------------------------------------------------------------------------------------------------ VTA
-
-
-def target_mesh(context: bpy.types.Context, state: ImportState, stem: str) -> bpy.types.Object | None:
-    if state.meshes:
-        same = [obj for name, obj in state.meshes if name == stem]
-        return same[-1] if same else state.meshes[-1][1]
-    active = context.view_layer.objects.active
-    if active is not None and active.type == "MESH":
-        return active
-    selected = [obj for obj in context.view_layer.objects if obj.select_get() and obj.type == "MESH"]
-    if not selected:  # the scene's only mesh
-        selected = [obj for obj in context.view_layer.objects if obj.type == "MESH"]
-    return selected[0] if len(selected) == 1 else None
 
 
 def match_points(
@@ -475,7 +468,7 @@ def build_vta(
 ) -> None:
     document, name = parsed.document, parsed.stem
     summary.warnings.extend(f"{name}: {text}" for text in document.warnings)
-    obj = target_mesh(context, state, name)
+    obj = target_object(context, state.meshes, "MESH", name, summary.warnings)
     if obj is None:
         raise FormatError("no target mesh for the shape keys: import the reference SMD in the same call, or make "
                           "its mesh active", path=parsed.path)  # fmt: skip

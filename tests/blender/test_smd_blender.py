@@ -515,3 +515,15 @@ def test_mirrored_and_faceless_objects_export_correctly(tmp_path: Path) -> None:
     corners = triangles.positions.astype(np.float64)
     outward = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
     assert ((outward * corners.mean(axis=1)).sum(axis=1) > 0).all()
+
+
+def test_material_names_longer_than_blender_holds_round_trip(tmp_path: Path) -> None:
+    long_name = "materials/models/props/" + "x" * 56  # 79 bytes: more than Blender 4.2's 63
+    path = write(tmp_path, "long.smd", reference_text(material=long_name))
+    import_smd(path)
+    out = tmp_path / "again.smd"
+    export_smd(out)
+    assert long_name in smd.load_smd(out).triangles.material_names
+    bpy.ops.wm.read_homefile(use_empty=True)
+    import_smd(path, out)
+    assert len([m for m in bpy.data.materials if m.name.startswith("materials/")]) == 1
