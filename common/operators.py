@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import bpy
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, StringProperty
-from bpy_extras.io_utils import axis_conversion
+from bpy_extras.io_utils import axis_conversion, poll_file_object_drop
 from mathutils import Matrix
 
 from ..formats.errors import FormatError
@@ -170,6 +170,22 @@ def import_matrix(operator: bpy.types.Operator) -> Matrix:
 def geometry_objects(objects: Iterable[bpy.types.Object]) -> list[bpy.types.Object]:
     """Objects that can become triangles: meshes, and curves, surfaces, text and metaballs through to_mesh."""
     return [obj for obj in objects if obj.type in {"MESH", "CURVE", "SURFACE", "FONT", "META"}]
+
+
+def file_handler(
+    idname: str, label: str, import_operator: str, export_operator: str, extensions: str
+) -> type[bpy.types.FileHandler]:
+    """Drag and drop of `extensions` (";"-separated) into the 3D viewport or the outliner; the export operator
+    also makes the format available as a Collection Exporter."""
+
+    def poll_drop(cls: type, context: bpy.types.Context) -> bool:
+        return bool(poll_file_object_drop(context))
+
+    namespace = {
+        "bl_idname": idname, "bl_label": label, "bl_import_operator": import_operator,
+        "bl_export_operator": export_operator, "bl_file_extensions": extensions, "poll_drop": classmethod(poll_drop),
+    }  # fmt: skip
+    return type(idname, (bpy.types.FileHandler,), namespace)
 
 
 # ------------------------------------------------------------------------------------------------ drawing

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 from bpy.props import BoolProperty, FloatProperty, StringProperty
-from bpy_extras.io_utils import ImportHelper, orientation_helper, poll_file_object_drop
+from bpy_extras.io_utils import ImportHelper, orientation_helper
 from mathutils import Matrix
 
 from ..common import mesh_io
@@ -16,6 +16,7 @@ from ..common.operators import (
     ImportFilesMixin,
     Summary,
     draw_panel,
+    file_handler,
     guarded,
     import_all,
     import_matrix,
@@ -158,29 +159,9 @@ def draw_joe_import_options(layout: bpy.types.UILayout, operator: object) -> Non
     )  # fmt: skip
 
 
-class IOGF_FH_joe(bpy.types.FileHandler):
-    bl_idname = "IOGF_FH_joe"
-    bl_label = "VDrift JOE"
-    bl_import_operator = "import_scene.joe"
-    bl_export_operator = "export_scene.joe"
-    bl_file_extensions = ".joe"
+IOGF_FH_joe = file_handler("IOGF_FH_joe", "VDrift JOE", "import_scene.joe", "export_scene.joe", ".joe")
 
-    @classmethod
-    def poll_drop(cls, context: bpy.types.Context) -> bool:
-        return bool(poll_file_object_drop(context))
-
-
-class IOGF_FH_jpk(bpy.types.FileHandler):
-    bl_idname = "IOGF_FH_jpk"
-    bl_label = "VDrift JPK"
-    bl_import_operator = "import_scene.joe"
-    bl_export_operator = "export_scene.jpk"
-    bl_file_extensions = ".jpk"
-
-    @classmethod
-    def poll_drop(cls, context: bpy.types.Context) -> bool:
-        return bool(poll_file_object_drop(context))
-
+IOGF_FH_jpk = file_handler("IOGF_FH_jpk", "VDrift JPK", "import_scene.joe", "export_scene.jpk", ".jpk")
 
 def menu_import(self: bpy.types.Menu, context: bpy.types.Context) -> None:
     self.layout.operator(IMPORT_SCENE_OT_joe.bl_idname, text="VDrift JOE/JPK (.joe, .jpk)")

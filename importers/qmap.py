@@ -9,12 +9,12 @@ import os
 import bpy
 import numpy as np
 from bpy.props import BoolProperty, StringProperty
-from bpy_extras.io_utils import ImportHelper, poll_file_object_drop
+from bpy_extras.io_utils import ImportHelper
 from mathutils import Euler, Matrix
 
 from .. import qmap_compiler as qc
 from ..common import mesh_io
-from ..common.operators import ImportFilesMixin, Summary, draw_panel, guarded, import_all, prepare_layout
+from ..common.operators import ImportFilesMixin, Summary, draw_panel, file_handler, guarded, import_all, prepare_layout
 from ..common.qmap_io import compiler_call, decode_name, desc_path_for
 from ..common.rollback import undo_on_failure
 from ..formats.dedup import unique_rows
@@ -220,30 +220,11 @@ class IMPORT_SCENE_OT_qmap(bpy.types.Operator, ImportHelper, ImportFilesMixin):
         )  # fmt: skip
 
 
-class IOGF_FH_qmap_tmp(bpy.types.FileHandler):
-    bl_idname = "IOGF_FH_qmap_tmp"
-    bl_label = "QMAP source"
-    bl_import_operator = "import_scene.qmap_tmp"
-    bl_export_operator = "export_scene.qmap_tmp"
-    # Blender matches a dropped file by its last extension only, so ".tmp" is what lets ".qmap.tmp" drops in.
-    bl_file_extensions = ".qmap.tmp;.tmp"
-
-    @classmethod
-    def poll_drop(cls, context: bpy.types.Context) -> bool:
-        return bool(poll_file_object_drop(context))
-
-
-class IOGF_FH_qmap(bpy.types.FileHandler):
-    bl_idname = "IOGF_FH_qmap"
-    bl_label = "QMAP compiled map"
-    bl_import_operator = "import_scene.qmap"
-    bl_export_operator = "export_scene.qmap"
-    bl_file_extensions = ".qmap"
-
-    @classmethod
-    def poll_drop(cls, context: bpy.types.Context) -> bool:
-        return bool(poll_file_object_drop(context))
-
+# Blender matches a dropped file by its last extension only, so ".tmp" is what lets ".qmap.tmp" drops in.
+IOGF_FH_qmap_tmp = file_handler(
+    "IOGF_FH_qmap_tmp", "QMAP source", "import_scene.qmap_tmp", "export_scene.qmap_tmp", ".qmap.tmp;.tmp"
+)
+IOGF_FH_qmap = file_handler("IOGF_FH_qmap", "QMAP compiled map", "import_scene.qmap", "export_scene.qmap", ".qmap")
 
 def menu_import(self: bpy.types.Menu, context: bpy.types.Context) -> None:
     self.layout.operator(IMPORT_SCENE_OT_qmap_tmp.bl_idname, text="The Final Quest map source (.qmap.tmp)")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
-from bpy_extras.io_utils import ImportHelper, poll_file_object_drop
+from bpy_extras.io_utils import ImportHelper
 
 from ..common import mesh_io
 from ..common.animation import basis_from_pose, continuous_eulers, continuous_quaternions, create_bone_action
@@ -34,7 +34,7 @@ from ..common.armature import (
     skin_to_armature,
     world_from_local,
 )
-from ..common.operators import ImportFilesMixin, Summary, draw_panel, guarded, prepare_layout, progress
+from ..common.operators import ImportFilesMixin, Summary, draw_panel, file_handler, guarded, prepare_layout, progress
 from ..common.rollback import rollback_on_error, undo_on_failure
 from ..formats import smd
 from ..formats.errors import FormatError
@@ -642,16 +642,9 @@ def draw_import_options(layout: bpy.types.UILayout, operator: object) -> None:
     draw_panel(layout, operator, "IOGF_smd_import_transform", "Transform", ("up_axis", "global_scale"), closed=True)
 
 
-class IOGF_FH_smd(bpy.types.FileHandler):
-    bl_idname = "IOGF_FH_smd"
-    bl_label = "Valve SMD/VTA"
-    bl_import_operator = "import_scene.valve_smd"
-    bl_export_operator = "export_scene.valve_smd"
-    bl_file_extensions = ".smd;.vta"
-
-    @classmethod
-    def poll_drop(cls, context: bpy.types.Context) -> bool:
-        return bool(poll_file_object_drop(context))
+IOGF_FH_smd = file_handler(
+    "IOGF_FH_smd", "Valve SMD/VTA", "import_scene.valve_smd", "export_scene.valve_smd", ".smd;.vta"
+)
 
 
 def menu_import(self: bpy.types.Menu, context: bpy.types.Context) -> None:
