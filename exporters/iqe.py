@@ -101,22 +101,31 @@ def _floats(collection: bpy.types.bpy_prop_collection, key: str, width: int) -> 
 
 def _faces(mesh: bpy.types.Mesh, triangulate: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(loop of each face corner, face sizes, face material indices)."""
-    if triangulate:
-        count = len(mesh.loop_triangles)
-        loops = np.empty(count * 3, np.intc)
-        mesh.loop_triangles.foreach_get("loops", loops)
-        materials = np.empty(count, np.intc)
-        mesh.loop_triangles.foreach_get("material_index", materials)
-        return loops, np.full(count, 3, np.int64), materials
     count = len(mesh.polygons)
     sizes = np.empty(count, np.intc)
     mesh.polygons.foreach_get("loop_total", sizes)
     starts = np.empty(count, np.intc)
     mesh.polygons.foreach_get("loop_start", starts)
-    materials = np.empty(count, np.intc)
-    mesh.polygons.foreach_get("material_index", materials)
+    materials = _face_materials(mesh, count)
+    if triangulate and not (sizes == 3).all():
+        triangles = len(mesh.loop_triangles)
+        loops = np.empty(triangles * 3, np.intc)
+        mesh.loop_triangles.foreach_get("loops", loops)
+        polygons = np.empty(triangles, np.intc)
+        mesh.loop_triangle_polygons.foreach_get("value", polygons)
+        return loops, np.full(triangles, 3, np.int64), materials[polygons]
+    # Polygons as they are (a triangle is its own loop triangle: its loops in order).
     loops = (np.repeat(starts - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))).astype(np.intc)
     return loops, sizes.astype(np.int64), materials
+
+
+def _face_materials(mesh: bpy.types.Mesh, count: int) -> np.ndarray:
+    """Each face's material index: the `material_index` attribute (read in bulk) or 0."""
+    materials = np.zeros(count, np.intc)
+    attribute = mesh.attributes.get("material_index")
+    if attribute is not None and attribute.domain == "FACE" and attribute.data_type == "INT":
+        attribute.data.foreach_get("value", materials)
+    return materials
 
 
 def _corner_normals(mesh: bpy.types.Mesh, corner_vert: np.ndarray) -> np.ndarray:
@@ -125,10 +134,11 @@ def _corner_normals(mesh: bpy.types.Mesh, corner_vert: np.ndarray) -> np.ndarray
     stored_attribute = mesh.attributes.get(STORED_NORMALS)
     if stored_attribute is None or stored_attribute.domain != "POINT" or stored_attribute.data_type != "FLOAT_VECTOR":
         return normals
-    stored = _floats(stored_attribute.data, "vector", 3)[corner_vert]
-    length = np.linalg.norm(stored, axis=1)
+    per_vertex = _floats(stored_attribute.data, "vector", 3)
+    length = np.sqrt(np.einsum("ij,ij->i", per_vertex, per_vertex))[corner_vert]
+    stored = per_vertex[corner_vert]
     with np.errstate(divide="ignore", invalid="ignore"):
-        cosine = (stored * normals).sum(axis=1) / length
+        cosine = np.einsum("ij,ij->i", stored, normals) / length
     unchanged = np.isfinite(cosine) & (cosine > np.cos(np.radians(3.0)))
     return np.where(unchanged[:, None], stored, normals).astype(np.float32)
 
@@ -228,7 +238,7 @@ def _gather_tangents(mesh: bpy.types.Mesh, layers: _Layers, customs: _Customs) -
 
 
 def _split_vertices(vertex_of_corner: np.ndarray, corner_data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """New vertices for corners of one block: (first corner of each new vertex, new vertex of each corner).
+    """New vertices for corners of one block: (a corner of each new vertex, new vertex of each corner).
 
     Corners share a vertex when they use the same Blender vertex with the same corner data; new vertices are
     ordered by Blender vertex, so an imported, untouched mesh keeps its vertex order.
@@ -236,9 +246,10 @@ def _split_vertices(vertex_of_corner: np.ndarray, corner_data: np.ndarray) -> tu
     vertex = vertex_of_corner.astype(np.int64)
     if corner_data.shape[1]:
         bits = np.ascontiguousarray(corner_data).view(np.uint32)
-        representative = np.zeros((int(vertex.max()) + 1, bits.shape[1]), np.uint32)
-        representative[vertex] = bits
-        differs = (representative[vertex] != bits).any(axis=1)
+        items = bits.view(np.dtype((np.void, bits.shape[1] * 4))).ravel()  # each corner's data as one item
+        representative = np.zeros(int(vertex.max()) + 1, items.dtype)
+        representative[vertex] = items
+        differs = representative[vertex] != items  # byte-wise
         split = np.zeros(len(representative), bool)
         split[vertex[differs]] = True
         corners = np.flatnonzero(split[vertex])
@@ -251,8 +262,17 @@ def _split_vertices(vertex_of_corner: np.ndarray, corner_data: np.ndarray) -> tu
         key = vertex * (int(sub.max()) + 1) + sub
     else:
         key = vertex
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    return first, inverse.ravel()
+    size = int(key.max()) + 1 if len(key) else 0
+    if size > 4 * len(key) + 1024:  # sparse keys: sort
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        return first, inverse.ravel()
+    # Dense keys: a table instead of a sort. Any corner of a key may represent it (its data is the key's).
+    present = np.zeros(size, bool)
+    present[key] = True
+    owner = np.empty(size, np.int64)
+    owner[key] = np.arange(len(key))
+    rank = np.cumsum(present) - 1
+    return owner[present], rank[key]
 
 
 @dataclass
@@ -331,15 +351,39 @@ def _limited_weights(joints: np.ndarray, dense: np.ndarray, max_influences: int)
     count = dense.shape[0]
     if not dense.shape[1]:
         return np.zeros((count, 4), np.int32), np.zeros((count, 4), np.float32)
-    columns = np.broadcast_to(np.arange(dense.shape[1]), dense.shape)
-    if dense.shape[1] > max_influences:
-        columns = np.argpartition(-dense, max_influences - 1, axis=1)[:, :max_influences]
-    values = np.take_along_axis(dense, columns, axis=1)
+    gathered = _gathered_weights(dense, max_influences) if dense.shape[1] > max_influences else None
+    if gathered is None:
+        columns = np.broadcast_to(np.arange(dense.shape[1]), dense.shape)
+        if dense.shape[1] > max_influences:
+            columns = np.argpartition(-dense, max_influences - 1, axis=1)[:, :max_influences]
+        values = np.take_along_axis(dense, columns, axis=1)
+    else:
+        columns, values = gathered
     indices, limited = iqe.limit_blend_weights(joints[columns], values, max_influences=max_influences)
     if max_influences < 4:
         indices = np.pad(indices, ((0, 0), (0, 4 - max_influences)))
         limited = np.pad(limited, ((0, 0), (0, 4 - max_influences)))
     return indices, limited
+
+
+def _gathered_weights(dense: np.ndarray, max_influences: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(V, max_influences) group columns and weights of every positive weight, in group order (zero-weight
+    slots for the rest), or None when some vertex has more: then the largest must be picked."""
+    per_group = np.ascontiguousarray(dense.T)  # the reader's natural layout: one row per group
+    positive = per_group > 0.0
+    filled = np.count_nonzero(positive, axis=0)
+    if int(filled.max(initial=0)) > max_influences:
+        return None
+    columns = np.zeros((dense.shape[0], max_influences), np.int64)
+    values = np.zeros((dense.shape[0], max_influences), per_group.dtype)
+    filled[:] = 0
+    for group in range(per_group.shape[0]):
+        vertices = np.flatnonzero(positive[group])
+        slots = filled[vertices]
+        columns[vertices, slots] = group
+        values[vertices, slots] = per_group[group, vertices]
+        filled[vertices] += 1
+    return columns, values
 
 
 def _transform_directions(vectors: np.ndarray, matrix: object) -> np.ndarray:
@@ -382,10 +426,16 @@ def _blocks(data: _ObjectData, taken: set[tuple[str, str]]) -> list[iqe.IqeMesh]
         faces = np.flatnonzero(face_block == block_index)
         if not len(faces):
             continue
-        sizes = data.sizes[faces]
-        corner_index = np.repeat(face_starts[faces] - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
-        loops = data.loops[corner_index]
-        first, new_vertex = _split_vertices(data.corner_vert[loops], corner_table[loops])
+        if len(faces) == len(face_block):  # one block: every face, in order
+            sizes, loops = data.sizes, data.loops
+        else:
+            sizes = data.sizes[faces]
+            corners = np.repeat(face_starts[faces] - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
+            loops = data.loops[corners]
+        if len(loops) == len(data.corner_vert) and np.array_equal(loops, np.arange(len(loops))):
+            first, new_vertex = _split_vertices(data.corner_vert, corner_table)  # triangles or polygons in order
+        else:
+            first, new_vertex = _split_vertices(data.corner_vert[loops], corner_table[loops])
         source_loop = loops[first]
         source_vertex = data.corner_vert[source_loop]
         mesh = iqe.IqeMesh(_unique_name(data.name, material, taken), material, data.positions[source_vertex])

@@ -183,30 +183,64 @@ def _sample_curve(curve: bpy.types.FCurve, frames: np.ndarray, frame_list: list[
 _CONSTANT, _LINEAR = 0, 1  # keyframe interpolation enum values
 
 
+def _sample_curves(curves: list[bpy.types.FCurve], frames: np.ndarray, frame_list: list[float]) -> list[np.ndarray]:
+    """`_sample_curve` of each curve; linear curves keyed exactly on `frames` (baked or imported actions, the
+    usual case) are read in one batch: their keys are the samples."""
+    samples: list[np.ndarray | None] = [None] * len(curves)
+    count = len(frames)
+    batch = [
+        position
+        for position, curve in enumerate(curves)
+        if len(curve.keyframe_points) == count and not len(curve.modifiers) and curve.extrapolation == "CONSTANT"
+    ]
+    if batch and count:
+        keys = np.empty((len(batch), count * 2), np.float32)
+        modes = np.empty((len(batch), count), np.int32)
+        for row, position in enumerate(batch):
+            curves[position].keyframe_points.foreach_get("co", keys[row])
+            curves[position].keyframe_points.foreach_get("interpolation", modes[row])
+        times, values = keys[:, 0::2].astype(np.float64), keys[:, 1::2].astype(np.float64)
+        on_frames = (times == frames[None, :]).all(axis=1) & (modes[:, :-1] == _LINEAR).all(axis=1)
+        for row, position in enumerate(batch):
+            if on_frames[row]:  # np.interp at the knots gives the knots' values: the same numbers
+                samples[position] = values[row]
+    return [
+        sampled if sampled is not None else _sample_curve(curve, frames, frame_list)
+        for sampled, curve in zip(samples, curves, strict=True)
+    ]
+
+
 def action_basis(action: bpy.types.Action, rig: Skeleton, frames: np.ndarray) -> np.ndarray:
     """(F, J, 4, 4) pose-bone basis matrices of the action at `frames`, unanimated channels as posed now."""
     owner = _fcurve_owner(action, rig.armature)
     curves = _bone_curves(owner, rig.bone_names) if owner is not None else {}
-    pose_bones = rig.armature.pose.bones
-    basis = np.empty((len(frames), len(rig.bone_names), 4, 4))
+    pose_bones = [rig.armature.pose.bones[name] for name in rig.bone_names]
+    modes = [pose_bone.rotation_mode for pose_bone in pose_bones]
+    rotation_props = {_ROTATION_PROP.get(mode, "rotation_euler") for mode in modes}
     frame_list = frames.tolist()
-    for joint, name in enumerate(rig.bone_names):
-        pose_bone = pose_bones[name]
-        channels = {}
-        for prop, width in _CHANNELS.items():
-            current = np.array(getattr(pose_bone, prop), np.float64).reshape(width)
-            values = np.tile(current, (len(frames), 1))
-            for index in range(width):
-                curve = curves.get((joint, prop, index))
-                if curve is not None:
-                    values[:, index] = _sample_curve(curve, frames, frame_list)
-            channels[prop] = values
-        matrix = np.zeros((len(frames), 4, 4))
-        matrix[:, :3, :3] = _rotation_matrices(channels, pose_bone.rotation_mode) * channels["scale"][:, None, :]
-        matrix[:, :3, 3] = channels["location"]
-        matrix[:, 3, 3] = 1.0
-        basis[:, joint] = matrix
+    channels = {}
+    for prop, width in _CHANNELS.items():
+        if prop not in ("location", "scale") and prop not in rotation_props:
+            continue
+        current = np.array([tuple(getattr(pose_bone, prop)) for pose_bone in pose_bones], np.float64)
+        values = np.repeat(current.reshape(1, len(pose_bones), width), len(frames), axis=0)
+        found = [(joint, index) for joint in range(len(pose_bones)) for index in range(width)
+                 if (joint, prop, index) in curves]  # fmt: skip
+        samples = _sample_curves([curves[(joint, prop, index)] for joint, index in found], frames, frame_list)
+        for (joint, index), sampled in zip(found, samples, strict=True):
+            values[:, joint, index] = sampled
+        channels[prop] = values
+    basis = np.zeros((len(frames), len(pose_bones), 4, 4))
+    for mode in sorted(set(modes)):  # all bones of one rotation mode at once
+        chosen = [joint for joint, other in enumerate(modes) if other == mode]
+        picked = {prop: values[:, chosen] for prop, values in channels.items()}
+        basis[:, chosen, :3, :3] = _rotation_matrices(picked, mode) * picked["scale"][..., None, :]
+    basis[:, :, :3, 3] = channels["location"]
+    basis[:, :, 3, 3] = 1.0
     return basis
+
+
+_ROTATION_PROP = {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}
 
 
 def frames_from_pose(rig: Skeleton, pose: np.ndarray) -> np.ndarray:

@@ -77,12 +77,13 @@ def build_document(
     normals_by_mesh = _file_or_generated_normals(document, warnings, stem)
     objects = []
     for name, members in _object_groups(document, options.merge_by_name):
-        obj = _build_object(context, name, [document.meshes[i] for i in members],
+        obj = _build_object(name, [document.meshes[i] for i in members],
                             [normals_by_mesh[i] for i in members], document, options)  # fmt: skip
         if armature_obj is not None and any(document.meshes[i].blend_indices is not None for i in members):
             _skin(obj, armature_obj, bone_names, [document.meshes[i] for i in members])
         elif obj.parent is None:
             root_objects.append(obj)
+        context.collection.objects.link(obj)  # once built: nothing is evaluated before
         objects.append(obj)
         summary.objects += 1
         summary.faces += len(obj.data.polygons)
@@ -129,18 +130,13 @@ def _file_or_generated_normals(document: iqe.IqeDocument, warnings: list[str], s
 
 def _kept_faces(mesh: iqe.IqeMesh) -> tuple[np.ndarray, np.ndarray]:
     """Corner mask and face mask without faces that use a vertex twice (a Blender mesh cannot hold them)."""
-    sizes = mesh.face_sizes.astype(np.int64)
-    corners = mesh.face_corners.astype(np.int64)
-    face_of_corner = np.repeat(np.arange(len(sizes)), sizes)
-    order = np.lexsort((corners, face_of_corner))
-    repeated = (np.diff(corners[order]) == 0) & (np.diff(face_of_corner[order]) == 0)
-    bad_faces = np.zeros(len(sizes), bool)
-    bad_faces[face_of_corner[order][1:][repeated]] = True
-    return ~bad_faces[face_of_corner], ~bad_faces
+    bad_faces = iqe.faces_repeating_a_vertex(mesh.face_corners, mesh.face_sizes)
+    if not bad_faces.any():
+        return np.ones(len(mesh.face_corners), bool), np.ones(len(bad_faces), bool)
+    return ~np.repeat(bad_faces, mesh.face_sizes), ~bad_faces
 
 
 def _build_object(
-    context: bpy.types.Context,
     name: str,
     meshes: list[iqe.IqeMesh],
     generated: list[np.ndarray | None],
@@ -177,7 +173,7 @@ def _build_object(
     _add_normals(blender_mesh, meshes, corner_verts, generated_parts, options)
     _add_colors(blender_mesh, meshes, options.import_colors)
     _add_customs(blender_mesh, meshes, document)
-    obj = mesh_io.link_new_object(context, name or "mesh", blender_mesh)
+    obj = bpy.data.objects.new(name or "mesh", blender_mesh)  # linked by the caller
     if obj.name != name:
         obj[iqe_rig.ORIGINAL_NAME] = name
     return obj
@@ -206,14 +202,22 @@ def _add_normals(
         normals = np.concatenate([m.normals for m in meshes])
         stored = mesh.attributes.new(STORED_NORMALS, "FLOAT_VECTOR", "POINT")
         stored.data.foreach_set("vector", np.ascontiguousarray(normals, np.float32).ravel())
-        corner_normals = normals[corner_verts]
-    elif generated_parts and len(generated_parts) == len(meshes):
-        corner_normals = np.concatenate(generated_parts)
-    else:
+        _smooth(mesh)
+        if options.use_custom_normals:  # per vertex already: what set_custom_normals would find, without the search
+            mesh.normals_split_custom_set_from_vertices(normals.astype(np.float64))
         return
-    mesh_io.set_smooth(mesh)
+    if not generated_parts or len(generated_parts) != len(meshes):
+        return
+    corner_normals = np.concatenate(generated_parts)
+    _smooth(mesh)
     if options.use_custom_normals:
         mesh_io.set_custom_normals(mesh, corner_verts, corner_normals)
+
+
+def _smooth(mesh: bpy.types.Mesh) -> None:
+    """Smooth shading on every face: a new mesh already has it when it holds no `sharp_face` attribute."""
+    if mesh.attributes.get("sharp_face") is not None:
+        mesh_io.set_smooth(mesh)
 
 
 def _add_colors(mesh: bpy.types.Mesh, meshes: list[iqe.IqeMesh], mode: str) -> None:

@@ -1,8 +1,9 @@
 """Read IQE text into an IqeDocument, as the reference compiler reads it but refusing what it would corrupt.
 
-Every run of same-command numeric lines is converted with one numpy call; state that commands depend on (the
-current mesh, material, smoothing settings, animation and frame) is looked up per line with searchsorted over
-the few keyword lines, so no Python code runs per vertex or per face.
+The numbers of all lines of one numeric command are converted together, straight from the bytes (see
+`scan.ScannedText.numbers` and `decimals`); state that commands depend on (the current mesh, material,
+smoothing settings, animation and frame) is looked up per line with searchsorted over the few keyword lines,
+so no Python code runs per vertex or per face.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .document import (
     IqeDocument,
     IqeJoint,
     IqeMesh,
+    faces_repeating_a_vertex,
     limit_blend_weights,
 )
 from .keywords import KeywordEvents, read_keywords
@@ -320,11 +322,8 @@ def _read_edge_flags(scanned: ScannedText, face_lines: Int64Array, sizes: Int64A
 def _warn_degenerate_faces(lines: Int64Array, sizes: Int64Array, corners: Int64Array, warnings: Warnings) -> None:
     if not corners.shape[0]:
         return
-    face_of_corner = np.repeat(np.arange(sizes.shape[0]), sizes)
-    order = np.lexsort((corners, face_of_corner))
-    repeated = (np.diff(corners[order]) == 0) & (np.diff(face_of_corner[order]) == 0)
-    if repeated.any():
-        faces = np.unique(face_of_corner[order][1:][repeated])
+    faces = np.flatnonzero(faces_repeating_a_vertex(corners, sizes))
+    if faces.shape[0]:
         warnings.add(f"line {lines[faces[0]] + 1}: {faces.shape[0]} faces use the same vertex twice")
 
 

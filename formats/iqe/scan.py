@@ -1,8 +1,10 @@
 """Byte-level scanning of IQE text with numpy: lines, tokens, commands, and bulk number parsing.
 
-The whole file is classified at once: token starts come from a whitespace mask, the command of each line from
-its first three bytes. The lines of one numeric command are then joined and converted with a single numpy call;
-only when that fails is the group walked line by line, to report the exact line and column.
+The whole file is classified at once: token starts and ends come from a whitespace mask, the command of each
+line from its first three bytes. The argument tokens of one numeric command are converted together by
+`parse_decimals` straight from the bytes; the rare token it does not take (an exponent, `inf`, a typo) is
+converted with `float()`, and only when that fails is the group walked line by line, to report the exact line
+and column.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import FormatError
+from .decimals import PAD, padded_bytes, parse_decimals
 
 Int64Array = npt.NDArray[np.int64]
 Float64Array = npt.NDArray[np.float64]
@@ -74,16 +77,35 @@ def decode_text(raw: bytes) -> tuple[str, bool]:
         return raw.decode("latin-1"), True
 
 
+class Lines:
+    """The lines of the text without their newline, sliced on demand (most are never looked at)."""
+
+    def __init__(self, data: bytes, starts: Int64Array, lengths: Int64Array) -> None:
+        self._data = data
+        self._starts = starts
+        self._ends = starts + lengths
+
+    def __len__(self) -> int:
+        return int(self._starts.shape[0])
+
+    def __getitem__(self, index: int) -> bytes:
+        return self._data[self._starts[index] : self._ends[index]]
+
+
 @dataclass
 class ScannedText:
     """The file split into lines with, per line, its first token, token count and command id."""
 
     path: str | None
-    lines: list[bytes]
-    first_token_offsets: Int64Array  # byte offset of the first token inside its line (0 for blank lines)
+    lines: Lines
     token_counts: Int64Array
     command_ids: Int64Array
     line_lengths: Int64Array  # bytes, without the newline
+    data: bytes
+    first_tokens: Int64Array  # index of each line's first token in token_starts (its count when blank)
+    token_starts: Int64Array  # byte offsets of every token of the text
+    token_ends: Int64Array
+    padded_data: npt.NDArray[np.uint8] | None = None  # the text with PAD zero bytes around it
 
     @property
     def line_count(self) -> int:
@@ -105,31 +127,29 @@ class ScannedText:
     def numbers(self, line_indices: Int64Array, what: str) -> tuple[Float64Array, Int64Array]:
         """All numbers of the given numeric-command lines, flat, and how many each line has."""
         counts = self.token_counts[line_indices] - 1
-        tokens = self._argument_tokens(line_indices, counts)
-        try:
-            values = np.array(tokens, dtype=np.float64)
-        except ValueError:
-            values = self._numbers_slowly(line_indices, what)
-        if values.shape[0] != int(counts.sum()):
-            values = self._numbers_slowly(line_indices, what)
+        total = int(counts.sum())
+        skipped = self.first_tokens[line_indices] + 1 - (np.cumsum(counts) - counts)  # the command tokens
+        tokens = np.repeat(skipped, counts) + np.arange(total)
+        starts, ends = self.token_starts[tokens], self.token_ends[tokens]
+        values, parsed = parse_decimals(self._padded(), starts, ends)
+        if not parsed.all():
+            others = np.flatnonzero(~parsed)
+            data = self.data
+            texts = [data[start:end] for start, end in zip(starts[others].tolist(), ends[others].tolist(), strict=True)]
+            try:
+                values[others] = np.array(texts, dtype=np.float64)
+            except ValueError:
+                values = self._numbers_slowly(line_indices, what)
         usable = np.abs(values) <= FLOAT32_MAX  # also false for NaN; the document stores float32
         if not usable.all():
             message = f"{what}: the number is not finite or too large for a float"
             self._raise_at_value(line_indices, counts, int(np.argmin(usable)), message)
         return values, counts
 
-    def _argument_tokens(self, line_indices: Int64Array, counts: Int64Array) -> list[bytes]:
-        """The tokens after the command of each line, in order."""
-        indices = line_indices.tolist()
-        if not indices:
-            return []
-        lines = self.lines
-        if (counts == counts[0]).all():  # the usual case: drop every command token with one slice deletion
-            tokens = b" ".join([lines[index] for index in indices]).split()
-            del tokens[:: int(counts[0]) + 1]
-            return tokens
-        offsets = (self.first_token_offsets[line_indices] + 2).tolist()
-        return b" ".join([lines[index][offset:] for index, offset in zip(indices, offsets, strict=True)]).split()
+    def _padded(self) -> npt.NDArray[np.uint8]:
+        if self.padded_data is None:
+            self.padded_data = padded_bytes(self.data)
+        return self.padded_data
 
     def integers(
         self,
@@ -206,26 +226,32 @@ def _numeric_lines_with_hash(data: bytes, scanned: ScannedText) -> dict[int, int
 
 
 def _scan(data: bytes, path: str | None) -> ScannedText:
-    buffer = np.frombuffer(data, np.uint8)
+    padded = padded_bytes(data)
+    buffer = padded[PAD : PAD + len(data)]
     line_starts = _line_starts(data)
-    space = _is_space(buffer)
-    token_start_mask = ~space
-    token_start_mask[1:] &= space[:-1]
-    token_starts = np.flatnonzero(token_start_mask)
+    # Tokens start and end where the whitespace mask (with a space before and after the text) flips; the flips
+    # alternate start, end, start, ...
+    space = np.ones(buffer.shape[0] + 2, np.bool_)
+    space[1:-1] = _is_space(buffer)
+    flips = np.flatnonzero(space[1:] != space[:-1]).reshape(-1, 2)
+    token_starts, token_ends = flips[:, 0], flips[:, 1]
     first_token = np.searchsorted(token_starts, line_starts)
     token_counts = np.diff(np.append(first_token, token_starts.shape[0])).astype(np.int64)
     has_token = token_counts > 0
-    first_offsets = np.zeros(line_starts.shape[0], np.int64)
-    first_offsets[has_token] = token_starts[first_token[has_token]] - line_starts[has_token]
     command_ids = np.full(line_starts.shape[0], BLANK, np.int64)
-    command_ids[has_token] = _command_ids(buffer, token_starts[first_token[has_token]])
+    command_ids[has_token] = _command_ids(padded, token_starts[first_token[has_token]] + PAD)
     command_ids[0] = HEADER
     line_lengths = np.diff(np.append(line_starts, len(data) + 1)) - 1
-    return ScannedText(path, data.split(b"\n"), first_offsets, token_counts, command_ids, line_lengths)
+    lines = Lines(data, line_starts, line_lengths)
+    scanned = ScannedText(
+        path, lines, token_counts, command_ids, line_lengths, data, first_token, token_starts, token_ends
+    )
+    scanned.padded_data = padded
+    return scanned
 
 
-def _command_ids(buffer: npt.NDArray[np.uint8], starts: Int64Array) -> Int64Array:
-    padded = np.concatenate((buffer, np.zeros(3, np.uint8)))
+def _command_ids(padded: npt.NDArray[np.uint8], starts: Int64Array) -> Int64Array:
+    """Command id of the tokens at these offsets into `padded` (which has zero bytes after the text)."""
     first, second, third = (padded[starts + k].astype(np.int64) for k in range(3))
     letter = ((first | 32) >= ord("a")) & ((first | 32) <= ord("z"))
     two_letters = letter & ((third == 0) | _is_space(third))

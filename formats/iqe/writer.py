@@ -3,8 +3,8 @@
 The writer refuses (FormatError) what the compiler would misread: names with quotes or line breaks, a (mesh,
 material) pair repeated after another mesh, children before parents, blend indices past 255, non-finite
 numbers. It keeps every line under 512 bytes by splitting long polygons, writes quaternions unit length with
-w <= 0, and floats with 9 significant digits (exact for float32). Numbers are formatted with one `%` operation
-per attribute and size class, never per vertex in Python.
+w <= 0, and floats in fixed point with just enough decimals to read back as the same float32 (see `numtext`;
+the joints' base poses keep `%.9g`). Lines are assembled as byte matrices by numpy, never per vertex in Python.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from .document import (
     IqeMesh,
     IqeVertexArrayFormat,
 )
+from .numtext import Bytes2D, Fields, compact, float_fields, int_fields, literal, table_lines
 from .poses import canonical_quaternions
 
 Float64Array = npt.NDArray[np.float64]
 Int64Array = npt.NDArray[np.int64]
-ObjectArray = npt.NDArray[np.object_]
 
 MAX_LINE_BYTES = 510  # plus the newline, within the compiler's 511-byte line buffer
 _MAX_JOINT_INDEX = 255
@@ -47,59 +47,55 @@ def write_iqe(document: IqeDocument, warnings: Warnings | None = None) -> bytes:
     """Serialise the document; `warnings` receives notes about data that had to be completed or split."""
     notes = warnings if warnings is not None else Warnings()
     _check_document(document)
-    out: list[str] = ["# Inter-Quake Export"]
-    out.extend(_comment_line(text) for text in document.comments)
-    out.extend(_vertex_array_lines(document))
-    out.extend(_skeleton_lines(document.joints))
+    lines = ["# Inter-Quake Export"]
+    lines.extend(_comment_line(text) for text in document.comments)
+    lines.extend(_vertex_array_lines(document))
+    lines.extend(_skeleton_lines(document.joints))
+    out = _Output()
+    out.extend(lines)
     layout = _FileLayout(document, notes)
     smoothing = _DEFAULT_SMOOTHING
     for mesh in document.meshes:
         smoothing = _mesh_lines(mesh, layout, smoothing, out, notes)
     for animation in document.animations:
         _animation_lines(animation, out)
-    text = "\n".join(out) + "\n"
     if document.comment_section is not None:
-        text += "comment\n" + document.comment_section
-    return text.encode("utf-8")
+        out.append("comment")
+        out.chunks.append(document.comment_section.encode("utf-8"))
+    return b"".join(out.chunks)
 
 
 # ---------------------------------------------------------------------------------------------------- formatting
 
 
-def _number_format(columns: int, integer_columns: Iterable[int] = ()) -> str:
+class _Output:
+    """The file as byte chunks, each made of whole lines (newline included)."""
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+
+    def append(self, line: str) -> None:
+        self.chunks.append(line.encode("utf-8") + b"\n")
+
+    def extend(self, lines: Iterable[str]) -> None:
+        self.chunks.append("".join(line + "\n" for line in lines).encode("utf-8"))
+
+
+def _fields(table: npt.ArrayLike, integer_columns: Iterable[int] = ()) -> list[Fields]:
+    """Formatted numbers of each column of a (N, W) table; floats are written for float32 (see numtext)."""
+    values = np.asarray(table)
     integers = set(integer_columns)
-    return " ".join("%d" if column in integers else "%.9g" for column in range(columns))
+    return [
+        int_fields(values[:, column]) if column in integers else float_fields(values[:, column])
+        for column in range(values.shape[1])
+    ]
 
 
-def _format_rows(command: str, table: npt.ArrayLike, integer_columns: Iterable[int] = ()) -> list[str]:
-    """One line (without newline) per row of a (N, W) table."""
-    values = np.asarray(table, dtype=np.float64)
-    rows, columns = values.shape
-    if not rows:
-        return []
-    template = f"{command} {_number_format(columns, integer_columns)}" if columns else command
-    return ((template + "\n") * rows % tuple(values.ravel().tolist())).split("\n")[:-1]
-
-
-def _strings(count: int, groups: Iterable[tuple[Int64Array, list[str]]]) -> ObjectArray:
-    """Place groups of formatted lines at their row positions."""
-    placed = np.empty(count, dtype=object)
-    for rows, lines in groups:
-        if lines:
-            placed[rows] = np.array(lines, dtype=object)
-    return placed
-
-
-def _ragged_rows(
-    command: str, table: Float64Array, widths: Int64Array, integer_columns: Iterable[int] = ()
-) -> ObjectArray:
-    """Lines for rows of different lengths: row i uses the first widths[i] columns of the table."""
-    integers = tuple(integer_columns)
-    groups = []
-    for width in np.unique(widths).tolist():
-        rows = np.flatnonzero(widths == width)
-        groups.append((rows, _format_rows(command, table[rows, :width], integers)))
-    return _strings(widths.shape[0], groups)
+def _table_lines(
+    command: str, table: npt.ArrayLike, integer_columns: Iterable[int] = (), widths: Int64Array | None = None
+) -> list[Bytes2D]:
+    """One `command n1 n2 ...` line per row of a (N, W) table (row i keeps widths[i] numbers), as blocks."""
+    return table_lines(command.encode("ascii"), _fields(table, integer_columns), widths)
 
 
 def _quoted(name: str, what: str, command: str) -> str:
@@ -275,21 +271,23 @@ def _vertex_array_lines(document: IqeDocument) -> list[str]:
 
 def _skeleton_lines(joints: list[IqeJoint]) -> list[str]:
     lines = [f"{_quoted(joint.name, 'joint name', 'joint')} {joint.parent}" for joint in joints]
-    if joints:
+    if joints:  # few lines, and the joints keep double precision: 9 significant digits
         base = np.array([(*j.translation, *j.rotation, *j.scale) for j in joints], np.float64)
-        lines.extend(_pose_lines(base).tolist())
+        table, widths = _canonical_poses(base)
+        for row, width in zip(table.tolist(), widths.tolist(), strict=True):
+            lines.append("pq " + " ".join(f"{value:.9g}" for value in row[:width]))
     return lines
 
 
-def _pose_lines(poses: Float64Array) -> ObjectArray:
-    """`pq` lines for (N, 10) poses; the scale is left out when it is exactly 1."""
+def _canonical_poses(poses: Float64Array) -> tuple[Float64Array, Int64Array]:
+    """Poses with canonical quaternions, and how many columns to write (the scale is left out when it is 1)."""
     table = poses.copy()
     table[:, 3:7] = canonical_quaternions(table[:, 3:7])[0]
-    widths = np.where((table[:, 7:10] == 1.0).all(axis=1), 7, 10)
-    return _ragged_rows("pq", table, widths)
+    widths: Int64Array = np.where((table[:, 7:10] == 1.0).all(axis=1), 7, 10).astype(np.int64)
+    return table, widths
 
 
-def _animation_lines(animation: IqeAnimation, out: list[str]) -> None:
+def _animation_lines(animation: IqeAnimation, out: _Output) -> None:
     out.append(_quoted(animation.name, "animation name", "animation"))
     out.append(f"framerate {animation.framerate:.9g}")
     if animation.loop:
@@ -297,9 +295,14 @@ def _animation_lines(animation: IqeAnimation, out: list[str]) -> None:
     frame_count, joint_count = animation.frames.shape[:2]
     if not frame_count:
         return
-    poses = _pose_lines(animation.frames.reshape(-1, 10).astype(np.float64)).reshape(frame_count, joint_count)
-    frame_column = np.full((frame_count, 1), "frame", dtype=object)
-    out.extend(np.concatenate((frame_column, poses), axis=1).ravel().tolist())
+    if not joint_count:
+        out.chunks.append(b"frame\n" * frame_count)
+        return
+    table, widths = _canonical_poses(animation.frames.reshape(-1, 10).astype(np.float64))
+    poses = _table_lines("pq", table, widths=widths)
+    frame_starts = np.zeros((frame_count, joint_count, 6), np.uint8)
+    frame_starts[:, 0] = np.frombuffer(b"frame\n", np.uint8)
+    out.chunks.append(compact([frame_starts.reshape(frame_count * joint_count, 6), *poses]))
 
 
 # ---------------------------------------------------------------------------------------------------- meshes
@@ -345,45 +348,41 @@ class _FileLayout:
 
 
 def _mesh_lines(
-    mesh: IqeMesh, layout: _FileLayout, smoothing: tuple[int, float, bool], out: list[str], notes: Warnings
+    mesh: IqeMesh, layout: _FileLayout, smoothing: tuple[int, float, bool], out: _Output, notes: Warnings
 ) -> tuple[int, float, bool]:
     out.append(_quoted(mesh.name, "mesh name", "mesh"))
     out.append(_quoted(mesh.material, "material name", "material"))
     columns = _vertex_columns(mesh, layout)
-    if columns:
-        out.extend(np.stack(columns, axis=1).ravel().tolist())
+    if columns:  # the lines of each vertex together: vp, vt, vn, ...
+        out.chunks.append(compact([part for column in columns for part in column]))
     layout.vertex_offset += mesh.vertex_count
     return _face_lines(mesh, layout, smoothing, out, notes)
 
 
-def _vertex_columns(mesh: IqeMesh, layout: _FileLayout) -> list[ObjectArray]:
+def _vertex_columns(mesh: IqeMesh, layout: _FileLayout) -> list[list[Bytes2D]]:
     count = mesh.vertex_count
     if not count:
         return []
-    columns = [_column(_format_rows("vp", mesh.positions))]
+    columns = [_table_lines("vp", mesh.positions)]
     if layout.texcoords:
-        columns.append(_column(_format_rows("vt", _or_zeros(mesh.texcoords, count, 2))))
+        columns.append(_table_lines("vt", _or_zeros(mesh.texcoords, count, 2)))
     if layout.normals:
-        columns.append(_column(_format_rows("vn", _or_zeros(mesh.normals, count, 3))))
+        columns.append(_table_lines("vn", _or_zeros(mesh.normals, count, 3)))
     if layout.tangents:
-        columns.append(_column(_format_rows("vx", _tangent_table(mesh, layout))))
+        columns.append(_table_lines("vx", _tangent_table(mesh, layout)))
     if layout.blends:
-        columns.append(_blend_column(mesh))
+        columns.append(_blend_lines(mesh))
     if layout.colors:
         colors = mesh.colors if mesh.colors is not None else np.ones((count, 4), np.float32)
-        columns.append(_column(_format_rows("vc", colors)))
+        columns.append(_table_lines("vc", colors))
     for slot, width in sorted(layout.custom_widths.items()):
-        columns.append(_column(_format_rows(f"v{slot}", _or_zeros(mesh.custom.get(slot), count, width))))
+        columns.append(_table_lines(f"v{slot}", _or_zeros(mesh.custom.get(slot), count, width)))
     if layout.smooth_indices:
         indices = mesh.smooth_indices
         if indices is None:  # unique negative keys: these vertices smooth with nothing by index
             indices = -1 - (layout.vertex_offset + np.arange(count))
-        columns.append(_column(_format_rows("vs", np.asarray(indices).reshape(-1, 1), (0,))))
+        columns.append(_table_lines("vs", np.asarray(indices).reshape(-1, 1), (0,)))
     return columns
-
-
-def _column(lines: list[str]) -> ObjectArray:
-    return np.array(lines, dtype=object)
 
 
 def _or_zeros(array: npt.NDArray[np.generic] | None, rows: int, columns: int) -> npt.NDArray[np.generic]:
@@ -400,21 +399,22 @@ def _tangent_table(mesh: IqeMesh, layout: _FileLayout) -> Float64Array:
     return table
 
 
-def _blend_column(mesh: IqeMesh) -> ObjectArray:
+def _blend_lines(mesh: IqeMesh) -> list[Bytes2D]:
     """`vb` lines with the pairs up to the last non-zero weight ("vb" alone for an unweighted vertex)."""
     count = mesh.vertex_count
     if mesh.blend_indices is None or mesh.blend_weights is None:
-        return _strings(count, [(np.arange(count), ["vb"] * count)])
-    table = np.empty((count, 2 * MAX_INFLUENCES))
-    table[:, 0::2] = mesh.blend_indices
-    table[:, 1::2] = mesh.blend_weights
+        return [literal(b"vb\n", count)]
     nonzero = mesh.blend_weights != 0.0
     pairs = np.where(nonzero.any(axis=1), MAX_INFLUENCES - np.argmax(nonzero[:, ::-1], axis=1), 0)
-    return _ragged_rows("vb", table, 2 * pairs, range(0, 2 * MAX_INFLUENCES, 2))
+    columns: list[Fields] = []
+    for slot in range(MAX_INFLUENCES):
+        columns.append(int_fields(mesh.blend_indices[:, slot]))
+        columns.append(float_fields(mesh.blend_weights[:, slot]))
+    return table_lines(b"vb", columns, 2 * pairs)
 
 
 def _face_lines(
-    mesh: IqeMesh, layout: _FileLayout, smoothing: tuple[int, float, bool], out: list[str], notes: Warnings
+    mesh: IqeMesh, layout: _FileLayout, smoothing: tuple[int, float, bool], out: _Output, notes: Warnings
 ) -> tuple[int, float, bool]:
     if not mesh.face_count:
         return smoothing
@@ -426,23 +426,72 @@ def _face_lines(
     if (sizes > max_corners).any():
         notes.add(f"mesh {mesh.name!r}: polygons with more than {max_corners} corners split to fit IQE lines")
         corners, sizes, flags, source = _split_long_faces(corners, sizes, flags, max_corners)
-    face_text = _grouped_face_rows("fm", corners, sizes)
-    if layout.edge_smooth:
-        face_text = np.stack((face_text, _grouped_face_rows("fs", flags, sizes)), axis=1)
-    else:
-        face_text = face_text.reshape(-1, 1)
+    text, face_ends = _face_text(corners, sizes, flags if layout.edge_smooth else None)
     states = _face_states(mesh, source)
-    return _emit_with_smoothing(face_text, states, smoothing, out)
+    return _emit_with_smoothing(text, face_ends, states, smoothing, out)
 
 
-def _grouped_face_rows(command: str, values: Int64Array, sizes: Int64Array) -> ObjectArray:
+_TABLE_CORNERS = 16  # faces up to this size are written as a table, one row per face
+
+
+def _face_text(corners: Int64Array, sizes: Int64Array, flags: Int64Array | None) -> tuple[bytes, Int64Array]:
+    """The `fm` lines of all faces (each followed by its `fs` line when flags are given), and where each
+    face's text ends."""
     starts = np.cumsum(sizes) - sizes
-    groups = []
-    for size in np.unique(sizes).tolist():
-        faces = np.flatnonzero(sizes == size)
-        table = values[starts[faces, None] + np.arange(size)]
-        groups.append((faces, _format_rows(command, table, range(size))))
-    return _strings(sizes.shape[0], groups)
+    widest = int(sizes.max())
+    if widest <= _TABLE_CORNERS:  # one row per face, a column per corner (blank past a face's size)
+        position = np.arange(widest)
+        present = position[None, :] < sizes[:, None]
+        sources = np.where(present, starts[:, None] + position[None, :], 0)
+        parts: list[Bytes2D] = []
+        lengths = np.zeros(sizes.shape[0], np.int64)
+        for command, values in ((b"fm", corners), (b"fs", flags)):
+            if values is None:
+                continue
+            fields = [int_fields(values[sources[:, column]]) for column in range(widest)]
+            for column, field in enumerate(fields):
+                lengths += np.where(present[:, column], field.lengths + 1, 0)
+            lengths += len(command) + 1
+            parts.extend(table_lines(command, fields, None if (sizes == widest).all() else sizes))
+        return compact(parts), np.cumsum(lengths)
+    return _face_text_by_corner(corners, sizes, flags, starts)
+
+
+def _face_text_by_corner(
+    corners: Int64Array, sizes: Int64Array, flags: Int64Array | None, starts: Int64Array
+) -> tuple[bytes, Int64Array]:
+    """`_face_text` for large polygons: one matrix row per corner, the command on a face's first corner and a
+    newline after its last."""
+    first = np.zeros(corners.shape[0], np.bool_)
+    first[starts] = True
+    last = np.zeros(corners.shape[0], np.bool_)
+    last[starts + sizes - 1] = True
+    rows, lengths = _corner_rows(b"fm ", int_fields(corners), first, last)
+    end_rows = starts + sizes - 1
+    if flags is not None:  # per face: its fm corners, then its fs corners
+        flag_rows, flag_lengths = _corner_rows(b"fs ", int_fields(flags), first, last)
+        placed = np.arange(corners.shape[0]) + np.repeat(starts, sizes)
+        both = np.zeros((2 * corners.shape[0], max(rows.shape[1], flag_rows.shape[1])), np.uint8)
+        both_lengths = np.zeros(2 * corners.shape[0], np.int64)
+        for part, part_lengths, part_rows in (
+            (rows, lengths, placed),
+            (flag_rows, flag_lengths, placed + np.repeat(sizes, sizes)),
+        ):
+            both[part_rows, : part.shape[1]] = part
+            both_lengths[part_rows] = part_lengths
+        rows, lengths, end_rows = both, both_lengths, 2 * (starts + sizes) - 1
+    face_ends: Int64Array = np.cumsum(lengths)[end_rows]
+    return compact([rows]), face_ends
+
+
+def _corner_rows(
+    command: bytes, numbers: Fields, first: npt.NDArray[np.bool_], last: npt.NDArray[np.bool_]
+) -> tuple[Bytes2D, Int64Array]:
+    prefix = np.where(first[:, None], np.frombuffer(command, np.uint8), np.uint8(0))
+    separator = np.where(last, 10, 32).astype(np.uint8)[:, None]
+    rows = np.concatenate((prefix, numbers.chars, separator), axis=1)
+    lengths = numbers.lengths + 1 + first * len(command)
+    return rows, lengths
 
 
 def _split_long_faces(
@@ -494,12 +543,13 @@ def _face_states(mesh: IqeMesh, source: Int64Array) -> Float64Array:
 
 
 def _emit_with_smoothing(
-    face_text: ObjectArray, states: Float64Array, current: tuple[int, float, bool], out: list[str]
+    text: bytes, face_ends: Int64Array, states: Float64Array, current: tuple[int, float, bool], out: _Output
 ) -> tuple[int, float, bool]:
     """Face lines, preceded by smoothing commands wherever the smoothing state changes."""
     changes = np.flatnonzero((np.diff(states, axis=0) != 0.0).any(axis=1)) + 1
     run_starts = [0, *changes.tolist()]
     run_ends = [*changes.tolist(), states.shape[0]]
+    offsets = [0, *face_ends.tolist()]
     for start, end in zip(run_starts, run_ends, strict=True):
         group, angle, uv = states[start].tolist()
         wanted = (int(group), float(angle), bool(uv))
@@ -510,5 +560,5 @@ def _emit_with_smoothing(
         if wanted[2] != current[2]:
             out.append(f"smoothuv {int(wanted[2])}")
         current = wanted
-        out.extend(face_text[start:end].ravel().tolist())
+        out.chunks.append(text[offsets[start] : offsets[end]])
     return current

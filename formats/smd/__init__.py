@@ -21,10 +21,10 @@ from .weights import (
     STUDIOMDL_CULL,
     STUDIOMDL_MAX_LINKS,
     balance_links,
-    merge_duplicate_links,
     dominant_bones,
     effective_links,
     links_from_padded,
+    merge_duplicate_links,
     normalize_links,
 )
 from .writer import write_smd
@@ -41,7 +41,6 @@ __all__ = [
     "Triangles",
     "VertexFrame",
     "balance_links",
-    "merge_duplicate_links",
     "build_vta",
     "dense_skeleton",
     "dominant_bones",
@@ -49,6 +48,7 @@ __all__ = [
     "links_from_padded",
     "load_smd",
     "load_vta",
+    "merge_duplicate_links",
     "normalize_links",
     "read_smd",
     "read_vta",

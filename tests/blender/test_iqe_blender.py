@@ -498,3 +498,40 @@ def test_cli_converts_iqe(tmp_path: Path, extension) -> None:  # type: ignore[no
     code = extension.cli.main(["convert", str(source), "--to", "iqe", "-o", str(out), "--set", "triangulate=False"])
     assert code == 0
     assert_same_document(iqe.load_iqe(out), iqe.load_iqe(source))
+
+
+def test_float_weights_become_exact_vertex_groups(tmp_path: Path) -> None:
+    """Many distinct weights per joint (the attribute-conversion path) and few (one `add` per weight) give the
+    groups that one `add(..., "ADD")` per pair would: duplicates summed, clamped to 1, zeros left out."""
+    random = np.random.default_rng(5)
+    count = 900
+    lines = ["# Inter-Quake Export", 'joint "many"', "joint few 0", "joint unused 0", "pq 0 0 0 0 0 0 -1"]
+    expected = np.zeros((count, 3), np.float32)
+    for vertex in range(count):
+        many = np.float32(random.random())
+        few = np.float32(0.25 if vertex % 2 else 0.5)
+        pairs = [(0, many), (1, few)]
+        if vertex % 5 == 0:
+            pairs.append((0, np.float32(0.75)))  # the same joint again
+        if vertex % 7 == 0:
+            pairs.append((1, np.float32(0.0)))
+        lines.append(f"vp {vertex} 0 0")
+        lines.append("vb " + " ".join(f"{joint} {float(weight)!r}" for joint, weight in pairs))
+        for joint, weight in sorted(pairs, key=lambda pair: (pair[0], pair[1])):
+            if weight > 0.0:
+                expected[vertex, joint] = min(np.float32(expected[vertex, joint] + weight), np.float32(1.0))
+    lines.extend(f"fa {index} {index + 1} {index + 2}" for index in range(0, count - 2, 3))
+    path = write(tmp_path, "weights.iqe", "\n".join(lines) + "\n")
+    assert import_iqe(path) == {"FINISHED"}
+    obj = next(o for o in bpy.data.objects if o.type == "MESH")
+    assert [group.name for group in obj.vertex_groups] == ["many", "few", "unused"]
+    assert obj.vertex_groups.active_index == 2
+    assert not [a.name for a in obj.data.attributes if a.name.startswith(".iqe")]
+    found = np.zeros((count, 3), np.float32)
+    for vertex in obj.data.vertices:
+        assert [element.group for element in vertex.groups] == sorted(element.group for element in vertex.groups)
+        for element in vertex.groups:
+            found[vertex.index, element.group] = element.weight
+    np.testing.assert_array_equal(found, expected)
+    assert obj.parent is not None and obj.name in bpy.context.scene.objects
+    assert len(bpy.data.scenes) == 1  # the scratch scene of the conversion is gone

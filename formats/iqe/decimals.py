@@ -1,0 +1,146 @@
+"""Plain decimal tokens (`-12.5`, `3`, `.25`, `7.`) to float64 in bulk, exactly as `float()` reads them.
+
+Each token is read as two little-endian 64-bit words holding its last 16 bytes; bytes before the token (and a
+sign) are masked to '0', the '.' is turned into a '0', and the 16 digits are converted eight at a time with
+the SWAR multiplications of Lemire's `parse_eight_digits_unrolled`. The digits make an integer M < 2**53 and
+the value is M / 10**k with k <= 15 digits after the point: both operands are exact doubles, so the one IEEE
+division is correctly rounded, the same result as strtod or `float()` (Clinger's fast path).
+
+Anything else (an exponent, more than 16 characters or 15 significant digits, `inf`, a stray character) is
+reported as not parsed; the caller converts those few tokens the slow way and reports errors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+Int64Array = npt.NDArray[np.int64]
+Float64Array = npt.NDArray[np.float64]
+UInt64Array = npt.NDArray[np.uint64]
+
+PAD = 16  # zero bytes the caller puts before and after the text (see `padded_bytes`)
+_U64 = np.dtype("<u8")
+_ALL = 0xFFFFFFFFFFFFFFFF
+_ZEROS = np.uint64(0x3030303030303030)  # "00000000"
+_LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
+_HIGH = np.uint64(0x8080808080808080)
+_DOTS = np.uint64(0x2E2E2E2E2E2E2E2E)
+# _KEEP[n] keeps the last n bytes of a word (its high bytes: the text is little-endian); the rest become '0'.
+_KEEP = np.array([(_ALL << (8 * (8 - n))) & _ALL if n else 0 for n in range(9)], np.uint64)
+_FILL = np.array([int(_ZEROS) & ~int(keep) for keep in _KEEP], np.uint64)
+_POW10 = np.array([10**k for k in range(17)], np.uint64)
+_POW10_FLOAT = np.array([10.0**k for k in range(17)], np.float64)
+_MAX_EXACT = np.uint64(1 << 53)
+_CHUNK = 32768
+
+
+def padded_bytes(data: bytes) -> npt.NDArray[np.uint8]:
+    """The text as uint8 with PAD zero bytes on both sides, the buffer `parse_decimals` reads."""
+    padded = np.zeros(len(data) + 2 * PAD, np.uint8)
+    padded[PAD : PAD + len(data)] = np.frombuffer(data, np.uint8)
+    return padded
+
+
+def parse_decimals(
+    padded: npt.NDArray[np.uint8], starts: Int64Array, ends: Int64Array
+) -> tuple[Float64Array, npt.NDArray[np.bool_]]:
+    """Values of the tokens data[starts[i]:ends[i]] and whether each was a plain decimal read here exactly.
+
+    `padded` comes from `padded_bytes(data)`; offsets are into `data`. Values of unparsed tokens are garbage.
+    """
+    if starts.shape[0] <= _CHUNK:
+        return _parse_chunk(padded, starts, ends)
+    values = np.empty(starts.shape[0], np.float64)
+    parsed = np.empty(starts.shape[0], np.bool_)
+    for start in range(0, starts.shape[0], _CHUNK):  # chunks small enough for the CPU caches
+        part = slice(start, start + _CHUNK)
+        values[part], parsed[part] = _parse_chunk(padded, starts[part], ends[part])
+    return values, parsed
+
+
+def _parse_chunk(
+    padded: npt.NDArray[np.uint8], starts: Int64Array, ends: Int64Array
+) -> tuple[Float64Array, npt.NDArray[np.bool_]]:
+    words: UInt64Array = np.ndarray((padded.shape[0] - 7,), _U64, padded, 0, (1,))  # the 8 bytes at every offset
+    first = padded[starts + PAD]
+    negative = first == 45
+    length = ends - starts - (negative | (first == 43))  # digits and the point
+    if length.shape[0] and int(length.max()) <= 8:
+        return _parse_short(words, ends, length, negative)
+    parsed = (length >= 1) & (length <= 16)
+    length = np.clip(length, 0, 16)
+    low_count = np.minimum(length, 8)
+    high_count = length - low_count
+    low = (words[ends + (PAD - 8)] & _KEEP[low_count]) | _FILL[low_count]
+    high = (words[ends + (PAD - 16)] & _KEEP[high_count]) | _FILL[high_count]
+    low_dot = _zero_bytes(low ^ _DOTS)
+    high_dot = _zero_bytes(high ^ _DOTS)
+    low ^= (low_dot >> np.uint64(7)) * np.uint64(0x1E)  # '.' ^ 0x1E == '0'
+    high ^= (high_dot >> np.uint64(7)) * np.uint64(0x1E)
+    parsed &= (_not_digits(low) | _not_digits(high)) == 0
+    has_low_dot, has_high_dot = low_dot != 0, high_dot != 0
+    has_dot = has_low_dot | has_high_dot
+    one_dot = ((low_dot & (low_dot - np.uint64(1))) | (high_dot & (high_dot - np.uint64(1)))) == 0
+    parsed &= one_dot & ~(has_low_dot & has_high_dot) & (length > has_dot)
+    # the point's byte b sets bit 8b+7, which frexp reports as exponent 8b+8; digits after it: 7-b (+8 if high)
+    low_byte = (np.frexp(low_dot.astype(np.float64))[1] - 8) // 8
+    high_byte = (np.frexp(high_dot.astype(np.float64))[1] - 8) // 8
+    after = np.where(has_low_dot, 7 - low_byte, np.where(has_high_dot, 15 - high_byte, 0))
+    digits = _eight_digits(high) * np.uint64(100_000_000) + _eight_digits(low)  # the point counts as a 0 digit
+    fraction = digits % _POW10[after]
+    mantissa = np.where(has_dot, (digits - fraction) // np.uint64(10) + fraction, digits)
+    parsed &= mantissa < _MAX_EXACT
+    values: Float64Array = mantissa.astype(np.float64) / _POW10_FLOAT[after]
+    np.negative(values, out=values, where=negative)
+    return values, parsed
+
+
+def _parse_short(
+    words: UInt64Array, ends: Int64Array, length: Int64Array, negative: npt.NDArray[np.bool_]
+) -> tuple[Float64Array, npt.NDArray[np.bool_]]:
+    """`_parse_chunk` for tokens of at most 8 digits and point (faces, indices, short numbers): one word each."""
+    parsed = length >= 1
+    length = np.maximum(length, 0)
+    low = (words[ends + (PAD - 8)] & _KEEP[length]) | _FILL[length]
+    dot = _zero_bytes(low ^ _DOTS)
+    if not dot.any():  # whole numbers
+        parsed &= _not_digits(low) == 0
+        values: Float64Array = _eight_digits(low).astype(np.float64)
+        np.negative(values, out=values, where=negative)
+        return values, parsed
+    low ^= (dot >> np.uint64(7)) * np.uint64(0x1E)  # '.' ^ 0x1E == '0'
+    has_dot = dot != 0
+    parsed &= (_not_digits(low) == 0) & ((dot & (dot - np.uint64(1))) == 0) & (length > has_dot)
+    after = np.where(has_dot, 7 - (np.frexp(dot.astype(np.float64))[1] - 8) // 8, 0)
+    digits = _eight_digits(low)  # the point counts as a 0 digit
+    fraction = digits % _POW10[after]
+    mantissa = np.where(has_dot, (digits - fraction) // np.uint64(10) + fraction, digits)
+    values = mantissa.astype(np.float64) / _POW10_FLOAT[after]
+    np.negative(values, out=values, where=negative)
+    return values, parsed
+
+
+def _zero_bytes(words: UInt64Array) -> UInt64Array:
+    """The high bit of every zero byte, exactly (no false positives from borrows)."""
+    carried = (words & _LOW7) + _LOW7
+    zero: UInt64Array = ~(carried | words | _LOW7)
+    return zero
+
+
+def _not_digits(words: UInt64Array) -> UInt64Array:
+    """Nonzero when some byte is not an ASCII digit."""
+    bad: UInt64Array = ((words + np.uint64(0x4646464646464646)) | (words - _ZEROS)) & _HIGH
+    return bad
+
+
+def _eight_digits(words: UInt64Array) -> UInt64Array:
+    """The number written by 8 ASCII digits, the first in the lowest byte."""
+    value = words - _ZEROS
+    value = value * np.uint64(10) + (value >> np.uint64(8))
+    pairs = np.uint64(0x000000FF000000FF)
+    value = (
+        (value & pairs) * np.uint64(100 + (1_000_000 << 32))
+        + ((value >> np.uint64(16)) & pairs) * np.uint64(1 + (10_000 << 32))
+    ) >> np.uint64(32)
+    return value

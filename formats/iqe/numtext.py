@@ -1,0 +1,249 @@
+"""Numbers to IQE text in bulk: byte matrices assembled with numpy, no Python per number.
+
+Floats are written in fixed-point notation with just enough decimals for their float32 value: a value in
+[2**e, 2**(e+1)) gets k decimals with 10**-k <= 2**(e-24) (a quarter of its float32 spacing), so the decimal
+is within that quarter of the value and reads back (strtod, then float32) to exactly the same float32; trailing
+zeros are dropped. The scaled value v * 10**k is exact in float64 for k <= 12, so the rounding to k decimals is
+exact too. Values out of that range (tiny or huge magnitudes, subnormals) are written with `%.9g`, per value.
+
+A text is built as a uint8 matrix, one row per line, where 0 bytes are fillers; `compact` drops them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+Bytes2D = npt.NDArray[np.uint8]
+Int64Array = npt.NDArray[np.int64]
+UInt64Array = npt.NDArray[np.uint64]
+Float64Array = npt.NDArray[np.float64]
+
+_U8 = np.dtype(np.uint8)
+_LOG10_2 = 0.30102999566398120
+_MAX_DECIMALS = 12  # 5**12 < 2**29: a float32 mantissa times 10**12 is exact in a double
+_MAX_WHOLE = 10**6  # a float's whole part, its sign and the point fit one 8-byte word (ints: 10**7)
+_POW10_FLOAT = np.array([10.0**k for k in range(17)], np.float64)
+_POW10 = np.array([10**k for k in range(17)], np.uint64)
+_ZEROS = np.uint64(0x3030303030303030)
+_LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
+_HIGH = np.uint64(0x8080808080808080)
+_ALL = 0xFFFFFFFFFFFFFFFF
+# _KEEP_LAST[n]: the last n bytes of a little-endian word (the end of the text); _KEEP_FIRST[n]: the first n.
+_KEEP_LAST = np.array([(_ALL << (8 * (8 - n))) & _ALL if n else 0 for n in range(9)], np.uint64)
+_KEEP_FIRST = np.array([(1 << (8 * n)) - 1 for n in range(9)], np.uint64)
+_SHIFTS = np.arange(0, 64, 8, dtype=np.uint64)
+_CHUNK = 32768
+# _ASCII4[n]: the 4 ASCII digits of n < 10**4 with leading zeros, the first in the lowest byte; _DIGITS4[n]: how
+# many digits n has (1 for 0).
+_ASCII4 = np.array([int.from_bytes(f"{n:04d}".encode(), "little") for n in range(10_000)], np.uint32)
+_DIGITS4 = np.array([len(str(n)) for n in range(10_000)], np.int64)
+# _DIGITS_BELOW[b]: the digit count of 2**(b - 1) (1 for b = 0), for whole numbers below 2**b or equal to it.
+_DIGITS_BELOW = np.array([1] + [len(str(2 ** (bits - 1))) for bits in range(1, 27)], np.int64)
+
+
+@dataclass
+class Fields:
+    """Formatted numbers: row i holds number i as text padded with 0 bytes; `lengths` counts its text bytes."""
+
+    chars: Bytes2D
+    lengths: Int64Array
+
+
+def float_fields(values: npt.ArrayLike) -> Fields:
+    """Text of each value (taken as float32) that reads back to the same float32."""
+    single = np.asarray(values, np.float64).ravel().astype(np.float32)
+    count = single.shape[0]
+    words = np.empty((count, 3), np.uint64)
+    whole_lengths = np.empty(count, np.int64)
+    decimal_counts = np.empty(count, np.int64)
+    fast = np.empty(count, np.bool_)
+    for start in range(0, count, _CHUNK):  # chunks small enough for the CPU caches
+        part = slice(start, start + _CHUNK)
+        _float_words(single[part], words[part], whole_lengths[part], decimal_counts[part], fast[part])
+    lengths = whole_lengths + decimal_counts + (decimal_counts > 0)
+    width_before = int(whole_lengths.max()) if count else 1
+    width_after = int(decimal_counts.max()) if count else 0
+    stop = 8 + width_after if width_after else 7
+    chars = words.view(_U8).reshape(count, 24)[:, 7 - width_before : stop]
+    if not fast.all():
+        chars, lengths = _with_slow_values(chars, lengths, single, ~fast)
+    return Fields(chars, lengths)
+
+
+def _float_words(
+    single: npt.NDArray[np.float32],
+    words: UInt64Array,
+    whole_lengths: Int64Array,
+    decimal_counts: Int64Array,
+    fast: npt.NDArray[np.bool_],
+) -> None:
+    """Fill (n, 3) words with [sign, whole digits, point] right-aligned, then 16 decimals left-aligned."""
+    exact = single.astype(np.float64)
+    magnitude = np.abs(exact)
+    exponent = np.frexp(magnitude)[1] - 1  # magnitude in [2**exponent, 2**(exponent + 1))
+    decimals = np.ceil((24 - exponent) * _LOG10_2).astype(np.int64)
+    np.greater_equal(_MAX_DECIMALS, decimals, out=fast)
+    fast &= magnitude < _MAX_WHOLE - 1
+    fast |= magnitude == 0.0
+    np.clip(decimals, 0, _MAX_DECIMALS, out=decimals)
+    unit = _POW10_FLOAT[decimals]
+    scaled = np.rint(np.where(fast, magnitude, 0.0) * unit)  # exact: see the module notes
+    whole = np.floor(scaled / unit)  # the division may round up to the next whole number: corrected below
+    fraction = scaled - whole * unit
+    under = fraction < 0.0
+    if under.any():
+        whole[under] -= 1.0
+        fraction[under] += unit[under]
+    # The decimals as 16 digits, left-aligned: 8 in words[:, 1], 8 in words[:, 2]. The division is exact or
+    # lands strictly between two whole numbers, so floor() is right.
+    spill = np.maximum(decimals - 8, 0)
+    divisor = _POW10_FLOAT[spill]
+    leading = np.floor(fraction / divisor)
+    trailing = (fraction - leading * divisor) * _POW10_FLOAT[8 - spill]
+    leading *= _POW10_FLOAT[np.maximum(8 - decimals, 0)]
+    words[:, 1] = _ascii_digits(leading.astype(np.uint64))
+    words[:, 2] = _ascii_digits(trailing.astype(np.uint64))
+    decimal_counts[:] = _last_nonzero_digit(words[:, 1], words[:, 2])
+    words[:, 1] &= _KEEP_FIRST[np.minimum(decimal_counts, 8)]
+    words[:, 2] &= _KEEP_FIRST[np.maximum(decimal_counts - 8, 0)]
+    whole_integers = whole.astype(np.uint64)
+    negative = np.signbit(exact)
+    if whole_integers.shape[0] and int(whole_integers.max()) < 10:  # one digit, the usual case: '-', digit, point
+        digit_count: Int64Array = np.ones(whole_integers.shape[0], np.int64)
+        whole_word = (whole_integers + np.uint64(48)) << np.uint64(48)
+        whole_word |= negative.astype(np.uint64) * np.uint64(45 << 40)
+    else:
+        bits = np.where(fast, np.clip(exponent, -1, 24) + 1, 0)  # whole <= 2**bits: its digit count is one of two
+        digit_count = _DIGITS_BELOW[bits] + (whole_integers >= _POW10[_DIGITS_BELOW[bits]])
+        whole_word = _ascii_digits(whole_integers)
+        whole_word &= _KEEP_LAST[digit_count]
+        whole_word >>= np.uint64(8)  # room for the point in the last byte
+        whole_word |= np.where(negative, np.uint64(45) << _SHIFTS[np.maximum(6 - digit_count, 0)], np.uint64(0))
+    whole_word |= np.where(decimal_counts > 0, np.uint64(46 << 56), np.uint64(0))
+    words[:, 0] = whole_word
+    whole_lengths[:] = digit_count + negative
+
+
+def int_fields(values: npt.ArrayLike) -> Fields:
+    """Decimal text of integers."""
+    numbers = np.asarray(values).ravel().astype(np.int64)
+    negative = numbers < 0
+    fast = (numbers > -10 * _MAX_WHOLE) & (numbers < 10 * _MAX_WHOLE)
+    magnitude = np.abs(np.where(fast, numbers, 0))
+    count = numbers.shape[0]
+    word = np.empty(count, np.uint64)
+    lengths = np.empty(count, np.int64)
+    small = magnitude.astype(np.uint64)
+    for start in range(0, count, _CHUNK):
+        part = slice(start, start + _CHUNK)
+        word[part], lengths[part] = _whole_words(small[part], negative[part])
+    width = int(lengths.max()) if count else 1
+    chars = word.view(_U8).reshape(count, 8)[:, 8 - width :]
+    if not fast.all():
+        slow = np.flatnonzero(~fast)
+        texts = [b"%d" % value for value in numbers[slow].tolist()]
+        chars, lengths = _place_texts(chars, lengths, slow, texts)
+    return Fields(chars, lengths)
+
+
+def _whole_words(whole: UInt64Array, negative: npt.NDArray[np.bool_]) -> tuple[UInt64Array, Int64Array]:
+    """Whole numbers below 10**7 right-aligned in 8 bytes with a '-' when negative; their text lengths."""
+    high, low = _split_at_four_digits(whole)
+    word = _ascii_from_halves(high, low)
+    digit_count = np.where(high > 0, 4 + _DIGITS4[high], _DIGITS4[low])
+    length = digit_count + negative
+    word &= _KEEP_LAST[digit_count]
+    sign_at = _SHIFTS[np.maximum(7 - digit_count, 0)]
+    word |= np.where(negative, np.uint64(45) << sign_at, np.uint64(0))
+    return word, length.astype(np.int64)
+
+
+def _split_at_four_digits(numbers: UInt64Array) -> tuple[UInt64Array, UInt64Array]:
+    """numbers // 10**4 and numbers % 10**4 for numbers below 10**8 (a multiplication, exact below 4.9e8)."""
+    high = (numbers * np.uint64(109_951_163)) >> np.uint64(40)
+    return high, numbers - high * np.uint64(10_000)
+
+
+def _ascii_from_halves(high: UInt64Array, low: UInt64Array) -> UInt64Array:
+    """8 ASCII digits of high * 10**4 + low (both below 10**4), the first digit in the lowest byte."""
+    halves = np.empty((high.shape[0], 2), np.uint32)
+    halves[:, 0] = _ASCII4[high]
+    halves[:, 1] = _ASCII4[low]
+    digits: UInt64Array = halves.view(np.uint64).reshape(-1)
+    return digits
+
+
+def _ascii_digits(numbers: UInt64Array) -> UInt64Array:
+    """8 ASCII digits (with leading zeros) of numbers below 10**8, the first digit in the lowest byte."""
+    return _ascii_from_halves(*_split_at_four_digits(numbers))
+
+
+def _last_nonzero_digit(first: UInt64Array, second: UInt64Array) -> Int64Array:
+    """How many of the 16 digits (first word, then second) remain once trailing '0's are dropped."""
+    first_set, second_set = _nonzero_digits(first), _nonzero_digits(second)
+    first_count = (np.frexp(first_set.astype(np.float64))[1] + 1) // 8  # highest set bit 8b+7 -> b+1
+    second_count = (np.frexp(second_set.astype(np.float64))[1] + 1) // 8
+    counts: Int64Array = np.where(second_set != 0, 8 + second_count, first_count).astype(np.int64)
+    return counts
+
+
+def _nonzero_digits(words: UInt64Array) -> UInt64Array:
+    """The high bit of every byte that is not '0'."""
+    value = words ^ _ZEROS
+    carried = (value & _LOW7) + _LOW7
+    nonzero: UInt64Array = (carried | value) & _HIGH
+    return nonzero
+
+
+def _with_slow_values(
+    chars: Bytes2D, lengths: Int64Array, single: npt.NDArray[np.float32], slow_mask: npt.NDArray[np.bool_]
+) -> tuple[Bytes2D, Int64Array]:
+    slow = np.flatnonzero(slow_mask)
+    texts = [b"%.9g" % value for value in single[slow].astype(np.float64).tolist()]
+    return _place_texts(chars, lengths, slow, texts)
+
+
+def _place_texts(
+    chars: Bytes2D, lengths: Int64Array, rows: Int64Array, texts: list[bytes]
+) -> tuple[Bytes2D, Int64Array]:
+    width = max(chars.shape[1], max(len(text) for text in texts))
+    chars = np.pad(chars, ((0, 0), (0, width - chars.shape[1])))  # a copy, wider when needed
+    block = np.frombuffer(b"".join(text.ljust(width, b"\0") for text in texts), np.uint8).reshape(-1, width)
+    chars[rows] = block
+    lengths = lengths.copy()
+    lengths[rows] = [len(text) for text in texts]
+    return chars, lengths
+
+
+# ---------------------------------------------------------------------------------------------------- lines
+
+
+def literal(text: bytes, rows: int) -> Bytes2D:
+    """The same bytes on every row (a read-only view)."""
+    return np.broadcast_to(np.frombuffer(text, np.uint8), (rows, len(text)))
+
+
+def table_lines(command: bytes, columns: list[Fields], widths: Int64Array | None = None) -> list[Bytes2D]:
+    """`command n1 n2 ...` lines, one per row, as column blocks for `compact`; row i keeps its first widths[i]
+    numbers (all when None). The fields' characters are used in place (blanked where a row is shorter)."""
+    rows = columns[0].chars.shape[0] if columns else 0
+    parts = [literal(command, rows)]
+    for index, field in enumerate(columns):
+        if widths is None:
+            parts.append(literal(b" ", rows))
+        else:
+            short = widths <= index
+            field.chars[short] = 0
+            parts.append(np.where(short, 0, 32).astype(np.uint8)[:, None])
+        parts.append(field.chars)
+    parts.append(literal(b"\n", rows))
+    return parts
+
+
+def compact(parts: list[Bytes2D]) -> bytes:
+    """The text of rows made of these column blocks side by side, one row after the other, fillers dropped."""
+    text: bytes = np.concatenate(parts, axis=1).tobytes().translate(None, b"\0")
+    return text
