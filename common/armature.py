@@ -216,24 +216,34 @@ def ensure_object_mode(context: bpy.types.Context) -> None:
 
 
 def build_armature(
-    context: bpy.types.Context, name: str, skeleton: Skeleton, *, bone_axis: str = "Y"
+    context: bpy.types.Context,
+    name: str,
+    skeleton: Skeleton,
+    *,
+    bone_axis: str = "Y",
+    axis_correction: np.ndarray | None = None,
+    lengths: np.ndarray | None = None,
+    sticks: bool = True,
 ) -> tuple[bpy.types.Object, list[str]]:
     """A new armature object (linked to the active collection) and the Blender name of each bone, in order.
 
     Blender limits bone names to 63 bytes and makes them unique, so callers map bones through the returned names.
+    A format with its own bone-axis choices passes the 4x4 `axis_correction` (then `bone_axis` stays "Y") and may
+    pass its own display `lengths`; `sticks` draws the bones as sticks in front of the mesh.
     """
     armature = bpy.data.armatures.new(name)
     armature[BONE_AXIS_PROPERTY] = bone_axis
-    armature.display_type = "STICK"
     obj = bpy.data.objects.new(name, armature)
-    obj.show_in_front = True
+    if sticks:
+        armature.display_type = "STICK"
+        obj.show_in_front = True
     context.collection.objects.link(obj)
     names = list(skeleton.names)
     if not len(skeleton):
         return obj, names
     ensure_object_mode(context)
-    blender_rest = skeleton.rest @ correction(bone_axis)
-    lengths = bone_lengths(skeleton)
+    blender_rest = skeleton.rest @ (correction(bone_axis) if axis_correction is None else axis_correction)
+    lengths = bone_lengths(skeleton) if lengths is None else lengths
     view_layer = context.view_layer
     previous = view_layer.objects.active
     view_layer.objects.active = obj

@@ -170,7 +170,7 @@ def mesh_triangles(
     corner_vertices = corner_vert[loops]
     normals = corner_floats(mesh.corner_normals, "vector", 3)
     if stored_normals:
-        normals = _prefer_stored_normals(mesh, normals, stored_normals)
+        normals = prefer_stored_normals(mesh, normals, stored_normals)
     normals = normals[loops]
     uvs = None
     if mesh.uv_layers.active is not None:
@@ -187,11 +187,19 @@ def mesh_triangles(
     )  # fmt: skip
 
 
-def _prefer_stored_normals(mesh: bpy.types.Mesh, normals: np.ndarray, name: str) -> np.ndarray:
+def prefer_stored_normals(
+    mesh: bpy.types.Mesh, normals: np.ndarray, name: str, corner_vert: np.ndarray | None = None
+) -> np.ndarray:
+    """(C, 3) corner normals where each still matching the file's normal (the float vector attribute `name`) is
+    replaced by the stored vector. The attribute is per corner, or per point when `corner_vert` (each corner's
+    vertex) is given."""
     attribute = mesh.attributes.get(name)
-    if attribute is None or attribute.domain != "CORNER" or attribute.data_type != "FLOAT_VECTOR":
+    domain = "CORNER" if corner_vert is None else "POINT"
+    if attribute is None or attribute.domain != domain or attribute.data_type != "FLOAT_VECTOR":
         return normals
     stored = corner_floats(attribute.data, "vector", 3)
+    if corner_vert is not None:
+        stored = stored[corner_vert]
     length = np.linalg.norm(stored, axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         cosine = (stored * normals).sum(axis=1) / length

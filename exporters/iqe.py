@@ -90,6 +90,8 @@ class ExportSettings:
     export_animations: str = "ALL"
     max_influences: int = 4
     export_comment: bool = True
+    flip_v: bool = True  # write 1 - v, as every IQE exporter does (the compiler does not flip)
+    reverse_winding: bool = True  # clockwise front faces, the IQE convention (Blender's are counter-clockwise)
 
 
 # --------------------------------------------------------------------------------------------- mesh blocks
@@ -128,21 +130,6 @@ def _face_materials(mesh: bpy.types.Mesh, count: int) -> np.ndarray:
     return materials
 
 
-def _corner_normals(mesh: bpy.types.Mesh, corner_vert: np.ndarray) -> np.ndarray:
-    """Blender's corner normals; where they still match the file's stored normal, the stored vector exactly."""
-    normals = _floats(mesh.corner_normals, "vector", 3)
-    stored_attribute = mesh.attributes.get(STORED_NORMALS)
-    if stored_attribute is None or stored_attribute.domain != "POINT" or stored_attribute.data_type != "FLOAT_VECTOR":
-        return normals
-    per_vertex = _floats(stored_attribute.data, "vector", 3)
-    length = np.sqrt(np.einsum("ij,ij->i", per_vertex, per_vertex))[corner_vert]
-    stored = per_vertex[corner_vert]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cosine = np.einsum("ij,ij->i", stored, normals) / length
-    unchanged = np.isfinite(cosine) & (cosine > np.cos(np.radians(3.0)))
-    return np.where(unchanged[:, None], stored, normals).astype(np.float32)
-
-
 def _color_values(attribute: bpy.types.Attribute, space: str) -> np.ndarray:
     values = _floats(attribute.data, "color", 4).astype(np.float64)
     if space == "SRGB":
@@ -163,13 +150,15 @@ def _gather_layers(
 ) -> _Layers:
     layers = _Layers()
     if settings.export_normals:
-        layers.corner["normal"] = _corner_normals(mesh, corner_vert)
+        normals = _floats(mesh.corner_normals, "vector", 3)  # unedited file normals: the stored vectors, exactly
+        layers.corner["normal"] = mesh_io.prefer_stored_normals(mesh, normals, STORED_NORMALS, corner_vert)
     handled = {STORED_NORMALS}
     if settings.export_uvs and len(mesh.uv_layers):
         main = next((uv for uv in mesh.uv_layers if uv.active_render), mesh.uv_layers[0])
         for uv in mesh.uv_layers:
             values = _floats(uv.uv, "vector", 2)
-            values[:, 1] = 1.0 - values[:, 1]
+            if settings.flip_v:
+                values[:, 1] = 1.0 - values[:, 1]
             handled.add(uv.name)
             if uv == main:
                 layers.corner["texcoord"] = values
@@ -192,7 +181,7 @@ def _gather_layers(
     if settings.export_attributes != "NONE":
         _gather_generic(obj, mesh, settings.export_attributes, handled, layers, customs)
     if settings.export_tangents:
-        _gather_tangents(mesh, layers, customs)
+        _gather_tangents(mesh, layers, customs, settings.flip_v)
     return layers
 
 
@@ -209,8 +198,8 @@ def _gather_generic(
             continue
         width, key = _ATTRIBUTE_WIDTHS[attribute.data_type]
         tag = str(tags.get(name, "")).split(" ", 3)
-        if len(tag) == 4 and tag[0].isdigit() and int(tag[2]) == width:
-            custom = customs.claim(name, width, tag[1], int(tag[0]))
+        if len(tag) == 4 and tag[0].isdigit() and tag[2].isdigit() and int(tag[2]) == width:
+            custom = customs.claim(tag[3] or name, width, tag[1], int(tag[0]))  # the declared name (see import)
         else:
             custom = customs.claim(name, width)
         if custom is None:
@@ -220,7 +209,7 @@ def _gather_generic(
         target[f"custom{custom.slot}"] = values
 
 
-def _gather_tangents(mesh: bpy.types.Mesh, layers: _Layers, customs: _Customs) -> None:
+def _gather_tangents(mesh: bpy.types.Mesh, layers: _Layers, customs: _Customs, flip_v: bool) -> None:
     if not len(mesh.uv_layers):
         customs.warnings.append(f"{mesh.name}: no UV map, so no tangents")
         return
@@ -233,7 +222,7 @@ def _gather_tangents(mesh: bpy.types.Mesh, layers: _Layers, customs: _Customs) -
     tangents[:, :3] = _floats(mesh.loops, "tangent", 3)
     signs = np.empty(len(mesh.loops), np.float32)
     mesh.loops.foreach_get("bitangent_sign", signs)
-    tangents[:, 3] = -signs  # the IQE winding is mirrored, which flips the handedness
+    tangents[:, 3] = -signs if flip_v else signs  # flipping V turns the bitangent around
     layers.corner["tangent"] = tangents
 
 
@@ -286,6 +275,7 @@ class _ObjectData:
     face_materials: np.ndarray
     material_names: list[str]
     weights: tuple[np.ndarray, np.ndarray] | None  # (V, K) joints and weights, limited and normalised
+    reverse: bool = True  # write each face's corners in reverse order
 
 
 def _object_data(
@@ -295,7 +285,8 @@ def _object_data(
     settings: ExportSettings,
     customs: _Customs,
     joint_of_name: dict[str, int] | None,
-) -> _ObjectData:
+) -> _ObjectData | None:
+    """The object's export data, or None when its mesh has no faces."""
     matrix = operator.export_matrix(obj)
     bone_groups = [g.name for g in obj.vertex_groups if joint_of_name is not None and g.name in joint_of_name]
     reader = armature_helpers.vertex_weight_reader(obj, bone_groups) if bone_groups else None
@@ -303,6 +294,8 @@ def _object_data(
         with _modifiers_off(obj, reader, operator.apply_modifiers):
             depsgraph = context.evaluated_depsgraph_get()
             with mesh_io.evaluated_mesh(obj, depsgraph, operator.apply_modifiers or reader is not None) as mesh:
+                if not len(mesh.polygons):  # edges or points only (a curve without bevel): nothing to write
+                    return None
                 positions = _floats(mesh.attributes["position"].data, "vector", 3)
                 corner_vert = np.empty(len(mesh.loops), np.intc)
                 mesh.attributes[".corner_vert"].data.foreach_get("value", corner_vert)
@@ -319,6 +312,7 @@ def _object_data(
     finally:
         if reader is not None:
             reader.remove()
+    mirrored = matrix.determinant() < 0.0  # a mirroring transform turns faces inside out: their order turns back
     if not mesh_io.is_identity(matrix):
         positions = mesh_io.transform_points(positions, matrix).astype(np.float32)
         if "normal" in layers.corner:
@@ -326,8 +320,22 @@ def _object_data(
         if "tangent" in layers.corner:
             tangent = layers.corner["tangent"]
             tangent[:, :3] = _transform_directions(tangent[:, :3], matrix)
-    name = str(obj.get(rig_math.ORIGINAL_NAME, obj.name))
-    return _ObjectData(name, positions, corner_vert, layers, loops, sizes, face_materials, material_names, weights)
+            if mirrored:
+                tangent[:, 3] *= -1.0
+    name = _clean(str(obj.get(rig_math.ORIGINAL_NAME, obj.name)), "mesh", customs.warnings)
+    material_names = [_clean(material, "material", customs.warnings) for material in material_names]
+    return _ObjectData(name, positions, corner_vert, layers, loops, sizes, face_materials, material_names, weights,
+                       reverse=settings.reverse_winding != mirrored)  # fmt: skip
+
+
+def _clean(name: str, what: str, warnings: list[str]) -> str:
+    """`name` with the characters IQE cannot quote replaced (`"` by `'`), saying so."""
+    cleaned, changed = iqe.sanitize_name(name)
+    if changed:
+        message = f"{what} {name!r} written as {cleaned!r}: IQE names cannot hold double quotes or line breaks"
+        if message not in warnings:
+            warnings.append(message)
+    return cleaned
 
 
 @contextmanager
@@ -449,7 +457,8 @@ def _blocks(data: _ObjectData, taken: set[tuple[str, str]]) -> list[iqe.IqeMesh]
             mesh.blend_indices = np.ascontiguousarray(data.weights[0][source_vertex], np.int32)
             mesh.blend_weights = np.ascontiguousarray(data.weights[1][source_vertex], np.float32)
         mesh.face_sizes = sizes.astype(np.int32)
-        mesh.face_corners = iqe.reverse_face_order(new_vertex.astype(np.int32), mesh.face_sizes)
+        corners = new_vertex.astype(np.int32)
+        mesh.face_corners = iqe.reverse_face_order(corners, mesh.face_sizes) if data.reverse else corners
         blocks.append(mesh)
     return blocks
 
@@ -516,6 +525,8 @@ def build_document(
         space = np.array(operator.export_matrix(armature), np.float64)
         rig = iqe_rig.skeleton(armature, space)
         document.joints = rig.joints
+        for joint in document.joints:
+            joint.name = _clean(joint.name, "bone", summary.warnings)
     joint_of_name = {name: i for i, name in enumerate(rig.bone_names)} if rig is not None else None
     customs = _Customs()
     taken: set[tuple[str, str]] = set()
@@ -523,6 +534,9 @@ def build_document(
         for obj in objects:
             skinned = joint_of_name is not None and _uses_armature(obj, armature)
             data = _object_data(context, obj, operator, settings, customs, joint_of_name if skinned else None)
+            if data is None:
+                summary.warnings.append(f"{obj.name}: no faces; left out")
+                continue
             blocks = _blocks(data, taken)
             document.meshes.extend(blocks)
             summary.objects += 1
@@ -534,12 +548,14 @@ def build_document(
             f"{MAX_SKINNED_JOINTS} joints"
         )
     document.vertex_arrays = [
-        iqe.IqeVertexArrayFormat(f"custom{c.slot}", c.component, c.width, c.name)
+        iqe.IqeVertexArrayFormat(f"custom{c.slot}", c.component, c.width, _clean(c.name, "attribute", summary.warnings))
         for c in sorted(customs.by_name.values(), key=lambda c: c.slot)
     ]
     summary.warnings.extend(customs.warnings)
     if rig is not None and settings.export_animations != "NONE":
         document.animations = _animations(context, rig, settings.export_animations)
+        for animation in document.animations:
+            animation.name = _clean(animation.name, "animation", summary.warnings)
     if settings.export_comment:
         document.comment_section = _comment(chosen, armature)
     return document
@@ -595,7 +611,7 @@ def draw_iqe_export_options(layout: bpy.types.UILayout, operator: object, contex
                ("export_skeleton", "max_influences", "export_animations"))  # fmt: skip
     draw_panel(
         layout, operator, "IOGF_iqe_export_transform", "Transform",
-        ("apply_transform", "global_scale", "axis_forward", "axis_up"), closed=True,
+        ("apply_transform", "global_scale", "axis_forward", "axis_up", "flip_v", "reverse_winding"), closed=True,
     )  # fmt: skip
 
 
@@ -628,6 +644,13 @@ class EXPORT_SCENE_OT_iqe(bpy.types.Operator, ExportHelper, ExportScopeMixin):
     export_comment: BoolProperty(
         name="Comment Section", default=True, description="Write the text block of an imported file's comment"
     )
+    flip_v: BoolProperty(
+        name="Flip V", default=True, description="Write texture coordinates as (u, 1 - v), the IQE convention"
+    )
+    reverse_winding: BoolProperty(
+        name="Reverse Winding", default=True,
+        description="Write faces clockwise, the IQE convention; off: Blender's counter-clockwise order",
+    )  # fmt: skip
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         settings = ExportSettings(
@@ -641,6 +664,8 @@ class EXPORT_SCENE_OT_iqe(bpy.types.Operator, ExportHelper, ExportScopeMixin):
             export_animations=self.export_animations,
             max_influences=self.max_influences,
             export_comment=self.export_comment,
+            flip_v=self.flip_v,
+            reverse_winding=self.reverse_winding,
         )
         return guarded(self, lambda: export_iqe(context, self.filepath, self, settings), "Exported")
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
+from ..common.animation import bone_path, pose_matrices, slotted_actions
+from ..common.armature import euler_to_matrix
 from ..formats.errors import FormatError
 from ..formats.iqe import IqeAnimation, IqeJoint, parent_first_order
 from ..importers import iqe_rig
@@ -83,9 +85,14 @@ def skeleton(armature: bpy.types.Object, space: np.ndarray) -> Skeleton:
 # ------------------------------------------------------------------------------------------------ animation
 
 
+# Not common.animation's `actions_for`/`sample_bone_action` (SMD): those make each object slot a source of its own
+# and evaluate every curve frame by frame in Python. IQE writes one animation per action from the slot animating
+# this armature, and samples in numpy (`_sample_curves`): most of the export benchmark's animation time.
+
+
 def _fcurve_owner(action: bpy.types.Action, armature: bpy.types.Object) -> object | None:
     """The F-curves of the action that animate this armature: a slot's channelbag on 4.4+, the action on 4.2."""
-    if not iqe_rig.SLOTTED_ACTIONS:
+    if not slotted_actions():
         return action
     data = armature.animation_data
     slots = list(action.slots)
@@ -103,7 +110,7 @@ def _fcurve_owner(action: bpy.types.Action, armature: bpy.types.Object) -> objec
 
 
 def _bone_curves(owner: object, bone_names: list[str]) -> dict[tuple[int, str, int], bpy.types.FCurve]:
-    prefixes = {f'pose.bones["{iqe_rig._escape(name)}"].': joint for joint, name in enumerate(bone_names)}
+    prefixes = {bone_path(name, ""): joint for joint, name in enumerate(bone_names)}
     curves = {}
     for curve in getattr(owner, "fcurves"):  # noqa: B009  (a channelbag or a legacy action)
         path = curve.data_path
@@ -127,20 +134,6 @@ def armature_actions(armature: bpy.types.Object, bone_names: list[str], mode: st
     return found
 
 
-def _euler_matrices(angles: np.ndarray, order: str) -> np.ndarray:
-    result = np.broadcast_to(np.identity(3), (*angles.shape[:-1], 3, 3)).copy()
-    for axis in order:  # 'XYZ': X is applied first, R = Rz Ry Rx
-        i = "XYZ".index(axis)
-        c, s = np.cos(angles[..., i]), np.sin(angles[..., i])
-        single = np.broadcast_to(np.identity(3), result.shape).copy()
-        a, b = [k for k in range(3) if k != i]
-        single[..., a, a], single[..., b, b] = c, c
-        sign = 1.0 if i != 1 else -1.0
-        single[..., a, b], single[..., b, a] = -s * sign, s * sign
-        result = single @ result
-    return result
-
-
 def _rotation_matrices(channels: dict[str, np.ndarray], mode: str) -> np.ndarray:
     if mode == "QUATERNION":
         wxyz = channels["rotation_quaternion"]
@@ -153,13 +146,16 @@ def _rotation_matrices(channels: dict[str, np.ndarray], mode: str) -> np.ndarray
         half = angle_axis[..., 0:1] * 0.5
         xyzw = np.concatenate((axis * np.sin(half), np.cos(half)), axis=-1)
     else:
-        return _euler_matrices(channels["rotation_euler"], mode)
+        return euler_to_matrix(channels["rotation_euler"], mode)
     length = np.linalg.norm(xyzw, axis=-1, keepdims=True)
     xyzw = np.divide(xyzw, length, out=np.tile([0.0, 0.0, 0.0, 1.0], (*xyzw.shape[:-1], 1)), where=length > 1e-12)
     return iqe_rig.matrices_from_quaternions(xyzw.reshape(-1, 4)).reshape(*xyzw.shape[:-1], 3, 3)
 
 
 _CHANNELS = {"location": 3, "rotation_quaternion": 4, "rotation_euler": 3, "rotation_axis_angle": 4, "scale": 3}
+_REST_VALUES = {"location": (0.0, 0.0, 0.0), "rotation_quaternion": (1.0, 0.0, 0.0, 0.0),
+                "rotation_euler": (0.0, 0.0, 0.0), "rotation_axis_angle": (0.0, 0.0, 1.0, 0.0),
+                "scale": (1.0, 1.0, 1.0)}  # fmt: skip
 
 
 def _sample_curve(curve: bpy.types.FCurve, frames: np.ndarray, frame_list: list[float]) -> np.ndarray:
@@ -211,7 +207,8 @@ def _sample_curves(curves: list[bpy.types.FCurve], frames: np.ndarray, frame_lis
 
 
 def action_basis(action: bpy.types.Action, rig: Skeleton, frames: np.ndarray) -> np.ndarray:
-    """(F, J, 4, 4) pose-bone basis matrices of the action at `frames`, unanimated channels as posed now."""
+    """(F, J, 4, 4) pose-bone basis matrices of the action at `frames`; channels without an F-curve take the rest
+    value (as for SMD), so an action exports the same whatever pose the armature was left in."""
     owner = _fcurve_owner(action, rig.armature)
     curves = _bone_curves(owner, rig.bone_names) if owner is not None else {}
     pose_bones = [rig.armature.pose.bones[name] for name in rig.bone_names]
@@ -222,8 +219,7 @@ def action_basis(action: bpy.types.Action, rig: Skeleton, frames: np.ndarray) ->
     for prop, width in _CHANNELS.items():
         if prop not in ("location", "scale") and prop not in rotation_props:
             continue
-        current = np.array([tuple(getattr(pose_bone, prop)) for pose_bone in pose_bones], np.float64)
-        values = np.repeat(current.reshape(1, len(pose_bones), width), len(frames), axis=0)
+        values = np.tile(_REST_VALUES[prop], (len(frames), len(pose_bones), 1))
         found = [(joint, index) for joint in range(len(pose_bones)) for index in range(width)
                  if (joint, prop, index) in curves]  # fmt: skip
         samples = _sample_curves([curves[(joint, prop, index)] for joint, index in found], frames, frame_list)
@@ -250,19 +246,10 @@ def frames_from_pose(rig: Skeleton, pose: np.ndarray) -> np.ndarray:
     return iqe_rig.decompose(iqe_rig.local_matrices(world, rig.parents)).astype(np.float32)
 
 
-def pose_from_basis(rig: Skeleton, basis: np.ndarray) -> np.ndarray:
-    relative_rest = iqe_rig.local_matrices(rig.rest, rig.parents)
-    pose = np.empty_like(basis)
-    for joint, parent in enumerate(rig.parents):
-        local = relative_rest[joint] @ basis[:, joint]
-        pose[:, joint] = pose[:, parent] @ local if parent >= 0 else local
-    return pose
-
-
 def action_animation(action: bpy.types.Action, rig: Skeleton, scene: bpy.types.Scene) -> IqeAnimation:
     start, end = (float(value) for value in action.frame_range)
     frames = np.arange(round(start), round(end) + 1, dtype=np.float64)
-    pose = pose_from_basis(rig, action_basis(action, rig, frames))
+    pose = pose_matrices(rig.parents, rig.rest, action_basis(action, rig, frames))
     return IqeAnimation(
         name=str(action.get(iqe_rig.ORIGINAL_NAME, action.name)),
         framerate=float(action.get(iqe_rig.FRAMERATE, scene.render.fps / scene.render.fps_base)),

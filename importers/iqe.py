@@ -9,14 +9,17 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
-from bpy_extras.io_utils import ImportHelper, orientation_helper, poll_file_object_drop
+from bpy_extras.io_utils import ImportHelper, orientation_helper
 from mathutils import Matrix
 
+from ..common import animation as animation_helpers
+from ..common import armature as armature_helpers
 from ..common import mesh_io
 from ..common.operators import (
     ImportFilesMixin,
     Summary,
     draw_panel,
+    file_handler,
     guarded,
     import_all,
     import_matrix,
@@ -78,7 +81,7 @@ def build_document(
     objects = []
     for name, members in _object_groups(document, options.merge_by_name):
         obj = _build_object(name, [document.meshes[i] for i in members],
-                            [normals_by_mesh[i] for i in members], document, options)  # fmt: skip
+                            [normals_by_mesh[i] for i in members], document, options, warnings)  # fmt: skip
         if armature_obj is not None and any(document.meshes[i].blend_indices is not None for i in members):
             _skin(obj, armature_obj, bone_names, [document.meshes[i] for i in members])
         elif obj.parent is None:
@@ -142,6 +145,7 @@ def _build_object(
     generated: list[np.ndarray | None],
     document: iqe.IqeDocument,
     options: IqeImportOptions,
+    warnings: list[str],
 ) -> bpy.types.Object:
     vertex_offsets = np.cumsum([0, *(m.vertex_count for m in meshes)])
     corner_parts, size_parts, material_parts, generated_parts = [], [], [], []
@@ -172,7 +176,7 @@ def _build_object(
         mesh_io.add_uv_map(blender_mesh, UV_NAME, uvs[corner_verts])
     _add_normals(blender_mesh, meshes, corner_verts, generated_parts, options)
     _add_colors(blender_mesh, meshes, options.import_colors)
-    _add_customs(blender_mesh, meshes, document)
+    _add_customs(blender_mesh, meshes, document, warnings)
     obj = bpy.data.objects.new(name or "mesh", blender_mesh)  # linked by the caller
     if obj.name != name:
         obj[iqe_rig.ORIGINAL_NAME] = name
@@ -243,7 +247,18 @@ _CUSTOM_TYPES = {
 }
 
 
-def _add_customs(mesh: bpy.types.Mesh, meshes: list[iqe.IqeMesh], document: iqe.IqeDocument) -> None:
+# Names Blender gives a meaning (built-in mesh attributes), besides the dot-prefixed internal ones.
+_RESERVED_ATTRIBUTES = {"position", "material_index", "sharp_face", "sharp_edge", "custom_normal", "normal", "id",
+                        "radius", "crease_vert", "crease_edge", "bevel_weight_vert", "bevel_weight_edge"}  # fmt: skip
+RESERVED_PREFIX = "iqe_"  # a custom array whose name Blender cannot take becomes an attribute iqe_<name>
+
+
+def _add_customs(
+    mesh: bpy.types.Mesh, meshes: list[iqe.IqeMesh], document: iqe.IqeDocument, warnings: list[str]
+) -> None:
+    """One point attribute per custom array, named as declared; a name Blender reserves or that is already taken
+    (a built-in attribute, the UV map, the colour) becomes iqe_<name>. The `iqe_custom` tag keeps the declared
+    name, so export writes it back."""
     slots = sorted({slot for m in meshes for slot in m.custom})
     tags: dict[str, str] = {}
     for slot in slots:
@@ -253,7 +268,17 @@ def _add_customs(mesh: bpy.types.Mesh, meshes: list[iqe.IqeMesh], document: iqe.
             [m.custom[slot] if slot in m.custom else np.zeros((m.vertex_count, width), np.float32) for m in meshes]
         )
         data_type, key = _CUSTOM_TYPES[width]
-        attribute = mesh.attributes.new(declared.name or f"custom{slot}", data_type, "POINT")
+        wanted = declared.name or f"custom{slot}"
+        if wanted.startswith(".") or wanted in _RESERVED_ATTRIBUTES or wanted in mesh.attributes:
+            name = RESERVED_PREFIX + wanted
+            warnings.append(f"{mesh.name}: custom array {wanted!r} is a name Blender reserves or already uses; "
+                            f"imported as attribute {name!r} (exported under its own name)")  # fmt: skip
+        else:
+            name = wanted
+        attribute = mesh.attributes.new(name, data_type, "POINT")
+        if attribute is None:  # still refused by this Blender: skip rather than fail the import
+            warnings.append(f"{mesh.name}: custom array {wanted!r} could not be made an attribute; skipped")
+            continue
         attribute.data.foreach_set(key, np.ascontiguousarray(values, np.float32).ravel())
         tags[attribute.name] = f"{slot} {declared.component} {width} {declared.name}"
     if tags:
@@ -265,17 +290,23 @@ def _build_skeleton(
 ) -> tuple[bpy.types.Object, list[str]]:
     names = [joint.name for joint in document.joints]
     parents = [joint.parent for joint in document.joints]
-    base_world = iqe_rig.world_matrices(iqe_rig.pose_matrices(document.base_pose_array()), parents)
+    base_local = iqe_rig.pose_matrices(document.base_pose_array())
+    flat = np.flatnonzero(iqe_rig.singular(base_local)).tolist()
+    if flat:
+        shown = ", ".join(f"{index} {names[index]!r}" for index in flat[:5])
+        warnings.append(
+            f"{stem}: base pose of joint {shown}{' ...' if len(flat) > 5 else ''} cannot be inverted (zero scale "
+            "or a flat matrix): the bone gets the nearest rotation, and its animation the pseudo-inverse"
+        )
+    base_world = armature_helpers.world_from_local(parents, base_local)
     obj, bone_names = iqe_rig.build_armature(context, stem, names, parents, base_world, options.bone_axis, warnings)
     if not options.import_animations:
         return obj, bone_names
     rest = np.array([np.array(obj.data.bones[name].matrix_local) for name in bone_names], np.float64)
-    first = None
+    assigned = False
     for order, animation in enumerate(document.animations):
-        action = _build_action(obj, animation, bone_names, parents, base_world, rest, order)
-        first = first or action
-    if first is not None:
-        iqe_rig.assign_action(obj, first)
+        action = _build_action(obj, animation, bone_names, parents, base_world, rest, order, not assigned)
+        assigned = assigned or action is not None
     return obj, bone_names
 
 
@@ -287,25 +318,34 @@ def _build_action(
     base_world: np.ndarray,
     rest: np.ndarray,
     order: int,
-) -> bpy.types.Action:
-    action, owner = iqe_rig.new_action(animation.name or "animation", obj)
+    assign: bool,
+) -> bpy.types.Action | None:
+    """The animation as an action keyed on every frame from 1 (linear keys; none for an animation without frames);
+    with `assign`, one with frames becomes the armature's action. Returns the action when it was assigned."""
+    frames = animation.frames
+    count = frames.shape[0]
+    name = animation.name or "animation"
+    if count:
+        world = armature_helpers.world_from_local(parents, iqe_rig.pose_matrices(frames))
+        channels = iqe_rig.pose_basis(world, base_world, rest, parents)
+        quaternions = animation_helpers.continuous_quaternions(channels[..., 3:7])[..., [3, 0, 1, 2]]  # w first
+        action = animation_helpers.create_bone_action(
+            obj, name, bone_names, 1.0 + np.arange(count, dtype=np.float64), channels[..., 0:3], quaternions,
+            rotation_mode="QUATERNION", scales=channels[..., 7:10], thin=False, assign=assign,
+        )  # fmt: skip
+    else:
+        action = bpy.data.actions.new(name)
+        action.use_fake_user = True
     if action.name != animation.name:
         action[iqe_rig.ORIGINAL_NAME] = animation.name
     action[iqe_rig.FRAMERATE] = float(animation.framerate)
     action[iqe_rig.LOOP] = bool(animation.loop)
     action[iqe_rig.ORDER] = order
-    action.use_fake_user = True
-    frames = animation.frames
-    count = frames.shape[0]
-    if count:
-        world = iqe_rig.world_matrices(iqe_rig.pose_matrices(frames), parents)
-        channels = iqe_rig.pose_basis(world, base_world, rest, parents)
-        iqe_rig.fill_action(owner, bone_names, channels, 1.0)
     action.use_frame_range = True
     action.frame_start = 1.0
     action.frame_end = float(max(count, 1))
     action.use_cyclic = bool(animation.loop)
-    return action
+    return action if count and assign else None
 
 
 def _skin(obj: bpy.types.Object, armature: bpy.types.Object, bone_names: list[str], meshes: list[iqe.IqeMesh]) -> None:
@@ -316,9 +356,7 @@ def _skin(obj: bpy.types.Object, armature: bpy.types.Object, bone_names: list[st
         [m.blend_weights if m.blend_weights is not None else np.zeros((m.vertex_count, 4), np.float32) for m in meshes]
     )
     iqe_rig.add_vertex_groups(obj, bone_names, indices, weights)
-    obj.parent = armature
-    modifier = obj.modifiers.new("Armature", "ARMATURE")
-    modifier.object = armature
+    armature_helpers.skin_to_armature(obj, armature)
 
 
 def import_iqe_files(context: bpy.types.Context, paths: list[str], options: IqeImportOptions) -> Summary:
@@ -396,16 +434,7 @@ def draw_iqe_import_options(layout: bpy.types.UILayout, operator: object) -> Non
     )  # fmt: skip
 
 
-class IOGF_FH_iqe(bpy.types.FileHandler):
-    bl_idname = "IOGF_FH_iqe"
-    bl_label = "Inter-Quake Export"
-    bl_import_operator = "import_scene.iqe"
-    bl_export_operator = "export_scene.iqe"
-    bl_file_extensions = ".iqe"
-
-    @classmethod
-    def poll_drop(cls, context: bpy.types.Context) -> bool:
-        return bool(poll_file_object_drop(context))
+IOGF_FH_iqe = file_handler("IOGF_FH_iqe", "Inter-Quake Export", "import_scene.iqe", "export_scene.iqe", ".iqe")
 
 
 def menu_import(self: bpy.types.Menu, context: bpy.types.Context) -> None:

@@ -14,8 +14,9 @@ from contextlib import contextmanager
 
 import bpy
 import numpy as np
-from mathutils import Matrix, Vector
+from mathutils import Vector
 
+from ..common import armature as armature_helpers
 from ..formats.iqe.poses import canonical_quaternions, matrices_from_quaternions, quaternions_from_matrices
 
 BASE_SCALE = "iqe_base_scale"  # bone property: world scale of the base pose when it is not 1
@@ -34,11 +35,13 @@ BONE_AXES = (
     ("-Y", "-Y", "Joints point along -Y"),
 )
 _AXIS_VECTORS = {"X": (1, 0, 0), "-X": (-1, 0, 0), "Y": (0, 1, 0), "-Y": (0, -1, 0), "Z": (0, 0, 1), "-Z": (0, 0, -1)}
-SLOTTED_ACTIONS = bpy.app.version >= (4, 4, 0)
 
 
 def axis_correction(axis: str) -> np.ndarray:
-    """4x4 C with R = B * C: Blender's bone Y axis laid onto the file's joint axis."""
+    """4x4 C with R = B * C: Blender's bone Y axis laid onto the file's joint axis.
+
+    Not `common.armature.correction`: IQE offers six axes (also -X, -Y, -Z), stored as `iqe_bone_axis` on
+    imported armatures; for X and Z the two give the same turn."""
     rotation = Vector((0.0, 1.0, 0.0)).rotation_difference(Vector(_AXIS_VECTORS.get(axis, (0, 1, 0))))
     return np.array(rotation.to_matrix().to_4x4(), np.float64)
 
@@ -72,42 +75,60 @@ def decompose(matrices: np.ndarray) -> np.ndarray:
     return poses.reshape(*np.shape(matrices)[:-2], 10)
 
 
-def world_matrices(local: np.ndarray, parents: list[int]) -> np.ndarray:
-    """Chain (..., J, 4, 4) parent-local matrices into model space; parents precede children."""
-    world = np.array(local, np.float64, copy=True)
-    for joint, parent in enumerate(parents):
-        if parent >= 0:
-            world[..., joint, :, :] = world[..., parent, :, :] @ local[..., joint, :, :]
-    return world
-
-
 def local_matrices(world: np.ndarray, parents: list[int]) -> np.ndarray:
+    """Parent-local matrices of (..., J, 4, 4) model-space ones (the inverse of `armature.world_from_local`).
+
+    Not `armature.local_from_world`: IQE joints carry scale (and may be singular), so the parent is inverted in
+    general, not as a rigid transform."""
     local = np.array(world, np.float64, copy=True)
     children = [joint for joint, parent in enumerate(parents) if parent >= 0]
     if children:  # one batched solve: the same per-matrix LAPACK calls as a loop over the joints
         chosen = [parents[joint] for joint in children]
-        local[..., children, :, :] = np.linalg.solve(world[..., chosen, :, :], world[..., children, :, :])
+        local[..., children, :, :] = solve(world[..., chosen, :, :], world[..., children, :, :])
     return local
 
 
+def solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a^-1 b for stacks of matrices; a singular `a` (a joint scaled to zero) uses its pseudo-inverse."""
+    try:
+        result: np.ndarray = np.linalg.solve(a, b)
+    except np.linalg.LinAlgError:
+        result = np.linalg.pinv(a) @ b
+    return result
+
+
+def inverse(matrices: np.ndarray) -> np.ndarray:
+    """Inverses of a stack of matrices; singular ones get their pseudo-inverse (see `singular`)."""
+    try:
+        result: np.ndarray = np.linalg.inv(matrices)
+    except np.linalg.LinAlgError:
+        result = np.linalg.pinv(matrices)
+    return result
+
+
+def singular(matrices: np.ndarray) -> np.ndarray:
+    """(...,) whether each (..., 4, 4) affine matrix cannot be inverted (a zero scale, a flat `pm` matrix)."""
+    linear = np.asarray(matrices, np.float64)[..., :3, :3]
+    size = np.abs(linear).max(axis=(-2, -1))
+    result: np.ndarray = np.abs(np.linalg.det(linear)) <= 1e-12 * np.maximum(size, 1e-300) ** 3
+    return result
+
+
 def without_scale(matrices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Matrices with unit-length axes (translation kept), and the removed per-axis scale."""
+    """Matrices with unit-length axes (translation kept), and the removed per-axis scale. A singular matrix gets
+    the nearest rotation instead (from its singular value decomposition; the identity for a zero matrix)."""
     result = np.array(matrices, np.float64, copy=True)
     scales = np.linalg.norm(result[..., :3, :3], axis=-2)
     safe = np.where(scales > 1e-12, scales, 1.0)
     result[..., :3, :3] /= safe[..., None, :]
+    flat = singular(matrices)
+    if flat.any():
+        u, _, vt = np.linalg.svd(result[flat, :3, :3])
+        rotations = u @ vt
+        rotations[np.linalg.det(rotations) < 0.0, :, 2] *= -1.0  # u @ vt is a reflection: turn it into a rotation
+        rotations[np.abs(result[flat, :3, :3]).max(axis=(-2, -1)) == 0.0] = np.identity(3)
+        result[flat, :3, :3] = rotations
     return result, scales
-
-
-def continuous_quaternions(quats: np.ndarray) -> np.ndarray:
-    """(F, ..., 4) quaternions with signs flipped so consecutive frames interpolate the short way."""
-    if quats.shape[0] < 2:
-        return quats
-    dots = np.einsum("f...i,f...i->f...", quats[1:], quats[:-1])
-    flips = np.where(dots < 0.0, -1.0, 1.0)
-    signs = np.concatenate((np.ones((1, *flips.shape[1:])), np.cumprod(flips, axis=0)))
-    result: np.ndarray = quats * signs[..., None]
-    return result
 
 
 # ------------------------------------------------------------------------------------------------ building
@@ -122,31 +143,18 @@ def build_armature(
     bone_axis: str,
     warnings: list[str],
 ) -> tuple[bpy.types.Object, list[str]]:
-    """An armature whose rest pose is the base pose; returns the object and each joint's bone name."""
-    armature = bpy.data.armatures.new(name)
-    obj = bpy.data.objects.new(name, armature)
-    context.collection.objects.link(obj)
+    """An armature whose rest pose is the base pose; returns the object and each joint's bone name.
+
+    The bones are made by `common.armature.build_armature`; IQE adds its six bone axes, its bone lengths, and what
+    export needs to give the file back: the base pose's scale and names Blender had to change."""
     rest, scales = without_scale(base_world)
-    rest = rest @ axis_correction(bone_axis)
-    lengths = _bone_lengths(rest, parents)
-    view_layer = context.view_layer
-    previous_active = view_layer.objects.active
-    view_layer.objects.active = obj
-    bpy.ops.object.mode_set(mode="EDIT")
-    try:
-        bones: list[bpy.types.EditBone] = []
-        for index, joint in enumerate(joint_names):
-            bone = armature.edit_bones.new(joint or "joint")
-            bone.head = (0.0, 0.0, 0.0)
-            bone.tail = (0.0, float(lengths[index]), 0.0)
-            bone.matrix = Matrix(rest[index].tolist())
-            if parents[index] >= 0:
-                bone.parent = bones[parents[index]]
-            bones.append(bone)
-        bone_names = [bone.name for bone in bones]
-    finally:
-        bpy.ops.object.mode_set(mode="OBJECT")
-        view_layer.objects.active = previous_active
+    skeleton = armature_helpers.Skeleton([joint or "joint" for joint in joint_names], list(parents), rest)
+    obj, bone_names = armature_helpers.build_armature(
+        context, name, skeleton, axis_correction=axis_correction(bone_axis),
+        lengths=_bone_lengths(rest @ axis_correction(bone_axis), parents), sticks=False,
+    )  # fmt: skip
+    armature = obj.data
+    assert isinstance(armature, bpy.types.Armature)
     renamed = [f"{a!r} -> {b!r}" for a, b in zip(joint_names, bone_names, strict=True) if a != b]
     if renamed:
         warnings.append(f"{len(renamed)} joints renamed for Blender: {', '.join(renamed[:5])}")
@@ -185,6 +193,10 @@ def _bone_lengths(rest: np.ndarray, parents: list[int]) -> np.ndarray:
 
 def add_vertex_groups(obj: bpy.types.Object, bone_names: list[str], indices: np.ndarray, weights: np.ndarray) -> None:
     """One vertex group per joint, in joint order, from (V, K) joint indices and weights; never per-vertex Python.
+
+    Not `common.armature.add_vertex_weights` (SMD): a `vb` joint listed twice adds up and a zero weight is no
+    link (SMD replaces and keeps zero-weight members), every joint gets a group even when unused, and the
+    conversion runs in a scratch scene (much faster at 100k vertices than in the user's scene).
 
     The result is what one `VertexGroup.add(..., "ADD")` per (joint, vertex, weight) would give: weights clamped
     to 1, a joint listed twice for a vertex summed in ascending order (float32, clamped to 1), zero weights
@@ -319,58 +331,14 @@ def _attribute_converter(obj: bpy.types.Object, names: list[str]) -> Iterator[Ca
 
 
 def pose_basis(anim_world: np.ndarray, base_world: np.ndarray, rest: np.ndarray, parents: list[int]) -> np.ndarray:
-    """(F, J, 10) pose-bone basis channels (location, quaternion xyzw, scale) for model-space joints A."""
-    pose = anim_world @ np.linalg.inv(base_world) @ rest  # P = A B^-1 R, (F, J, 4, 4)
+    """(F, J, 10) pose-bone basis channels (location, quaternion xyzw, scale) for model-space joints A.
+
+    The same as `common.animation.basis_from_pose` on P, but in one batched solve that also takes a joint
+    scaled to zero (a singular parent pose, common in game animations to hide a part)."""
+    pose = anim_world @ inverse(base_world) @ rest  # P = A B^-1 R, (F, J, 4, 4)
     relative_rest = local_matrices(rest, parents)  # R_parent^-1 R_j
     parent_pose = np.broadcast_to(np.identity(4), pose.shape).copy()
     children = [joint for joint, parent in enumerate(parents) if parent >= 0]
     parent_pose[:, children] = pose[:, [parents[joint] for joint in children]]
-    basis = np.linalg.inv(relative_rest) @ np.linalg.solve(parent_pose, pose)  # all joints and frames at once
+    basis = np.linalg.inv(relative_rest) @ solve(parent_pose, pose)  # all joints and frames at once
     return decompose(basis)
-
-
-def new_action(name: str, obj: bpy.types.Object) -> tuple[bpy.types.Action, object]:
-    """An action and the F-curve collection to fill: a slot's channelbag on 4.4+, the action itself on 4.2."""
-    action = bpy.data.actions.new(name)
-    if SLOTTED_ACTIONS:
-        slot = action.slots.new(id_type="OBJECT", name=obj.name)
-        strip = action.layers.new("Layer").strips.new(type="KEYFRAME")
-        return action, strip.channelbag(slot, ensure=True)
-    return action, action
-
-
-def fill_action(action_owner: object, bone_names: list[str], channels: np.ndarray, first_frame: float) -> None:
-    """Linear keys on every frame: location, rotation_quaternion (w first) and scale of every bone."""
-    frames = first_frame + np.arange(channels.shape[0], dtype=np.float64)
-    quats = continuous_quaternions(channels[..., 3:7])
-    fcurves = getattr(action_owner, "fcurves")  # noqa: B009  (a channelbag or a legacy action)
-    linear = np.ones(channels.shape[0], np.int32)
-    for joint, bone in enumerate(bone_names):
-        series = (
-            ("location", channels[:, joint, 0:3]),
-            ("rotation_quaternion", quats[:, joint][:, [3, 0, 1, 2]]),
-            ("scale", channels[:, joint, 7:10]),
-        )
-        for prop, values in series:
-            path = f'pose.bones["{_escape(bone)}"].{prop}'
-            for index in range(values.shape[1]):
-                if SLOTTED_ACTIONS:
-                    curve = fcurves.new(path, index=index, group_name=bone)
-                else:
-                    curve = fcurves.new(path, index=index, action_group=bone)
-                curve.keyframe_points.add(len(frames))
-                keys = np.column_stack((frames, values[:, index])).astype(np.float32)
-                curve.keyframe_points.foreach_set("co", keys.ravel())
-                curve.keyframe_points.foreach_set("interpolation", linear)
-                curve.update()
-
-
-def assign_action(obj: bpy.types.Object, action: bpy.types.Action) -> None:
-    data = obj.animation_data or obj.animation_data_create()
-    data.action = action
-    if SLOTTED_ACTIONS and data.action_slot is None and len(action.slots):
-        data.action_slot = action.slots[0]
-
-
-def _escape(name: str) -> str:
-    return name.replace("\\", "\\\\").replace('"', '\\"')

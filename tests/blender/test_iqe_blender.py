@@ -271,14 +271,21 @@ def test_smoothing_commands_generate_normals_without_vn(tmp_path: Path) -> None:
 
 
 def test_smoothing_within_the_angle_averages_normals(tmp_path: Path) -> None:
+    """Smoothing joins corners by position across mesh blocks: the roof's second half, with its own copy of the
+    apex, is a mesh of its own, and still every apex corner gets the averaged (upward) normal."""
     text = SMOOTHING.replace("smoothangle 30", "smoothangle 180").replace("smoothgroup 2\n", "")
-    text = text.replace("vp 0.5 0.5 0.5\nvp 0.5 0.5 0.5", "vp 0.5 0.5 0.5\nvp 0.5 0.5 0.5")
+    text = text.replace("vp 0.5 0.5 0.5\nvp 0.5 0.5 0.5\n", "vp 0.5 0.5 0.5\n")
+    second_mesh = 'mesh "roof2"\nvp 1 1 0\nvp 0 1 0\nvp 0 0 0\nvp 0.5 0.5 0.5\nfm 0 3 1\nfm 1 3 2\n'
+    assert "fm 2 5 3\nfm 3 5 0\n" in text
+    text = text.replace("fm 2 5 3\nfm 3 5 0\n", second_mesh)
+    assert [(m.name, m.vertex_count) for m in iqe.read_iqe(text.encode()).meshes] == [("roof", 5), ("roof2", 4)]
     import_iqe(write(tmp_path, "roof.iqe", text))
-    mesh = bpy.data.objects["roof"].data
-    normals = np.empty(len(mesh.loops) * 3, np.float32)
-    mesh.corner_normals.foreach_get("vector", normals)
-    apex = normals.reshape(-1, 3)[[2, 5, 8, 11]]  # the apex corner of each triangle (Blender order a, c, b)
-    np.testing.assert_allclose(apex, np.tile([0.0, 0.0, 1.0], (4, 1)), atol=2e-3)
+    for name in ("roof", "roof2"):
+        mesh = bpy.data.objects[name].data
+        normals = np.empty(len(mesh.loops) * 3, np.float32)
+        mesh.corner_normals.foreach_get("vector", normals)
+        apex = normals.reshape(-1, 3)[[2, 5]]  # the apex corner of each triangle (Blender order a, c, b)
+        np.testing.assert_allclose(apex, np.tile([0.0, 0.0, 1.0], (2, 1)), atol=2e-3)
 
 
 # ----------------------------------------------------------------------------------------- failures, safety
@@ -316,8 +323,8 @@ def test_failure_while_building_rolls_back(tmp_path: Path, extension, monkeypatc
 def test_failed_export_keeps_the_existing_file_and_leaves_no_temporary(tmp_path: Path) -> None:
     target = tmp_path / "model.iqe"
     target.write_bytes(b"precious")
-    cube('Bad "quoted" name')
-    with pytest.raises(RuntimeError, match="IQE cannot represent"):
+    cube("Box")["iqe_name"] = "n" * 600  # the file's own name, written back: too long for an IQE line
+    with pytest.raises(RuntimeError, match="too long for an IQE line"):
         export_iqe(target)
     assert target.read_bytes() == b"precious"
     assert os.listdir(tmp_path) == ["model.iqe"]
@@ -535,3 +542,200 @@ def test_float_weights_become_exact_vertex_groups(tmp_path: Path) -> None:
     np.testing.assert_array_equal(found, expected)
     assert obj.parent is not None and obj.name in bpy.context.scene.objects
     assert len(bpy.data.scenes) == 1  # the scratch scene of the conversion is gone
+
+
+# ------------------------------------------------------------------------------------------ review fixes
+
+SINGULAR_JOINT = {
+    "pq": "pq 0 1 0  0 0 0 1  0 0 0",
+    "pm": "pm 0 1 0  1 0 0  1 0 0  0 0 1",
+}
+
+
+@pytest.mark.parametrize("form", sorted(SINGULAR_JOINT))
+def test_singular_base_pose_imports_with_a_warning(form: str, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    text = f"""# Inter-Quake Export
+joint "root" -1
+pq 0 0 0  0 0 0 1
+joint "flat" 0
+{SINGULAR_JOINT[form]}
+joint "tip" 1
+pq 0 1 0  0 0 0 1
+mesh "m"
+vp 0 0 0
+vb 1 1
+vp 1 0 0
+vb 0 1
+vp 0 1 0
+vb 2 1
+fm 0 1 2
+animation "a"
+frame
+pq 0 0 0  0 0 0 1
+pq 0 1 0  0 0 0 1
+pq 0 1 0  0 0 0 1
+frame
+pq 0 0 0  0 0 0 1
+pq 0 1 0  0 0 0 1  0 0 0
+pq 0 1 0  0 0 0 1
+"""
+    path = write(tmp_path, "singular.iqe", text)
+    assert import_iqe(path) == {"FINISHED"}
+    assert "'flat'" in capsys.readouterr().out
+    assert len(bpy.data.actions) == 1
+    out = tmp_path / "again.iqe"
+    assert export_iqe(out) == {"FINISHED"}
+    again = iqe.load_iqe(out)
+    assert [j.name for j in again.joints] == ["root", "flat", "tip"]
+    assert np.isfinite(again.animations[0].frames).all()
+
+
+RESERVED_CUSTOMS = """# Inter-Quake Export
+vertexarray custom0 float 1 "material_index"
+vertexarray custom1 float 3 "position"
+vertexarray custom2 float 2 "UVMap"
+vertexarray custom3 float 1 "sharp_face"
+vertexarray custom4 float 1 ".corner_vert"
+vertexarray custom5 float 1 "plain"
+mesh "m"
+vp 0 0 0
+vt 0 0
+v0 1
+v1 1 2 3
+v2 0.5 0.25
+v3 1
+v4 7
+v5 9
+vp 1 0 0
+vt 1 0
+v0 2
+v1 4 5 6
+v2 0.75 0.5
+v3 0
+v4 8
+v5 10
+vp 0 1 0
+vt 0 1
+v0 3
+v1 7 8 9
+v2 0.125 1
+v3 1
+v4 9
+v5 11
+fm 0 1 2
+"""
+
+
+def test_reserved_custom_array_names_get_a_prefix_and_export_back(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    path = write(tmp_path, "reserved.iqe", RESERVED_CUSTOMS)
+    original = iqe.load_iqe(path)
+    assert import_iqe(path) == {"FINISHED"}
+    output = capsys.readouterr().out
+    mesh = bpy.data.objects["m"].data
+    names = set(mesh.attributes.keys())
+    for declared in ("material_index", "position", "UVMap", "sharp_face", ".corner_vert"):
+        assert f"iqe_{declared}" in names
+        assert repr(declared) in output
+    assert "plain" in names and "iqe_plain" not in names
+    assert not [name for name in names if name.endswith(".001")]
+    out = tmp_path / "again.iqe"
+    assert export_iqe(out) == {"FINISHED"}
+    again = iqe.load_iqe(out)
+    assert [(v.kind, v.size, v.name) for v in again.vertex_arrays] == [
+        (v.kind, v.size, v.name) for v in original.vertex_arrays
+    ]
+    assert_same_document(again, original)
+
+
+def test_objects_without_faces_are_left_out_with_a_warning(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    cube("Box")
+    mesh = bpy.data.meshes.new("Edges")
+    mesh.from_pydata([(0, 0, 0), (1, 0, 0), (1, 1, 0)], [(0, 1), (1, 2)], [])
+    bpy.context.collection.objects.link(bpy.data.objects.new("Edges", mesh))
+    bpy.ops.curve.primitive_bezier_curve_add()
+    bpy.context.active_object.name = "Curve"
+    out = tmp_path / "mixed.iqe"
+    assert export_iqe(out) == {"FINISHED"}
+    assert [m.name for m in iqe.load_iqe(out).meshes] == ["Box"]
+    output = capsys.readouterr().out
+    assert "Edges: no faces" in output and "Curve: no faces" in output
+
+
+def file_face_normals(mesh: iqe.IqeMesh) -> tuple[np.ndarray, np.ndarray]:
+    """(face normals by the file's winding taken as counter-clockwise, face centres) of a triangle block."""
+    corners = mesh.positions[mesh.face_corners.reshape(-1, 3)].astype(np.float64)
+    normals = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    return normals, corners.mean(axis=1)
+
+
+@pytest.mark.parametrize("scale", [(1, 1, 1), (-1, 1, 1), (-1, -1, -1)])
+def test_mirrored_objects_export_with_outward_faces(scale: tuple[int, int, int], tmp_path: Path) -> None:
+    box = cube("Box")
+    box.scale = scale
+    out = tmp_path / "box.iqe"
+    assert export_iqe(out) == {"FINISHED"}
+    block = iqe.load_iqe(out).meshes[0]
+    normals, centres = file_face_normals(block)
+    assert ((normals * centres).sum(axis=1) < 0).all()  # clockwise front faces: reversed winding points inward
+    written = block.normals[block.face_corners.reshape(-1, 3)[:, 0]]  # type: ignore[index]
+    assert ((written * centres).sum(axis=1) > 0).all()
+
+
+def test_winding_and_v_flip_options(tmp_path: Path) -> None:
+    box = cube("Box")
+    uvs = np.empty(len(box.data.loops) * 2, np.float32)
+    box.data.uv_layers.active.uv.foreach_get("vector", uvs)
+    out = tmp_path / "box.iqe"
+    assert export_iqe(out, reverse_winding=False, flip_v=False) == {"FINISHED"}
+    block = iqe.load_iqe(out).meshes[0]
+    normals, centres = file_face_normals(block)
+    assert ((normals * centres).sum(axis=1) > 0).all()  # Blender's counter-clockwise order kept
+    assert block.texcoords is not None
+    written = {tuple(uv) for uv in block.texcoords.round(5).tolist()}
+    assert written == {tuple(uv) for uv in uvs.reshape(-1, 2).round(5).tolist()}
+    assert export_iqe(out) == {"FINISHED"}
+    flipped = iqe.load_iqe(out).meshes[0].texcoords
+    assert flipped is not None
+    assert {(u, round(1.0 - v, 5)) for u, v in flipped.round(5).tolist()} == written
+
+
+def test_quotes_in_names_are_replaced_with_a_warning(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    box = cube('Bad "quoted" name')
+    box.data.materials.append(bpy.data.materials.new('mat "one"'))
+    bpy.ops.object.armature_add()
+    armature = bpy.context.active_object
+    armature.data.bones[0].name = 'bone "a"'
+    box.modifiers.new("Armature", "ARMATURE").object = armature
+    box.vertex_groups.new(name='bone "a"').add(list(range(8)), 1.0, "REPLACE")
+    out = tmp_path / "quoted.iqe"
+    assert export_iqe(out) == {"FINISHED"}
+    document = iqe.load_iqe(out)
+    assert [(m.name, m.material) for m in document.meshes] == [("Bad 'quoted' name", "mat 'one'")]
+    assert [j.name for j in document.joints] == ["bone 'a'"]
+    assert "quoted" in capsys.readouterr().out
+
+
+def test_unkeyed_channels_export_at_the_rest_pose(tmp_path: Path) -> None:
+    bpy.ops.object.armature_add()
+    armature = bpy.context.active_object
+    bpy.ops.object.mode_set(mode="EDIT")
+    child = armature.data.edit_bones.new("child")
+    child.head, child.tail = (0, 1, 0), (0, 2, 0)
+    child.parent = armature.data.edit_bones[0]
+    bpy.ops.object.mode_set(mode="OBJECT")
+    root = armature.pose.bones[0]
+    for frame, angle in ((1, 0.0), (3, 0.5)):
+        root.rotation_quaternion = (np.cos(angle / 2), 0.0, 0.0, np.sin(angle / 2))
+        root.keyframe_insert("rotation_quaternion", frame=frame)
+    out = tmp_path / "rest.iqe"
+    assert export_iqe(out) == {"FINISHED"}
+    expected = iqe.load_iqe(out).animations[0].frames
+    posed = armature.pose.bones["child"]
+    posed.location = (0.3, 0.2, 0.1)
+    posed.rotation_quaternion = (0.8, 0.6, 0.0, 0.0)
+    posed.scale = (2.0, 2.0, 2.0)
+    assert export_iqe(out) == {"FINISHED"}
+    frames = iqe.load_iqe(out).animations[0].frames
+    assert_poses_close(frames, expected)
+    document = iqe.load_iqe(out)
+    assert_poses_close(frames[:, 1], np.broadcast_to(document.base_pose_array()[1], frames[:, 1].shape))
