@@ -52,7 +52,7 @@ from ..common.operators import (
 from ..formats import smd
 from ..formats.atomic import write_files_atomically
 from ..formats.errors import FormatError
-from ..importers.smd import STORED_NORMALS, UP_AXES, up_axis_matrix
+from ..importers.smd import STORED_NORMALS, UP_AXES, collector_paused, up_axis_matrix
 
 NO_MATERIAL = "no_material"
 IMPLICIT_BONE = "blender_implicit"
@@ -503,7 +503,11 @@ class EXPORT_SCENE_OT_valve_smd(bpy.types.Operator, ExportHelper, ExportScopeMix
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         settings = self.settings()
-        return guarded(self, lambda: export_smd(context, self.filepath, self, settings), "Exported")
+        def run() -> Summary:
+            with collector_paused():
+                return export_smd(context, self.filepath, self, settings)
+
+        return guarded(self, run, "Exported")
 
     def draw(self, context: bpy.types.Context) -> None:
         draw_export_options(self.layout, self, context)

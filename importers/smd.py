@@ -8,7 +8,10 @@ A failure removes everything the call created.
 
 from __future__ import annotations
 
+import gc
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import bpy
@@ -41,6 +44,8 @@ from ..formats.errors import FormatError
 
 STORED_NORMALS = "smd_normal"  # the file's own normals, so an untouched mesh re-exports them exactly
 BLANK_MATERIAL = "UndefinedMaterial"
+_PROBE_ROUNDS = 64  # rounds of hash-table probing before vertices are grouped by sorting instead
+_CHUNK = 32768  # rows handled at a time where that keeps temporaries small
 UP_AXES = (
     ("Z", "Z", "The file is Z-up, as Blender (studiomdl's default)"),
     ("Y", "Y", "The file is Y-up ($upaxis Y): turned +90 degrees about X"),
@@ -175,7 +180,7 @@ def shared_vertices(positions: np.ndarray, counts: np.ndarray, bones: np.ndarray
     width = int(counts.max(initial=0))
     key = np.zeros((corner_count, 3 + 2 * width), np.int64)
     key[:, :3] = (positions.astype(np.float64) + 0.0).view(np.int64)
-    if width:
+    if width and not _fill_sorted_links(key, counts, bones, weights, width):  # links as a set: sort each by bone
         starts = np.cumsum(counts) - counts
         corner = np.repeat(np.arange(corner_count), counts)
         rank = np.arange(corner.size) - starts[corner]
@@ -184,45 +189,99 @@ def shared_vertices(positions: np.ndarray, counts: np.ndarray, bones: np.ndarray
         padded_weights = np.zeros((corner_count, width), np.float64)
         padded_bones[corner, rank] = bones
         padded_weights[corner, rank] = weights + 0.0
-        if width > 1 and not np.all(np.diff(padded_bones, axis=1) >= 0):  # links as a set: sort each by bone
-            by_bone = np.argsort(padded_bones, axis=1, kind="stable")
-            padded_bones = np.take_along_axis(padded_bones, by_bone, axis=1)
-            padded_weights = np.take_along_axis(padded_weights, by_bone, axis=1)
+        by_bone = np.argsort(padded_bones, axis=1, kind="stable")
+        padded_bones = np.take_along_axis(padded_bones, by_bone, axis=1)
+        padded_weights = np.take_along_axis(padded_weights, by_bone, axis=1)
         padded_bones[padded_bones == missing] = -1
         key[:, 3 : 3 + width] = padded_bones
         key[:, 3 + width :] = padded_weights.view(np.int64)
-    group_of, first_corner = _hashed_groups(key)
-    if group_of is None:  # a hash collision: group by sorting the keys themselves
+    first = _first_equal_rows(key)
+    if first is None:  # unlucky hashing: group by sorting the keys themselves
         sort = np.lexsort(key.T[::-1])
         ordered = key[sort]
         new_group = np.ones(corner_count, bool)
         new_group[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
-        group_of = np.empty(corner_count, np.int64)
-        group_of[sort] = np.cumsum(new_group) - 1
-        first_corner = np.minimum.reduceat(sort, np.flatnonzero(new_group))
-    renumber = np.empty(len(first_corner), np.int64)
-    renumber[np.argsort(first_corner, kind="stable")] = np.arange(len(first_corner))
-    return renumber[group_of].astype(np.intc)
+        group_start = np.flatnonzero(new_group)
+        group_of = np.cumsum(new_group) - 1
+        first = np.empty(corner_count, np.int64)
+        first[sort] = np.minimum.reduceat(sort, group_start)[group_of]
+    is_first = first == np.arange(corner_count)
+    number = np.cumsum(is_first) - 1
+    return number[first].astype(np.intc)
 
 
-def _hashed_groups(key: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
-    """Rows of `key` grouped through a 64-bit hash: each row's group and each group's first row; None for the
-    groups when two different rows share a hash."""
-    mixed = np.zeros(len(key), np.uint64)
+def _fill_sorted_links(key: np.ndarray, counts: np.ndarray, bones: np.ndarray, weights: np.ndarray, width: int) -> bool:
+    """Each corner's links into key columns 3.. (bones, -1 when missing, then weight bits), rank by rank; False
+    (key unfinished) when some corner's bones are not in increasing order."""
+    first = np.cumsum(counts) - counts
+    last_link = max(bones.size - 1, 0)
+    previous = None
+    for rank in range(width):
+        has = counts > rank
+        at = np.minimum(first + rank, last_link)
+        rank_bones = np.where(has, bones[at], -1)
+        if previous is not None and not np.all((rank_bones >= previous) | ~has):
+            return False
+        key[:, 3 + rank] = rank_bones
+        key[:, 3 + width + rank] = np.where(has, weights[at] + 0.0, 0.0).view(np.int64)
+        previous = rank_bones
+    return True
+
+
+def _first_equal_rows(key: np.ndarray) -> np.ndarray | None:
+    """For each row of `key`, the first row equal to it, through a hash table filled in bulk (open addressing,
+    linear probing: each round, the rows whose slot holds another key move to the next slot). None when that
+    takes too many rounds."""
+    count = len(key)
+    mixed = np.zeros(count, np.uint64)
     with np.errstate(over="ignore"):
-        for column in key.T.view(np.uint64):
-            mixed = (mixed ^ column) * np.uint64(0x9E3779B97F4A7C15)
-            mixed ^= mixed >> np.uint64(29)
-    sort = np.argsort(mixed)
-    ordered = mixed[sort]
-    new_group = np.ones(len(key), bool)
-    new_group[1:] = ordered[1:] != ordered[:-1]
-    group_of = np.empty(len(key), np.int64)
-    group_of[sort] = np.cumsum(new_group) - 1
-    first_row = np.minimum.reduceat(sort, np.flatnonzero(new_group))
-    if not np.array_equal(key, key[first_row[group_of]]):
-        return None, first_row
-    return group_of, first_row
+        for start in range(0, count, _CHUNK):  # a block of rows at a time: the work stays in the CPU caches
+            part = mixed[start : start + _CHUNK]
+            for column in key[start : start + _CHUNK].T.view(np.uint64):
+                part ^= column
+                part *= np.uint64(0x9E3779B97F4A7C15)
+                part ^= part >> np.uint64(29)
+    bits = count.bit_length() + 1  # at most half full
+    slot = (mixed >> np.uint64(64 - bits)).astype(np.int64)
+    table = np.full(1 << bits, count, np.int64)  # `count` marks a free slot
+    first = np.empty(count, np.int64)
+    pending = np.arange(count)
+    for _ in range(_PROBE_ROUNDS):
+        wanted = slot[pending]
+        holder = table[wanted]
+        free = holder == count
+        if free.any():  # rows claim free slots; of several claiming one, the first row takes it
+            np.minimum.at(table, wanted[free], pending[free])
+            holder = table[wanted]
+        same = np.empty(pending.size, bool)
+        for start in range(0, pending.size, _CHUNK):
+            part = slice(start, start + _CHUNK)
+            np.all(key[holder[part]] == key[pending[part]], axis=1, out=same[part])
+        first[pending[same]] = holder[same]
+        pending = pending[~same]
+        if not pending.size:
+            return first
+        slot[pending] = (slot[pending] + 1) & ((1 << bits) - 1)
+    return None
+
+
+def set_face_materials(mesh: bpy.types.Mesh, material_indices: np.ndarray) -> None:
+    """What `mesh.polygons.foreach_set("material_index", ...)` does, through the attribute (a plain copy)."""
+    attribute = mesh.attributes.get("material_index")
+    if attribute is None:
+        attribute = mesh.attributes.new("material_index", "INT", "FACE")
+    attribute.data.foreach_set("value", material_indices)
+
+
+def set_all_smooth(mesh: bpy.types.Mesh) -> None:
+    """What `mesh_io.set_smooth` does to a new mesh, faster: the first face is set through its property, which
+    makes the `sharp_face` attribute where this Blender keeps one, and the attribute is then cleared in bulk."""
+    if not len(mesh.polygons):
+        return
+    mesh.polygons[0].use_smooth = True
+    sharp = mesh.attributes.get("sharp_face")
+    if sharp is not None:
+        sharp.data.foreach_set("value", np.zeros(len(mesh.polygons), bool))
 
 
 def corner_links(
@@ -283,8 +342,8 @@ def build_reference(
     for material_name in triangles.material_names:
         mesh.materials.append(mesh_io.material_named(material_name, summary.warnings))
     material_indices = triangles.material_indices[~degenerate].astype(np.intc)
-    mesh.polygons.foreach_set("material_index", material_indices)
-    mesh_io.set_smooth(mesh)
+    set_face_materials(mesh, material_indices)
+    set_all_smooth(mesh)
     if options.use_custom_normals:
         normals = options.directions(triangles.normals)[kept_corners].astype(np.float32)
         mesh_io.add_corner_vectors(mesh, STORED_NORMALS, normals)
@@ -550,11 +609,24 @@ BUILDERS = {"reference": build_reference, "animation": build_animation, "vta": b
 BUILD_ORDER = {"reference": 0, "animation": 1, "vta": 2}
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off meanwhile: bulk conversions (numpy to lists for Blender) make many
+    objects at once, and each collection they set off would walk every Python object Blender holds."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdImportOptions) -> Summary:
     """Parse all files, then build references, animations and VTAs in that order; roll back on failure."""
     summary = Summary(files=len(paths))
     ensure_object_mode(context)
-    with progress(context, 2 * len(paths)) as update:
+    with progress(context, 2 * len(paths)) as update, collector_paused():
         parsed = []
         for step, path in enumerate(paths):
             parsed.append(parse_file(path, options))

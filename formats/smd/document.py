@@ -75,11 +75,11 @@ class Triangles:
         width = int(counts.max(initial=0)) if max_links is None else max_links
         bones = np.full((counts.size, width), -1, dtype=np.int32)
         weights = np.zeros((counts.size, width), dtype=np.float64)
-        corner = np.repeat(np.arange(counts.size), counts)
-        rank = np.arange(corner.size) - np.repeat(self.link_offsets()[:-1], counts)
-        inside = rank < width
-        bones[corner[inside], rank[inside]] = self.link_bones[inside]
-        weights[corner[inside], rank[inside]] = self.link_weights[inside]
+        first = self.link_offsets()[:-1]
+        for rank in range(min(width, int(counts.max(initial=0)))):  # rank by rank: a column each
+            has = np.flatnonzero(counts > rank)
+            bones[has, rank] = self.link_bones[first[has] + rank]
+            weights[has, rank] = self.link_weights[first[has] + rank]
         shape = (*self.link_counts.shape, width)
         return bones.reshape(shape), weights.reshape(shape)
 

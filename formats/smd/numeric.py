@@ -11,6 +11,7 @@ to each line. Either way the per-line field counts come without tokenising lines
 
 from __future__ import annotations
 
+import itertools
 import re
 import warnings
 from collections.abc import Sequence
@@ -57,38 +58,113 @@ def _scan(data: bytes, dtype: type[np.int64] | type[np.float64]) -> npt.NDArray[
             return None
 
 
+PAD = 8  # blank bytes before the text in a padded buffer: every token end has 7 bytes before it to look at
+_SENTINEL = b" 0 "  # after the text: a token read only when every one before it was one whole integer
+_SEGMENT = 1 << 18  # bytes of text parsed at a time
+
+
+def padded_buffer(data: bytes | memoryview, size: int | None = None) -> npt.NDArray[np.uint8]:
+    """The text as a writable uint8 buffer framed for `parse_padded_micro_units`: PAD spaces before it, the
+    sentinel after it. The caller may blank text bytes (offset by PAD) before parsing."""
+    size = len(data) if size is None else size
+    padded = np.empty(PAD + size + len(_SENTINEL), dtype=np.uint8)
+    padded[:PAD] = ord(" ")
+    padded[PAD : PAD + size] = np.frombuffer(data, dtype=np.uint8, count=size)
+    padded[PAD + size :] = np.frombuffer(_SENTINEL, dtype=np.uint8)
+    return padded
+
+
 def parse_micro_units(data: bytes, line_count: int) -> NumericLines | None:
     """Tier 1 on `line_count` lines of ASCII text; None when it cannot vouch for the result."""
-    buffer = np.frombuffer(data, dtype=np.uint8)
-    line_ends = np.flatnonzero(buffer == ord("\n"))
-    if line_ends.size != line_count - 1:
+    return parse_padded_micro_units(padded_buffer(data), line_count)
+
+
+def parse_padded_micro_units(
+    padded: npt.NDArray[np.uint8], line_count: int, line_starts: npt.NDArray[np.int64] | None = None
+) -> NumericLines | None:
+    """Tier 1 on the `line_count` lines of a `padded_buffer`; `line_starts` (offsets into the text), when the
+    caller knows them, spare a scan for line ends. None when it cannot vouch for the result.
+
+    The text is taken a segment of whole lines at a time: the work then stays in the CPU caches and needs no
+    temporaries as large as the text."""
+    size = padded.size - PAD - len(_SENTINEL)
+    if line_starts is None:
+        line_starts = np.empty(line_count, dtype=np.int64)
+        line_ends = np.flatnonzero(padded[PAD : PAD + size] == ord("\n"))
+        if line_ends.size != line_count - 1:
+            return None
+        line_starts[0] = 0
+        np.add(line_ends, 1, out=line_starts[1:])
+    cuts = np.unique(np.searchsorted(line_starts, np.arange(_SEGMENT, size, _SEGMENT)))
+    bounds = [0, *cuts.tolist(), line_count]
+    values: list[npt.NDArray[np.float64]] = []
+    counts: list[npt.NDArray[np.int64]] = []
+    for first, stop in itertools.pairwise(bounds):
+        begin = int(line_starts[first])
+        end = int(line_starts[stop]) if stop < line_count else size
+        parsed = _parse_segment(padded, begin + PAD, end + PAD, line_starts[first:stop] + PAD, stop == line_count)
+        if parsed is None:
+            return None
+        values.append(parsed.values)
+        counts.append(parsed.counts)
+    return NumericLines(np.concatenate(values), np.concatenate(counts))
+
+
+def _parse_segment(
+    padded: npt.NDArray[np.uint8], begin: int, end: int, line_starts: npt.NDArray[np.int64], last: bool
+) -> NumericLines | None:
+    """Tier 1 on padded[begin:end], whole lines starting at `line_starts` (offsets into `padded`); the byte
+    before `begin` is blank, and so is the one at `end` but for the `last` segment (the text's end)."""
+    text = padded[begin:end]
+    newline_count = int(np.count_nonzero(text == ord("\n")))
+    if newline_count != line_starts.size - (1 if last else 0):
         return None
-    low = buffer < 32
-    control = np.flatnonzero(low) if int(np.count_nonzero(low)) != line_ends.size else None
-    if control is not None and not np.all((buffer[control] == ord("\t")) | (buffer[control] == ord("\n"))):
-        return None  # other control bytes: let the float scanner decide what they are
-    # Token bounds: where the bytes switch between blank and not (a blank byte assumed on either side); they
-    # alternate start, end, start, ...
-    blank = np.ones(buffer.size + 2, dtype=np.bool_)
-    np.less_equal(buffer, 32, out=blank[1:-1])
+    low = text < 32
+    if int(np.count_nonzero(low)) != newline_count:
+        control = np.flatnonzero(low)
+        if not np.all((text[control] == ord("\t")) | (text[control] == ord("\n"))):
+            return None  # other control bytes: let the float scanner decide what they are
+    # Token bounds: where the bytes switch between blank and not, a blank byte on either side (a segment but the
+    # last ends with a line end); they alternate start, end, start, ...
+    blank = padded[begin - 1 : end + 1 if last else end] <= 32
     edges = np.flatnonzero(blank[1:] != blank[:-1])
+    edges += begin
     starts, ends = edges[0::2], edges[1::2]
-    # A trailing sentinel is read only when every token before it was one whole integer, dots removed.
-    undotted = data.translate(None, b".")
-    integers = _scan(undotted + b" 0", np.int64)
+    whole = text.tobytes()
+    undotted = whole.translate(None, b".")
+    integers = _scan(undotted + _SENTINEL, np.int64)  # the sentinel is read only if every token before it was
     if integers is None or integers.size != starts.size + 1:
         return None
     integers = integers[:-1]
-    has_dot = (ends - starts >= 7) & (buffer[np.maximum(ends - 7, 0)] == ord("."))
-    if int(np.count_nonzero(has_dot)) != len(data) - len(undotted):
+    has_dot = ends - starts >= 7
+    has_dot &= padded[ends - 7] == ord(".")
+    if int(np.count_nonzero(has_dot)) != len(whole) - len(undotted):
         return None  # a dot elsewhere than before exactly 6 decimals
     if integers.size and max(int(integers.max()), -int(integers.min())) >= 10**15:
         return None  # beyond exact doubles, or clamped by the scanner
-    values = integers.astype(np.float64)
-    np.divide(values, _MICRO, out=values, where=has_dot)
-    before = np.searchsorted(starts, line_ends)
-    counts = np.diff(np.concatenate([[0], before, [starts.size]]))
-    return NumericLines(values, counts.astype(np.int64))
+    values = np.divide(integers, np.where(has_dot, float(_MICRO), 1.0))
+    return NumericLines(values, _line_counts(padded, starts, line_starts))
+
+
+def _line_counts(
+    padded: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], line_starts: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    """Tokens per line, from the token starts (both offsets into `padded`)."""
+    line_count = line_starts.size
+    if not starts.size or not line_count:
+        return np.zeros(line_count, dtype=np.int64)
+    # Usually each line begins with a token: the tokens that start a line then split the others by line.
+    begins = np.zeros(int(starts[-1]) + 1 - int(line_starts[0]), dtype=np.bool_)
+    inside = line_starts[line_starts <= starts[-1]] - line_starts[0]
+    begins[inside] = True
+    first_tokens = np.flatnonzero(begins[starts - line_starts[0]])
+    if first_tokens.size == line_count:
+        counts = np.empty(line_count, dtype=np.int64)
+        np.subtract(first_tokens[1:], first_tokens[:-1], out=counts[:-1])
+        counts[-1] = starts.size - first_tokens[-1]
+        return counts
+    before = np.searchsorted(starts, line_starts[1:])
+    return np.diff(np.concatenate([[0], before, [starts.size]])).astype(np.int64)
 
 
 def _parse_floats(data: bytes, line_count: int) -> NumericLines | None:

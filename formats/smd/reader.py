@@ -18,12 +18,17 @@ import numpy.typing as npt
 
 from ..errors import FormatError
 from .document import Flavour, FloatArray, IntArray, SkeletonFrame, SmdDocument, SmdNode, Triangles, VertexFrame
-from .numeric import NumericLines, column_of_token, parse_micro_units, parse_numeric_lines
+from .numeric import PAD, NumericLines, column_of_token, padded_buffer, parse_numeric_lines, parse_padded_micro_units
 
 _END_LINE = re.compile(r"\n[ \t]*end[ \t]*(?=\n|\Z)", re.IGNORECASE)  # a leading literal keeps re fast
+_END_LINE_BYTES = re.compile(_END_LINE.pattern.encode(), re.IGNORECASE)
+_MIGHT_START_END = np.isin(np.arange(256), list(b"eE \t"))  # bytes an `end` line can start with
+_WINDOW = 1 << 16  # bytes searched for a block's end by the regular expression alone
+_MOST_CANDIDATES = 1000  # more lines that might be `end`: the regular expression is quicker
 _VERTEX_LIKE = re.compile(r"[-+]?\d+(?:\s+\S+){8}")
 _QUOTED_OR_WORD = re.compile(r'"([^"]*)"|"|(\S+)')
 _INT32_MAX = 2**31 - 1
+_CHUNK = 32768  # rows gathered at a time
 _BLOCKS = ("nodes", "skeleton", "triangles", "vertexanimation")
 
 
@@ -32,11 +37,30 @@ def is_comment(stripped: str) -> bool:
 
 
 class _Block:
-    """The text between a block keyword line and its `end` line; split into lines only when asked."""
+    """The text between a block keyword line and its `end` line; decoded and split into lines only when asked."""
 
-    def __init__(self, first_line: int, text: str) -> None:
+    def __init__(
+        self, first_line: int, data: str | bytes | memoryview, line_ends: npt.NDArray[np.int64] | None = None
+    ) -> None:
         self.first_line = first_line  # line number of lines[0]
-        self.text = text
+        self._data = data  # the text, or its ASCII bytes
+        self._line_ends = line_ends  # offsets of its line ends, when known
+
+    @cached_property
+    def text(self) -> str:
+        return self._data if isinstance(self._data, str) else bytes(self._data).decode("ascii")
+
+    @cached_property
+    def data(self) -> bytes | memoryview:
+        """The text encoded as UTF-8."""
+        return self._data.encode() if isinstance(self._data, str) else self._data
+
+    @cached_property
+    def line_ends(self) -> npt.NDArray[np.int64]:
+        """Offsets of the line ends in `data`."""
+        if self._line_ends is not None:
+            return self._line_ends
+        return np.flatnonzero(np.frombuffer(self.data, dtype=np.uint8) == ord("\n"))
 
     @cached_property
     def lines(self) -> list[str]:
@@ -68,9 +92,12 @@ class _LineNumbers(Sequence[int]):
 
 
 class _Cursor:
-    """Walks the normalised text line by line, and hands over whole blocks up to their `end` line."""
+    """Walks the normalised text line by line, and hands over whole blocks up to their `end` line.
 
-    def __init__(self, text: str) -> None:
+    An ASCII file without CR is walked as bytes, the same text byte for byte: only the lines read one by one are
+    decoded, and a long block's end is found through its line ends (numpy), which its reader then reuses."""
+
+    def __init__(self, text: str | bytes) -> None:
         self.text = text
         self.pos = 0
         self.line = 1
@@ -78,23 +105,66 @@ class _Cursor:
     def next_line(self) -> tuple[int, str] | None:
         if self.pos > len(self.text) or (self.pos == len(self.text) and self.pos > 0):
             return None
-        end = self.text.find("\n", self.pos)
-        end = len(self.text) if end < 0 else end
-        found = (self.line, self.text[self.pos : end])
+        if isinstance(self.text, str):
+            end = self.text.find("\n", self.pos)
+            end = len(self.text) if end < 0 else end
+            line = self.text[self.pos : end]
+        else:
+            end = self.text.find(b"\n", self.pos)
+            end = len(self.text) if end < 0 else end
+            line = self.text[self.pos : end].decode("ascii")
+        found = (self.line, line)
         self.pos, self.line = end + 1, self.line + 1
         return found
 
     def take_block(self, keyword: str, warnings: list[str]) -> _Block:
-        match = _END_LINE.search(self.text, max(self.pos - 1, 0))
+        match, line_ends = self._find_end(max(self.pos - 1, 0))
         stop = len(self.text) if match is None else match.start()
-        block = _Block(self.line, self.text[self.pos : stop] if stop > self.pos else "")
+        block: _Block
+        if stop <= self.pos:
+            block = _Block(self.line, "")
+        elif isinstance(self.text, str):
+            block = _Block(self.line, self.text[self.pos : stop])
+        else:
+            if line_ends is not None:
+                line_ends = line_ends[np.searchsorted(line_ends, self.pos) : np.searchsorted(line_ends, stop)]
+                line_ends = line_ends - self.pos
+            block = _Block(self.line, memoryview(self.text)[self.pos : stop], line_ends)
+        first = self.pos
         if match is None:
             warnings.append(f"'{keyword}' block starting at line {self.line - 1} has no 'end'; read to end of file")
             self.pos = len(self.text) + 1
         else:
             self.pos = match.end() + 1
-        self.line += (block.text.count("\n") + 1 if block.text else 0) + (match is not None)
+        if stop > first:
+            self.line += (block.text.count("\n") if isinstance(self.text, str) else int(block.line_ends.size)) + 1
+        self.line += match is not None
         return block
+
+    def _find_end(self, start: int) -> tuple[re.Match[str] | re.Match[bytes] | None, npt.NDArray[np.int64] | None]:
+        """The first `end` line at or after `start`, and for a long stretch of bytes the line ends found on the
+        way (from `start` on; None when not looked for)."""
+        if isinstance(self.text, str):
+            return _END_LINE.search(self.text, start), None
+        window = start + _WINDOW
+        if window >= len(self.text):
+            return _END_LINE_BYTES.search(self.text, start), None
+        found = _END_LINE_BYTES.search(self.text, start, window)  # short blocks: no need to look further
+        if found is not None and (found.end() < window or _END_LINE_BYTES.match(self.text, found.start())):
+            return found, None  # (`\Z` matches at `window`: a match reaching it must hold in the whole text)
+        buffer = np.frombuffer(self.text, dtype=np.uint8)
+        line_ends = np.flatnonzero(buffer[start:] == ord("\n"))
+        line_ends += start
+        # An `end` line starts after a line end with `e`, `E`, a space or a tab: the regular expression decides.
+        following = buffer[np.minimum(line_ends + 1, buffer.size - 1)]
+        candidates = line_ends[_MIGHT_START_END[following]]
+        if candidates.size > _MOST_CANDIDATES:
+            return _END_LINE_BYTES.search(self.text, start), line_ends
+        for candidate in candidates.tolist():
+            found = _END_LINE_BYTES.match(self.text, candidate)
+            if found is not None:
+                return found, line_ends
+        return None, line_ends
 
 
 def decode_text(data: bytes, warnings: list[str]) -> str:
@@ -111,7 +181,9 @@ def read_smd(data: bytes, path: str | None = None, *, blank_material: str | None
     """Parse an SMD or VTA file. A triangle with a blank material line is dropped with a warning, as studiomdl
     does, unless `blank_material` names a material to give it instead."""
     doc = SmdDocument()
-    cursor = _Cursor(decode_text(data, doc.warnings))
+    # ASCII without CR reads as itself: walked as bytes, no need to decode it all
+    text: str | bytes = data if data.isascii() and b"\r" not in data else decode_text(data, doc.warnings)
+    cursor = _Cursor(text)
     seen: set[str] = set()
     saw_version = False
     while (item := cursor.next_line()) is not None:
@@ -362,18 +434,20 @@ def _read_triangles(
 def _quick_triangles(block: _Block, warnings: list[str], path: str | None) -> tuple[Triangles, Flavour] | None:
     """The commonest block, straight from its bytes: 4 lines per triangle, named materials, `%.6f`-style numbers,
     no comments, nothing wrong. None when any of that is not so: the line-based passes then decide."""
-    data = block.text.encode()
-    buffer = np.frombuffer(data, dtype=np.uint8)
-    line_ends = np.flatnonzero(buffer == ord("\n"))
+    data = block.data
+    line_ends = block.line_ends
     line_count = line_ends.size + 1
-    if not data or line_count % 4:
+    if not len(data) or line_count % 4:
         return None
-    starts = np.concatenate([[0], line_ends + 1])
-    ends = np.concatenate([line_ends, [len(data)]])
+    buffer = np.frombuffer(data, dtype=np.uint8)
+    starts = np.empty(line_count, dtype=np.int64)
+    starts[0] = 0
+    np.add(line_ends, 1, out=starts[1:])
     # The bytes of every material line with its line end: gathered, they split into the names; blanked out, the
     # block holds only numbers, 3 lines per triangle.
-    lengths = ends[0::4] + 1 - starts[0::4]
-    material_bytes = np.repeat(starts[0::4] - (np.cumsum(lengths) - lengths), lengths) + np.arange(lengths.sum())
+    material_starts = starts[0::4]
+    lengths = line_ends[0::4] + 1 - material_starts
+    material_bytes = np.repeat(material_starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(lengths.sum())
     raw_names = buffer[material_bytes].tobytes().split(b"\n")[:-1]
     rows: dict[str, int] = {}
     row_of_raw: dict[bytes, int] = {}
@@ -382,16 +456,17 @@ def _quick_triangles(block: _Block, warnings: list[str], path: str | None) -> tu
         if not name or name.startswith("//") or _VERTEX_LIKE.match(name):
             return None  # blank material lines, comments or a misalignment
         row_of_raw[raw] = rows.setdefault(name, len(rows))
-    numbers_only = buffer.copy()
-    numbers_only[material_bytes] = ord(" ")
-    numbers = parse_micro_units(numbers_only.tobytes(), line_count // 4 * 3)
+    padded = padded_buffer(data, buffer.size)
+    padded[material_bytes + PAD] = ord(" ")
+    vertex_lines = (np.arange(line_count // 4, dtype=np.int64)[:, None] * 4 + np.arange(1, 4)).reshape(-1)
+    numbers = parse_padded_micro_units(padded, vertex_lines.size, starts[vertex_lines])
     if numbers is None:
         return None
     counts = numbers.counts
-    vertex_lines = (np.arange(line_count // 4, dtype=np.int64)[:, None] * 4 + np.arange(1, 4)).reshape(-1)
+    ends = np.append(line_ends, buffer.size)
     lines = _LazyLines(data, starts[vertex_lines], ends[vertex_lines])
     try:
-        corners = _VertexColumns(NumericLines(numbers.values, counts), lines, block.numbers(vertex_lines), path)
+        corners = _VertexColumns(numbers, lines, block.numbers(vertex_lines), path)
     except FormatError:
         return None
     if corners.extra_fields:
@@ -404,7 +479,7 @@ def _quick_triangles(block: _Block, warnings: list[str], path: str | None) -> tu
 class _LazyLines(Sequence[str]):
     """Lines of encoded text by their byte bounds, decoded only when an error needs one."""
 
-    def __init__(self, data: bytes, starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]) -> None:
+    def __init__(self, data: bytes | memoryview, starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]) -> None:
         self.data, self.starts, self.ends = data, starts, ends
 
     def __len__(self) -> int:
@@ -419,7 +494,7 @@ class _LazyLines(Sequence[str]):
     def __getitem__(self, index: int | slice) -> str | Sequence[str]:
         if isinstance(index, slice):
             return [self[i] for i in range(len(self))[index]]
-        return self.data[int(self.starts[index]) : int(self.ends[index])].decode()
+        return bytes(self.data[int(self.starts[index]) : int(self.ends[index])]).decode()
 
 
 def _fast_layout(block: _Block, blank_material: str | None) -> _TriangleLayout | None:
@@ -543,8 +618,12 @@ class _VertexColumns:
         )
 
     def column_block(self, first: int, width: int) -> FloatArray:
-        index = self.starts[:, None] + np.arange(first, first + width)
-        return self.numbers.values[index]
+        block = np.empty((self.starts.size, width), dtype=np.float64)
+        offsets = np.arange(first, first + width)
+        for start in range(0, self.starts.size, _CHUNK):  # small index blocks: they stay in the CPU caches
+            part = slice(start, start + _CHUNK)
+            np.take(self.numbers.values, self.starts[part, None] + offsets, out=block[part])
+        return block
 
     def _integers(
         self,

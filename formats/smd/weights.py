@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 STUDIOMDL_CULL = 0.05
 STUDIOMDL_MAX_LINKS = 3
+_CHUNK = 32768  # corners handled at a time where that keeps temporaries small
 
 Ints = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
@@ -67,8 +68,20 @@ def merge_duplicate_links(counts: AnyInts, bones: AnyInts, weights: Floats) -> t
     """Several links of one corner to the same bone become one with their summed weight, as studiomdl reads them
     (links otherwise keep their bone order within the corner)."""
     flat_counts = counts.reshape(-1).astype(np.int64)
-    corner, merged_bones, merged_weights = _merge_duplicates(_corners(flat_counts), bones.astype(np.int64), weights)
+    flat_bones = bones.astype(np.int64)
+    if _increasing_within_corners(flat_counts, flat_bones):  # nothing to merge or reorder
+        return flat_counts, flat_bones, weights.astype(np.float64)
+    corner, merged_bones, merged_weights = _merge_duplicates(_corners(flat_counts), flat_bones, weights)
     return np.bincount(corner, minlength=flat_counts.size).astype(np.int64), merged_bones, merged_weights
+
+
+def _increasing_within_corners(counts: Ints, bones: Ints) -> bool:
+    """Whether each corner's links name strictly increasing bones (so no bone twice)."""
+    if bones.size < 2:
+        return True
+    corner_start = np.zeros(bones.size, dtype=np.bool_)
+    corner_start[(np.cumsum(counts) - counts)[counts > 0]] = True
+    return bool(np.all((bones[1:] > bones[:-1]) | corner_start[1:]))
 
 
 def normalize_links(counts: AnyInts, weights: Floats) -> Floats:
@@ -102,12 +115,24 @@ def dominant_bones(counts: AnyInts, bones: AnyInts, weights: Floats, fallback: A
     result = fallback.reshape(-1).astype(np.int64).copy()
     if bones.size == 0:
         return result
-    starts = np.cumsum(counts) - counts
-    corner = _corners(counts)
-    padded = np.full((counts.size, int(counts.max())), -np.inf)
-    padded[corner, np.arange(corner.size) - starts[corner]] = np.where(np.isnan(weights), -np.inf, weights)
-    linked = np.flatnonzero(counts)
-    result[linked] = bones[starts[linked] + np.argmax(padded[linked], axis=1)]
+    first = np.cumsum(counts) - counts
+    widest = int(counts.max())
+    for start in range(0, counts.size, _CHUNK):  # a block of corners at a time: small temporaries stay in cache
+        part = slice(start, start + _CHUNK)
+        linked = np.flatnonzero(counts[part])
+        at = first[part][linked]
+        best_at = at.copy()
+        best = weights[at]
+        best[np.isnan(best)] = -np.inf  # nan never wins
+        last = counts[part][linked] - 1
+        for rank in range(1, widest):  # a later link takes over only when strictly heavier
+            candidate = np.minimum(last, rank)  # a corner with fewer links looks at its last one again
+            candidate += at
+            weight = weights[candidate]
+            heavier = weight > best  # false for nan
+            np.copyto(best_at, candidate, where=heavier)
+            np.copyto(best, weight, where=heavier)
+        result[start + linked] = bones[best_at]
     return result
 
 

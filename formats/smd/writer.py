@@ -6,12 +6,26 @@ written as given: normalising, culling and limiting are the caller's choice (wei
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
 from ..errors import FormatError
 from .document import Flavour, SkeletonFrame, SmdDocument, SmdNode, Triangles, VertexFrame
-from .render import DOUBLE_SPACE, NEWLINE, SPACE, WordColumn, number_words, render_table, rows_text, text_words
+from .render import (
+    _LIMIT,
+    DOUBLE_SPACE,
+    NEWLINE,
+    SPACE,
+    NumberColumn,
+    WordColumn,
+    integer_groups,
+    number_column,
+    render_table,
+    rows_text,
+    text_words,
+)
 from .weights import dominant_bones
 
 GOLDSRC_MAX_BONES = 128
@@ -156,12 +170,12 @@ def _triangles_text(tris: Triangles, flavour: Flavour) -> list[bytes]:
     parents = tris.parent_bones.reshape(-1).astype(np.int64)
     if flavour == "goldsrc":
         parents = dominant_bones(counts, tris.link_bones, tris.link_weights, parents)
-    columns = number_words(parents, False, DOUBLE_SPACE)
+    columns: list[WordColumn | NumberColumn] = [number_column(parents, False, DOUBLE_SPACE)]
     for block in (tris.positions, tris.normals):
         for axis in range(3):
-            columns += number_words(block[:, :, axis], True, SPACE if axis < 2 else DOUBLE_SPACE)
-    columns += number_words(tris.uvs[:, :, 0], True, SPACE)
-    columns += number_words(tris.uvs[:, :, 1], True, NEWLINE if flavour == "goldsrc" else SPACE)
+            columns.append(number_column(block[:, :, axis], True, SPACE if axis < 2 else DOUBLE_SPACE))
+    columns.append(number_column(tris.uvs[:, :, 0], True, SPACE))
+    columns.append(number_column(tris.uvs[:, :, 1], True, NEWLINE if flavour == "goldsrc" else SPACE))
     if flavour != "goldsrc":
         columns += _link_words(tris, counts)
     names = [f"{name}\n".encode() for name in tris.material_names]
@@ -172,20 +186,51 @@ def _triangles_text(tris: Triangles, flavour: Flavour) -> list[bytes]:
     return [b"triangles\n", *parts, b"end\n"]
 
 
-def _link_words(tris: Triangles, counts: npt.NDArray[np.int64]) -> list[WordColumn]:
+def _link_words(tris: Triangles, counts: npt.NDArray[np.int64]) -> list[WordColumn | NumberColumn]:
     """`links (bone weight)*` of Source corner lines; links a corner does not have are left blank."""
-    columns = number_words(counts, False, np.where(counts > 0, SPACE, NEWLINE).astype(np.int8))
-    bones, weights = tris.padded_links()
-    bones, weights = bones.reshape(counts.size, -1), weights.reshape(counts.size, -1)
-    for rank in range(bones.shape[1]):
+    columns: list[WordColumn | NumberColumn] = [
+        number_column(counts, False, np.where(counts > 0, SPACE, NEWLINE).astype(np.int8))
+    ]
+    first = tris.link_offsets()[:-1]
+    bones, weights = tris.link_bones, tris.link_weights
+    # Links that can all be written (what number_column checks) are gathered a block at a time; otherwise the
+    # columns are made whole, so that the first number that cannot be written is the one reported.
+    largest_weight = float(np.max(np.abs(weights))) if weights.size else 0.0
+    lazy = bones.size > 0 and largest_weight < _LIMIT and int(bones.max()) < _LIMIT  # (nan fails too)
+    for rank in range(int(counts.max(initial=0))):  # what tris.padded_links() holds, a column at a time
         present = counts > rank
         last = np.where(counts == rank + 1, NEWLINE, SPACE).astype(np.int8)
-        pair = number_words(bones[:, rank], False, SPACE) + number_words(weights[:, rank], True, last)
-        columns += [np.where(present, column, np.uint32(0)) for column in pair]
+        rank_bones = _RankLinks(counts, first, bones, rank, -1)
+        rank_weights = _RankLinks(counts, first, weights, rank, 0.0)
+        if lazy:
+            columns.append(NumberColumn(rank_bones, False, SPACE, integer_groups(int(bones.max())), present))
+            columns.append(NumberColumn(rank_weights, True, last, integer_groups(largest_weight), present))
+        else:
+            columns.append(number_column(rank_bones[:], False, SPACE, present))
+            columns.append(number_column(rank_weights[:], True, last, present))
     return columns
 
 
-def _join_by_triangle(names: list[bytes], material_indices: npt.NDArray[np.int32], columns: list[WordColumn]) -> bytes:
+class _RankLinks:
+    """Link `rank` of every corner (bone or weight; `missing` where a corner has fewer links), made on demand."""
+
+    def __init__(
+        self, counts: npt.NDArray[np.int64], first: npt.NDArray[np.int64], source: npt.NDArray[Any], rank: int,
+        missing: float,
+    ) -> None:  # fmt: skip
+        self.counts, self.first, self.source, self.rank, self.missing = counts, first, source, rank, missing
+
+    def __getitem__(self, part: slice, /) -> npt.NDArray[np.float64]:
+        counts = self.counts[part]
+        if not self.source.size:
+            return np.full(counts.size, self.missing, dtype=np.float64)
+        at = np.minimum(self.first[part] + self.rank, self.source.size - 1)
+        return np.where(counts > self.rank, self.source[at], self.missing).astype(np.float64)
+
+
+def _join_by_triangle(
+    names: list[bytes], material_indices: npt.NDArray[np.int32], columns: list[WordColumn | NumberColumn]
+) -> bytes:
     pieces, lengths = rows_text(material_indices.size * 3, columns, lengths=True)
     assert lengths is not None
     ends = np.cumsum(lengths)
