@@ -26,7 +26,6 @@ def chain_nodes() -> list[SmdNode]:
 
 
 def cylinder_document(around: int = 250, rings: int = 200) -> SmdDocument:
-    """around x rings quads, 2 triangles each (250 x 200 -> 100,000 triangles)."""
     rng = np.random.default_rng(1)
     angle = np.linspace(0, 2 * np.pi, around, endpoint=False)
     height = np.linspace(0, 100, rings + 1)
@@ -37,10 +36,21 @@ def cylinder_document(around: int = 250, rings: int = 200) -> SmdDocument:
     a = (np.arange(rings)[:, None] * around + np.arange(around)[None, :]).reshape(-1)
     b = (np.arange(rings)[:, None] * around + (np.arange(around)[None, :] + 1) % around).reshape(-1)
     corners = np.concatenate([np.stack([a, b, b + around], 1), np.stack([a, b + around, a + around], 1)])
-    count = corners.shape[0]
-    links = rng.integers(1, 4, size=count * 3)
-    bones = rng.integers(0, BONES, size=int(links.sum()))
-    weights = rng.random(int(links.sum()))
+    # weights per position (so equal positions share a vertex): 1-3 neighbouring bones along the height
+    count = len(points)
+    links = rng.integers(1, 4, size=count)
+    base = np.minimum((points[:, 2] / 100 * (BONES - 1)).astype(np.int64), BONES - 3)
+    bones = np.concatenate([base[links > k] + k for k in range(3)])
+    owner = np.concatenate([np.flatnonzero(links > k) for k in range(3)])
+    order = np.argsort(owner, kind="stable")
+    bones, owner = bones[order], owner[order]
+    weights = np.round(rng.random(owner.size) + 0.1, 6)
+    offsets = np.concatenate([[0], np.cumsum(links)])
+    corner_links = links[corners.reshape(-1)]
+    rows = np.repeat(offsets[corners.reshape(-1)], corner_links) + (
+        np.arange(int(corner_links.sum())) - np.repeat(np.cumsum(corner_links) - corner_links, corner_links)
+    )
+    triangles = len(corners)
     return SmdDocument(
         nodes=chain_nodes(),
         skeleton=[
@@ -53,22 +63,25 @@ def cylinder_document(around: int = 250, rings: int = 200) -> SmdDocument:
         ],
         triangles=Triangles(
             material_names=["metal", "metal dark", "skin"],
-            material_indices=rng.integers(0, 3, size=count).astype(np.int32),
-            parent_bones=np.zeros((count, 3), dtype=np.int32),
+            material_indices=rng.integers(0, 3, size=triangles).astype(np.int32),
+            parent_bones=np.zeros((triangles, 3), dtype=np.int32),
             positions=points[corners],
             normals=normals[corners],
             uvs=uv[corners],
-            link_counts=links.reshape(count, 3).astype(np.int32),
-            link_bones=bones.astype(np.int32),
-            link_weights=weights,
+            link_counts=corner_links.reshape(-1, 3).astype(np.int32),
+            link_bones=bones[rows].astype(np.int32),
+            link_weights=weights[rows],
         ),
     )
 
 
 def animation_document(frames: int = 100) -> SmdDocument:
     rng = np.random.default_rng(2)
-    ids = np.arange(BONES, dtype=np.int32)
-    skeleton = [SkeletonFrame(t, ids, rng.normal(size=(BONES, 3)), rng.normal(size=(BONES, 3))) for t in range(frames)]
+    skeleton = []
+    for t in range(frames):
+        rotations = np.column_stack([np.zeros(BONES), 0.1 * np.sin(t / 10 + np.arange(BONES)), np.full(BONES, 0.05)])
+        positions = np.tile([0.0, 0.0, 2.0], (BONES, 1)) + rng.normal(0, 0.01, (BONES, 3))
+        skeleton.append(SkeletonFrame(t, np.arange(BONES, dtype=np.int32), positions, rotations))
     return SmdDocument(nodes=chain_nodes(), skeleton=skeleton)
 
 
