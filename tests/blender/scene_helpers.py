@@ -46,3 +46,14 @@ def grid_object(name: str, quads_per_side: int) -> bpy.types.Object:
 def select_only(*objects: bpy.types.Object) -> None:
     for obj in bpy.context.scene.objects:
         obj.select_set(obj in objects)
+
+
+def active_collection_holding(name: str, obj: bpy.types.Object) -> bpy.types.Collection:
+    """A new scene collection that alone holds `obj`, made the active one (where exporter_add puts exporters)."""
+    collection = bpy.data.collections.new(name)
+    bpy.context.scene.collection.children.link(collection)
+    for owner in list(obj.users_collection):
+        owner.objects.unlink(obj)
+    collection.objects.link(obj)
+    bpy.context.view_layer.active_layer_collection = bpy.context.view_layer.layer_collection.children[name]
+    return collection

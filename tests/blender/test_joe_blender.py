@@ -12,7 +12,7 @@ import pytest
 from formats import joe, jpk
 from tests import joe_fixtures as fx
 from tests.blender.conftest import data_state
-from tests.blender.scene_helpers import cube, grid_object, mesh_object, select_only
+from tests.blender.scene_helpers import active_collection_holding, cube, grid_object, mesh_object, select_only
 from tests.sample_paths import sample_dir, sample_files
 
 JOE_SAMPLES = sample_files("joe", ".joe")
@@ -297,13 +297,7 @@ def test_jpk_export_refuses_non_ascii_names(tmp_path: Path) -> None:
 def test_collection_exporter_exports_only_its_collection(tmp_path: Path) -> None:
     inside = cube("Inside")
     cube("Outside", location=(5, 0, 0))
-    collection = bpy.data.collections.new("Export")
-    bpy.context.scene.collection.children.link(collection)
-    for users in list(inside.users_collection):
-        users.objects.unlink(inside)
-    collection.objects.link(inside)
-    layer = bpy.context.view_layer.layer_collection.children["Export"]
-    bpy.context.view_layer.active_layer_collection = layer
+    collection = active_collection_holding("Export", inside)
     assert bpy.ops.collection.exporter_add(name="IOGF_FH_joe") == {"FINISHED"}
     out = tmp_path / "collection.joe"
     exporter = collection.exporters[0]

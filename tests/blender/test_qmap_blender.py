@@ -15,7 +15,7 @@ import pytest
 
 import qmap_compiler as qc
 from tests.blender.conftest import data_state
-from tests.blender.scene_helpers import cube
+from tests.blender.scene_helpers import active_collection_holding, cube
 from tests.sample_paths import sample_dir
 from tools.bpy_extension import REPO_ROOT
 
@@ -236,12 +236,7 @@ def test_cli_exports_and_compiles_a_blend_in_one_call(tmp_path: Path) -> None:
 def test_collection_exporter_compiles_only_its_collection(tmp_path: Path) -> None:
     inside = cube("Inside")
     cube("Outside", location=(5, 0, 0))
-    collection = bpy.data.collections.new("Level")
-    bpy.context.scene.collection.children.link(collection)
-    for owner in list(inside.users_collection):
-        owner.objects.unlink(inside)
-    collection.objects.link(inside)
-    bpy.context.view_layer.active_layer_collection = bpy.context.view_layer.layer_collection.children["Level"]
+    collection = active_collection_holding("Level", inside)
     assert bpy.ops.collection.exporter_add(name="IOGF_FH_qmap") == {"FINISHED"}
     out = tmp_path / "level.qmap"
     collection.exporters[0].export_properties.filepath = str(out)

@@ -11,7 +11,7 @@ import pytest
 
 from formats import smd
 from tests.blender.conftest import data_state
-from tests.blender.scene_helpers import cube
+from tests.blender.scene_helpers import active_collection_holding, cube
 from tests.sample_paths import sample_files
 
 SAMPLES = sample_files("smd", ".smd", ".vta")
@@ -418,12 +418,7 @@ def test_shape_keys_export_as_vta(tmp_path: Path) -> None:
 def test_collection_exporter_exports_only_its_collection(tmp_path: Path) -> None:
     inside = cube("Inside")
     cube("Outside", location=(5, 0, 0))
-    collection = bpy.data.collections.new("Export")
-    bpy.context.scene.collection.children.link(collection)
-    for users in list(inside.users_collection):
-        users.objects.unlink(inside)
-    collection.objects.link(inside)
-    bpy.context.view_layer.active_layer_collection = bpy.context.view_layer.layer_collection.children["Export"]
+    collection = active_collection_holding("Export", inside)
     assert bpy.ops.collection.exporter_add(name="IOGF_FH_smd") == {"FINISHED"}
     out = tmp_path / "collection.smd"
     collection.exporters[0].export_properties.filepath = str(out)
