@@ -1,11 +1,16 @@
-"""De-duplication of float rows by exact bit pattern, fast enough for per-corner mesh data."""
+"""De-duplication of rows (float rows by exact bit pattern, integer rows by value), fast enough for per-corner
+mesh data."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 FloatArray = npt.NDArray[np.float32]
+_PROBE_ROUNDS = 64  # rounds of hash-table probing before rows are grouped by sorting instead
+_CHUNK = 32768  # rows handled at a time: the work stays in the CPU caches
 
 
 def unique_rows(rows: FloatArray) -> tuple[FloatArray, npt.NDArray[np.int64]]:
@@ -59,3 +64,96 @@ def _first_seen_order(
     rank = np.empty_like(order)
     rank[order] = np.arange(len(order))
     return values[first_seen[order]], rank[inverse].astype(np.int64)
+
+
+def first_equal_rows(key: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """For each row of the 2-D integer array `key`, the index of the first row equal to it."""
+    first = _probe_equal_rows(key)
+    if first is not None:
+        return first
+    # unlucky hashing: group by sorting the rows themselves
+    count = len(key)
+    sort = np.lexsort(key.T[::-1])
+    ordered = key[sort]
+    new_group = np.ones(count, bool)
+    new_group[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    group_start = np.flatnonzero(new_group)
+    group_of = np.cumsum(new_group) - 1
+    first = np.empty(count, np.int64)
+    first[sort] = np.minimum.reduceat(sort, group_start)[group_of]
+    return first
+
+
+def _probe_equal_rows(key: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
+    """For each row of `key`, the first row equal to it, through a hash table filled in bulk (open addressing,
+    linear probing: each round, the rows whose slot holds another key move to the next slot). None when that
+    takes too many rounds."""
+    count, width = key.shape
+    rows = np.ascontiguousarray(key).view(np.dtype((np.void, 8 * width))).reshape(count)  # a row compares whole
+    multipliers = np.random.default_rng(width).integers(1, 2**63, width, dtype=np.uint64) | np.uint64(1)
+    with np.errstate(over="ignore"):
+        mixed = key.view(np.uint64) @ multipliers  # a different odd multiplier per column, summed modulo 2**64
+        mixed ^= mixed >> np.uint64(29)
+        mixed *= np.uint64(0x9E3779B97F4A7C15)
+    bits = count.bit_length() + 1  # at most half full
+    slot = (mixed >> np.uint64(64 - bits)).astype(np.int64)
+    table = np.full(1 << bits, count, np.int64)  # `count` marks a free slot
+    first = np.empty(count, np.int64)
+    pending = np.arange(count)
+    for _ in range(_PROBE_ROUNDS):
+        wanted = slot[pending]
+        holder = table[wanted]
+        free = holder == count
+        if free.any():  # rows claim free slots; of several claiming one, the first row takes it
+            np.minimum.at(table, wanted[free], pending[free])
+            holder = table[wanted]
+        same = holder == pending
+        others = np.flatnonzero(~same)
+        same[others] = rows[holder[others]] == rows[pending[others]]
+        first[pending[same]] = holder[same]
+        pending = pending[~same]
+        if not pending.size:
+            return first
+        slot[pending] = (slot[pending] + 1) & ((1 << bits) - 1)
+    return None
+
+_LONGEST_LINE = 256  # bytes; longer lines are rare and not worth grouping
+
+
+def first_equal_lines(
+    text: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64] | None:
+    """For each line text[starts[i]:ends[i]], the index of the first line with the same bytes. None when some
+    line is shorter than 8 bytes or longer than _LONGEST_LINE (the caller then reads every line).
+
+    Each line becomes a key of 8-byte words read straight from the text (the last one ending at the line's end,
+    so that no word reaches past it) and its length."""
+    lengths = ends - starts
+    if not lengths.size:
+        return np.zeros(0, np.int64)
+    if int(lengths.min()) < 8 or int(lengths.max()) > _LONGEST_LINE:
+        return None
+    width = (int(lengths.max()) + 7) // 8
+    words: npt.NDArray[np.uint64] = np.ndarray((text.size - 7,), np.dtype("<u8"), buffer=text, strides=(1,))
+    last = ends - 8  # (`words` holds a word starting at every byte)
+    key = np.empty((lengths.size, width + 1), np.uint64)
+    for begin in range(0, lengths.size, _CHUNK):  # a block of lines at a time: their bytes stay in the caches
+        rows = slice(begin, begin + _CHUNK)
+        block = np.empty((width + 1, lengths[rows].size), np.uint64)
+        block[width] = lengths[rows]
+        for word in range(width):
+            block[word] = words[np.minimum(starts[rows] + 8 * word, last[rows])]
+        key[rows] = block.T
+    return first_equal_rows(key.view(np.int64))
+
+
+def first_occurrences(numbers: npt.NDArray[np.integer[Any]]) -> npt.NDArray[np.int64]:
+    """Where each of 0, 1, 2... first occurs in `numbers`, which must number things in order of first appearance
+    (each new one is the largest so far plus 1)."""
+    if not numbers.size:
+        return np.zeros(0, np.int64)
+    largest_before = np.maximum.accumulate(numbers)
+    new = np.empty(numbers.size, bool)
+    new[0] = True
+    np.greater(largest_before[1:], largest_before[:-1], out=new[1:])
+    return np.flatnonzero(new)

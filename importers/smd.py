@@ -40,12 +40,11 @@ from ..common.armature import (
 from ..common.operators import ImportFilesMixin, Summary, draw_panel, file_handler, guarded, prepare_layout, progress
 from ..common.rollback import rollback_on_error, undo_on_failure
 from ..formats import smd
+from ..formats.dedup import first_equal_rows, first_occurrences
 from ..formats.errors import FormatError
 
 STORED_NORMALS = "smd_normal"  # the file's own normals, so an untouched mesh re-exports them exactly
 BLANK_MATERIAL = "UndefinedMaterial"
-_PROBE_ROUNDS = 64  # rounds of hash-table probing before vertices are grouped by sorting instead
-_CHUNK = 32768  # rows handled at a time where that keeps temporaries small
 UP_AXES = (
     ("Z", "Z", "The file is Z-up, as Blender (studiomdl's default)"),
     ("Y", "Y", "The file is Y-up ($upaxis Y): turned +90 degrees about X"),
@@ -171,9 +170,18 @@ def build_skeleton_object(
 # ------------------------------------------------------------------------------------------------ reference
 
 
-def shared_vertices(positions: np.ndarray, counts: np.ndarray, bones: np.ndarray, weights: np.ndarray) -> np.ndarray:
+def shared_vertices(
+    positions: np.ndarray, counts: np.ndarray, bones: np.ndarray, weights: np.ndarray,
+    corner_lines: np.ndarray | None = None,
+) -> np.ndarray:  # fmt: skip
     """A vertex index per corner: corners share a vertex when position and weight links (as a set) are equal.
-    Vertices are numbered in order of first appearance."""
+    Vertices are numbered in order of first appearance. `corner_lines` (see smd.Triangles), when known, spares
+    comparing the corners read from one line: only the first corner of each line is looked at."""
+    if corner_lines is not None:
+        first_corner = first_occurrences(corner_lines)
+        links = smd.select_links(counts, first_corner)
+        vertex_of_line = shared_vertices(positions[first_corner], counts[first_corner], bones[links], weights[links])
+        return vertex_of_line[corner_lines]
     corner_count = len(positions)
     if corner_count == 0:
         return np.zeros(0, np.intc)
@@ -195,16 +203,7 @@ def shared_vertices(positions: np.ndarray, counts: np.ndarray, bones: np.ndarray
         padded_bones[padded_bones == missing] = -1
         key[:, 3 : 3 + width] = padded_bones
         key[:, 3 + width :] = padded_weights.view(np.int64)
-    first = _first_equal_rows(key)
-    if first is None:  # unlucky hashing: group by sorting the keys themselves
-        sort = np.lexsort(key.T[::-1])
-        ordered = key[sort]
-        new_group = np.ones(corner_count, bool)
-        new_group[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
-        group_start = np.flatnonzero(new_group)
-        group_of = np.cumsum(new_group) - 1
-        first = np.empty(corner_count, np.int64)
-        first[sort] = np.minimum.reduceat(sort, group_start)[group_of]
+    first = first_equal_rows(key)
     is_first = first == np.arange(corner_count)
     number = np.cumsum(is_first) - 1
     return number[first].astype(np.intc)
@@ -226,43 +225,6 @@ def _fill_sorted_links(key: np.ndarray, counts: np.ndarray, bones: np.ndarray, w
         key[:, 3 + width + rank] = np.where(has, weights[at] + 0.0, 0.0).view(np.int64)
         previous = rank_bones
     return True
-
-
-def _first_equal_rows(key: np.ndarray) -> np.ndarray | None:
-    """For each row of `key`, the first row equal to it, through a hash table filled in bulk (open addressing,
-    linear probing: each round, the rows whose slot holds another key move to the next slot). None when that
-    takes too many rounds."""
-    count = len(key)
-    mixed = np.zeros(count, np.uint64)
-    with np.errstate(over="ignore"):
-        for start in range(0, count, _CHUNK):  # a block of rows at a time: the work stays in the CPU caches
-            part = mixed[start : start + _CHUNK]
-            for column in key[start : start + _CHUNK].T.view(np.uint64):
-                part ^= column
-                part *= np.uint64(0x9E3779B97F4A7C15)
-                part ^= part >> np.uint64(29)
-    bits = count.bit_length() + 1  # at most half full
-    slot = (mixed >> np.uint64(64 - bits)).astype(np.int64)
-    table = np.full(1 << bits, count, np.int64)  # `count` marks a free slot
-    first = np.empty(count, np.int64)
-    pending = np.arange(count)
-    for _ in range(_PROBE_ROUNDS):
-        wanted = slot[pending]
-        holder = table[wanted]
-        free = holder == count
-        if free.any():  # rows claim free slots; of several claiming one, the first row takes it
-            np.minimum.at(table, wanted[free], pending[free])
-            holder = table[wanted]
-        same = np.empty(pending.size, bool)
-        for start in range(0, pending.size, _CHUNK):
-            part = slice(start, start + _CHUNK)
-            np.all(key[holder[part]] == key[pending[part]], axis=1, out=same[part])
-        first[pending[same]] = holder[same]
-        pending = pending[~same]
-        if not pending.size:
-            return first
-        slot[pending] = (slot[pending] + 1) & ((1 << bits) - 1)
-    return None
 
 
 def set_face_materials(mesh: bpy.types.Mesh, material_indices: np.ndarray) -> None:
@@ -323,18 +285,16 @@ def build_reference(
     if len(triangles) == 0:
         summary.warnings.append(f"{name}: no triangles; no mesh object was made")
         return
-    corner_count = 3 * len(triangles)
     counts, bones, weights = corner_links(triangles, document, options, summary.warnings, name)
     positions = options.points(triangles.positions)
-    corner_verts = shared_vertices(positions, counts, bones, weights)
+    corner_verts = shared_vertices(positions, counts, bones, weights, triangles.corner_lines)
     faces = corner_verts.reshape(-1, 3)
     degenerate = (faces[:, 0] == faces[:, 1]) | (faces[:, 1] == faces[:, 2]) | (faces[:, 0] == faces[:, 2])
     if degenerate.any():
         summary.warnings.append(f"{name}: {int(degenerate.sum())} degenerate triangle(s) skipped, as studiomdl does")
     kept_corners = np.repeat(~degenerate, 3)
     vertex_count = int(corner_verts.max()) + 1
-    first_corner = np.full(vertex_count, corner_count, np.int64)
-    np.minimum.at(first_corner, corner_verts, np.arange(corner_count))
+    first_corner = first_occurrences(corner_verts)
     mesh = mesh_io.new_mesh(
         name, positions[first_corner], corner_verts[kept_corners], np.arange(int((~degenerate).sum())) * 3
     )
@@ -349,12 +309,8 @@ def build_reference(
         mesh_io.add_corner_vectors(mesh, STORED_NORMALS, normals)
         mesh_io.set_custom_normals(mesh, corner_verts[kept_corners], normals)
     obj = bpy.data.objects.new(name, mesh)  # linked once weighted: vertex groups go faster on an unlinked object
-    offsets = np.concatenate([[0], np.cumsum(counts)])
-    vertex_counts = counts[first_corner]
-    link_rows = np.repeat(offsets[first_corner], vertex_counts) + (
-        np.arange(int(vertex_counts.sum())) - np.repeat(np.cumsum(vertex_counts) - vertex_counts, vertex_counts)
-    )
-    vertices = np.repeat(np.arange(vertex_count), vertex_counts)
+    link_rows = smd.select_links(counts, first_corner)
+    vertices = np.repeat(np.arange(vertex_count), counts[first_corner])
     used = np.flatnonzero(np.bincount(bones, minlength=len(document.nodes)))
     group_row = np.full(len(document.nodes), -1, np.int64)
     group_row[used] = np.arange(len(used))

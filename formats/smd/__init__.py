@@ -26,6 +26,7 @@ from .weights import (
     links_from_padded,
     merge_duplicate_links,
     normalize_links,
+    select_links,
 )
 from .writer import write_smd
 
@@ -54,6 +55,7 @@ __all__ = [
     "read_vta",
     "save_smd",
     "save_vta",
+    "select_links",
     "write_smd",
     "write_vta",
 ]

@@ -16,9 +16,11 @@ from typing import overload
 import numpy as np
 import numpy.typing as npt
 
+from ..dedup import first_equal_lines
 from ..errors import FormatError
 from .document import Flavour, FloatArray, IntArray, SkeletonFrame, SmdDocument, SmdNode, Triangles, VertexFrame
 from .numeric import PAD, NumericLines, column_of_token, padded_buffer, parse_numeric_lines, parse_padded_micro_units
+from .weights import select_links
 
 _END_LINE = re.compile(r"\n[ \t]*end[ \t]*(?=\n|\Z)", re.IGNORECASE)  # a leading literal keeps re fast
 _END_LINE_BYTES = re.compile(_END_LINE.pattern.encode(), re.IGNORECASE)
@@ -456,24 +458,65 @@ def _quick_triangles(block: _Block, warnings: list[str], path: str | None) -> tu
         if not name or name.startswith("//") or _VERTEX_LIKE.match(name):
             return None  # blank material lines, comments or a misalignment
         row_of_raw[raw] = rows.setdefault(name, len(rows))
-    padded = padded_buffer(data, buffer.size)
-    padded[material_bytes + PAD] = ord(" ")
     vertex_lines = (np.arange(line_count // 4, dtype=np.int64)[:, None] * 4 + np.arange(1, 4)).reshape(-1)
-    numbers = parse_padded_micro_units(padded, vertex_lines.size, starts[vertex_lines])
+    ends = np.append(line_ends, buffer.size)
+    distinct = _distinct_vertex_lines(buffer, starts[vertex_lines], ends[vertex_lines])
+    if distinct is None:  # every line read where it stands
+        padded = padded_buffer(data, buffer.size)
+        padded[material_bytes + PAD] = ord(" ")
+        numbers = parse_padded_micro_units(padded, vertex_lines.size, starts[vertex_lines])
+        lines = _LazyLines(data, starts[vertex_lines], ends[vertex_lines])
+        read_lines = vertex_lines
+    else:  # each distinct line read once, from a text of those lines alone
+        first_lines, corner_lines = distinct
+        read_lines = vertex_lines[first_lines]
+        text, text_starts = _joined_lines(data, starts[read_lines], ends[read_lines])
+        numbers = parse_padded_micro_units(padded_buffer(text), read_lines.size, text_starts)
+        lines = _LazyLines(text, text_starts, text_starts + (ends[read_lines] - starts[read_lines]))
     if numbers is None:
         return None
-    counts = numbers.counts
-    ends = np.append(line_ends, buffer.size)
-    lines = _LazyLines(data, starts[vertex_lines], ends[vertex_lines])
     try:
-        corners = _VertexColumns(numbers, lines, block.numbers(vertex_lines), path)
+        corners = _VertexColumns(numbers, lines, block.numbers(read_lines), path)
     except FormatError:
         return None
-    if corners.extra_fields:
-        warnings.append(f"{corners.extra_fields} vertex line(s) have fields after their weight links; ignored")
+    extra_fields = corners.extra_fields if distinct is None else int(corners.has_extra_fields[corner_lines].sum())
+    if extra_fields:
+        warnings.append(f"{extra_fields} vertex line(s) have fields after their weight links; ignored")
     material_indices = np.fromiter(map(row_of_raw.__getitem__, raw_names), np.int32, len(raw_names))
-    flavour: Flavour = "goldsrc" if bool(np.all(counts == 9)) else "source"
-    return corners.triangles(list(rows), material_indices), flavour
+    flavour: Flavour = "goldsrc" if bool(np.all(numbers.counts == 9)) else "source"
+    if distinct is None:
+        return corners.triangles(list(rows), material_indices), flavour
+    return corners.triangles(list(rows), material_indices, corner_lines), flavour
+
+
+_MOST_DISTINCT = 0.75  # share of distinct vertex lines above which reading each line once saves too little
+
+
+def _distinct_vertex_lines(
+    buffer: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+    """Where many vertex lines repeat one another (a vertex is written once per triangle using it): the first
+    line of each distinct text, and for each line the rank of its text among those. None when not worth it."""
+    first = first_equal_lines(buffer, starts, ends)
+    if first is None:
+        return None
+    is_first = first == np.arange(first.size)
+    first_lines = np.flatnonzero(is_first)
+    if first_lines.size > _MOST_DISTINCT * first.size:
+        return None
+    rank = np.cumsum(is_first) - 1
+    return first_lines, rank[first]
+
+
+def _joined_lines(
+    data: bytes | memoryview, starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
+) -> tuple[bytes, npt.NDArray[np.int64]]:
+    """The lines data[starts[i]:ends[i]] joined by line ends, and where each starts in that text."""
+    view = memoryview(data)
+    text = b"\n".join([view[start:end] for start, end in zip(starts.tolist(), ends.tolist(), strict=True)])
+    text_starts = np.zeros(starts.size, np.int64)
+    np.cumsum(ends[:-1] - starts[:-1] + 1, out=text_starts[1:])
+    return text, text_starts
 
 
 class _LazyLines(Sequence[str]):
@@ -596,7 +639,8 @@ class _VertexColumns:
         links[has_links] = self._integers(starts[has_links] + 9, 0, 9, "link count", has_links)
         short = has_links & (counts < 10 + 2 * links)
         self._fail_where(short, 10, "fewer weight links than the link count says", token_of=counts)
-        self.extra_fields = int(np.count_nonzero(has_links & (counts > 10 + 2 * links)))
+        self.has_extra_fields = has_links & (counts > 10 + 2 * links)
+        self.extra_fields = int(np.count_nonzero(self.has_extra_fields))
         self.link_counts = links.astype(np.int32)
         corner = np.repeat(np.arange(counts.size), links)
         rank = np.arange(corner.size) - np.repeat(np.cumsum(links) - links, links)
@@ -604,17 +648,34 @@ class _VertexColumns:
         self.link_bones = self._integers(bone_at, 0, bone_at - starts[corner], "link bone", rows=corner)
         self.link_weights = numbers.values[bone_at + 1].astype(np.float64)
 
-    def triangles(self, material_names: list[str], material_indices: IntArray) -> Triangles:
+    def triangles(
+        self, material_names: list[str], material_indices: IntArray, corner_lines: npt.NDArray[np.int64] | None = None
+    ) -> Triangles:
+        """The triangles whose corners are these lines, or with `corner_lines` (a line per corner) those lines."""
+        if corner_lines is None:
+            return Triangles(
+                material_names=material_names,
+                material_indices=material_indices,
+                parent_bones=self.parents.reshape(-1, 3),
+                positions=self.column_block(1, 3).reshape(-1, 3, 3),
+                normals=self.column_block(4, 3).reshape(-1, 3, 3),
+                uvs=self.column_block(7, 2).reshape(-1, 3, 2),
+                link_counts=self.link_counts.reshape(-1, 3),
+                link_bones=self.link_bones,
+                link_weights=self.link_weights,
+            )
+        links = select_links(self.link_counts, corner_lines)
         return Triangles(
             material_names=material_names,
             material_indices=material_indices,
-            parent_bones=self.parents.reshape(-1, 3),
-            positions=self.column_block(1, 3).reshape(-1, 3, 3),
-            normals=self.column_block(4, 3).reshape(-1, 3, 3),
-            uvs=self.column_block(7, 2).reshape(-1, 3, 2),
-            link_counts=self.link_counts.reshape(-1, 3),
-            link_bones=self.link_bones,
-            link_weights=self.link_weights,
+            parent_bones=self.parents[corner_lines].reshape(-1, 3),
+            positions=self.column_block(1, 3)[corner_lines].reshape(-1, 3, 3),
+            normals=self.column_block(4, 3)[corner_lines].reshape(-1, 3, 3),
+            uvs=self.column_block(7, 2)[corner_lines].reshape(-1, 3, 2),
+            link_counts=self.link_counts[corner_lines].reshape(-1, 3),
+            link_bones=self.link_bones[links],
+            link_weights=self.link_weights[links],
+            corner_lines=corner_lines,
         )
 
     def column_block(self, first: int, width: int) -> FloatArray:

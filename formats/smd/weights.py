@@ -26,6 +26,16 @@ def _corners(counts: AnyInts) -> Ints:
     return np.repeat(np.arange(counts.size, dtype=np.int64), counts.astype(np.int64))
 
 
+def select_links(counts: AnyInts, corners: AnyInts) -> Ints:
+    """Where the links of `corners` (in that order, repeats allowed) sit in the flat link arrays."""
+    counts = counts.astype(np.int64)
+    chosen = counts[corners]
+    first = np.cumsum(counts) - counts
+    at = np.repeat(first[corners] - (np.cumsum(chosen) - chosen), chosen)
+    at += np.arange(at.size)
+    return at
+
+
 def effective_links(counts: AnyInts, bones: AnyInts, weights: Floats, parents: AnyInts) -> tuple[Ints, Ints, Floats]:
     """What studiomdl skins with: a corner with no links is rigid on its parent bone (weight 1)."""
     counts = counts.reshape(-1).astype(np.int64)

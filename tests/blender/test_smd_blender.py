@@ -236,6 +236,32 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
     return path
 
 
+def vertex_weights(obj: bpy.types.Object) -> list[list[tuple[str, float]]]:
+    names = [group.name for group in obj.vertex_groups]
+    return [sorted((names[g.group], round(g.weight, 6)) for g in v.groups) for v in obj.data.vertices]
+
+
+def test_corners_read_from_one_line_share_vertices_as_when_compared_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bl_ext.dev.io_game_formats.formats.smd import reader  # type: ignore[import-not-found]
+
+    text = reference_text(links="2 1 0.5 2 0.5").replace("metal dark", "skin")
+    text = text.replace("1 1 0 0 0 1 1 1 2 1 0.25 2 0.75", "1 0 0 0 0 1 1 1 2 1 0.25 2 0.75")  # (1, 0, 0) twice
+    path = write(tmp_path, "model.smd", text)
+    results = []
+    for most_distinct in (1.0, 0.0):  # repeated lines read once (and grouped by line), then every line read
+        monkeypatch.setattr(reader, "_MOST_DISTINCT", most_distinct)
+        bpy.ops.wm.read_homefile(use_empty=True)
+        assert import_smd(path) == {"FINISHED"}
+        mesh_object = bpy.data.objects["model"]
+        positions = [tuple(v.co) for v in mesh_object.data.vertices]
+        corners = [loop.vertex_index for loop in mesh_object.data.loops]
+        results.append((positions, corners, vertex_weights(mesh_object)))
+    assert results[0] == results[1]
+    assert len(results[0][0]) == 4  # (1, 0, 0) has two weightings: two vertices
+
+
 def test_animation_keeps_its_time_numbers_and_holds_missing_bones(tmp_path: Path) -> None:
     reference = write(tmp_path, "model.smd", reference_text())
     animation = write(tmp_path, "walk.smd", ANIMATION_TIME_5)

@@ -41,3 +41,38 @@ def test_a_hash_collision_falls_back_to_whole_rows(monkeypatch: pytest.MonkeyPat
 def test_empty_input() -> None:
     values, index = dedup.unique_rows(np.zeros((0, 3), np.float32))
     assert values.shape == (0, 3) and index.shape == (0,)
+
+
+def plain_first_equal(rows: np.ndarray) -> list[int]:
+    seen: dict[bytes, int] = {}
+    return [seen.setdefault(row.tobytes(), index) for index, row in enumerate(rows)]
+
+
+def test_first_equal_rows_by_hashing_and_by_sorting(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = np.random.default_rng(3).integers(-3, 3, (5_000, 4)).astype(np.int64)
+    expected = plain_first_equal(rows)
+    assert dedup.first_equal_rows(rows).tolist() == expected
+    monkeypatch.setattr(dedup, "_PROBE_ROUNDS", 0)  # as if hashing never settled: grouped by sorting
+    assert dedup.first_equal_rows(rows).tolist() == expected
+    assert dedup.first_equal_rows(np.zeros((0, 2), np.int64)).tolist() == []
+
+
+def test_first_equal_lines_compares_whole_lines_wherever_they_sit() -> None:
+    lines = [b"0 1.000000 2.000000", b"0 1.000000 2.000001", b"0 1.000000 2.000000", b"12345678",
+             b"0 1.000000 2.000000 3", b"12345678", b"0 1.000000 2.000001"]  # fmt: skip
+    text = b"\n".join(lines)
+    starts = np.cumsum([0] + [len(line) + 1 for line in lines[:-1]])
+    ends = starts + [len(line) for line in lines]
+    first = dedup.first_equal_lines(np.frombuffer(text, np.uint8), starts, ends)
+    assert first is not None and first.tolist() == [0, 1, 0, 3, 4, 3, 1]
+
+
+def test_first_equal_lines_leaves_short_and_long_lines_to_the_caller() -> None:
+    text = np.frombuffer(b"1 2 3\n" + b"9" * 300, np.uint8)
+    assert dedup.first_equal_lines(text, np.array([0]), np.array([5])) is None
+    assert dedup.first_equal_lines(text, np.array([6]), np.array([306])) is None
+
+
+def test_first_occurrences() -> None:
+    assert dedup.first_occurrences(np.array([0, 1, 0, 2, 1, 3, 3])).tolist() == [0, 1, 3, 5]
+    assert dedup.first_occurrences(np.zeros(0, np.int64)).tolist() == []

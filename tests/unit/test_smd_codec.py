@@ -460,3 +460,39 @@ def test_save_and_load(tmp_path: Path) -> None:
 
 def test_triangles_default_is_empty() -> None:
     assert len(Triangles()) == 0
+
+
+def shared_corner_text() -> str:
+    """A closed strip whose corners repeat one another's lines, as exporters write them (a line per corner)."""
+    corners = [f"0  {x}.000000 {x % 2}.000000 0.000000  0.000000 0.000000 1.000000  0.{x}00000 0.000000 "
+               f"2 {x % 3} 0.500000 2 0.500000" for x in range(6)]  # fmt: skip
+    triangles = [(0, 1, 2), (2, 1, 3), (2, 3, 4), (4, 3, 5), (5, 3, 1), (1, 0, 5)] * 3
+    body = "".join(f"mat{t % 2}\n" + "".join(corners[c] + "\n" for c in triangle) for t, triangle in
+                   enumerate(triangles))  # fmt: skip
+    return with_triangles(SKINNED, body)
+
+
+def test_repeated_vertex_lines_are_read_once_with_the_same_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    from formats.smd import reader
+
+    text = shared_corner_text()
+    once = parse(text)
+    monkeypatch.setattr(reader, "_MOST_DISTINCT", 0.0)  # every line read where it stands
+    everywhere = parse(text)
+    assert once.triangles is not None and everywhere.triangles is not None
+    assert everywhere.triangles.corner_lines is None
+    lines = once.triangles.corner_lines
+    assert lines is not None and lines.max() == 5
+    np.testing.assert_array_equal(lines[:6], [0, 1, 2, 2, 1, 3])
+    assert_same_document(once, everywhere)
+    for name in ("material_indices", "parent_bones", "positions", "normals", "uvs", "link_weights"):
+        np.testing.assert_array_equal(getattr(once.triangles, name), getattr(everywhere.triangles, name))
+    assert once.warnings == everywhere.warnings
+
+
+def test_a_bad_repeated_vertex_line_is_reported_where_it_first_occurs() -> None:
+    text = shared_corner_text().replace("2 1 0.500000 2 0.500000", "2 1 0.500000 2 x.500000")
+    first_line = next(n for n, line in enumerate(text.split("\n"), 1) if "x.5" in line)
+    with pytest.raises(FormatError) as failure:
+        parse(text)
+    assert failure.value.line == first_line
