@@ -360,14 +360,16 @@ class _WeightReader:
         output = tree.nodes.new("NodeGroupOutput")
         for row, name in enumerate(group_names):
             read = tree.nodes.new("GeometryNodeInputNamedAttribute")
-            read.data_type = "FLOAT"
-            read.inputs["Name"].default_value = name
             store = tree.nodes.new("GeometryNodeStoreNamedAttribute")
-            store.data_type = "FLOAT"
-            store.domain = "POINT"
+            # (the defaults, but set only if not: each setting rebuilds the node's sockets, a third of the time)
+            for node, setting, value in ((read, "data_type", "FLOAT"), (store, "data_type", "FLOAT"),
+                                         (store, "domain", "POINT")):  # fmt: skip
+                if getattr(node, setting) != value:
+                    setattr(node, setting, value)
+            read.inputs["Name"].default_value = name
             store.inputs["Name"].default_value = f"__iogf_w{row}"
-            tree.links.new(socket, store.inputs["Geometry"])
-            tree.links.new(read.outputs["Attribute"], store.inputs["Value"])
+            tree.links.new(socket, store.inputs["Geometry"], verify_limits=False)
+            tree.links.new(read.outputs["Attribute"], store.inputs["Value"], verify_limits=False)
             socket = store.outputs["Geometry"]
         tree.links.new(socket, output.inputs[0])
         self.tree = tree

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -51,6 +51,7 @@ from ..common.operators import (
 )
 from ..formats import smd
 from ..formats.atomic import write_files_atomically
+from ..formats.dedup import first_equal_rows
 from ..formats.errors import FormatError
 from ..importers.smd import STORED_NORMALS, UP_AXES, collector_paused, up_axis_matrix
 
@@ -200,6 +201,7 @@ class MeshCorners:
     counts: np.ndarray
     bones: np.ndarray
     weights: np.ndarray
+    lines: np.ndarray  # per corner: corners of one vertex with one normal and UV write one line (see smd.Triangles)
 
 
 def corner_geometry(mesh: bpy.types.Mesh, matrix: np.ndarray) -> mesh_io.Triangles:
@@ -269,7 +271,31 @@ def mesh_corners(
         counts=counts,
         bones=bones_v[rows],
         weights=weights_v[rows],
+        lines=corner_lines(corner_vertices, geometry.normals, uvs),
     )
+
+
+def corner_lines(corner_vertices: np.ndarray, normals: np.ndarray, uvs: np.ndarray) -> np.ndarray:
+    """Number the distinct (vertex, normal, UV) corners in order of first appearance: the weights, and so the
+    parent column, belong to the vertex, so such corners are written as one line."""
+    key = np.empty((len(corner_vertices), 3), np.uint64)
+    normal_bits = np.ascontiguousarray(normals, np.float32).view(np.uint32).astype(np.uint64)
+    uv_bits = np.ascontiguousarray(uvs, np.float32).view(np.uint32).astype(np.uint64)
+    key[:, 0] = (corner_vertices.astype(np.uint64) << np.uint64(32)) | uv_bits[:, 0]
+    key[:, 1] = (uv_bits[:, 1] << np.uint64(32)) | normal_bits[:, 0]
+    key[:, 2] = (normal_bits[:, 1] << np.uint64(32)) | normal_bits[:, 2]
+    first = first_equal_rows(key.view(np.int64))
+    is_first = first == np.arange(first.size)
+    return (np.cumsum(is_first) - 1)[first]
+
+
+def numbered_after(numberings: Iterable[np.ndarray]) -> list[np.ndarray]:
+    """Numberings from 0 each, shifted so that each continues after the one before."""
+    shifted, offset = [], 0
+    for numbers in numberings:
+        shifted.append(numbers + offset)
+        offset += int(numbers.max(initial=-1)) + 1
+    return shifted
 
 
 def reference_document(
@@ -307,6 +333,7 @@ def reference_document(
         link_counts=counts.reshape(triangle_count, 3).astype(np.int32),
         link_bones=bones.astype(np.int32),
         link_weights=weights,
+        corner_lines=np.concatenate(numbered_after(p.lines for p in parts)) if parts else None,
     )
     flavour = "goldsrc" if settings.flavour == "GOLDSRC" else "source"
     if flavour == "goldsrc" and bool((counts > 1).any()):

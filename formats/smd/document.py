@@ -59,9 +59,9 @@ class Triangles:
     link_counts: IntArray = field(default_factory=lambda: empty_ints(0, 3))  # (T, 3); 0 = rigid on parent
     link_bones: IntArray = field(default_factory=lambda: empty_ints(0))  # (L,) L = link_counts.sum()
     link_weights: FloatArray = field(default_factory=lambda: empty_floats(0))  # (L,) raw, as written
-    # (3T,) set by the reader: the distinct vertex line each corner was read from, so that corners with equal
-    # numbers hold equal values (readers of the document may group corners by it). None when not known; whoever
-    # changes the per-corner arrays of a document must set it to None. Writers ignore it.
+    # (3T,) optional: which corners hold one line's values (equal numbers, numbered in order of first appearance),
+    # as the reader found them or an exporter knows them. Readers of the document may group corners by it; the
+    # writer checks it, then makes each such line once. Whoever changes per-corner arrays must set it to None.
     corner_lines: npt.NDArray[np.int64] | None = None
 
     def __len__(self) -> int:

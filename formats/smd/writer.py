@@ -6,11 +6,14 @@ written as given: normalising, culling and limiting are the caller's choice (wei
 
 from __future__ import annotations
 
+import operator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from ..dedup import first_occurrences
 from ..errors import FormatError
 from .document import Flavour, SkeletonFrame, SmdDocument, SmdNode, Triangles, VertexFrame
 from .render import (
@@ -26,7 +29,7 @@ from .render import (
     rows_text,
     text_words,
 )
-from .weights import dominant_bones
+from .weights import dominant_bones, select_links
 
 GOLDSRC_MAX_BONES = 128
 GOLDSRC_MAX_BONE_NAME = 31  # bytes; studio.h keeps names in char[32] with the terminator
@@ -161,24 +164,25 @@ def _check_material_name(name: str) -> None:
 
 
 def _triangles_text(tris: Triangles, flavour: Flavour) -> list[bytes]:
-    """One word table with a row per triangle: its material line, then its 3 vertex lines."""
+    """The triangles block: a material line per triangle, then its 3 vertex lines. Where the document says which
+    corners repeat one line (`corner_lines`: a vertex is written once per triangle using it), each line is made
+    once and reused."""
     _check_triangles(tris)
     count = len(tris)
     if count == 0:
         return [b"triangles\nend\n"]
-    counts = tris.link_counts.reshape(-1).astype(np.int64)
-    parents = tris.parent_bones.reshape(-1).astype(np.int64)
-    if flavour == "goldsrc":
-        parents = dominant_bones(counts, tris.link_bones, tris.link_weights, parents)
-    columns: list[WordColumn | NumberColumn] = [number_column(parents, False, DOUBLE_SPACE)]
-    for block in (tris.positions, tris.normals):
-        for axis in range(3):
-            columns.append(number_column(block[:, :, axis], True, SPACE if axis < 2 else DOUBLE_SPACE))
-    columns.append(number_column(tris.uvs[:, :, 0], True, SPACE))
-    columns.append(number_column(tris.uvs[:, :, 1], True, NEWLINE if flavour == "goldsrc" else SPACE))
-    if flavour != "goldsrc":
-        columns += _link_words(tris, counts)
+    corners = _Corners.of(tris, flavour)
+    columns = corners.columns()  # (checks every number can be written)
     names = [f"{name}\n".encode() for name in tris.material_names]
+    distinct = corners.distinct(tris.corner_lines)
+    if distinct is not None:
+        first, rank = distinct
+        lines, _ = rows_text(first.size, corners.subset(first).columns(), lengths=False)
+        pool = names + b"".join(lines).splitlines(keepends=True)
+        order = np.empty((count, 4), np.int64)
+        order[:, 0] = tris.material_indices
+        order[:, 1:] = rank.reshape(count, 3) + len(names)
+        return [b"triangles\n", *operator.itemgetter(*order.ravel().tolist())(pool), b"end\n"]
     if any(b"\0" in name for name in names):  # cannot sit in a NUL-padded table: join line by line
         return [_join_by_triangle(names, tris.material_indices, columns)]
     name_words = np.stack([text_words(name.ljust(max(len(n) for n in names), b"\0")) for name in names])
@@ -186,13 +190,77 @@ def _triangles_text(tris: Triangles, flavour: Flavour) -> list[bytes]:
     return [b"triangles\n", *parts, b"end\n"]
 
 
-def _link_words(tris: Triangles, counts: npt.NDArray[np.int64]) -> list[WordColumn | NumberColumn]:
+_MOST_DISTINCT = 0.75  # share of distinct corner lines above which making each once saves too little
+LineIndices = npt.NDArray[np.int64]
+
+
+@dataclass
+class _Corners:
+    """Per-corner values as written: parent column, position, normal, uv, then (Source) CSR weight links."""
+
+    flavour: Flavour
+    parents: npt.NDArray[np.int64]
+    positions: npt.NDArray[np.float64]  # (C, 3)
+    normals: npt.NDArray[np.float64]
+    uvs: npt.NDArray[np.float64]  # (C, 2)
+    counts: npt.NDArray[np.int64]
+    bones: npt.NDArray[Any]
+    weights: npt.NDArray[Any]
+
+    @classmethod
+    def of(cls, tris: Triangles, flavour: Flavour) -> _Corners:
+        counts = tris.link_counts.reshape(-1).astype(np.int64)
+        parents = tris.parent_bones.reshape(-1).astype(np.int64)
+        if flavour == "goldsrc":
+            parents = dominant_bones(counts, tris.link_bones, tris.link_weights, parents)
+        return cls(flavour, parents, tris.positions.reshape(-1, 3), tris.normals.reshape(-1, 3),
+                   tris.uvs.reshape(-1, 2), counts, tris.link_bones, tris.link_weights)  # fmt: skip
+
+    def subset(self, corners: npt.NDArray[np.int64]) -> _Corners:
+        links = select_links(self.counts, corners)
+        return _Corners(self.flavour, self.parents[corners], self.positions[corners], self.normals[corners],
+                        self.uvs[corners], self.counts[corners], self.bones[links], self.weights[links])  # fmt: skip
+
+    def columns(self) -> list[WordColumn | NumberColumn]:
+        columns: list[WordColumn | NumberColumn] = [number_column(self.parents, False, DOUBLE_SPACE)]
+        for block in (self.positions, self.normals):
+            for axis in range(3):
+                columns.append(number_column(block[:, axis], True, SPACE if axis < 2 else DOUBLE_SPACE))
+        columns.append(number_column(self.uvs[:, 0], True, SPACE))
+        columns.append(number_column(self.uvs[:, 1], True, NEWLINE if self.flavour == "goldsrc" else SPACE))
+        if self.flavour != "goldsrc":
+            columns += _link_words(self.counts, self.bones, self.weights)
+        return columns
+
+    def distinct(self, corner_lines: LineIndices | None) -> tuple[LineIndices, LineIndices] | None:
+        """From a document's `corner_lines`: the first corner of each line and each corner's line, once checked
+        that the corners of a line hold equal values (they then write equal text). None when that is not so, or
+        when most lines differ."""
+        if corner_lines is None or corner_lines.shape != self.counts.shape or not corner_lines.size:
+            return None
+        first_corners = first_occurrences(corner_lines)
+        if first_corners.size > _MOST_DISTINCT * corner_lines.size:
+            return None
+        if not np.array_equal(corner_lines[first_corners], np.arange(first_corners.size)):
+            return None  # not numbered in order of first appearance
+        first = first_corners[corner_lines]
+        values = [self.parents, self.positions, self.normals, self.uvs, self.counts]
+        same = all(np.array_equal(column, column[first]) for column in values)
+        if same and self.flavour != "goldsrc":  # (equal counts: the links line up)
+            first_links = select_links(self.counts, first)
+            same = np.array_equal(self.bones, self.bones[first_links])
+            same = same and np.array_equal(self.weights, self.weights[first_links])
+        return (first_corners, corner_lines) if same else None
+
+
+def _link_words(
+    counts: npt.NDArray[np.int64], bones: npt.NDArray[Any], weights: npt.NDArray[Any]
+) -> list[WordColumn | NumberColumn]:
     """`links (bone weight)*` of Source corner lines; links a corner does not have are left blank."""
     columns: list[WordColumn | NumberColumn] = [
         number_column(counts, False, np.where(counts > 0, SPACE, NEWLINE).astype(np.int8))
     ]
-    first = tris.link_offsets()[:-1]
-    bones, weights = tris.link_bones, tris.link_weights
+    first = np.cumsum(counts) - counts
     # Links that can all be written (what number_column checks) are gathered a block at a time; otherwise the
     # columns are made whole, so that the first number that cannot be written is the one reported.
     largest_weight = float(np.max(np.abs(weights))) if weights.size else 0.0

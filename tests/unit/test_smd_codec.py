@@ -496,3 +496,24 @@ def test_a_bad_repeated_vertex_line_is_reported_where_it_first_occurs() -> None:
     with pytest.raises(FormatError) as failure:
         parse(text)
     assert failure.value.line == first_line
+
+
+def test_writer_makes_each_line_of_corner_lines_once_after_checking_them() -> None:
+    doc = parse(shared_corner_text())
+    tris = doc.triangles
+    assert tris is not None and tris.corner_lines is not None
+    with_lines = write_smd(doc)
+    good_lines = tris.corner_lines
+    tris.corner_lines = None
+    plain = write_smd(doc)
+    assert with_lines == plain
+    assert plain.split(b"triangles\n")[1] == shared_corner_text().encode().split(b"triangles\n")[1]
+    for wrong in (np.zeros_like(good_lines), good_lines.max() - good_lines):  # unequal values; not first-seen order
+        tris.corner_lines = wrong
+        assert write_smd(doc) == plain
+    tris.corner_lines = good_lines.copy()
+    tris.link_weights = tris.link_weights.copy()
+    tris.link_weights[-1] = 0.25  # a corner's links now differ from its line's first corner
+    assert write_smd(doc).count(b"0.250000\n") == 1
+    assert write_smd(doc, "goldsrc") == write_smd(SmdDocument(doc.version, doc.flavour, doc.nodes, doc.skeleton,
+        Triangles(**{**tris.__dict__, "corner_lines": None})), "goldsrc")  # fmt: skip
