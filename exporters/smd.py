@@ -50,7 +50,7 @@ from ..common.operators import (
     prepare_layout,
 )
 from ..formats import smd
-from ..formats.atomic import write_files_atomically
+from ..formats.atomic import Content, write_files_atomically
 from ..formats.dedup import first_equal_rows
 from ..formats.errors import FormatError
 from ..importers.smd import STORED_NORMALS, UP_AXES, collector_paused, up_axis_matrix
@@ -278,14 +278,25 @@ def mesh_corners(
 def corner_lines(corner_vertices: np.ndarray, normals: np.ndarray, uvs: np.ndarray) -> np.ndarray:
     """Number the distinct (vertex, normal, UV) corners in order of first appearance: the weights, and so the
     parent column, belong to the vertex, so such corners are written as one line."""
-    key = np.empty((len(corner_vertices), 3), np.uint64)
-    normal_bits = np.ascontiguousarray(normals, np.float32).view(np.uint32).astype(np.uint64)
-    uv_bits = np.ascontiguousarray(uvs, np.float32).view(np.uint32).astype(np.uint64)
-    key[:, 0] = (corner_vertices.astype(np.uint64) << np.uint64(32)) | uv_bits[:, 0]
-    key[:, 1] = (uv_bits[:, 1] << np.uint64(32)) | normal_bits[:, 0]
-    key[:, 2] = (normal_bits[:, 1] << np.uint64(32)) | normal_bits[:, 2]
-    first = first_equal_rows(key.view(np.int64))
-    is_first = first == np.arange(first.size)
+    count = len(corner_vertices)
+    normal_bits = np.ascontiguousarray(normals, np.float32).view(np.uint32)
+    uv_bits = np.ascontiguousarray(uvs, np.float32).view(np.uint32)
+    # Most corners match the first corner of their vertex (no seam, smooth shading there): only the others are
+    # grouped by hashing.
+    first_of_vertex = np.full(int(corner_vertices.max(initial=-1)) + 1, count, np.int64)
+    np.minimum.at(first_of_vertex, corner_vertices, np.arange(count))
+    first = first_of_vertex[corner_vertices]
+    differs = np.flatnonzero(
+        np.any(normal_bits != normal_bits[first], axis=1) | np.any(uv_bits != uv_bits[first], axis=1)
+    )
+    if differs.size:
+        key = np.empty((differs.size, 3), np.uint64)
+        normal_bits, uv_bits = normal_bits[differs].astype(np.uint64), uv_bits[differs].astype(np.uint64)
+        key[:, 0] = (corner_vertices[differs].astype(np.uint64) << np.uint64(32)) | uv_bits[:, 0]
+        key[:, 1] = (uv_bits[:, 1] << np.uint64(32)) | normal_bits[:, 0]
+        key[:, 2] = (normal_bits[:, 1] << np.uint64(32)) | normal_bits[:, 2]
+        first[differs] = differs[first_equal_rows(key.view(np.int64))]
+    is_first = first == np.arange(count)
     return (np.cumsum(is_first) - 1)[first]
 
 
@@ -421,7 +432,7 @@ def safe_file_part(text: str) -> str:
 class Plan:
     """Files to write, built completely before any is written."""
 
-    files: list[tuple[str, bytes]] = field(default_factory=list)
+    files: list[tuple[str, Content]] = field(default_factory=list)
 
 
 def choose_armature(objects: list[bpy.types.Object], meshes: list[bpy.types.Object]) -> bpy.types.Object | None:
@@ -454,7 +465,7 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
         summary.faces = sum(len(p.positions) // 3 for p in parts)
     if mode in ("REFERENCE", "ALL"):
         document = reference_document(parts, table, settings, summary.warnings)
-        plan.files.append((path, smd.write_smd(document, flavour)))
+        plan.files.append((path, smd.smd_pieces(document, flavour)))
     if mode in ("VTA", "ALL"):
         vta = vta_document(context, meshes, parts, settings)
         if vta is None and mode == "VTA":
@@ -475,7 +486,7 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
                     target = path
                 else:
                     target = f"{stem}_{safe_file_part(source.label)}.smd"
-                plan.files.append((target, smd.write_smd(document, flavour)))
+                plan.files.append((target, smd.smd_pieces(document, flavour)))
     try:
         write_files_atomically(plan.files)
     except ValueError as error:  # two actions whose names clean up to the same file name

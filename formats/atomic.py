@@ -5,8 +5,11 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import BinaryIO
+
+Content = bytes | Sequence[bytes]  # a file's bytes, or pieces of them in order
+_PIECES_PER_WRITE = 16384  # small pieces are joined this many at a time: the joined bytes stay in the caches
 
 
 @contextlib.contextmanager
@@ -36,12 +39,20 @@ def _permissions_for(target: str) -> int:
         return 0o666 & ~umask
 
 
-def write_bytes_atomically(path: str | os.PathLike[str], data: bytes) -> None:
+def write_bytes_atomically(path: str | os.PathLike[str], data: Content) -> None:
     with atomic_writer(path) as stream:
-        stream.write(data)
+        write_content(stream, data)
 
 
-def write_files_atomically(files: list[tuple[str, bytes]]) -> None:
+def write_content(stream: BinaryIO, content: Content) -> None:
+    if isinstance(content, bytes):
+        stream.write(content)
+        return
+    for start in range(0, len(content), _PIECES_PER_WRITE):
+        stream.write(b"".join(content[start : start + _PIECES_PER_WRITE]))
+
+
+def write_files_atomically(files: Sequence[tuple[str, Content]]) -> None:
     """Several files that belong together: all are written to temporary files first and renamed into place
     only when every one was written, so a failure replaces none of them."""
     targets = [os.path.abspath(path) for path, _ in files]
@@ -54,7 +65,7 @@ def write_files_atomically(files: list[tuple[str, bytes]]) -> None:
             fd, temp_path = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=os.path.dirname(target))
             written.append((temp_path, target))
             with os.fdopen(fd, "wb") as stream:
-                stream.write(data)
+                write_content(stream, data)
             os.chmod(temp_path, _permissions_for(target))
     except BaseException:
         for temp_path, _ in written:

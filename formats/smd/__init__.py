@@ -28,7 +28,7 @@ from .weights import (
     normalize_links,
     select_links,
 )
-from .writer import write_smd
+from .writer import smd_pieces, write_smd
 
 __all__ = [
     "STUDIOMDL_CULL",
@@ -56,6 +56,7 @@ __all__ = [
     "save_smd",
     "save_vta",
     "select_links",
+    "smd_pieces",
     "write_smd",
     "write_vta",
 ]
@@ -105,10 +106,10 @@ def load_vta(path: str | os.PathLike[str]) -> SmdDocument:
 def save_smd(path: str | os.PathLike[str], doc: SmdDocument, flavour: Flavour | None = None) -> None:
     """Write atomically: an existing file is replaced only by a complete new one."""
     try:
-        data = write_smd(doc, flavour)
+        pieces = smd_pieces(doc, flavour)
     except FormatError as error:
         raise error.with_path(os.fspath(path)) from None
-    write_bytes_atomically(path, data)
+    write_bytes_atomically(path, pieces)
 
 
 def save_vta(path: str | os.PathLike[str], doc: SmdDocument) -> None:

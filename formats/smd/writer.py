@@ -42,6 +42,11 @@ _VERTEX_SEPARATORS = np.array([SPACE] * 6 + [NEWLINE], dtype=np.int8)
 
 def write_smd(doc: SmdDocument, flavour: Flavour | None = None) -> bytes:
     """The file text of `doc`; `flavour` overrides doc.flavour. Raises FormatError for what the format cannot hold."""
+    return b"".join(smd_pieces(doc, flavour))
+
+
+def smd_pieces(doc: SmdDocument, flavour: Flavour | None = None) -> list[bytes]:
+    """`write_smd` in pieces, to be written one after another (joining many small pieces at once is slow)."""
     flavour = flavour or doc.flavour
     if flavour == "goldsrc":
         _check_goldsrc_limits(doc)
@@ -51,7 +56,7 @@ def write_smd(doc: SmdDocument, flavour: Flavour | None = None) -> bytes:
         parts += _triangles_text(doc.triangles, flavour)
     if doc.vertex_animation is not None:
         parts.append(_vertex_animation_text(doc.vertex_animation))
-    return b"".join(parts)
+    return parts
 
 
 def _check_goldsrc_limits(doc: SmdDocument) -> None:

@@ -548,3 +548,18 @@ def test_material_names_longer_than_blender_holds_round_trip(tmp_path: Path) -> 
     bpy.ops.wm.read_homefile(use_empty=True)
     import_smd(path, out)
     assert len([m for m in bpy.data.materials if m.name.startswith("materials/")]) == 1
+
+
+def test_export_numbers_corner_lines_by_vertex_normal_and_uv() -> None:
+    from bl_ext.dev.io_game_formats.exporters.smd import corner_lines  # type: ignore[import-not-found]
+
+    rng = np.random.default_rng(5)
+    corner_vertices = rng.integers(0, 40, 600).astype(np.intc)
+    normals = np.repeat(np.eye(3, dtype=np.float32), 200, axis=0)[rng.permutation(600)]
+    normals[corner_vertices % 3 == 0] = (0, 0, 1)  # smooth vertices: every corner the same normal
+    uvs = rng.integers(0, 2, (600, 2)).astype(np.float32)
+    uvs[5] = (-0.0, 0.0)  # compared by bits: -0.0 and 0.0 are told apart (they only cost a second line)
+    seen: dict[tuple[object, ...], int] = {}
+    expected = [seen.setdefault((int(v), n.tobytes(), uv.tobytes()), len(seen))
+                for v, n, uv in zip(corner_vertices, normals, uvs, strict=True)]  # fmt: skip
+    assert corner_lines(corner_vertices, normals, uvs).tolist() == expected
