@@ -350,31 +350,33 @@ def armature_of(obj: bpy.types.Object) -> bpy.types.Object | None:
 
 class _WeightReader:
     """A temporary Geometry Nodes modifier that copies vertex groups into float attributes `__iogf_w<i>`, so an
-    evaluated mesh yields every weight through foreach_get (Python has no bulk getter for vertex groups)."""
+    evaluated mesh yields every weight through foreach_get (Python has no bulk getter for vertex groups).
+
+    The node group only passes float fields from its inputs to its outputs; the modifier reads each input from a
+    vertex group and stores each output as an attribute (two nodes and a link per group: quick to build)."""
 
     def __init__(self, obj: bpy.types.Object, group_names: Sequence[str]) -> None:
         tree = bpy.data.node_groups.new("__iogf_weights", "GeometryNodeTree")
-        tree.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
-        tree.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
-        socket = tree.nodes.new("NodeGroupInput").outputs[0]
-        output = tree.nodes.new("NodeGroupOutput")
-        for row, name in enumerate(group_names):
-            read = tree.nodes.new("GeometryNodeInputNamedAttribute")
-            store = tree.nodes.new("GeometryNodeStoreNamedAttribute")
-            # (the defaults, but set only if not: each setting rebuilds the node's sockets, a third of the time)
-            for node, setting, value in ((read, "data_type", "FLOAT"), (store, "data_type", "FLOAT"),
-                                         (store, "domain", "POINT")):  # fmt: skip
-                if getattr(node, setting) != value:
-                    setattr(node, setting, value)
-            read.inputs["Name"].default_value = name
-            store.inputs["Name"].default_value = f"__iogf_w{row}"
-            tree.links.new(socket, store.inputs["Geometry"], verify_limits=False)
-            tree.links.new(read.outputs["Attribute"], store.inputs["Value"], verify_limits=False)
-            socket = store.outputs["Geometry"]
-        tree.links.new(socket, output.inputs[0])
+        interface = tree.interface
+        interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+        interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+        sockets = []
+        for row in range(len(group_names)):
+            field_in = interface.new_socket(f"w{row}", in_out="INPUT", socket_type="NodeSocketFloat")
+            field_out = interface.new_socket(f"w{row}", in_out="OUTPUT", socket_type="NodeSocketFloat")
+            if field_out.attribute_domain != "POINT":
+                field_out.attribute_domain = "POINT"
+            sockets.append((field_in.identifier, field_out.identifier))
+        group_input, group_output = tree.nodes.new("NodeGroupInput"), tree.nodes.new("NodeGroupOutput")
+        for output, input_ in zip(group_input.outputs[:-1], group_output.inputs[:-1], strict=True):  # (-1: virtual)
+            tree.links.new(output, input_, verify_limits=False)
         self.tree = tree
         self.modifier = obj.modifiers.new("__iogf_weights", "NODES")
         self.modifier.node_group = tree
+        for row, (name, (field_in, field_out)) in enumerate(zip(group_names, sockets, strict=True)):
+            self.modifier[f"{field_in}_use_attribute"] = True
+            self.modifier[f"{field_in}_attribute_name"] = name
+            self.modifier[f"{field_out}_attribute_name"] = f"__iogf_w{row}"
         self.obj = obj
         self.count = len(group_names)
 
