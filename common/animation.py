@@ -3,7 +3,8 @@
 `create_bone_action` writes dense per-frame pose-bone values (location, rotation, optional scale) with one
 `keyframe_points.foreach_set` per F-curve, thinning runs of equal values (exact under linear interpolation).
 `sample_bone_action` reads them back, per frame over the action's own frame range, by evaluating its F-curves
-(constraints, drivers and the NLA are not evaluated). `pose_matrices` turns per-bone basis matrices into
+(constraints, drivers and the NLA are not evaluated); `sample_evaluated_pose` steps through the frames and reads the
+pose Blender evaluates, for rigs whose constraints or drivers matter. `pose_matrices` turns per-bone basis matrices into
 armature-space pose matrices the way Blender does for bones that inherit rotation and scale.
 """
 
@@ -278,6 +279,60 @@ def sample_bone_action(
             rotations[:, row] = euler_to_matrix(channels["rotation_euler"][:, row], mode)
     basis = compose(channels["location"], rotations, channels["scale"])
     return BoneSamples(frame_array, basis)
+
+
+def pose_needs_evaluation(obj: bpy.types.Object) -> str | None:
+    """Why the armature's pose is not what its action's F-curves alone give: enabled bone constraints or
+    drivers on its bones (a reason to show), else None."""
+    constrained = sum(
+        any(not constraint.mute and constraint.influence > 0 for constraint in bone.constraints)
+        for bone in obj.pose.bones
+    )
+    if constrained:
+        return f"{constrained} bone(s) with constraints"
+    drivers = list(obj.animation_data.drivers) if obj.animation_data is not None else []
+    driven = sum(1 for driver in drivers if not driver.mute and driver.data_path.startswith("pose.bones["))
+    return f"{driven} driven bone channel(s)" if driven else None
+
+
+def sample_evaluated_pose(
+    context: bpy.types.Context,
+    obj: bpy.types.Object,
+    source: ActionSource,
+    bone_names: Sequence[str],
+    frames: Sequence[int],
+) -> np.ndarray:
+    """(F, B, 4, 4) armature-space pose matrices of these bones, as Blender evaluates them at each frame with this
+    action playing alone (constraints and drivers included, the NLA left out). Everything switched is restored."""
+    scene = context.scene
+    had_animation = obj.animation_data is not None
+    animation = obj.animation_data or obj.animation_data_create()
+    saved_frame = (scene.frame_current, scene.frame_subframe)
+    saved_animation = [(name, getattr(animation, name)) for name in ("action", "action_slot", "use_nla")
+                       if hasattr(animation, name)]  # fmt: skip
+    poses = np.empty((len(frames), len(bone_names), 16), np.float32)
+    try:
+        animation.use_nla = False
+        animation.action = source.action
+        if source.slot is not None:
+            animation.action_slot = source.slot
+        depsgraph = context.evaluated_depsgraph_get()
+        for row, frame in enumerate(frames):
+            scene.frame_set(frame)
+            bones = obj.evaluated_get(depsgraph).pose.bones
+            flat = np.empty(len(bones) * 16, np.float32)
+            bones.foreach_get("matrix", flat)
+            order = [bones.find(name) for name in bone_names]
+            poses[row] = flat.reshape(-1, 16)[order]
+    finally:
+        for name, value in saved_animation:
+            if getattr(animation, name) != value:
+                setattr(animation, name, value)
+        if not had_animation:
+            obj.animation_data_clear()
+        scene.frame_set(saved_frame[0], subframe=saved_frame[1])
+    # foreach_get gives each matrix column by column
+    return poses.reshape(len(frames), len(bone_names), 4, 4).transpose(0, 1, 3, 2).astype(np.float64)
 
 
 def _axis_angle_to_matrix(values: np.ndarray) -> np.ndarray:

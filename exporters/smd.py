@@ -28,7 +28,16 @@ from bpy.props import BoolProperty, EnumProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper
 
 from ..common import mesh_io
-from ..common.animation import actions_for, pose_matrices, sample_bone_action
+from ..common.animation import (
+    ActionSource,
+    actions_for,
+    basis_from_pose,
+    frame_range,
+    pose_matrices,
+    pose_needs_evaluation,
+    sample_bone_action,
+    sample_evaluated_pose,
+)
 from ..common.armature import (
     Skeleton,
     armature_of,
@@ -84,6 +93,9 @@ class ExportSettings:
     global_scale: float = 1.0
     apply_modifiers: bool = True
     apply_transform: bool = True
+    deform_only: bool = False
+    motionless_bone: bool = True
+    bake_pose: bool = True
 
     def matrix(self, obj: bpy.types.Object) -> np.ndarray:
         """Blender object space to file space: scale, inverse up axis, world transform."""
@@ -98,10 +110,20 @@ class ExportSettings:
 class BoneTable:
     """The SMD nodes: the armature's bones in topological order (node id = row), or one static root."""
 
-    skeleton: Skeleton
+    skeleton: Skeleton  # the exported bones
     armature: bpy.types.Object | None
     matrix: np.ndarray  # armature space to file space
     implicit: int | None = None  # node id of the motionless bone, when unweighted vertices need one
+    full: Skeleton | None = None  # every bone of the armature, when some are left out
+    rows: np.ndarray | None = None  # the exported bones' rows in `full`
+
+    def bone_row(self, name: str) -> int | None:
+        """The node of bone `name`: its own, or that of its nearest exported ancestor when it is left out."""
+        row_of = {bone: row for row, bone in enumerate(self.skeleton.names)}
+        if self.full is None or name in row_of or name not in self.full.names:
+            return row_of.get(name)
+        parent = self.full.parents[self.full.names.index(name)]
+        return self.bone_row(self.full.names[parent]) if parent >= 0 else None
 
     def nodes(self) -> list[smd.SmdNode]:
         nodes = [smd.SmdNode(row, name, parent) for row, (name, parent) in
@@ -139,9 +161,36 @@ def bone_table(armature: bpy.types.Object | None, settings: ExportSettings, warn
         warnings.append(f"{armature.name}: non-uniform scale cannot be stored in SMD bones; it was dropped")
     if not len(skeleton):
         return BoneTable(Skeleton(["root"], [-1], np.identity(4)[None]), None, np.identity(4))
-    if len(skeleton) > 128:
-        warnings.append(f"{armature.name}: {len(skeleton)} bones; studiomdl keeps at most 128 per model")
-    return BoneTable(skeleton, armature, matrix)
+    if settings.deform_only:
+        deforming = [armature.data.bones[name].use_deform for name in skeleton.names]
+        if not any(deforming):
+            raise FormatError(f"{armature.name}: no bone deforms (Deform Bones Only is on)")
+        if not all(deforming):
+            rows = np.flatnonzero(deforming)
+            kept = subset_skeleton(skeleton, rows)
+            return with_bone_limit(BoneTable(kept, armature, matrix, full=skeleton, rows=rows), warnings)
+    return with_bone_limit(BoneTable(skeleton, armature, matrix), warnings)
+
+
+def with_bone_limit(table: BoneTable, warnings: list[str]) -> BoneTable:
+    if table.armature is not None and len(table.skeleton) > 128:
+        warnings.append(f"{table.armature.name}: {len(table.skeleton)} bones; studiomdl keeps at most 128 per "
+                        "model")  # fmt: skip
+    return table
+
+
+def subset_skeleton(skeleton: Skeleton, rows: np.ndarray) -> Skeleton:
+    """The bones at `rows` (in order), each parented to its nearest ancestor among them."""
+    new_row = {int(row): new for new, row in enumerate(rows.tolist())}
+
+    def kept_ancestor(row: int) -> int:
+        parent = skeleton.parents[row]
+        while parent >= 0 and parent not in new_row:
+            parent = skeleton.parents[parent]
+        return new_row[parent] if parent >= 0 else -1
+
+    return Skeleton([skeleton.names[row] for row in rows.tolist()], [kept_ancestor(row) for row in rows.tolist()],
+                    skeleton.rest[rows])  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------------ meshes
@@ -229,9 +278,14 @@ def mesh_corners(
     bone_row = {name: row for row, name in enumerate(table.skeleton.names)}
     skinned = table.armature is not None and armature_of(obj) == table.armature
     groups = [group.name for group in obj.vertex_groups if group.name in bone_row] if skinned else []
+    if skinned and table.full is not None:
+        left_out = [g.name for g in obj.vertex_groups if g.name not in bone_row and g.name in table.full.names]
+        if left_out:
+            warnings.append(f"{obj.name}: {len(left_out)} vertex group(s) of bones that do not deform were left "
+                            "out")  # fmt: skip
     parent_bone = None
     if table.armature is not None and obj.parent == table.armature and obj.parent_type == "BONE":
-        parent_bone = bone_row.get(obj.parent_bone)
+        parent_bone = table.bone_row(obj.parent_bone)
     shape_index = 0 if obj.type == "MESH" and obj.data.shape_keys is not None else None
     with evaluated_for_export(
         context, obj, apply_modifiers=settings.apply_modifiers, shape_index=shape_index, weight_groups=groups
@@ -318,11 +372,14 @@ def reference_document(
     weights = np.concatenate([p.weights for p in parts]) if parts else np.zeros(0)
     unweighted = counts == 0
     fallback = np.zeros(len(counts), np.int64)
-    if table.armature is not None and unweighted.any():
+    if table.armature is not None and unweighted.any() and settings.motionless_bone:
         table.implicit = len(table.skeleton)
         fallback[:] = table.implicit
         warnings.append(f"{int(unweighted.sum())} corner(s) without weights were bound to the motionless bone "
                         f"{IMPLICIT_BONE!r}")  # fmt: skip
+    elif table.armature is not None and unweighted.any():
+        warnings.append(f"{int(unweighted.sum())} corner(s) without weights were bound to the root bone "
+                        f"{table.skeleton.names[0]!r}")  # fmt: skip
     parent_column = smd.dominant_bones(counts, bones, weights, fallback)
     material_names: dict[str, int] = {}
     used_indices = []
@@ -403,22 +460,32 @@ def vta_document(
 
 
 def animation_document(
-    table: BoneTable, source: object, warnings: list[str]
+    context: bpy.types.Context, table: BoneTable, source: ActionSource, settings: ExportSettings, warnings: list[str]
 ) -> smd.SmdDocument:
     armature = table.armature
     assert armature is not None
-    pose_bones = armature.pose.bones
-    modes = [pose_bones[name].rotation_mode for name in table.skeleton.names]
-    samples = sample_bone_action(source, table.skeleton.names, modes)
+    skeleton = table.full or table.skeleton  # every bone: a left-out bone still moves its children
     turn = correction(bone_axis_of(armature))
-    blender_rest = table.skeleton.rest @ turn
-    pose = pose_matrices(table.skeleton.parents, blender_rest, samples.basis)
-    scaled = np.abs(np.linalg.norm(samples.basis[..., :3, :3], axis=-2) - 1.0).max(initial=0.0) > 1e-4
+    blender_rest = skeleton.rest @ turn
+    reason = pose_needs_evaluation(armature) if settings.bake_pose else None
+    if reason is not None:
+        first, last = frame_range(source)
+        frames = list(range(first, last + 1))
+        pose = sample_evaluated_pose(context, armature, source, skeleton.names, frames)
+        basis = basis_from_pose(skeleton.parents, blender_rest, pose)
+    else:
+        modes = [armature.pose.bones[name].rotation_mode for name in skeleton.names]
+        samples = sample_bone_action(source, skeleton.names, modes)
+        frames, basis = [int(frame) for frame in samples.frames.tolist()], samples.basis
+        pose = pose_matrices(skeleton.parents, blender_rest, basis)
+    scaled = np.abs(np.linalg.norm(basis[..., :3, :3], axis=-2) - 1.0).max(initial=0.0) > 1e-4
     if scaled:
-        warnings.append(f"{source.label}: bone scale keys cannot be stored in SMD and were dropped")
+        warnings.append(f"{source.label}: bone scale cannot be stored in SMD and was dropped")
     unturned = pose @ np.linalg.inv(turn)
-    frames = [table.frame(int(frame), unturned[row]) for row, frame in enumerate(samples.frames.tolist())]
-    return smd.SmdDocument(nodes=table.nodes(), skeleton=frames)
+    if table.rows is not None:
+        unturned = unturned[:, table.rows]
+    skeleton_frames = [table.frame(frame, unturned[row]) for row, frame in enumerate(frames)]
+    return smd.SmdDocument(nodes=table.nodes(), skeleton=skeleton_frames)
 
 
 # ------------------------------------------------------------------------------------------------ driver
@@ -481,7 +548,7 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
             if not sources and mode == "ANIMATION":
                 raise FormatError(f"armature {table.armature.name!r} has no action to export")
             for source in sources:
-                document = animation_document(table, source, summary.warnings)
+                document = animation_document(context, table, source, settings, summary.warnings)
                 if mode == "ANIMATION" and settings.action_scope == "ACTIVE":
                     target = path
                 else:
@@ -518,6 +585,24 @@ class EXPORT_SCENE_OT_valve_smd(bpy.types.Operator, ExportHelper, ExportScopeMix
         "normalised)",
     )
     up_axis: EnumProperty(name="Up Axis", items=UP_AXES, default="Z", description="The file's up axis ($upaxis)")
+    deform_only: BoolProperty(
+        name="Deform Bones Only",
+        default=False,
+        description="Leave out bones that do not deform (controls, IK targets): their children hang from the "
+        "nearest deforming ancestor, in the reference and in every animation alike",
+    )
+    motionless_bone: BoolProperty(
+        name="Motionless Bone",
+        default=True,
+        description=f"Bind vertices without weights to an added bone '{IMPLICIT_BONE}' that never moves, so they "
+        "stay put as in Blender; off: bind them to the root bone",
+    )
+    bake_pose: BoolProperty(
+        name="Bake Constraints and Drivers",
+        default=True,
+        description="When bone constraints or drivers shape the pose, play each action frame by frame and write "
+        "the pose Blender shows (slower); off: the action's keys alone",
+    )
 
     def settings(self) -> ExportSettings:
         return ExportSettings(
@@ -529,6 +614,9 @@ class EXPORT_SCENE_OT_valve_smd(bpy.types.Operator, ExportHelper, ExportScopeMix
             global_scale=self.global_scale,
             apply_modifiers=self.apply_modifiers,
             apply_transform=self.apply_transform,
+            deform_only=self.deform_only,
+            motionless_bone=self.motionless_bone,
+            bake_pose=self.bake_pose,
         )
 
     def check(self, context: bpy.types.Context) -> bool:
@@ -557,6 +645,8 @@ def draw_export_options(layout: bpy.types.UILayout, operator: object, context: b
     draw_panel(layout, operator, "IOGF_smd_export_include", "Include", (*scope, "export_mode", "action_scope"))
     draw_panel(layout, operator, "IOGF_smd_export_geometry", "Geometry",
                ("flavour", "apply_modifiers", "limit_weights"))  # fmt: skip
+    draw_panel(layout, operator, "IOGF_smd_export_armature", "Armature",
+               ("deform_only", "motionless_bone", "bake_pose"))  # fmt: skip
     draw_panel(
         layout, operator, "IOGF_smd_export_transform", "Transform", ("apply_transform", "up_axis", "global_scale"),
         closed=True,

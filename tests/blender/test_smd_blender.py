@@ -563,3 +563,128 @@ def test_export_numbers_corner_lines_by_vertex_normal_and_uv() -> None:
     expected = [seen.setdefault((int(v), n.tobytes(), uv.tobytes()), len(seen))
                 for v, n, uv in zip(corner_vertices, normals, uvs, strict=True)]  # fmt: skip
     assert corner_lines(corner_vertices, normals, uvs).tolist() == expected
+
+
+def chain_rig(*names: str, deform: tuple[bool, ...] | None = None) -> bpy.types.Object:
+    """An armature whose bones stand on one another along +Z, each 1 long; nothing selected but it."""
+    bpy.ops.object.armature_add(location=(0, 0, 0))
+    armature = bpy.context.active_object
+    bpy.ops.object.mode_set(mode="EDIT")
+    edit_bones = armature.data.edit_bones
+    edit_bones.remove(edit_bones[0])
+    parent = None
+    for row, name in enumerate(names):
+        bone = edit_bones.new(name)
+        bone.head, bone.tail = (0, 0, row), (0, 0, row + 1)
+        bone.parent = parent
+        bone.use_deform = True if deform is None else deform[row]
+        parent = bone
+    bpy.ops.object.mode_set(mode="OBJECT")
+    return armature
+
+
+def turn_keys(armature: bpy.types.Object, bone_name: str, angles: dict[int, float]) -> None:
+    bone = armature.pose.bones[bone_name]
+    bone.rotation_mode = "XYZ"
+    for frame, angle in angles.items():
+        bone.rotation_euler = (angle, 0, 0)
+        bone.keyframe_insert("rotation_euler", frame=frame)
+
+
+def test_constraints_are_baked_frame_by_frame_and_the_scene_is_left_as_it_was(tmp_path: Path) -> None:
+    armature = chain_rig("Root", "Arm")
+    turn_keys(armature, "Root", {1: 0.0, 5: 0.8})
+    limit = armature.pose.bones["Root"].constraints.new("LIMIT_ROTATION")
+    limit.use_limit_x, limit.min_x, limit.max_x, limit.owner_space = True, -0.3, 0.3, "LOCAL"
+    bpy.context.scene.frame_set(3)
+    armature.animation_data.use_nla = True
+    baked, keys_only = tmp_path / "baked.smd", tmp_path / "keys.smd"
+    assert export_smd(baked, export_mode="ANIMATION") == {"FINISHED"}
+    assert export_smd(keys_only, export_mode="ANIMATION", bake_pose=False) == {"FINISHED"}
+    assert bpy.context.scene.frame_current == 3 and armature.animation_data.use_nla
+    assert armature.animation_data.action is not None
+    turned = {}
+    for label, path in (("baked", baked), ("keys", keys_only)):
+        doc = smd.load_smd(path)
+        assert [f.time for f in doc.skeleton] == [1, 2, 3, 4, 5]
+        first, last = (world_matrices(doc, frame)["Arm"] for frame in (doc.skeleton[0], doc.skeleton[-1]))
+        relative = first[:3, :3].T @ last[:3, :3]
+        turned[label] = float(np.arccos(np.clip((np.trace(relative) - 1) / 2, -1, 1)))
+    assert turned == pytest.approx({"baked": 0.3, "keys": 0.8}, abs=1e-5)  # the limit holds only when baked
+
+
+def test_frame_by_frame_and_key_sampling_agree_without_constraints() -> None:
+    from bl_ext.dev.io_game_formats.common import animation  # type: ignore[import-not-found]
+
+    armature = chain_rig("Root", "Arm", "Hand")
+    turn_keys(armature, "Arm", {0: 0.1, 4: -0.7})
+    armature.pose.bones["Hand"].rotation_mode = "QUATERNION"
+    armature.pose.bones["Hand"].rotation_quaternion = (0.9, 0.1, 0.3, 0.0)
+    armature.pose.bones["Hand"].keyframe_insert("rotation_quaternion", frame=2)
+    armature.pose.bones["Root"].location = (0.5, 0, 0)
+    armature.pose.bones["Root"].keyframe_insert("location", frame=4)
+    source = animation.active_action(armature)
+    names = [bone.name for bone in armature.data.bones]
+    frames = list(range(5))
+    evaluated = animation.sample_evaluated_pose(bpy.context, armature, source, names, frames)
+    samples = animation.sample_bone_action(source, names, [armature.pose.bones[n].rotation_mode for n in names])
+    rest = np.array([np.array(bone.matrix_local) for bone in armature.data.bones])
+    keyed = animation.pose_matrices([-1, 0, 1], rest, samples.basis)
+    np.testing.assert_allclose(evaluated, keyed, atol=1e-5)
+    assert animation.pose_needs_evaluation(armature) is None
+
+
+def test_deform_bones_only_leaves_out_control_bones_in_reference_and_animation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    armature = chain_rig("Root", "Control", "Tip", deform=(True, False, True))
+    body = cube("Body", location=(0, 0, 2.5))
+    body.parent = armature
+    body.modifiers.new("Armature", "ARMATURE").object = armature
+    body.vertex_groups.new(name="Tip").add(list(range(8)), 1.0, "REPLACE")
+    body.vertex_groups.new(name="Control").add([0], 0.5, "REPLACE")
+    turn_keys(armature, "Control", {0: 0.0, 2: 0.5})
+    everything, deforming = tmp_path / "all.smd", tmp_path / "deform.smd"
+    assert export_smd(everything, export_mode="ALL") == {"FINISHED"}
+    assert export_smd(deforming, export_mode="ALL", deform_only=True) == {"FINISHED"}
+    assert "do not deform" in capsys.readouterr().out
+    action = armature.animation_data.action.name
+    full, reduced = smd.load_smd(everything), smd.load_smd(deforming)
+    assert [(n.name, n.parent) for n in reduced.nodes] == [("Root", -1), ("Tip", 0)]
+    assert [n.name for n in full.nodes] == ["Root", "Control", "Tip"]
+    assert set(reduced.triangles.link_bones.tolist()) == {1}  # only Tip: Control's group left out
+    for full_doc, reduced_doc in ((full, reduced), *[(smd.load_smd(tmp_path / f"{stem}_{action}.smd"),
+                                  smd.load_smd(tmp_path / f"deform_{action}.smd")) for stem in ["all"]]):  # fmt: skip
+        for full_frame, reduced_frame in zip(full_doc.skeleton, reduced_doc.skeleton, strict=True):
+            full_world = world_matrices(full_doc, full_frame)
+            reduced_world = world_matrices(reduced_doc, reduced_frame)
+            np.testing.assert_allclose(reduced_world["Tip"], full_world["Tip"], atol=1e-5)  # Tip where it was
+
+
+def world_matrices(doc: smd.SmdDocument, frame: smd.SkeletonFrame) -> dict[str, np.ndarray]:
+    local = np.zeros((len(doc.nodes), 4, 4))
+    local[:, :3, :3] = euler_matrix(frame.rotations)
+    local[:, :3, 3] = frame.positions
+    local[:, 3, 3] = 1
+    world: dict[int, np.ndarray] = {}
+    for row, node in enumerate(doc.nodes):
+        world[node.id] = local[row] if node.parent < 0 else world[node.parent] @ local[row]
+    return {node.name: world[node.id] for node in doc.nodes}
+
+
+def test_unweighted_vertices_go_to_the_motionless_bone_or_to_the_root(tmp_path: Path) -> None:
+    armature = chain_rig("Root", "Arm")
+    body = cube("Body")
+    body.parent = armature
+    body.modifiers.new("Armature", "ARMATURE").object = armature
+    body.vertex_groups.new(name="Arm").add([0, 1], 1.0, "REPLACE")
+    with_bone, without = tmp_path / "with.smd", tmp_path / "without.smd"
+    assert export_smd(with_bone) == {"FINISHED"}
+    assert export_smd(without, motionless_bone=False) == {"FINISHED"}
+    kept, rooted = smd.load_smd(with_bone), smd.load_smd(without)
+    assert [n.name for n in kept.nodes] == ["Root", "Arm", "blender_implicit"]
+    assert [n.name for n in rooted.nodes] == ["Root", "Arm"]
+    unweighted = rooted.triangles.link_counts.reshape(-1) == 0
+    assert unweighted.any()
+    assert set(kept.triangles.parent_bones.reshape(-1)[unweighted].tolist()) == {2}
+    assert set(rooted.triangles.parent_bones.reshape(-1)[unweighted].tolist()) == {0}
