@@ -358,16 +358,16 @@ def pose_matrices(parents: Sequence[int], rest: np.ndarray, basis: np.ndarray) -
 
 
 def basis_from_pose(parents: Sequence[int], rest: np.ndarray, pose: np.ndarray) -> np.ndarray:
-    """The inverse of pose_matrices: basis = inv(inv(parent_rest) @ rest) @ inv(parent_pose) @ pose."""
-    basis = np.empty_like(pose)
-    inverse_rest = np.linalg.inv(rest)
-    for row, parent in enumerate(parents):
-        if parent < 0:
-            basis[:, row] = inverse_rest[row] @ pose[:, row]
-        else:
-            relative = np.linalg.inv(inverse_rest[parent] @ rest[row])
-            basis[:, row] = relative @ np.linalg.inv(pose[:, parent]) @ pose[:, row]
-    return basis
+    """The inverse of pose_matrices: basis = inv(inv(parent_rest) @ rest) @ inv(parent_pose) @ pose, every bone
+    at once."""
+    parent_rows = np.asarray(parents, np.int64).reshape(-1)
+    has_parent = parent_rows >= 0
+    parent_or_self = np.where(has_parent, parent_rows, np.arange(parent_rows.size))
+    # parent-relative rest and pose (a root's are its own)
+    relative_rest = np.where(has_parent[:, None, None], np.linalg.inv(rest)[parent_or_self] @ rest, rest)
+    inverse_pose = np.linalg.inv(pose)
+    relative_pose = np.where(has_parent[None, :, None, None], inverse_pose[:, parent_or_self] @ pose, pose)
+    return np.asarray(np.linalg.inv(relative_rest)[None] @ relative_pose)
 
 
 def continuous_quaternions(q: np.ndarray) -> np.ndarray:
