@@ -490,6 +490,7 @@ def _quick_triangles(block: _Block, warnings: list[str], path: str | None) -> tu
 
 
 _MOST_DISTINCT = 0.75  # share of distinct vertex lines above which reading each line once saves too little
+_SAMPLE = 3000  # vertex lines looked at first
 
 
 def _distinct_vertex_lines(
@@ -497,6 +498,11 @@ def _distinct_vertex_lines(
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
     """Where many vertex lines repeat one another (a vertex is written once per triangle using it): the first
     line of each distinct text, and for each line the rank of its text among those. None when not worth it."""
+    # A triangle's neighbours share its vertices, so the first lines tell how much the whole block repeats.
+    bounds = zip(starts[:_SAMPLE].tolist(), ends[:_SAMPLE].tolist(), strict=True)
+    sample = [buffer[start:end].tobytes() for start, end in bounds]
+    if len(set(sample)) > _MOST_DISTINCT * len(sample):
+        return None
     first = first_equal_lines(buffer, starts, ends)
     if first is None:
         return None

@@ -517,3 +517,12 @@ def test_writer_makes_each_line_of_corner_lines_once_after_checking_them() -> No
     assert write_smd(doc).count(b"0.250000\n") == 1
     assert write_smd(doc, "goldsrc") == write_smd(SmdDocument(doc.version, doc.flavour, doc.nodes, doc.skeleton,
         Triangles(**{**tris.__dict__, "corner_lines": None})), "goldsrc")  # fmt: skip
+
+
+def test_a_block_of_distinct_lines_is_read_where_it_stands() -> None:
+    corners = [f"0  {x}.000000 0.000000 0.000000  0.000000 0.000000 1.000000  0.000000 0.000000 1 0 1.000000"
+               for x in range(30)]  # fmt: skip
+    body = "".join("skin\n" + "".join(line + "\n" for line in corners[t : t + 3]) for t in range(0, 30, 3))
+    doc = parse(with_triangles(SKINNED, body))
+    assert doc.triangles is not None and doc.triangles.corner_lines is None
+    np.testing.assert_array_equal(doc.triangles.positions.reshape(-1, 3)[:, 0], np.arange(30))
