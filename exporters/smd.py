@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -250,7 +250,7 @@ class MeshCorners:
     counts: np.ndarray
     bones: np.ndarray
     weights: np.ndarray
-    lines: np.ndarray  # per corner: corners of one vertex with one normal and UV write one line (see smd.Triangles)
+    lines: np.ndarray | None  # per corner: corners of one vertex, normal and UV write one line (see smd.Triangles)
 
 
 def corner_geometry(mesh: bpy.types.Mesh, matrix: np.ndarray) -> mesh_io.Triangles:
@@ -329,9 +329,10 @@ def mesh_corners(
     )
 
 
-def corner_lines(corner_vertices: np.ndarray, normals: np.ndarray, uvs: np.ndarray) -> np.ndarray:
+def corner_lines(corner_vertices: np.ndarray, normals: np.ndarray, uvs: np.ndarray) -> np.ndarray | None:
     """Number the distinct (vertex, normal, UV) corners in order of first appearance: the weights, and so the
-    parent column, belong to the vertex, so such corners are written as one line."""
+    parent column, belong to the vertex, so such corners are written as one line. None when most corners differ
+    from their vertex's first."""
     count = len(corner_vertices)
     normal_bits = np.ascontiguousarray(normals, np.float32).view(np.uint32)
     uv_bits = np.ascontiguousarray(uvs, np.float32).view(np.uint32)
@@ -343,6 +344,8 @@ def corner_lines(corner_vertices: np.ndarray, normals: np.ndarray, uvs: np.ndarr
     differs = np.flatnonzero(
         np.any(normal_bits != normal_bits[first], axis=1) | np.any(uv_bits != uv_bits[first], axis=1)
     )
+    if differs.size > 0.75 * count:
+        return None  # flat shading: hardly a line repeats, the writer would not use the numbers
     if differs.size:
         key = np.empty((differs.size, 3), np.uint64)
         normal_bits, uv_bits = normal_bits[differs].astype(np.uint64), uv_bits[differs].astype(np.uint64)
@@ -354,13 +357,16 @@ def corner_lines(corner_vertices: np.ndarray, normals: np.ndarray, uvs: np.ndarr
     return (np.cumsum(is_first) - 1)[first]
 
 
-def numbered_after(numberings: Iterable[np.ndarray]) -> list[np.ndarray]:
-    """Numberings from 0 each, shifted so that each continues after the one before."""
+def numbered_after(numberings: list[np.ndarray | None]) -> np.ndarray | None:
+    """Numberings from 0 each, joined so that each continues after the one before; None if one is unknown."""
+    if not numberings or any(numbers is None for numbers in numberings):
+        return None
     shifted, offset = [], 0
     for numbers in numberings:
+        assert numbers is not None
         shifted.append(numbers + offset)
         offset += int(numbers.max(initial=-1)) + 1
-    return shifted
+    return np.concatenate(shifted)
 
 
 def reference_document(
@@ -401,7 +407,7 @@ def reference_document(
         link_counts=counts.reshape(triangle_count, 3).astype(np.int32),
         link_bones=bones.astype(np.int32),
         link_weights=weights,
-        corner_lines=np.concatenate(numbered_after(p.lines for p in parts)) if parts else None,
+        corner_lines=numbered_after([p.lines for p in parts]),
     )
     flavour = "goldsrc" if settings.flavour == "GOLDSRC" else "source"
     if flavour == "goldsrc" and bool((counts > 1).any()):

@@ -556,13 +556,17 @@ def test_export_numbers_corner_lines_by_vertex_normal_and_uv() -> None:
     rng = np.random.default_rng(5)
     corner_vertices = rng.integers(0, 40, 600).astype(np.intc)
     normals = np.repeat(np.eye(3, dtype=np.float32), 200, axis=0)[rng.permutation(600)]
-    normals[corner_vertices % 3 == 0] = (0, 0, 1)  # smooth vertices: every corner the same normal
-    uvs = rng.integers(0, 2, (600, 2)).astype(np.float32)
+    flat = rng.normal(size=(600, 3)).astype(np.float32)  # a normal per corner, as flat shading gives
+    assert corner_lines(corner_vertices, flat, np.zeros((600, 2), np.float32)) is None  # not worth numbering
+    normals[corner_vertices % 5 != 0] = (0, 0, 1)  # smooth vertices: every corner the same normal
+    uvs = np.zeros((600, 2), np.float32)
+    uvs[corner_vertices % 7 == 0] = rng.integers(0, 2, (int(np.sum(corner_vertices % 7 == 0)), 2))  # seams
     uvs[5] = (-0.0, 0.0)  # compared by bits: -0.0 and 0.0 are told apart (they only cost a second line)
     seen: dict[tuple[object, ...], int] = {}
     expected = [seen.setdefault((int(v), n.tobytes(), uv.tobytes()), len(seen))
                 for v, n, uv in zip(corner_vertices, normals, uvs, strict=True)]  # fmt: skip
-    assert corner_lines(corner_vertices, normals, uvs).tolist() == expected
+    lines = corner_lines(corner_vertices, normals, uvs)
+    assert lines is not None and lines.tolist() == expected
 
 
 def chain_rig(*names: str, deform: tuple[bool, ...] | None = None) -> bpy.types.Object:
