@@ -284,15 +284,24 @@ def sample_bone_action(
 def pose_needs_evaluation(obj: bpy.types.Object) -> str | None:
     """Why the armature's pose is not what its action's F-curves alone give: enabled bone constraints or
     drivers on its bones (a reason to show), else None."""
-    constrained = sum(
-        any(not constraint.mute and constraint.influence > 0 for constraint in bone.constraints)
-        for bone in obj.pose.bones
+    constrained = sum(  # (any influence: it may be keyed, e.g. an IK/FK switch that is 0 on this frame)
+        any(not constraint.mute for constraint in bone.constraints) for bone in obj.pose.bones
     )
     if constrained:
         return f"{constrained} bone(s) with constraints"
     drivers = list(obj.animation_data.drivers) if obj.animation_data is not None else []
     driven = sum(1 for driver in drivers if not driver.mute and driver.data_path.startswith("pose.bones["))
     return f"{driven} driven bone channel(s)" if driven else None
+
+
+def pose_evaluation_blocked(context: bpy.types.Context, obj: bpy.types.Object) -> str | None:
+    """Why stepping through frames would not show this armature's pose (a reason to show), else None."""
+    animation = obj.animation_data
+    if animation is not None and animation.use_tweak_mode:
+        return "the NLA is in tweak mode (its action cannot be swapped)"
+    if context.evaluated_depsgraph_get().objects.get(obj.name) is None:
+        return "it is not evaluated (hidden in viewports or in an excluded collection)"
+    return None
 
 
 def sample_evaluated_pose(
@@ -363,9 +372,12 @@ def basis_from_pose(parents: Sequence[int], rest: np.ndarray, pose: np.ndarray) 
     parent_rows = np.asarray(parents, np.int64).reshape(-1)
     has_parent = parent_rows >= 0
     parent_or_self = np.where(has_parent, parent_rows, np.arange(parent_rows.size))
-    # parent-relative rest and pose (a root's are its own)
+    # parent-relative rest and pose (a root's are its own); only parents' poses are inverted (a leaf bone may be
+    # scaled to nothing)
     relative_rest = np.where(has_parent[:, None, None], np.linalg.inv(rest)[parent_or_self] @ rest, rest)
-    inverse_pose = np.linalg.inv(pose)
+    inverse_pose = np.broadcast_to(np.identity(4), pose.shape).copy()
+    parent_set = np.unique(parent_rows[has_parent])
+    inverse_pose[:, parent_set] = np.linalg.inv(pose[:, parent_set])
     relative_pose = np.where(has_parent[None, :, None, None], inverse_pose[:, parent_or_self] @ pose, pose)
     return np.asarray(np.linalg.inv(relative_rest)[None] @ relative_pose)
 

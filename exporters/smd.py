@@ -31,8 +31,8 @@ from ..common import mesh_io
 from ..common.animation import (
     ActionSource,
     actions_for,
-    basis_from_pose,
     frame_range,
+    pose_evaluation_blocked,
     pose_matrices,
     pose_needs_evaluation,
     sample_bone_action,
@@ -123,7 +123,9 @@ class BoneTable:
         if self.full is None or name in row_of or name not in self.full.names:
             return row_of.get(name)
         parent = self.full.parents[self.full.names.index(name)]
-        return self.bone_row(self.full.names[parent]) if parent >= 0 else None
+        while parent >= 0 and self.full.names[parent] not in row_of:
+            parent = self.full.parents[parent]
+        return row_of[self.full.names[parent]] if parent >= 0 else None
 
     def nodes(self) -> list[smd.SmdNode]:
         nodes = [smd.SmdNode(row, name, parent) for row, (name, parent) in
@@ -286,6 +288,9 @@ def mesh_corners(
     parent_bone = None
     if table.armature is not None and obj.parent == table.armature and obj.parent_type == "BONE":
         parent_bone = table.bone_row(obj.parent_bone)
+        if parent_bone is not None and table.skeleton.names[parent_bone] != obj.parent_bone:
+            warnings.append(f"{obj.name}: its parent bone {obj.parent_bone!r} does not deform; bound to "
+                            f"{table.skeleton.names[parent_bone]!r}")  # fmt: skip
     shape_index = 0 if obj.type == "MESH" and obj.data.shape_keys is not None else None
     with evaluated_for_export(
         context, obj, apply_modifiers=settings.apply_modifiers, shape_index=shape_index, weight_groups=groups
@@ -474,17 +479,21 @@ def animation_document(
     turn = correction(bone_axis_of(armature))
     blender_rest = skeleton.rest @ turn
     reason = pose_needs_evaluation(armature) if settings.bake_pose else None
-    if reason is not None:
+    blocked = pose_evaluation_blocked(context, armature) if reason is not None else None
+    if blocked is not None:
+        warnings.append(f"{source.label}: constraints and drivers not baked ({reason}): {armature.name!r} {blocked}; "
+                        "its keys were written as they are")  # fmt: skip
+    if reason is not None and blocked is None:
         first, last = frame_range(source)
         frames = list(range(first, last + 1))
         pose = sample_evaluated_pose(context, armature, source, skeleton.names, frames)
-        basis = basis_from_pose(skeleton.parents, blender_rest, pose)
     else:
         modes = [armature.pose.bones[name].rotation_mode for name in skeleton.names]
         samples = sample_bone_action(source, skeleton.names, modes)
-        frames, basis = [int(frame) for frame in samples.frames.tolist()], samples.basis
-        pose = pose_matrices(skeleton.parents, blender_rest, basis)
-    scaled = np.abs(np.linalg.norm(basis[..., :3, :3], axis=-2) - 1.0).max(initial=0.0) > 1e-4
+        frames = [int(frame) for frame in samples.frames.tolist()]
+        pose = pose_matrices(skeleton.parents, blender_rest, samples.basis)
+    # (rest matrices are rigid: any scale in a pose matrix is keyed scale, the bone's own or inherited)
+    scaled = np.abs(np.linalg.norm(pose[..., :3, :3], axis=-2) - 1.0).max(initial=0.0) > 1e-4
     if scaled:
         warnings.append(f"{source.label}: bone scale cannot be stored in SMD and was dropped")
     unturned = pose @ np.linalg.inv(turn)

@@ -67,7 +67,7 @@ def _first_seen_order(
 
 
 def first_equal_rows(key: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """For each row of the 2-D integer array `key`, the index of the first row equal to it."""
+    """For each row of the 2-D int64 array `key`, the index of the first row equal to it."""
     first = _probe_equal_rows(key)
     if first is not None:
         return first
@@ -124,7 +124,8 @@ def first_equal_lines(
     text: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
 ) -> npt.NDArray[np.int64] | None:
     """For each line text[starts[i]:ends[i]], the index of the first line with the same bytes. None when some
-    line is shorter than 8 bytes or longer than _LONGEST_LINE (the caller then reads every line).
+    line is shorter than 8 bytes or longer than _LONGEST_LINE, or when the lines' lengths differ so much that the
+    keys would take over twice the text's size (the caller then reads every line).
 
     Each line becomes a key of 8-byte words read straight from the text (the last one ending at the line's end,
     so that no word reaches past it) and its length."""
@@ -134,6 +135,8 @@ def first_equal_lines(
     if int(lengths.min()) < 8 or int(lengths.max()) > _LONGEST_LINE:
         return None
     width = (int(lengths.max()) + 7) // 8
+    if lengths.size * (width + 1) * 8 > 2 * int(lengths.sum()) + (1 << 20):
+        return None  # a few long lines would make every key long: more memory than the text is worth
     words: npt.NDArray[np.uint64] = np.ndarray((text.size - 7,), np.dtype("<u8"), buffer=text, strides=(1,))
     last = ends - 8  # (`words` holds a word starting at every byte)
     key = np.empty((lengths.size, width + 1), np.uint64)

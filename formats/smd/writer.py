@@ -243,6 +243,8 @@ class _Corners:
         when most lines differ."""
         if corner_lines is None or corner_lines.shape != self.counts.shape or not corner_lines.size:
             return None
+        if not np.issubdtype(corner_lines.dtype, np.integer) or int(corner_lines.min()) < 0:
+            return None
         first_corners = first_occurrences(corner_lines)
         if first_corners.size > _MOST_DISTINCT * corner_lines.size:
             return None

@@ -596,10 +596,7 @@ def turn_keys(armature: bpy.types.Object, bone_name: str, angles: dict[int, floa
 
 
 def test_constraints_are_baked_frame_by_frame_and_the_scene_is_left_as_it_was(tmp_path: Path) -> None:
-    armature = chain_rig("Root", "Arm")
-    turn_keys(armature, "Root", {1: 0.0, 5: 0.8})
-    limit = armature.pose.bones["Root"].constraints.new("LIMIT_ROTATION")
-    limit.use_limit_x, limit.min_x, limit.max_x, limit.owner_space = True, -0.3, 0.3, "LOCAL"
+    armature, _limit = limited_root_rig()
     bpy.context.scene.frame_set(3)
     armature.animation_data.use_nla = True
     baked, keys_only = tmp_path / "baked.smd", tmp_path / "keys.smd"
@@ -607,14 +604,66 @@ def test_constraints_are_baked_frame_by_frame_and_the_scene_is_left_as_it_was(tm
     assert export_smd(keys_only, export_mode="ANIMATION", bake_pose=False) == {"FINISHED"}
     assert bpy.context.scene.frame_current == 3 and armature.animation_data.use_nla
     assert armature.animation_data.action is not None
-    turned = {}
-    for label, path in (("baked", baked), ("keys", keys_only)):
-        doc = smd.load_smd(path)
-        assert [f.time for f in doc.skeleton] == [1, 2, 3, 4, 5]
-        first, last = (world_matrices(doc, frame)["Arm"] for frame in (doc.skeleton[0], doc.skeleton[-1]))
-        relative = first[:3, :3].T @ last[:3, :3]
-        turned[label] = float(np.arccos(np.clip((np.trace(relative) - 1) / 2, -1, 1)))
-    assert turned == pytest.approx({"baked": 0.3, "keys": 0.8}, abs=1e-5)  # the limit holds only when baked
+    assert [f.time for f in smd.load_smd(baked).skeleton] == [1, 2, 3, 4, 5]
+    # the limit holds only when baked
+    assert (turned_by(baked), turned_by(keys_only)) == pytest.approx((0.3, 0.8), abs=1e-5)
+
+
+def limited_root_rig() -> tuple[bpy.types.Object, bpy.types.Constraint]:
+    """Root keyed to turn 0.8 between frames 1 and 5; a Limit Rotation constraint holds it to 0.3."""
+    armature = chain_rig("Root", "Arm")
+    turn_keys(armature, "Root", {1: 0.0, 5: 0.8})
+    limit = armature.pose.bones["Root"].constraints.new("LIMIT_ROTATION")
+    limit.use_limit_x, limit.min_x, limit.max_x, limit.owner_space = True, -0.3, 0.3, "LOCAL"
+    return armature, limit
+
+
+def turned_by(path: Path) -> float:
+    """How far Arm turned between the animation's first and last frames (radians)."""
+    doc = smd.load_smd(path)
+    first, last = (world_matrices(doc, frame)["Arm"] for frame in (doc.skeleton[0], doc.skeleton[-1]))
+    relative = first[:3, :3].T @ last[:3, :3]
+    return float(np.arccos(np.clip((np.trace(relative) - 1) / 2, -1, 1)))
+
+
+def test_a_constraint_keyed_off_on_the_current_frame_is_still_baked(tmp_path: Path) -> None:
+    _armature, limit = limited_root_rig()
+    limit.influence = 0.0
+    limit.keyframe_insert("influence", frame=1)
+    limit.influence = 1.0
+    limit.keyframe_insert("influence", frame=3)
+    bpy.context.scene.frame_set(1)
+    assert export_smd(tmp_path / "a.smd", export_mode="ANIMATION") == {"FINISHED"}
+    assert turned_by(tmp_path / "a.smd") == pytest.approx(0.3, abs=1e-5)
+
+
+@pytest.mark.parametrize("how", ["hidden", "tweak mode"])
+def test_a_rig_that_cannot_be_played_writes_its_keys_with_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], how: str
+) -> None:
+    armature, _limit = limited_root_rig()
+    if how == "hidden":
+        armature.hide_viewport = True
+    else:
+        animation = armature.animation_data
+        track = animation.nla_tracks.new()
+        track.strips.new("Strip", 1, animation.action).select = True
+        animation.action = None
+        with bpy.context.temp_override(active_object=armature):
+            animation.use_tweak_mode = True
+        assert animation.use_tweak_mode
+    assert export_smd(tmp_path / "a.smd", export_mode="ANIMATION") == {"FINISHED"}
+    assert "not baked" in capsys.readouterr().out
+    assert turned_by(tmp_path / "a.smd") == pytest.approx(0.8, abs=1e-5)
+
+
+def test_a_bone_scaled_to_nothing_does_not_stop_baking(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    armature, _limit = limited_root_rig()
+    arm = armature.pose.bones["Arm"]
+    arm.scale = (0, 0, 0)
+    arm.keyframe_insert("scale", frame=3)
+    assert export_smd(tmp_path / "a.smd", export_mode="ANIMATION") == {"FINISHED"}
+    assert "scale cannot be stored" in capsys.readouterr().out
 
 
 def test_frame_by_frame_and_key_sampling_agree_without_constraints() -> None:
@@ -657,6 +706,10 @@ def test_deform_bones_only_leaves_out_control_bones_in_reference_and_animation(
     assert [(n.name, n.parent) for n in reduced.nodes] == [("Root", -1), ("Tip", 0)]
     assert [n.name for n in full.nodes] == ["Root", "Control", "Tip"]
     assert set(reduced.triangles.link_bones.tolist()) == {1}  # only Tip: Control's group left out
+    prop = cube("Prop")
+    prop.parent, prop.parent_type, prop.parent_bone = armature, "BONE", "Control"
+    assert export_smd(tmp_path / "prop.smd", deform_only=True) == {"FINISHED"}
+    assert "'Control' does not deform; bound to 'Root'" in capsys.readouterr().out
     for full_doc, reduced_doc in ((full, reduced), *[(smd.load_smd(tmp_path / f"{stem}_{action}.smd"),
                                   smd.load_smd(tmp_path / f"deform_{action}.smd")) for stem in ["all"]]):  # fmt: skip
         for full_frame, reduced_frame in zip(full_doc.skeleton, reduced_doc.skeleton, strict=True):

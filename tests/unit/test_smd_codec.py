@@ -508,7 +508,9 @@ def test_writer_makes_each_line_of_corner_lines_once_after_checking_them() -> No
     plain = write_smd(doc)
     assert with_lines == plain
     assert plain.split(b"triangles\n")[1] == shared_corner_text().encode().split(b"triangles\n")[1]
-    for wrong in (np.zeros_like(good_lines), good_lines.max() - good_lines):  # unequal values; not first-seen order
+    negative = good_lines.copy()
+    negative[1] = -1  # would index from the end
+    for wrong in (np.zeros_like(good_lines), good_lines.max() - good_lines, negative, good_lines.astype(float)):
         tris.corner_lines = wrong
         assert write_smd(doc) == plain
     tris.corner_lines = good_lines.copy()
