@@ -32,6 +32,8 @@ FORMATS: dict[str, FileFormat] = {
         FileFormat("jpk", ".jpk", "import_scene.joe", "export_scene.jpk"),
         FileFormat("smd", ".smd", "import_scene.valve_smd", "export_scene.valve_smd"),
         FileFormat("vta", ".vta", "import_scene.valve_smd", "export_scene.valve_smd"),
+        FileFormat("qc", ".qc", "import_scene.valve_smd", None),  # imports the SMDs and VTAs a QC names
+        FileFormat("qci", ".qci", "import_scene.valve_smd", None),
         FileFormat("iqe", ".iqe", "import_scene.iqe", "export_scene.iqe"),
         FileFormat("qmap_tmp", ".qmap.tmp", "import_scene.qmap_tmp", "export_scene.qmap_tmp"),
         FileFormat("qmap", ".qmap", "import_scene.qmap", "export_scene.qmap"),

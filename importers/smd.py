@@ -12,7 +12,7 @@ import gc
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import bpy
 import numpy as np
@@ -88,10 +88,13 @@ class ParsedFile:
     path: str
     kind: str  # "reference", "animation" or "vta"
     document: smd.SmdDocument
+    options: SmdImportOptions | None = None  # this file's own (a QC's $upaxis), else the call's
+    target: str | None = None  # the stem of the reference an animation or VTA belongs to, when a QC says so
+    shape_names: dict[int, str] = field(default_factory=dict)  # time number -> name, from a QC
 
     @property
     def stem(self) -> str:
-        return os.path.splitext(os.path.basename(self.path))[0]
+        return stem_of(self.path)
 
 
 @dataclass
@@ -100,6 +103,41 @@ class ImportState:
 
     armatures: list[tuple[str, bpy.types.Object]] = field(default_factory=list)
     meshes: list[tuple[str, bpy.types.Object]] = field(default_factory=list)
+
+
+@dataclass
+class PlannedFile:
+    """A file to import, with what a QC says about it."""
+
+    path: str
+    options: SmdImportOptions | None = None
+    target: str | None = None
+    shape_names: dict[int, str] = field(default_factory=dict)
+
+
+def plan_files(paths: list[str], options: SmdImportOptions, warnings: list[str]) -> list[PlannedFile]:
+    """The chosen files, each QC (or QCI) replaced by the SMDs and VTAs it names: its meshes, their VTAs (shape
+    names from its flex lines) and its animations, read with its $upaxis."""
+    planned: list[PlannedFile] = []
+    for path in paths:
+        if os.path.splitext(path)[1].lower() not in (".qc", ".qci"):
+            planned.append(PlannedFile(path))
+            continue
+        qc = smd.load_qc(path)
+        label = os.path.basename(path)
+        warnings.extend(f"{label}: {text}" for text in qc.warnings)
+        own = replace(options, up_axis=qc.up_axis) if qc.up_axis else options
+        first_stem = stem_of(qc.meshes[0].path) if qc.meshes else None
+        planned += [PlannedFile(mesh.path, own) for mesh in qc.meshes]
+        planned += [PlannedFile(flex.path, own, stem_of(mesh.path), flex.names)
+                    for mesh in qc.meshes for flex in mesh.flex_files]  # fmt: skip
+        planned += [PlannedFile(animation, own, first_stem) for animation in qc.animations]
+    first_of_path = {os.path.abspath(item.path): item for item in reversed(planned)}  # a file named twice: once
+    return [item for item in planned if first_of_path[os.path.abspath(item.path)] is item]
+
+
+def stem_of(path: str) -> str:
+    return os.path.splitext(os.path.basename(path))[0]
 
 
 def parse_file(path: str, options: SmdImportOptions) -> ParsedFile:
@@ -356,7 +394,7 @@ def build_animation(
 ) -> None:
     document, name = parsed.document, parsed.stem
     summary.warnings.extend(f"{name}: {text}" for text in document.warnings)
-    armature = target_object(context, state.armatures, "ARMATURE", name, summary.warnings)
+    armature = target_object(context, state.armatures, "ARMATURE", parsed.target or name, summary.warnings)
     if armature is None:
         armature, _names = build_skeleton_object(context, name, document, options, summary)
         state.armatures.append((name, armature))
@@ -483,7 +521,7 @@ def build_vta(
 ) -> None:
     document, name = parsed.document, parsed.stem
     summary.warnings.extend(f"{name}: {text}" for text in document.warnings)
-    obj = target_object(context, state.meshes, "MESH", name, summary.warnings)
+    obj = target_object(context, state.meshes, "MESH", parsed.target or name, summary.warnings)
     if obj is None:
         raise FormatError("no target mesh for the shape keys: import the reference SMD in the same call, or make "
                           "its mesh active", path=parsed.path)  # fmt: skip
@@ -492,7 +530,7 @@ def build_vta(
         summary.warnings.append(f"{name}: empty vertex animation")
         return
     base, shapes = frames[0], frames[1:]
-    names = document.shape_names()
+    names = {**document.shape_names(), **parsed.shape_names}  # a QC's names win: the compiled model uses them
     mesh = obj.data
     positions, corner_vert, corner_normals = mesh_corner_data(mesh)
     base_positions = options.points(base.positions)
@@ -579,19 +617,24 @@ def collector_paused() -> Iterator[None]:
 
 
 def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdImportOptions) -> Summary:
-    """Parse all files, then build references, animations and VTAs in that order; roll back on failure."""
-    summary = Summary(files=len(paths))
+    """Parse all files (a QC stands for the files it names), then build references, animations and VTAs in that
+    order; roll back on failure."""
+    summary = Summary()
     ensure_object_mode(context)
-    with progress(context, 2 * len(paths)) as update, collector_paused():
+    planned = plan_files(paths, options, summary.warnings)
+    summary.files = len(planned)
+    with progress(context, 2 * len(planned)) as update, collector_paused():
         parsed = []
-        for step, path in enumerate(paths):
-            parsed.append(parse_file(path, options))
+        for step, item in enumerate(planned):
+            own = item.options or options
+            parsed.append(replace(parse_file(item.path, own), options=own, target=item.target,
+                                  shape_names=item.shape_names))  # fmt: skip
             update(step + 1)
         state = ImportState()
         with rollback_on_error():
-            for step, item in enumerate(sorted(parsed, key=lambda p: BUILD_ORDER[p.kind])):
-                BUILDERS[item.kind](context, item, options, state, summary)
-                update(len(paths) + step + 1)
+            for step, file in enumerate(sorted(parsed, key=lambda p: BUILD_ORDER[p.kind])):
+                BUILDERS[file.kind](context, file, file.options or options, state, summary)
+                update(len(planned) + step + 1)
     return summary
 
 
@@ -599,14 +642,15 @@ def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdI
 
 
 class IMPORT_SCENE_OT_valve_smd(bpy.types.Operator, ImportHelper, ImportFilesMixin):
-    """Import Valve SMD models and animations and VTA vertex animations (Source and GoldSrc)"""
+    """Import Valve SMD models and animations and VTA vertex animations (Source and GoldSrc), or everything a QC
+    names"""
 
     bl_idname = "import_scene.valve_smd"
-    bl_label = "Import SMD/VTA"
+    bl_label = "Import SMD/VTA/QC"
     bl_options = {"REGISTER", "UNDO", "PRESET"}
 
     filename_ext = ".smd"
-    filter_glob: StringProperty(default="*.smd;*.vta", options={"HIDDEN"})
+    filter_glob: StringProperty(default="*.smd;*.vta;*.qc;*.qci", options={"HIDDEN"})
 
     up_axis: EnumProperty(name="Up Axis", items=UP_AXES, default="Z", description="The file's up axis ($upaxis)")
     global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0)
@@ -671,12 +715,12 @@ def draw_import_options(layout: bpy.types.UILayout, operator: object) -> None:
 
 
 IOGF_FH_smd = file_handler(
-    "IOGF_FH_smd", "Valve SMD/VTA", "import_scene.valve_smd", "export_scene.valve_smd", ".smd;.vta"
+    "IOGF_FH_smd", "Valve SMD/VTA/QC", "import_scene.valve_smd", "export_scene.valve_smd", ".smd;.vta;.qc;.qci"
 )
 
 
 def menu_import(self: bpy.types.Menu, context: bpy.types.Context) -> None:
-    self.layout.operator(IMPORT_SCENE_OT_valve_smd.bl_idname, text="Valve SMD/VTA (.smd, .vta)")
+    self.layout.operator(IMPORT_SCENE_OT_valve_smd.bl_idname, text="Valve SMD/VTA/QC (.smd, .vta, .qc)")
 
 
 classes = (IMPORT_SCENE_OT_valve_smd, IOGF_FH_smd)

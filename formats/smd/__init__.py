@@ -16,6 +16,7 @@ from ..atomic import write_bytes_atomically
 from ..errors import FormatError
 from .animation import DenseAnimation, dense_skeleton
 from .document import Flavour, SkeletonFrame, SmdDocument, SmdNode, Triangles, VertexFrame
+from .qc import QcDocument, QcFlexFile, QcMesh, load_qc
 from .reader import read_smd
 from .weights import (
     STUDIOMDL_CULL,
@@ -36,6 +37,9 @@ __all__ = [
     "VTA_CHANGE_THRESHOLD",
     "DenseAnimation",
     "Flavour",
+    "QcDocument",
+    "QcFlexFile",
+    "QcMesh",
     "SkeletonFrame",
     "SmdDocument",
     "SmdNode",
@@ -47,6 +51,7 @@ __all__ = [
     "dominant_bones",
     "effective_links",
     "links_from_padded",
+    "load_qc",
     "load_smd",
     "load_vta",
     "merge_duplicate_links",

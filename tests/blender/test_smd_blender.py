@@ -365,6 +365,29 @@ def test_vta_with_gaps_and_no_names(tmp_path: Path) -> None:
     assert not [o for o in bpy.data.objects if o.name.startswith("VTA")]
 
 
+def test_a_qc_imports_what_it_names_with_its_shape_names_and_up_axis(tmp_path: Path) -> None:
+    write(tmp_path, "Face_Reference.smd", reference_text())
+    corners = [(0, 0), (1, 0), (0, 1), (1, 1), (0, 1), (1, 0)]
+    base = "".join(f"{i} {x} {y} 0 0 0 1\n" for i, (x, y) in enumerate(corners))
+    write(tmp_path, "expressions.vta", CHAIN + "skeleton\ntime 0\ntime 1\ntime 5\nend\nvertexanimation\n"
+          f"time 0\n{base}time 1\n0 0 0 0.5 0 0 1\ntime 5\n3 1 1 -0.25 0 0 1\nend\n")  # fmt: skip
+    write(tmp_path, "idle.smd", ANIMATION_TIME_5)
+    qc = write(tmp_path, "face.qc", """$upaxis Y
+$model "face" "face_reference" {
+    flexfile "Expressions.vta" { defaultflex frame 0 flex "smile" frame 1 flexpair "frown" 1 frame 5 }
+}
+$sequence "idle" "idle" fps 30
+""")
+    assert import_smd(qc) == {"FINISHED"}
+    face = bpy.data.objects["Face_Reference"]
+    assert face.data.shape_keys.key_blocks.keys() == ["Basis", "smile", "frown"]
+    armature = bpy.data.objects["Face_Reference_skeleton"]
+    assert armature.animation_data.action.name == "idle"
+    # Y up: the file's +Y is Blender's +Z
+    assert max(v.co.z for v in face.data.vertices) == pytest.approx(1.0)
+    assert max(v.co.y for v in face.data.vertices) == pytest.approx(0.0, abs=1e-6)
+
+
 def test_upper_case_keywords(tmp_path: Path) -> None:
     path = write(tmp_path, "shout.smd", reference_text().replace("nodes", "NODES").replace("triangles", "Triangles")
                  .replace("end", "END").replace("time", "TIME"))  # fmt: skip

@@ -1,0 +1,324 @@
+"""Reading a QC (studiomdl's compile script) for what an importer needs: the reference SMDs, the VTAs of each model
+with their shape names (QC `flex` / `flexpair ... frame N`), the animation SMDs and `$upaxis`.
+
+Followed: `//` and `/* */` comments, quoted tokens, `{ }` blocks, `$include` (relative to the including file, then
+to the root QC), `$pushd` / `$popd` / `$cd` (where later files are looked up),
+`$definevariable` with `$name$` substitution. File names are matched without regard to case and with `\\` read as
+`/`, so QCs written on Windows load on Linux and macOS (two defects of Blender Source Tools, specs/smd.md D.8).
+Other commands are skipped up to the next `$` command; LOD meshes are left out with a warning.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import re
+from dataclasses import dataclass, field
+
+from ..errors import FormatError
+
+_TOKEN = re.compile(r'"([^"\n]*)"|"|(/\*)|(//[^\n]*)|([{}])|([^\s{}"]+)')
+_VARIABLE = re.compile(r"\$(\w+)\$")
+_COMMAND = re.compile(r"\$\w+")
+_ANIMATION_OPTIONS = {"loop", "snap", "realtime", "hidden", "delta", "autoplay", "worldspace", "predelta"}
+
+
+@dataclass
+class QcFlexFile:
+    """A VTA of a `$model`, and the shape names its `flex` / `flexpair` lines give to time numbers."""
+
+    path: str
+    names: dict[int, str] = field(default_factory=dict)
+
+
+@dataclass
+class QcMesh:
+    """A reference SMD (`$body`, `$model`, `$bodygroup studio`, `$collisionmodel`...) and its VTAs."""
+
+    path: str
+    command: str
+    flex_files: list[QcFlexFile] = field(default_factory=list)
+
+
+@dataclass
+class QcDocument:
+    up_axis: str | None = None  # "X", "Y" or "Z" from `$upaxis`
+    meshes: list[QcMesh] = field(default_factory=list)
+    animations: list[str] = field(default_factory=list)  # SMD paths, first use order, each once
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Token:
+    text: str
+    quoted: bool
+    path: str
+    line: int
+    column: int
+
+
+def tokenize(text: str, path: str) -> list[_Token]:
+    """QC tokens with their positions; FormatError for an unterminated quote or block comment."""
+    tokens: list[_Token] = []
+    line_starts = [0] + [match.end() for match in re.finditer("\n", text)]
+    position = 0
+    while True:
+        match = _TOKEN.search(text, position)
+        if match is None:
+            return tokens
+        line = _line_of(line_starts, match.start())
+        column = match.start() - line_starts[line - 1] + 1
+        if match.group(0) == '"':
+            raise FormatError("unterminated quote", path=path, line=line, column=column)
+        if match.group(2):  # a block comment
+            end = text.find("*/", match.end())
+            if end < 0:
+                raise FormatError("unterminated /* comment", path=path, line=line, column=column)
+            position = end + 2
+            continue
+        position = match.end()
+        if match.group(3):
+            continue
+        quoted = match.group(1) is not None
+        token = match.group(1) if quoted else (match.group(4) or match.group(5))
+        tokens.append(_Token(token, quoted, path, line, column))
+
+
+def _line_of(line_starts: list[int], offset: int) -> int:
+    return bisect.bisect_right(line_starts, offset)
+
+
+class _Reader:
+    """Walks the tokens of a QC and its includes."""
+
+    def __init__(self, root: str, document: QcDocument) -> None:
+        self.root = os.path.dirname(os.path.abspath(root))
+        self.document = document
+        self.folders = [self.root]  # `$pushd` stack; the last is where files are looked up
+        self.variables: dict[str, str] = {}
+        self.including: list[str] = []
+
+    # ---- files
+
+    def find(self, name: str, *, extensions: tuple[str, ...] = ()) -> str | None:
+        """An existing file for a QC file name: `\\` as `/`, case ignored, an extension added when missing."""
+        name = name.replace("\\", "/")
+        candidates = [name] if os.path.splitext(name)[1] else [name + extension for extension in extensions]
+        for folder in dict.fromkeys([self.folders[-1], self.root]):
+            for candidate in candidates:
+                found = _find_ignoring_case(folder, candidate)
+                if found is not None:
+                    return found
+        return None
+
+    def read_file(self, path: str) -> None:
+        if path in self.including:
+            raise FormatError("$include loop", path=path)
+        self.including.append(path)
+        with open(path, "rb") as stream:
+            data = stream.read()
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            text = data.decode("cp1252", errors="replace")
+        self.walk(tokenize(text.replace("\r\n", "\n").replace("\r", "\n"), path))
+        self.including.pop()
+
+    # ---- commands
+
+    def walk(self, tokens: list[_Token]) -> None:
+        at = 0
+        while at < len(tokens):
+            token = tokens[at]
+            if token.quoted or not _COMMAND.fullmatch(token.text):
+                at += 1  # stray text: skipped, as studiomdl would complain only about what it reads
+                continue
+            at = self.command(token.text.lower(), tokens, at + 1)
+
+    def command(self, name: str, tokens: list[_Token], at: int) -> int:
+        """Read command `name` whose arguments start at `at`; return where the next command may start."""
+        end = _command_end(tokens, at)
+        args = [self.substitute(token) for token in tokens[at:end]]
+        plain = [token.text for token in args]
+        if name == "$include" and plain:
+            self.include(args[0])
+        elif name == "$definevariable" and len(plain) >= 2:
+            self.variables[plain[0]] = plain[1]
+        elif name == "$pushd" and plain:
+            self.folders.append(os.path.join(self.folders[-1], plain[0].replace("\\", "/")))
+        elif name == "$popd" and len(self.folders) > 1:
+            self.folders.pop()
+        elif name == "$cd" and plain:
+            self.folders[-1] = os.path.join(self.root, plain[0].replace("\\", "/"))
+        elif name == "$upaxis" and plain and plain[0].upper() in ("X", "Y", "Z"):
+            self.document.up_axis = plain[0].upper()
+        elif name == "$body" and len(plain) >= 2:
+            self.mesh(args[1], name)
+        elif name == "$model" and len(plain) >= 2:
+            self.model(args)
+        elif name == "$bodygroup":
+            for index, text in enumerate(plain[:-1]):
+                if text.lower() == "studio":
+                    self.mesh(args[index + 1], name)
+        elif name in ("$collisionmodel", "$collisionjoints") and plain:
+            self.mesh(args[0], name)
+        elif name in ("$sequence", "$animation"):
+            self.animation(args[1:])
+        elif name == "$lod":
+            self.document.warnings.append(f"{_where(tokens[at - 1])}: $lod meshes are not imported")
+        elif name == "$definemacro":
+            self.document.warnings.append(f"{_where(tokens[at - 1])}: $definemacro is not followed")
+        return end
+
+    def substitute(self, token: _Token) -> _Token:
+        if "$" not in token.text[1:]:
+            return token
+        text = _VARIABLE.sub(lambda match: self.variables.get(match.group(1), match.group(0)), token.text)
+        return _Token(text, token.quoted, token.path, token.line, token.column)
+
+    def include(self, token: _Token) -> None:
+        including_folder = os.path.dirname(token.path)
+        self.folders.append(including_folder)
+        try:
+            found = self.find(token.text, extensions=(".qci", ".qc"))
+        finally:
+            self.folders.pop()
+        if found is None:
+            raise FormatError(f"$include file {token.text!r} not found", path=token.path, line=token.line,
+                              column=token.column)  # fmt: skip
+        self.read_file(found)
+
+    def mesh(self, token: _Token, command: str) -> QcMesh | None:
+        found = self.smd(token)
+        if found is None:
+            return None
+        for mesh in self.document.meshes:
+            if mesh.path == found:
+                return mesh
+        mesh = QcMesh(found, command)
+        self.document.meshes.append(mesh)
+        return mesh
+
+    def smd(self, token: _Token) -> str | None:
+        if os.path.splitext(token.text)[1].lower() == ".dmx":
+            self.document.warnings.append(f"{_where(token)}: {token.text!r} is DMX, which this importer does not read")
+            return None
+        found = self.find(token.text, extensions=(".smd",))
+        if found is None:
+            self.document.warnings.append(f"{_where(token)}: {token.text!r} not found")
+        return found
+
+    def model(self, args: list[_Token]) -> None:
+        mesh = self.mesh(args[1], "$model")
+        at = 2
+        while at < len(args):
+            if args[at].text.lower() == "flexfile" and not args[at].quoted and at + 1 < len(args):
+                vta = self.find(args[at + 1].text, extensions=(".vta",))
+                if vta is None:
+                    self.document.warnings.append(f"{_where(args[at + 1])}: {args[at + 1].text!r} not found")
+                block_end = _block_end(args, at + 2)
+                if vta is not None and mesh is not None:
+                    mesh.flex_files.append(QcFlexFile(vta, _flex_names(args[at + 2 : block_end])))
+                at = block_end
+            else:
+                at += 1
+
+    def animation(self, args: list[_Token]) -> None:
+        """The first token of a `$sequence` / `$animation` that names an SMD file (option words are skipped)."""
+        for token in args:
+            text = token.text
+            if not token.quoted and (text in "{}" or text.lower() in _ANIMATION_OPTIONS):
+                continue
+            if os.path.splitext(text)[1].lower() in (".smd", "") or token.quoted:
+                found = self.find(text, extensions=(".smd",))
+                if found is not None:
+                    if found not in self.document.animations:
+                        self.document.animations.append(found)
+                    return
+
+
+def _flex_names(tokens: list[_Token]) -> dict[int, str]:
+    """Time number -> name from `flex "name" ... frame N` and `flexpair "name" <split> ... frame N`."""
+    names: dict[int, str] = {}
+    at = 0
+    while at < len(tokens):
+        word = tokens[at].text.lower()
+        if word in ("flex", "flexpair") and not tokens[at].quoted and at + 1 < len(tokens):
+            name = tokens[at + 1].text
+            look = at + 2
+            while look + 1 < len(tokens) and tokens[look].text.lower() not in ("flex", "flexpair", "defaultflex"):
+                if tokens[look].text.lower() == "frame" and re.fullmatch(r"\d+", tokens[look + 1].text):
+                    names.setdefault(int(tokens[look + 1].text), name)
+                    break
+                look += 1
+            at = look
+        else:
+            at += 1
+    return names
+
+
+def _command_end(tokens: list[_Token], at: int) -> int:
+    """Where a command's arguments end: the next `$` word outside braces (the text up to it includes blocks)."""
+    depth = 0
+    while at < len(tokens):
+        token = tokens[at]
+        if not token.quoted and token.text == "{":
+            depth += 1
+        elif not token.quoted and token.text == "}":
+            depth = max(depth - 1, 0)
+        elif depth == 0 and not token.quoted and _COMMAND.fullmatch(token.text):
+            return at
+        at += 1
+    return at
+
+
+def _block_end(tokens: list[_Token], at: int) -> int:
+    """After a `{ ... }` block starting at `at` (or `at` itself when no block starts there)."""
+    if at >= len(tokens) or tokens[at].quoted or tokens[at].text != "{":
+        return at
+    depth = 0
+    for index in range(at, len(tokens)):
+        if not tokens[index].quoted and tokens[index].text in "{}":
+            depth += 1 if tokens[index].text == "{" else -1
+            if depth == 0:
+                return index + 1
+    return len(tokens)
+
+
+def _find_ignoring_case(folder: str, relative: str) -> str | None:
+    """folder/relative when it exists, else the one path whose parts match it ignoring case."""
+    direct = os.path.normpath(os.path.join(folder, relative))
+    if os.path.isfile(direct):
+        return direct
+    current = os.path.normpath(folder) if not os.path.isabs(relative) else os.sep
+    for part in [p for p in relative.split("/") if p and p != "."]:
+        if part == "..":
+            current = os.path.dirname(current)
+            continue
+        try:
+            entries = os.listdir(current)
+        except OSError:
+            return None
+        matches = [entry for entry in entries if entry.lower() == part.lower()]
+        if not matches:
+            return None
+        current = os.path.join(current, matches[0])
+    return current if os.path.isfile(current) else None
+
+
+def _where(token: _Token) -> str:
+    return f"{os.path.basename(token.path)} line {token.line}"
+
+
+def load_qc(path: str | os.PathLike[str]) -> QcDocument:
+    """Read a QC (and what it includes). FormatError for unreadable syntax or a missing $include; files it names
+    that are missing are warned about."""
+    document = QcDocument()
+    name = os.path.abspath(os.fspath(path))
+    try:
+        _Reader(name, document).read_file(name)
+    except OSError as error:
+        raise FormatError(f"cannot read: {error.strerror or error}", path=name) from None
+    if not document.meshes and not document.animations:
+        document.warnings.append("the QC names no SMD that could be found")
+    return document

@@ -1,0 +1,94 @@
+"""QC reading: which SMDs and VTAs a compile script names, with flex shape names, includes and variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from formats.errors import FormatError
+from formats.smd import load_qc
+
+
+def touch(folder: Path, *names: str) -> None:
+    for name in names:
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("version 1\n")
+
+
+def test_meshes_flex_names_animations_and_up_axis(tmp_path: Path) -> None:
+    touch(tmp_path, "Body_Ref.SMD", "Expressions.vta", "anims/Idle.smd", "anims/walk.smd", "phys.smd", "head.smd")
+    (tmp_path / "model.qc").write_text(r"""
+$modelname "test/model.mdl"   // a comment
+$upaxis y
+/* a block
+   comment with $body "nothing.smd" */
+$definevariable animdir "anims"
+$model "body" "body_ref.smd" {
+    flexfile "expressions" {
+        defaultflex frame 0
+        flex "AU1" frame 1 position 0
+        flexpair "AU12" 1.0 frame 3 position 0.5
+        flex "blink" frame 5
+    }
+    flexcontroller eyes range -30 30 eyes_updown
+    %AU1 = AU1
+}
+$bodygroup "heads" { studio "head" blank }
+$collisionmodel "phys.smd" { $mass 10 }
+$pushd "$animdir$"
+$sequence "idle" "Idle" loop fps 30 ACT_IDLE 1
+$sequence "walk" { "walk.smd" fps 24 }
+$popd
+$animation "again" "anims\idle.smd"
+$lod 10 { replacemodel "body_ref" "body_lod1" }
+""")
+    qc = load_qc(tmp_path / "model.qc")
+    assert qc.up_axis == "Y"
+    assert [(Path(m.path).name, m.command) for m in qc.meshes] == [
+        ("Body_Ref.SMD", "$model"), ("head.smd", "$bodygroup"), ("phys.smd", "$collisionmodel")]  # fmt: skip
+    flex = qc.meshes[0].flex_files
+    assert [Path(f.path).name for f in flex] == ["Expressions.vta"]
+    assert flex[0].names == {1: "AU1", 3: "AU12", 5: "blink"}
+    assert [Path(a).name for a in qc.animations] == ["Idle.smd", "walk.smd"]  # the same file once
+    assert any("$lod" in warning for warning in qc.warnings)
+
+
+def test_includes_are_found_beside_the_including_file(tmp_path: Path) -> None:
+    touch(tmp_path, "ref.smd", "sub/other.smd")
+    (tmp_path / "sub").mkdir(exist_ok=True)
+    (tmp_path / "sub" / "Part.QCI").write_text('$body "other" "sub\\other.smd"\n$include "more"\n')
+    (tmp_path / "sub" / "more.qci").write_text('$upaxis X\n')
+    (tmp_path / "main.qc").write_text('$body "main" "ref"\n$include "sub/part.qci"\n')
+    qc = load_qc(tmp_path / "main.qc")
+    assert [Path(m.path).name for m in qc.meshes] == ["ref.smd", "other.smd"] and qc.up_axis == "X"
+
+
+def test_missing_files_warn_and_dmx_is_named(tmp_path: Path) -> None:
+    (tmp_path / "m.qc").write_text('$body "a" "absent.smd"\n$body "b" "mesh.dmx"\n')
+    qc = load_qc(tmp_path / "m.qc")
+    assert qc.meshes == [] and len(qc.warnings) == 3  # absent, DMX, and nothing found at all
+    assert "line 2" in qc.warnings[1] and "DMX" in qc.warnings[1]
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "line", "column"),
+    [
+        ('$body "a" "unterminated\n', "unterminated quote", 1, 11),
+        ('$body "a" "x.smd"\n/* never closed\n', r"unterminated /\* comment", 2, 1),
+        ('$include "nowhere.qci"\n', "not found", 1, 10),
+    ],
+)
+def test_errors_say_where(tmp_path: Path, text: str, message: str, line: int, column: int) -> None:
+    (tmp_path / "bad.qc").write_text(text)
+    with pytest.raises(FormatError, match=message) as failure:
+        load_qc(tmp_path / "bad.qc")
+    assert (failure.value.line, failure.value.column) == (line, column)
+
+
+def test_an_include_loop_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "a.qc").write_text('$include "b.qci"\n')
+    (tmp_path / "b.qci").write_text('$include "a.qc"\n')
+    with pytest.raises(FormatError, match="loop"):
+        load_qc(tmp_path / "a.qc")
