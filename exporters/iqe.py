@@ -88,6 +88,7 @@ class ExportSettings:
     triangulate: bool = True
     export_skeleton: bool = True
     export_animations: str = "ALL"
+    bake_pose: bool = True
     max_influences: int = 4
     export_comment: bool = True
     flip_v: bool = True  # write 1 - v, as every IQE exporter does (the compiler does not flip)
@@ -553,7 +554,7 @@ def build_document(
     ]
     summary.warnings.extend(customs.warnings)
     if rig is not None and settings.export_animations != "NONE":
-        document.animations = _animations(context, rig, settings.export_animations)
+        document.animations = _animations(context, rig, settings, summary.warnings)
         for animation in document.animations:
             animation.name = _clean(animation.name, "animation", summary.warnings)
     if settings.export_comment:
@@ -569,12 +570,14 @@ def _uses_armature(obj: bpy.types.Object, armature: bpy.types.Object | None) -> 
     return obj.parent == armature and obj.parent_type == "ARMATURE"
 
 
-def _animations(context: bpy.types.Context, rig: iqe_rig.Skeleton, mode: str) -> list[iqe.IqeAnimation]:
-    scene = context.scene
-    if mode == "NLA":
-        return [iqe_rig.scene_animation(rig, scene)]
-    return [iqe_rig.action_animation(action, rig, scene) for action in iqe_rig.armature_actions(
-        rig.armature, rig.bone_names, mode)]  # fmt: skip
+def _animations(
+    context: bpy.types.Context, rig: iqe_rig.Skeleton, settings: ExportSettings, warnings: list[str]
+) -> list[iqe.IqeAnimation]:
+    if settings.export_animations == "NLA":
+        return [iqe_rig.scene_animation(rig, context.scene)]
+    actions = iqe_rig.armature_actions(rig.armature, rig.bone_names, settings.export_animations)
+    return [iqe_rig.action_animation(context, action, rig, bake=settings.bake_pose, warnings=warnings)
+            for action in actions]  # fmt: skip
 
 
 def _comment(objects: list[bpy.types.Object], armature: bpy.types.Object | None) -> str | None:
@@ -608,7 +611,7 @@ def draw_iqe_export_options(layout: bpy.types.UILayout, operator: object, contex
         ("export_normals", "export_uvs", "export_colors", "export_attributes", "export_tangents"),
     )  # fmt: skip
     draw_panel(layout, operator, "IOGF_iqe_export_armature", "Armature",
-               ("export_skeleton", "max_influences", "export_animations"))  # fmt: skip
+               ("export_skeleton", "max_influences", "export_animations", "bake_pose"))  # fmt: skip
     draw_panel(
         layout, operator, "IOGF_iqe_export_transform", "Transform",
         ("apply_transform", "global_scale", "axis_forward", "axis_up", "flip_v", "reverse_winding"), closed=True,
@@ -641,6 +644,12 @@ class EXPORT_SCENE_OT_iqe(bpy.types.Operator, ExportHelper, ExportScopeMixin):
     max_influences: IntProperty(name="Max Influences", default=4, min=1, max=4,
                                 description="Largest weights kept per vertex (normalised)")  # fmt: skip
     export_animations: EnumProperty(name="Animations", items=iqe_rig.EXPORT_ANIMATIONS, default="ALL")
+    bake_pose: BoolProperty(
+        name="Bake Constraints and Drivers",
+        default=True,
+        description="When bone constraints or drivers shape the pose, play each action frame by frame and write "
+        "the pose Blender shows (slower); off: the action's keys alone",
+    )
     export_comment: BoolProperty(
         name="Comment Section", default=True, description="Write the text block of an imported file's comment"
     )
@@ -662,6 +671,7 @@ class EXPORT_SCENE_OT_iqe(bpy.types.Operator, ExportHelper, ExportScopeMixin):
             triangulate=self.triangulate,
             export_skeleton=self.export_skeleton,
             export_animations=self.export_animations,
+            bake_pose=self.bake_pose,
             max_influences=self.max_influences,
             export_comment=self.export_comment,
             flip_v=self.flip_v,

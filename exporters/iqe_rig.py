@@ -12,7 +12,15 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
-from ..common.animation import bone_path, pose_matrices, slotted_actions
+from ..common.animation import (
+    ActionSource,
+    bone_path,
+    pose_evaluation_blocked,
+    pose_matrices,
+    pose_needs_evaluation,
+    sample_evaluated_pose,
+    slotted_actions,
+)
 from ..common.armature import euler_to_matrix
 from ..formats.errors import FormatError
 from ..formats.iqe import IqeAnimation, IqeJoint, parent_first_order
@@ -92,8 +100,13 @@ def skeleton(armature: bpy.types.Object, space: np.ndarray) -> Skeleton:
 
 def _fcurve_owner(action: bpy.types.Action, armature: bpy.types.Object) -> object | None:
     """The F-curves of the action that animate this armature: a slot's channelbag on 4.4+, the action on 4.2."""
+    return _animating(action, armature)[0]
+
+
+def _animating(action: bpy.types.Action, armature: bpy.types.Object) -> tuple[object | None, object | None]:
+    """The owner of the action's F-curves that animate this armature, and on 4.4+ the slot they belong to."""
     if not slotted_actions():
-        return action
+        return action, None
     data = armature.animation_data
     slots = list(action.slots)
     if data is not None and data.action == action and data.action_slot is not None:
@@ -105,8 +118,8 @@ def _fcurve_owner(action: bpy.types.Action, armature: bpy.types.Object) -> objec
             for strip in layer.strips:
                 channelbag = strip.channelbag(slot)
                 if channelbag is not None and len(channelbag.fcurves):
-                    return channelbag
-    return None
+                    return channelbag, slot
+    return None, None
 
 
 def _bone_curves(owner: object, bone_names: list[str]) -> dict[tuple[int, str, int], bpy.types.FCurve]:
@@ -246,10 +259,24 @@ def frames_from_pose(rig: Skeleton, pose: np.ndarray) -> np.ndarray:
     return iqe_rig.decompose(iqe_rig.local_matrices(world, rig.parents)).astype(np.float32)
 
 
-def action_animation(action: bpy.types.Action, rig: Skeleton, scene: bpy.types.Scene) -> IqeAnimation:
+def action_animation(
+    context: bpy.types.Context, action: bpy.types.Action, rig: Skeleton, *, bake: bool, warnings: list[str]
+) -> IqeAnimation:
+    """The action over its frame range: its F-curves evaluated, or with `bake` (when bone constraints or drivers
+    shape the pose) the pose Blender shows as the action plays alone."""
+    scene = context.scene
     start, end = (float(value) for value in action.frame_range)
     frames = np.arange(round(start), round(end) + 1, dtype=np.float64)
-    pose = pose_matrices(rig.parents, rig.rest, action_basis(action, rig, frames))
+    reason = pose_needs_evaluation(rig.armature) if bake else None
+    blocked = pose_evaluation_blocked(context, rig.armature) if reason is not None else None
+    if blocked is not None:
+        warnings.append(f"{action.name}: constraints and drivers not baked ({reason}): {rig.armature.name!r} "
+                        f"{blocked}; its keys were written as they are")  # fmt: skip
+    if reason is not None and blocked is None:
+        source = ActionSource(action, _animating(action, rig.armature)[1])
+        pose = sample_evaluated_pose(context, rig.armature, source, rig.bone_names, [int(f) for f in frames])
+    else:
+        pose = pose_matrices(rig.parents, rig.rest, action_basis(action, rig, frames))
     return IqeAnimation(
         name=str(action.get(iqe_rig.ORIGINAL_NAME, action.name)),
         framerate=float(action.get(iqe_rig.FRAMERATE, scene.render.fps / scene.render.fps_base)),

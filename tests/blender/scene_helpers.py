@@ -57,3 +57,29 @@ def active_collection_holding(name: str, obj: bpy.types.Object) -> bpy.types.Col
     collection.objects.link(obj)
     bpy.context.view_layer.active_layer_collection = bpy.context.view_layer.layer_collection.children[name]
     return collection
+
+
+def chain_rig(*names: str, deform: tuple[bool, ...] | None = None) -> bpy.types.Object:
+    """An armature whose bones stand on one another along +Z, each 1 long; nothing selected but it."""
+    bpy.ops.object.armature_add(location=(0, 0, 0))
+    armature = bpy.context.active_object
+    bpy.ops.object.mode_set(mode="EDIT")
+    edit_bones = armature.data.edit_bones
+    edit_bones.remove(edit_bones[0])
+    parent = None
+    for row, name in enumerate(names):
+        bone = edit_bones.new(name)
+        bone.head, bone.tail = (0, 0, row), (0, 0, row + 1)
+        bone.parent = parent
+        bone.use_deform = True if deform is None else deform[row]
+        parent = bone
+    bpy.ops.object.mode_set(mode="OBJECT")
+    return armature
+
+
+def turn_keys(armature: bpy.types.Object, bone_name: str, angles: dict[int, float]) -> None:
+    bone = armature.pose.bones[bone_name]
+    bone.rotation_mode = "XYZ"
+    for frame, angle in angles.items():
+        bone.rotation_euler = (angle, 0, 0)
+        bone.keyframe_insert("rotation_euler", frame=frame)

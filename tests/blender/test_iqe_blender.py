@@ -11,7 +11,7 @@ import pytest
 
 from formats import iqe
 from tests.blender.conftest import data_state
-from tests.blender.scene_helpers import active_collection_holding, cube, grid_object, select_only
+from tests.blender.scene_helpers import active_collection_holding, chain_rig, cube, grid_object, select_only, turn_keys
 from tests.sample_paths import sample_files
 
 IQE_SAMPLES = sample_files("iqe", ".iqe")
@@ -734,3 +734,19 @@ def test_unkeyed_channels_export_at_the_rest_pose(tmp_path: Path) -> None:
     assert_poses_close(frames, expected)
     document = iqe.load_iqe(out)
     assert_poses_close(frames[:, 1], np.broadcast_to(document.base_pose_array()[1], frames[:, 1].shape))
+
+
+def test_constraints_are_baked_into_each_action(tmp_path: Path) -> None:
+    armature = chain_rig("Root", "Arm")
+    turn_keys(armature, "Root", {1: 0.0, 5: 0.8})
+    limit = armature.pose.bones["Root"].constraints.new("LIMIT_ROTATION")
+    limit.use_limit_x, limit.min_x, limit.max_x, limit.owner_space = True, -0.3, 0.3, "LOCAL"
+    turned = []
+    for bake in (True, False):
+        out = tmp_path / f"rig_{bake}.iqe"
+        assert export_iqe(out, export_animations="ACTIVE", bake_pose=bake) == {"FINISHED"}
+        frames = iqe.load_iqe(out).animations[0].frames
+        assert len(frames) == 5
+        first, last = frames[0, 0, 3:7].astype(np.float64), frames[-1, 0, 3:7].astype(np.float64)
+        turned.append(2 * float(np.arccos(min(1.0, abs(float(first @ last))))))  # angle between the root's turns
+    assert turned == pytest.approx([0.3, 0.8], abs=1e-4)  # the limit holds only when baked

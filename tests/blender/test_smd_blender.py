@@ -11,7 +11,7 @@ import pytest
 
 from formats import smd
 from tests.blender.conftest import data_state
-from tests.blender.scene_helpers import active_collection_holding, cube
+from tests.blender.scene_helpers import active_collection_holding, chain_rig, cube, turn_keys
 from tests.sample_paths import sample_files
 
 SAMPLES = sample_files("smd", ".smd", ".vta")
@@ -590,32 +590,6 @@ def test_export_numbers_corner_lines_by_vertex_normal_and_uv() -> None:
                 for v, n, uv in zip(corner_vertices, normals, uvs, strict=True)]  # fmt: skip
     lines = corner_lines(corner_vertices, normals, uvs)
     assert lines is not None and lines.tolist() == expected
-
-
-def chain_rig(*names: str, deform: tuple[bool, ...] | None = None) -> bpy.types.Object:
-    """An armature whose bones stand on one another along +Z, each 1 long; nothing selected but it."""
-    bpy.ops.object.armature_add(location=(0, 0, 0))
-    armature = bpy.context.active_object
-    bpy.ops.object.mode_set(mode="EDIT")
-    edit_bones = armature.data.edit_bones
-    edit_bones.remove(edit_bones[0])
-    parent = None
-    for row, name in enumerate(names):
-        bone = edit_bones.new(name)
-        bone.head, bone.tail = (0, 0, row), (0, 0, row + 1)
-        bone.parent = parent
-        bone.use_deform = True if deform is None else deform[row]
-        parent = bone
-    bpy.ops.object.mode_set(mode="OBJECT")
-    return armature
-
-
-def turn_keys(armature: bpy.types.Object, bone_name: str, angles: dict[int, float]) -> None:
-    bone = armature.pose.bones[bone_name]
-    bone.rotation_mode = "XYZ"
-    for frame, angle in angles.items():
-        bone.rotation_euler = (angle, 0, 0)
-        bone.keyframe_insert("rotation_euler", frame=frame)
 
 
 def test_constraints_are_baked_frame_by_frame_and_the_scene_is_left_as_it_was(tmp_path: Path) -> None:
