@@ -89,7 +89,7 @@ class ParsedFile:
     kind: str  # "reference", "animation" or "vta"
     document: smd.SmdDocument
     options: SmdImportOptions | None = None  # this file's own (a QC's $upaxis), else the call's
-    target: str | None = None  # the stem of the reference an animation or VTA belongs to, when a QC says so
+    target: str | None = None  # the stem of the reference an animation, VTA or later mesh belongs to (a QC)
     shape_names: dict[int, str] = field(default_factory=dict)  # time number -> name, from a QC
 
     @property
@@ -128,12 +128,17 @@ def plan_files(paths: list[str], options: SmdImportOptions, warnings: list[str])
         warnings.extend(f"{label}: {text}" for text in qc.warnings)
         own = replace(options, up_axis=qc.up_axis) if qc.up_axis else options
         first_stem = stem_of(qc.meshes[0].path) if qc.meshes else None
-        planned += [PlannedFile(mesh.path, own) for mesh in qc.meshes]
+        planned += [PlannedFile(mesh.path, own, first_stem if row else None) for row, mesh in enumerate(qc.meshes)]
         planned += [PlannedFile(flex.path, own, stem_of(mesh.path), flex.names)
                     for mesh in qc.meshes for flex in mesh.flex_files]  # fmt: skip
         planned += [PlannedFile(animation, own, first_stem) for animation in qc.animations]
-    first_of_path = {os.path.abspath(item.path): item for item in reversed(planned)}  # a file named twice: once
-    return [item for item in planned if first_of_path[os.path.abspath(item.path)] is item]
+    # a file named twice is imported once, as its QC says when one names it
+    chosen: dict[str, PlannedFile] = {}
+    for item in planned:
+        key = os.path.abspath(item.path)
+        if key not in chosen or (chosen[key].options is None and item.options is not None):
+            chosen[key] = item
+    return [item for item in planned if chosen[os.path.abspath(item.path)] is item]
 
 
 def stem_of(path: str) -> str:
@@ -308,13 +313,28 @@ def corner_links(
     return counts, row_of_id[at[known]], weights[known]
 
 
+def shared_armature(state: ImportState, parsed: ParsedFile) -> tuple[bpy.types.Object, list[str]] | None:
+    """For a mesh of a QC after its first: the first mesh's armature, when it has every bone this file names (the
+    model's meshes then share one skeleton, as studiomdl merges them), with the Blender name of each bone."""
+    armature = next((obj for stem, obj in state.armatures if stem == parsed.target), None)
+    if armature is None:
+        return None
+    names = [node.name.encode()[:63].decode(errors="ignore") for node in parsed.document.nodes]
+    bones = armature.data.bones
+    return (armature, names) if all(bones.get(name) is not None for name in names) else None
+
+
 def build_reference(
     context: bpy.types.Context, parsed: ParsedFile, options: SmdImportOptions, state: ImportState, summary: Summary
 ) -> None:
     document, name = parsed.document, parsed.stem
     summary.warnings.extend(f"{name}: {text}" for text in document.warnings)
-    armature, bone_names = build_skeleton_object(context, name, document, options, summary)
-    state.armatures.append((name, armature))
+    shared = shared_armature(state, parsed)
+    if shared is not None:
+        armature, bone_names = shared
+    else:
+        armature, bone_names = build_skeleton_object(context, name, document, options, summary)
+        state.armatures.append((name, armature))
     if len(document.skeleton) > 1:
         summary.warnings.append(f"{name}: reference SMD has {len(document.skeleton)} skeleton frames; the first is "
                                 "the rest pose, the others were ignored")  # fmt: skip
@@ -620,8 +640,8 @@ def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdI
     """Parse all files (a QC stands for the files it names), then build references, animations and VTAs in that
     order; roll back on failure."""
     summary = Summary()
+    planned = plan_files(paths, options, summary.warnings)  # (a bad QC fails before anything changes)
     ensure_object_mode(context)
-    planned = plan_files(paths, options, summary.warnings)
     summary.files = len(planned)
     with progress(context, 2 * len(planned)) as update, collector_paused():
         parsed = []

@@ -1,8 +1,9 @@
 """Reading a QC (studiomdl's compile script) for what an importer needs: the reference SMDs, the VTAs of each model
 with their shape names (QC `flex` / `flexpair ... frame N`), the animation SMDs and `$upaxis`.
 
-Followed: `//` and `/* */` comments, quoted tokens, `{ }` blocks, `$include` (relative to the including file, then
-to the root QC), `$pushd` / `$popd` / `$cd` (where later files are looked up),
+Followed: `//`, `;`, `#` and `/* */` comments, quoted tokens, `{ }` blocks, `$include` (relative to the including
+file, then to the root QC; an include inside a block counts), `$pushd` / `$popd` / `$cd` (where later files are
+looked up),
 `$definevariable` with `$name$` substitution. File names are matched without regard to case and with `\\` read as
 `/`, so QCs written on Windows load on Linux and macOS (two defects of Blender Source Tools, specs/smd.md D.8).
 Other commands are skipped up to the next `$` command; LOD meshes are left out with a warning.
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field
 
 from ..errors import FormatError
 
-_TOKEN = re.compile(r'"([^"\n]*)"|"|(/\*)|(//[^\n]*)|([{}])|([^\s{}"]+)')
+_TOKEN = re.compile(r'"([^"]*)"|"|(/\*)|((?://|;|#)[^\n]*)|([{}])|([^\s{}"]+)')
 _VARIABLE = re.compile(r"\$(\w+)\$")
 _COMMAND = re.compile(r"\$\w+")
 _ANIMATION_OPTIONS = {"loop", "snap", "realtime", "hidden", "delta", "autoplay", "worldspace", "predelta"}
@@ -89,40 +90,74 @@ def _line_of(line_starts: list[int], offset: int) -> int:
 
 
 class _Reader:
-    """Walks the tokens of a QC and its includes."""
+    """Reads a QC: its tokens with includes spliced in and variables substituted (as studiomdl's tokenizer does,
+    so an `$include` inside a block counts), then its commands."""
 
     def __init__(self, root: str, document: QcDocument) -> None:
         self.root = os.path.dirname(os.path.abspath(root))
         self.document = document
-        self.folders = [self.root]  # `$pushd` stack; the last is where files are looked up
-        self.variables: dict[str, str] = {}
+        self.folders = [""]  # `$pushd` stack, relative to the root QC's folder; the last is where files are found
+        self.variables: dict[str, str] = {}  # lower-case name -> value; the first definition holds
         self.including: list[str] = []
+        self.animation_names: set[str] = set()
 
     # ---- files
 
-    def find(self, name: str, *, extensions: tuple[str, ...] = ()) -> str | None:
-        """An existing file for a QC file name: `\\` as `/`, case ignored, an extension added when missing."""
+    def find(self, name: str, *, extensions: tuple[str, ...] = (), beside: str | None = None) -> str | None:
+        """An existing file for a QC file name (a backslash read as `/`, case ignored, an extension added when
+        missing), looked up in the `$pushd` folder (or `beside` a file's folder), then in the root QC's folder."""
         name = name.replace("\\", "/")
         candidates = [name] if os.path.splitext(name)[1] else [name + extension for extension in extensions]
-        for folder in dict.fromkeys([self.folders[-1], self.root]):
+        places = [(beside, "")] if beside is not None else [(self.root, self.folders[-1])]
+        for folder, prefix in [*places, (self.root, "")]:
             for candidate in candidates:
-                found = _find_ignoring_case(folder, candidate)
+                found = _find_ignoring_case(folder, f"{prefix}/{candidate}" if prefix else candidate)
                 if found is not None:
                     return found
         return None
 
-    def read_file(self, path: str) -> None:
-        if path in self.including:
+    def tokens_of(self, path: str) -> list[_Token]:
+        """The file's tokens, each `$include` replaced by the included file's tokens and each `$definevariable`
+        taken out (it applies to the tokens after it)."""
+        if os.path.normcase(path) in self.including:
             raise FormatError("$include loop", path=path)
-        self.including.append(path)
+        self.including.append(os.path.normcase(path))
         with open(path, "rb") as stream:
             data = stream.read()
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError:
             text = data.decode("cp1252", errors="replace")
-        self.walk(tokenize(text.replace("\r\n", "\n").replace("\r", "\n"), path))
+        raw = tokenize(text.replace("\r\n", "\n").replace("\r", "\n"), path)
+        tokens: list[_Token] = []
+        at = 0
+        while at < len(raw):
+            token = self.substitute(raw[at])
+            word = token.text.lower() if not token.quoted else ""
+            if word == "$include" and at + 1 < len(raw):
+                tokens += self.tokens_of(self.included(self.substitute(raw[at + 1])))
+                at += 2
+            elif word == "$definevariable" and at + 2 < len(raw):
+                self.variables.setdefault(raw[at + 1].text.lower(), self.substitute(raw[at + 2]).text)
+                at += 3
+            else:
+                tokens.append(token)
+                at += 1
         self.including.pop()
+        return tokens
+
+    def included(self, token: _Token) -> str:
+        found = self.find(token.text, extensions=(".qci", ".qc"), beside=os.path.dirname(token.path))
+        if found is None:
+            raise FormatError(f"$include file {token.text!r} not found", path=token.path, line=token.line,
+                              column=token.column)  # fmt: skip
+        return found
+
+    def substitute(self, token: _Token) -> _Token:
+        if "$" not in token.text[1:]:
+            return token
+        text = _VARIABLE.sub(lambda match: self.variables.get(match.group(1).lower(), match.group(0)), token.text)
+        return _Token(text, token.quoted, token.path, token.line, token.column)
 
     # ---- commands
 
@@ -138,18 +173,14 @@ class _Reader:
     def command(self, name: str, tokens: list[_Token], at: int) -> int:
         """Read command `name` whose arguments start at `at`; return where the next command may start."""
         end = _command_end(tokens, at)
-        args = [self.substitute(token) for token in tokens[at:end]]
+        args = tokens[at:end]
         plain = [token.text for token in args]
-        if name == "$include" and plain:
-            self.include(args[0])
-        elif name == "$definevariable" and len(plain) >= 2:
-            self.variables[plain[0]] = plain[1]
-        elif name == "$pushd" and plain:
-            self.folders.append(os.path.join(self.folders[-1], plain[0].replace("\\", "/")))
+        if name == "$pushd" and plain:
+            self.folders.append(f"{self.folders[-1]}/{plain[0]}".replace("\\", "/").strip("/"))
         elif name == "$popd" and len(self.folders) > 1:
             self.folders.pop()
         elif name == "$cd" and plain:
-            self.folders[-1] = os.path.join(self.root, plain[0].replace("\\", "/"))
+            self.folders[-1] = plain[0].replace("\\", "/").strip("/")
         elif name == "$upaxis" and plain and plain[0].upper() in ("X", "Y", "Z"):
             self.document.up_axis = plain[0].upper()
         elif name == "$body" and len(plain) >= 2:
@@ -157,36 +188,18 @@ class _Reader:
         elif name == "$model" and len(plain) >= 2:
             self.model(args)
         elif name == "$bodygroup":
-            for index, text in enumerate(plain[:-1]):
-                if text.lower() == "studio":
+            for index, token in enumerate(args[:-1]):
+                if not token.quoted and token.text.lower() == "studio":
                     self.mesh(args[index + 1], name)
         elif name in ("$collisionmodel", "$collisionjoints") and plain:
             self.mesh(args[0], name)
-        elif name in ("$sequence", "$animation"):
-            self.animation(args[1:])
+        elif name in ("$sequence", "$animation") and plain:
+            self.animation(name, args)
         elif name == "$lod":
             self.document.warnings.append(f"{_where(tokens[at - 1])}: $lod meshes are not imported")
         elif name == "$definemacro":
             self.document.warnings.append(f"{_where(tokens[at - 1])}: $definemacro is not followed")
         return end
-
-    def substitute(self, token: _Token) -> _Token:
-        if "$" not in token.text[1:]:
-            return token
-        text = _VARIABLE.sub(lambda match: self.variables.get(match.group(1), match.group(0)), token.text)
-        return _Token(text, token.quoted, token.path, token.line, token.column)
-
-    def include(self, token: _Token) -> None:
-        including_folder = os.path.dirname(token.path)
-        self.folders.append(including_folder)
-        try:
-            found = self.find(token.text, extensions=(".qci", ".qc"))
-        finally:
-            self.folders.pop()
-        if found is None:
-            raise FormatError(f"$include file {token.text!r} not found", path=token.path, line=token.line,
-                              column=token.column)  # fmt: skip
-        self.read_file(found)
 
     def mesh(self, token: _Token, command: str) -> QcMesh | None:
         found = self.smd(token)
@@ -223,18 +236,22 @@ class _Reader:
             else:
                 at += 1
 
-    def animation(self, args: list[_Token]) -> None:
-        """The first token of a `$sequence` / `$animation` that names an SMD file (option words are skipped)."""
-        for token in args:
-            text = token.text
-            if not token.quoted and (text in "{}" or text.lower() in _ANIMATION_OPTIONS):
-                continue
-            if os.path.splitext(text)[1].lower() in (".smd", "") or token.quoted:
-                found = self.find(text, extensions=(".smd",))
-                if found is not None:
-                    if found not in self.document.animations:
-                        self.document.animations.append(found)
-                    return
+    def animation(self, command: str, args: list[_Token]) -> None:
+        """The SMDs of a `$sequence` / `$animation`: its quoted file names (a blend lists several), else its first
+        plain word; names of earlier `$animation`s are not files."""
+        rest = args[1:]
+        names = [token for token in rest if token.quoted]
+        if not names:
+            words = [t for t in rest if t.text not in "{}" and t.text.lower() not in _ANIMATION_OPTIONS]
+            names = words[:1]
+        for token in names:
+            if command == "$sequence" and token.text.lower() in self.animation_names:
+                continue  # an `$animation` defined earlier
+            found = self.smd(token)
+            if found is not None and found not in self.document.animations:
+                self.document.animations.append(found)
+        if command == "$animation":
+            self.animation_names.add(args[0].text.lower())
 
 
 def _flex_names(tokens: list[_Token]) -> dict[int, str]:
@@ -315,10 +332,25 @@ def load_qc(path: str | os.PathLike[str]) -> QcDocument:
     that are missing are warned about."""
     document = QcDocument()
     name = os.path.abspath(os.fspath(path))
+    reader = _Reader(name, document)
     try:
-        _Reader(name, document).read_file(name)
+        tokens = reader.tokens_of(name)
     except OSError as error:
-        raise FormatError(f"cannot read: {error.strerror or error}", path=name) from None
+        raise FormatError(f"cannot read: {error.strerror or error}", path=error.filename or name) from None
+    unclosed = _unclosed_brace(tokens)
+    if unclosed is not None:
+        document.warnings.append(f"{_where(unclosed)}: this '{{' is never closed; the rest of the file is inside it")
+    reader.walk(tokens)
     if not document.meshes and not document.animations:
-        document.warnings.append("the QC names no SMD that could be found")
+        raise FormatError("the QC names no SMD that could be found", path=name)
     return document
+
+
+def _unclosed_brace(tokens: list[_Token]) -> _Token | None:
+    opened: list[_Token] = []
+    for token in tokens:
+        if not token.quoted and token.text == "{":
+            opened.append(token)
+        elif not token.quoted and token.text == "}" and opened:
+            opened.pop()
+    return opened[0] if opened else None

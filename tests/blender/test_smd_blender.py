@@ -376,16 +376,31 @@ def test_a_qc_imports_what_it_names_with_its_shape_names_and_up_axis(tmp_path: P
 $model "face" "face_reference" {
     flexfile "Expressions.vta" { defaultflex frame 0 flex "smile" frame 1 flexpair "frown" 1 frame 5 }
 }
+$bodygroup "hats" { studio "hat" blank }
 $sequence "idle" "idle" fps 30
 """)
+    write(tmp_path, "hat.smd", reference_text(material="felt"))
     assert import_smd(qc) == {"FINISHED"}
     face = bpy.data.objects["Face_Reference"]
     assert face.data.shape_keys.key_blocks.keys() == ["Basis", "smile", "frown"]
     armature = bpy.data.objects["Face_Reference_skeleton"]
     assert armature.animation_data.action.name == "idle"
+    assert [o.name for o in bpy.data.objects if o.type == "ARMATURE"] == [armature.name]  # one skeleton
+    assert bpy.data.objects["hat"].parent == armature
     # Y up: the file's +Y is Blender's +Z
     assert max(v.co.z for v in face.data.vertices) == pytest.approx(1.0)
     assert max(v.co.y for v in face.data.vertices) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_a_qc_that_cannot_be_read_changes_nothing(tmp_path: Path) -> None:
+    write(tmp_path, "ref.smd", reference_text())
+    qc = write(tmp_path, "bad.qc", '$body "b" "ref"\n$include "missing.qci"\n')
+    cube("Existing")
+    bpy.ops.object.mode_set(mode="EDIT")
+    before = data_state()
+    with pytest.raises(RuntimeError, match=r"bad\.qc, line 2, column 10: \$include file 'missing.qci' not found"):
+        import_smd(qc)
+    assert data_state() == before and bpy.context.object.mode == "EDIT"
 
 
 def test_upper_case_keywords(tmp_path: Path) -> None:

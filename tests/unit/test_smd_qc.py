@@ -65,11 +65,17 @@ def test_includes_are_found_beside_the_including_file(tmp_path: Path) -> None:
     assert [Path(m.path).name for m in qc.meshes] == ["ref.smd", "other.smd"] and qc.up_axis == "X"
 
 
-def test_missing_files_warn_and_dmx_is_named(tmp_path: Path) -> None:
-    (tmp_path / "m.qc").write_text('$body "a" "absent.smd"\n$body "b" "mesh.dmx"\n')
+def test_missing_files_warn_dmx_is_named_and_a_qc_naming_nothing_found_fails(tmp_path: Path) -> None:
+    touch(tmp_path, "ref.smd")
+    (tmp_path / "m.qc").write_text('$body "a" "absent.smd"\n$body "b" "mesh.dmx"\n$sequence s "anim.dmx"\n')
+    with pytest.raises(FormatError, match="names no SMD"):
+        load_qc(tmp_path / "m.qc")
+    (tmp_path / "m.qc").write_text('$body "a" "absent.smd"\n$body "b" "mesh.dmx"\n$sequence s "anim.dmx"\n'
+                                   '$body "c" "ref"\n$sequence "missing" "gone" fps 30\n')  # fmt: skip
     qc = load_qc(tmp_path / "m.qc")
-    assert qc.meshes == [] and len(qc.warnings) == 3  # absent, DMX, and nothing found at all
-    assert "line 2" in qc.warnings[1] and "DMX" in qc.warnings[1]
+    assert [Path(m.path).name for m in qc.meshes] == ["ref.smd"] and qc.animations == []
+    assert len(qc.warnings) == 4  # absent, two DMX, gone
+    assert "line 2" in qc.warnings[1] and "DMX" in qc.warnings[1] and "'gone' not found" in qc.warnings[3]
 
 
 @pytest.mark.parametrize(
@@ -92,3 +98,23 @@ def test_an_include_loop_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "b.qci").write_text('$include "a.qc"\n')
     with pytest.raises(FormatError, match="loop"):
         load_qc(tmp_path / "a.qc")
+
+
+def test_includes_inside_blocks_variables_pushd_and_blends(tmp_path: Path) -> None:
+    touch(tmp_path, "Models/Src/Ref.smd", "exp.vta", "a1.smd", "a2.smd", "idle.smd", "ACT_IDLE.smd")
+    (tmp_path / "flex.qci").write_text('flex "AU1" frame 1 // shape names kept in an include\n')
+    (tmp_path / "m.qc").write_text("""$definevariable Dir "models"
+$definevariable dir "ignored: the first definition holds"
+$pushd "$DIR$\\src"
+$model "m" "ref" { flexfile "..\\..\\exp.vta" { $include "flex.qci" } }
+$popd
+$sequence move { "a1" "a2" blend move_x -1 1 }
+$sequence idle { activity ACT_IDLE 1 "idle" }
+$bodygroup "studio" { blank }
+$sequence open { "a1"
+""")
+    qc = load_qc(tmp_path / "m.qc")
+    assert [Path(m.path).name for m in qc.meshes] == ["Ref.smd"]
+    assert qc.meshes[0].flex_files[0].names == {1: "AU1"}
+    assert [Path(a).name for a in qc.animations] == ["a1.smd", "a2.smd", "idle.smd"]
+    assert len(qc.warnings) == 1 and "never closed" in qc.warnings[0]
