@@ -60,7 +60,7 @@ from ..common.operators import (
 )
 from ..formats import smd
 from ..formats.atomic import Content, write_files_atomically
-from ..formats.dedup import first_equal_rows
+from ..formats.dedup import first_equal_rows, first_occurrences
 from ..formats.errors import FormatError
 from ..importers.smd import STORED_NORMALS, UP_AXES, collector_paused, up_axis_matrix
 
@@ -362,6 +362,13 @@ def corner_lines(corner_vertices: np.ndarray, normals: np.ndarray, uvs: np.ndarr
     return (np.cumsum(is_first) - 1)[first]
 
 
+def joined(arrays: list[np.ndarray], empty_shape: tuple[int, ...], dtype: type = np.float64) -> np.ndarray:
+    """The arrays one after another (one array as it is, no copy)."""
+    if not arrays:
+        return np.zeros(empty_shape, dtype)
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+
 def numbered_after(numberings: list[np.ndarray | None]) -> np.ndarray | None:
     """Numberings from 0 each, joined so that each continues after the one before; None if one is unknown."""
     if not numberings or any(numbers is None for numbers in numberings):
@@ -377,10 +384,11 @@ def numbered_after(numberings: list[np.ndarray | None]) -> np.ndarray | None:
 def reference_document(
     parts: list[MeshCorners], table: BoneTable, settings: ExportSettings, warnings: list[str]
 ) -> smd.SmdDocument:
-    positions = np.concatenate([p.positions for p in parts]) if parts else np.zeros((0, 3))
-    counts = np.concatenate([p.counts for p in parts]) if parts else np.zeros(0, np.int64)
-    bones = np.concatenate([p.bones for p in parts]) if parts else np.zeros(0, np.int64)
-    weights = np.concatenate([p.weights for p in parts]) if parts else np.zeros(0)
+    positions = joined([p.positions for p in parts], (0, 3))
+    counts = joined([p.counts for p in parts], (0,), np.int64)
+    bones = joined([p.bones for p in parts], (0,), np.int64)
+    weights = joined([p.weights for p in parts], (0,))
+    lines = numbered_after([p.lines for p in parts])
     unweighted = counts == 0
     fallback = np.zeros(len(counts), np.int64)
     if table.armature is not None and unweighted.any() and settings.motionless_bone:
@@ -391,7 +399,12 @@ def reference_document(
     elif table.armature is not None and unweighted.any():
         warnings.append(f"{int(unweighted.sum())} corner(s) without weights were bound to the root bone "
                         f"{table.skeleton.names[0]!r}")  # fmt: skip
-    parent_column = smd.dominant_bones(counts, bones, weights, fallback)
+    if lines is not None:  # one answer per distinct line
+        firsts = first_occurrences(lines)
+        links = smd.select_links(counts, firsts)
+        parent_column = smd.dominant_bones(counts[firsts], bones[links], weights[links], fallback[firsts])[lines]
+    else:
+        parent_column = smd.dominant_bones(counts, bones, weights, fallback)
     material_names: dict[str, int] = {}
     used_indices = []
     for p in parts:  # materials in order of first use, as the file lists them
@@ -407,12 +420,12 @@ def reference_document(
         material_indices=material_indices,
         parent_bones=parent_column.reshape(-1, 3).astype(np.int32),
         positions=positions.reshape(-1, 3, 3),
-        normals=np.concatenate([p.normals for p in parts]).reshape(-1, 3, 3) if parts else np.zeros((0, 3, 3)),
-        uvs=np.concatenate([p.uvs for p in parts]).reshape(-1, 3, 2) if parts else np.zeros((0, 3, 2)),
+        normals=joined([p.normals for p in parts], (0, 3)).reshape(-1, 3, 3),
+        uvs=joined([p.uvs for p in parts], (0, 2)).reshape(-1, 3, 2),
         link_counts=counts.reshape(triangle_count, 3).astype(np.int32),
         link_bones=bones.astype(np.int32),
         link_weights=weights,
-        corner_lines=numbered_after([p.lines for p in parts]),
+        corner_lines=lines,
     )
     flavour = "goldsrc" if settings.flavour == "GOLDSRC" else "source"
     if flavour == "goldsrc" and bool((counts > 1).any()):
