@@ -331,6 +331,10 @@ def _read_timed_block(block: _Block, what: str, path: str | None) -> list[tuple[
     data_lines: list[str] = []
     data_indexes: list[int] = []
     for index, line in enumerate(block.lines):
+        if line[:1].isdigit() and headers:  # the usual data line: no need to look further here
+            data_lines.append(line)
+            data_indexes.append(index)
+            continue
         stripped = line.lstrip()
         if not stripped or is_comment(stripped):
             continue
