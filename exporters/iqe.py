@@ -109,7 +109,7 @@ def _faces(mesh: bpy.types.Mesh, triangulate: bool) -> tuple[np.ndarray, np.ndar
     mesh.polygons.foreach_get("loop_total", sizes)
     starts = np.empty(count, np.intc)
     mesh.polygons.foreach_get("loop_start", starts)
-    materials = _face_materials(mesh, count)
+    materials = mesh_io.face_materials(mesh)
     if triangulate and not (sizes == 3).all():
         triangles = len(mesh.loop_triangles)
         loops = np.empty(triangles * 3, np.intc)
@@ -120,15 +120,6 @@ def _faces(mesh: bpy.types.Mesh, triangulate: bool) -> tuple[np.ndarray, np.ndar
     # Polygons as they are (a triangle is its own loop triangle: its loops in order).
     loops = (np.repeat(starts - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))).astype(np.intc)
     return loops, sizes.astype(np.int64), materials
-
-
-def _face_materials(mesh: bpy.types.Mesh, count: int) -> np.ndarray:
-    """Each face's material index: the `material_index` attribute (read in bulk) or 0."""
-    materials = np.zeros(count, np.intc)
-    attribute = mesh.attributes.get("material_index")
-    if attribute is not None and attribute.domain == "FACE" and attribute.data_type == "INT":
-        attribute.data.foreach_get("value", materials)
-    return materials
 
 
 def _color_values(attribute: bpy.types.Attribute, space: str) -> np.ndarray:

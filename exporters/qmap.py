@@ -80,10 +80,7 @@ def mesh_faces(mesh: bpy.types.Mesh) -> dict[str, np.ndarray]:
     owner = small
     face_sizes = sizes[small]
     if (sizes > 4).any():
-        triangle_loops = np.empty(len(mesh.loop_triangles) * 3, np.intc)
-        mesh.loop_triangles.foreach_get("loops", triangle_loops)
-        triangle_polygons = np.empty(len(mesh.loop_triangles), np.intc)
-        mesh.loop_triangles.foreach_get("polygon_index", triangle_polygons)
+        triangle_loops, triangle_polygons = mesh_io.triangle_corners(mesh)
         from_ngons = sizes[triangle_polygons] > 4
         triangles = triangle_loops.reshape(-1, 3)[from_ngons]
         loops = np.concatenate([loops, np.concatenate([triangles, triangles[:, :1]], axis=1)])
