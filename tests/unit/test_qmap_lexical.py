@@ -192,3 +192,26 @@ def test_fast_block_scanner_matches_the_tokenizer_bit_for_bit() -> None:
     for name in ("vertices", "face_uvs", "face_indices", "face_sizes"):
         a, b = getattr(fast.meshes[0], name), getattr(slow.meshes[0], name)
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), name
+
+
+@pytest.mark.parametrize("with_uvs", [True, False])
+def test_face_lines_keep_face_order_across_sizes(with_uvs: bool) -> None:
+    from qmap_compiler.tmp_parser import MeshObject, TmpDocument
+
+    indices = np.array([[0, 1, 2, 0], [0, 1, 2, 3], [3, 2, 1, 3], [1, 2, 3, 0]])
+    uvs = np.arange(32, dtype=np.float32).reshape(4, 4, 2) / 4 if with_uvs else None
+    mesh = MeshObject(b"m", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (1.0, 1.0, 1.0), 0.5, with_uvs, [b"a", b"b"], [0, 0],
+                      np.zeros((4, 3), np.float32), np.array([3, 4, 3, 4], np.int8), np.array([1, 0, 1, 0]),
+                      np.array([True, False, False, True]), indices, uvs)  # fmt: skip
+    document = TmpDocument()
+    document.meshes.append(mesh)
+    text = format_tmp(document, "%g", b"\r\n").decode()
+    faces = text.split("faces 4 {\r\n")[1].split("\r\n\t\t}")[0].split("\r\n")
+    expected = []
+    for face in range(4):
+        size = 3 if face % 2 == 0 else 4
+        corners = [f"{indices[face][c]}" + (f" {uvs[face][c][0]:g},{uvs[face][c][1]:g}" if uvs is not None else "")
+                   for c in range(size)]  # fmt: skip
+        expected.append(f"\t\t\t{size} {mesh.face_materials[face]} {int(mesh.face_smooth[face])} " + " ".join(corners))
+    assert faces == expected
+    assert parse_tmp(text.encode()).meshes[0].face_indices.tolist() == indices.tolist()
