@@ -13,25 +13,14 @@ import argparse
 import shutil
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_timing import best_of
 from bpy_extension import enable_extension  # must come before `import bpy`
 
 enable_extension()
 import bpy  # noqa: E402
-
-
-def best_of(repeat: int, setup: Callable[[], object], work: Callable[[], object]) -> float:
-    times = []
-    for _ in range(repeat):
-        setup()
-        started = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - started)
-    return min(times)
 
 
 def grid_scene(side: int) -> None:

@@ -14,12 +14,11 @@ import argparse
 import shutil
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench_timing import best_of
 from bpy_extension import enable_extension  # must come before `import bpy`
 
 enable_extension()
@@ -28,20 +27,6 @@ from bench_smd_codec import animation_document  # noqa: E402  (the generators li
 from bench_smd_codec import cylinder_document as reference_document  # noqa: E402
 
 from formats.smd import write_smd  # noqa: E402
-
-
-def timed(work: Callable[[], object]) -> float:
-    started = time.perf_counter()
-    work()
-    return time.perf_counter() - started
-
-
-def best_of(repeat: int, setup: Callable[[], None], work: Callable[[], object]) -> float:
-    times = []
-    for _ in range(repeat):
-        setup()
-        times.append(timed(work))
-    return min(times)
 
 
 def empty() -> None:

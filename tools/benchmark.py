@@ -11,13 +11,12 @@ import argparse
 import shutil
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_timing import best_of
 from bpy_extension import enable_extension  # must come before `import bpy`
 
 enable_extension()
@@ -47,16 +46,6 @@ def wavy_grid(name: str, triangles: int, seed: int) -> bpy.types.Object:
     obj = bpy.data.objects.new(name, mesh)
     bpy.context.scene.collection.objects.link(obj)
     return obj
-
-
-def best_of(repeat: int, setup: Callable[[], None], work: Callable[[], object]) -> float:
-    times = []
-    for _ in range(repeat):
-        setup()
-        started = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - started)
-    return min(times)
 
 
 def clear_objects() -> None:
