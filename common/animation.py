@@ -304,6 +304,20 @@ def pose_evaluation_blocked(context: bpy.types.Context, obj: bpy.types.Object) -
     return None
 
 
+def bake_wanted(context: bpy.types.Context, obj: bpy.types.Object, label: str, bake: bool, warnings: list[str]) -> bool:
+    """Whether to sample the armature's evaluated pose: baking asked, constraints or drivers shape the pose, and the
+    armature can be played (else a warning says its keys are written as they are)."""
+    reason = pose_needs_evaluation(obj) if bake else None
+    if reason is None:
+        return False
+    blocked = pose_evaluation_blocked(context, obj)
+    if blocked is not None:
+        warnings.append(f"{label}: constraints and drivers not baked ({reason}): {obj.name!r} {blocked}; its keys "
+                        "were written as they are")  # fmt: skip
+        return False
+    return True
+
+
 def sample_evaluated_pose(
     context: bpy.types.Context,
     obj: bpy.types.Object,

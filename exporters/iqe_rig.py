@@ -14,10 +14,9 @@ import numpy as np
 
 from ..common.animation import (
     ActionSource,
+    bake_wanted,
     bone_path,
-    pose_evaluation_blocked,
     pose_matrices,
-    pose_needs_evaluation,
     sample_evaluated_pose,
     slotted_actions,
 )
@@ -267,12 +266,7 @@ def action_animation(
     scene = context.scene
     start, end = (float(value) for value in action.frame_range)
     frames = np.arange(round(start), round(end) + 1, dtype=np.float64)
-    reason = pose_needs_evaluation(rig.armature) if bake else None
-    blocked = pose_evaluation_blocked(context, rig.armature) if reason is not None else None
-    if blocked is not None:
-        warnings.append(f"{action.name}: constraints and drivers not baked ({reason}): {rig.armature.name!r} "
-                        f"{blocked}; its keys were written as they are")  # fmt: skip
-    if reason is not None and blocked is None:
+    if bake_wanted(context, rig.armature, action.name, bake, warnings):
         source = ActionSource(action, _animating(action, rig.armature)[1])
         pose = sample_evaluated_pose(context, rig.armature, source, rig.bone_names, [int(f) for f in frames])
     else:

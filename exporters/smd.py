@@ -31,10 +31,9 @@ from ..common import mesh_io
 from ..common.animation import (
     ActionSource,
     actions_for,
+    bake_wanted,
     frame_range,
-    pose_evaluation_blocked,
     pose_matrices,
-    pose_needs_evaluation,
     sample_bone_action,
     sample_evaluated_pose,
 )
@@ -491,12 +490,7 @@ def animation_document(
     skeleton = table.full or table.skeleton  # every bone: a left-out bone still moves its children
     turn = correction(bone_axis_of(armature))
     blender_rest = skeleton.rest @ turn
-    reason = pose_needs_evaluation(armature) if settings.bake_pose else None
-    blocked = pose_evaluation_blocked(context, armature) if reason is not None else None
-    if blocked is not None:
-        warnings.append(f"{source.label}: constraints and drivers not baked ({reason}): {armature.name!r} {blocked}; "
-                        "its keys were written as they are")  # fmt: skip
-    if reason is not None and blocked is None:
+    if bake_wanted(context, armature, source.label, settings.bake_pose, warnings):
         first, last = frame_range(source)
         frames = list(range(first, last + 1))
         pose = sample_evaluated_pose(context, armature, source, skeleton.names, frames)
