@@ -18,15 +18,11 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
+from . import compat
 from .armature import compose, euler_to_matrix, quaternion_to_matrix
 from .rollback import undo_on_failure
 
 LINEAR = 1  # keyframe interpolation enum value
-
-
-def slotted_actions() -> bool:
-    """Blender 4.4+ stores F-curves in slots/layers/strips/channelbags."""
-    return bpy.app.version >= (4, 4, 0)
 
 
 def bone_path(bone: str, prop: str) -> str:
@@ -44,24 +40,6 @@ def parse_bone_path(path: str) -> tuple[str, str] | None:
 
 
 # ------------------------------------------------------------------------------------------------ creating
-
-
-class _Channels:
-    """Where a new action's F-curves go: the slot's channelbag (4.4+) or action.fcurves (4.2)."""
-
-    def __init__(self, action: bpy.types.Action, obj: bpy.types.Object) -> None:
-        self.slot = None
-        if slotted_actions():
-            self.slot = action.slots.new(id_type="OBJECT", name=obj.name)
-            strip = action.layers.new("Layer").strips.new(type="KEYFRAME")
-            self.fcurves = strip.channelbag(self.slot, ensure=True).fcurves
-            self.group_keyword = "group_name"
-        else:
-            self.fcurves = action.fcurves
-            self.group_keyword = "action_group"
-
-    def new(self, path: str, index: int, group: str) -> bpy.types.FCurve:
-        return self.fcurves.new(path, index=index, **{self.group_keyword: group})
 
 
 def _fill(curve: bpy.types.FCurve, frames: np.ndarray, values: np.ndarray, thin: bool) -> int:
@@ -95,7 +73,7 @@ def create_bone_action(
     and its frame range; with `assign` it becomes the object's active action (and slot)."""
     action = bpy.data.actions.new(name)
     action.use_fake_user = True
-    channels = _Channels(action, obj)
+    slot, channels = compat.new_action_channels(action, obj)
     rotation_property = "rotation_quaternion" if rotation_mode == "QUATERNION" else "rotation_euler"
     frames = np.asarray(frames, np.float64)
     for row, bone in enumerate(bone_names):
@@ -104,7 +82,7 @@ def create_bone_action(
             tracks.append(("scale", scales[:, row]))
         for prop, values in tracks:
             for index in range(values.shape[1]):
-                _fill(channels.new(bone_path(bone, prop), index, bone), frames, values[:, index], thin)
+                _fill(compat.new_fcurve(channels, bone_path(bone, prop), index, bone), frames, values[:, index], thin)
         pose_bone = obj.pose.bones.get(bone)
         if pose_bone is not None:
             _remember(pose_bone, "rotation_mode")
@@ -120,8 +98,8 @@ def create_bone_action(
             _remember(obj.animation_data, "action")
         animation = obj.animation_data or obj.animation_data_create()
         animation.action = action
-        if channels.slot is not None:
-            animation.action_slot = channels.slot
+        if slot is not None:
+            animation.action_slot = slot
     return action
 
 
@@ -159,16 +137,7 @@ class ActionSource:
 
 
 def fcurves_of(source: ActionSource) -> list[bpy.types.FCurve]:
-    if not slotted_actions():
-        return list(source.action.fcurves)
-    curves: list[bpy.types.FCurve] = []
-    for layer in source.action.layers:
-        for strip in layer.strips:
-            if source.slot is not None and strip.type == "KEYFRAME":
-                bag = strip.channelbag(source.slot)
-                if bag is not None:
-                    curves.extend(bag.fcurves)
-    return curves
+    return compat.action_fcurves(source.action, source.slot)
 
 
 def _animates(source: ActionSource, bones: set[str]) -> bool:
@@ -183,7 +152,7 @@ def active_action(obj: bpy.types.Object) -> ActionSource | None:
     animation = obj.animation_data
     if animation is None or animation.action is None:
         return None
-    return ActionSource(animation.action, getattr(animation, "action_slot", None))
+    return ActionSource(animation.action, compat.assigned_slot(animation))
 
 
 def actions_for(obj: bpy.types.Object, scope: str) -> list[ActionSource]:
@@ -194,9 +163,8 @@ def actions_for(obj: bpy.types.Object, scope: str) -> list[ActionSource]:
     bones = {bone.name for bone in obj.data.bones}
     sources: list[ActionSource] = []
     for action in bpy.data.actions:
-        if slotted_actions():
-            slots = [slot for slot in action.slots if getattr(slot, "target_id_type", "OBJECT") == "OBJECT"]
-            candidates = [ActionSource(action, slot) for slot in slots]
+        if compat.has_slotted_actions():
+            candidates = [ActionSource(action, slot) for slot in compat.object_slots(action)]
             matching = [c for c in candidates if _animates(c, bones)]
             if len(matching) == 1:
                 sources.append(_SingleSlot(action, matching[0].slot))
@@ -331,8 +299,7 @@ def sample_evaluated_pose(
     had_animation = obj.animation_data is not None
     animation = obj.animation_data or obj.animation_data_create()
     saved_frame = (scene.frame_current, scene.frame_subframe)
-    saved_animation = [(name, getattr(animation, name)) for name in ("action", "action_slot", "use_nla")
-                       if hasattr(animation, name)]  # fmt: skip
+    saved_animation = [(name, getattr(animation, name)) for name in compat.playback_properties(animation)]
     poses = np.empty((len(frames), len(bone_names), 16), np.float32)
     try:
         animation.use_nla = False

@@ -18,6 +18,8 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
+from . import compat
+
 BONE_AXIS_PROPERTY = "iogf_bone_axis"
 BONE_AXES = (
     ("Y", "Y (as stored)", "Blender bones use the file's bone frames unchanged (bones point along local +Y)"),
@@ -374,9 +376,8 @@ class _WeightReader:
         self.modifier = obj.modifiers.new("__iogf_weights", "NODES")
         self.modifier.node_group = tree
         for row, (name, (field_in, field_out)) in enumerate(zip(group_names, sockets, strict=True)):
-            self.modifier[f"{field_in}_use_attribute"] = True
-            self.modifier[f"{field_in}_attribute_name"] = name
-            self.modifier[f"{field_out}_attribute_name"] = f"__iogf_w{row}"
+            compat.set_modifier_input_attribute(self.modifier, field_in, name)
+            compat.set_modifier_output_attribute(self.modifier, field_out, f"__iogf_w{row}")
         self.obj = obj
         self.count = len(group_names)
 

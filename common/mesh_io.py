@@ -67,13 +67,20 @@ def set_custom_normals(mesh: bpy.types.Mesh, corner_verts: np.ndarray, corner_no
     Blender 4.5+ could also store "free" normals (a float attribute: exact and faster), but normal-editing
     tools and the Weighted Normal modifier ignore those, so artists could not touch the imported normals.
     """
-    normals = np.asarray(corner_normals, np.float32).reshape(-1, 3)
+    normals = unit_vectors(np.asarray(corner_normals, np.float32).reshape(-1, 3))
     per_vertex = np.zeros((len(mesh.vertices), 3), np.float32)
     per_vertex[corner_verts] = normals
     if np.array_equal(per_vertex[corner_verts], normals):
         mesh.normals_split_custom_set_from_vertices(per_vertex.tolist())
     else:  # a list converts about twice as fast as a 2-D numpy array here
         mesh.normals_split_custom_set(normals.tolist())
+
+
+def unit_vectors(vectors: np.ndarray) -> np.ndarray:
+    """Vectors scaled to length 1 (zero ones stay zero: "no custom normal"). Blender 4.2 silently ignores custom
+    normals that are not unit length; files such as SMDs written by hand hold (1, 1, 1)."""
+    lengths = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return np.divide(vectors, lengths, out=np.zeros_like(vectors), where=lengths > 0)
 
 
 def add_corner_vectors(mesh: bpy.types.Mesh, name: str, vectors: np.ndarray) -> None:

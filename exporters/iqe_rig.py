@@ -12,13 +12,13 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
+from ..common import compat
 from ..common.animation import (
     ActionSource,
     bake_wanted,
     bone_path,
     pose_matrices,
     sample_evaluated_pose,
-    slotted_actions,
 )
 from ..common.armature import euler_to_matrix
 from ..formats.errors import FormatError
@@ -104,20 +104,16 @@ def _fcurve_owner(action: bpy.types.Action, armature: bpy.types.Object) -> objec
 
 def _animating(action: bpy.types.Action, armature: bpy.types.Object) -> tuple[object | None, object | None]:
     """The owner of the action's F-curves that animate this armature, and on 4.4+ the slot they belong to."""
-    if not slotted_actions():
+    if not compat.has_slotted_actions():
         return action, None
+    slots = compat.object_slots(action)
     data = armature.animation_data
-    slots = list(action.slots)
-    if data is not None and data.action == action and data.action_slot is not None:
-        slots.insert(0, data.action_slot)
+    if data is not None and data.action == action and compat.assigned_slot(data) is not None:
+        slots.insert(0, compat.assigned_slot(data))
     for slot in slots:
-        if getattr(slot, "target_id_type", "OBJECT") not in {"OBJECT", "UNSPECIFIED"}:
-            continue
-        for layer in action.layers:
-            for strip in layer.strips:
-                channelbag = strip.channelbag(slot)
-                if channelbag is not None and len(channelbag.fcurves):
-                    return channelbag, slot
+        for channelbag in compat.slot_channelbags(action, slot):
+            if len(channelbag.fcurves):
+                return channelbag, slot
     return None, None
 
 

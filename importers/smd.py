@@ -19,7 +19,7 @@ import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper
 
-from ..common import mesh_io
+from ..common import compat, mesh_io
 from ..common.animation import basis_from_pose, continuous_eulers, continuous_quaternions, create_bone_action
 from ..common.armature import (
     BONE_AXES,
@@ -198,13 +198,20 @@ def rest_skeleton(document: smd.SmdDocument, options: SmdImportOptions, warnings
     return Skeleton([node.name for node in document.nodes], node_parents(document), world)
 
 
+def blender_bone_name(name: str) -> str:
+    """The name Blender gives a bone called `name` (cut to the bytes a bone name holds)."""
+    return name.encode()[: compat.max_bone_name_bytes()].decode(errors="ignore")
+
+
 def build_skeleton_object(
     context: bpy.types.Context, name: str, document: smd.SmdDocument, options: SmdImportOptions, summary: Summary
 ) -> tuple[bpy.types.Object, list[str]]:
     skeleton = rest_skeleton(document, options, summary.warnings, name)
-    too_long = [n for n in skeleton.names if len(n.encode()) > 63]
+    limit = compat.max_bone_name_bytes()
+    too_long = [n for n in skeleton.names if len(n.encode()) > limit]
     if too_long:
-        summary.warnings.append(f"{name}: {len(too_long)} bone name(s) longer than Blender's 63 bytes were shortened")
+        summary.warnings.append(f"{name}: {len(too_long)} bone name(s) longer than Blender's {limit} bytes were "
+                                "shortened")
     armature, bone_names = build_armature(context, f"{name}_skeleton", skeleton, bone_axis=options.bone_axis)
     summary.objects += 1
     return armature, bone_names
@@ -319,7 +326,7 @@ def shared_armature(state: ImportState, parsed: ParsedFile) -> tuple[bpy.types.O
     armature = next((obj for stem, obj in state.armatures if stem == parsed.target), None)
     if armature is None:
         return None
-    names = [node.name.encode()[:63].decode(errors="ignore") for node in parsed.document.nodes]
+    names = [blender_bone_name(node.name) for node in parsed.document.nodes]
     bones = armature.data.bones
     return (armature, names) if all(bones.get(name) is not None for name in names) else None
 
@@ -429,7 +436,7 @@ def build_animation(
     file_row: dict[str, int] = {}
     for row, node in enumerate(document.nodes):
         file_row.setdefault(node.name, row)
-        file_row.setdefault(node.name.encode()[:63].decode(errors="ignore"), row)
+        file_row.setdefault(blender_bone_name(node.name), row)
     matched = [bone for bone in skeleton.names if bone in file_row]
     missing = len(document.nodes) - len(matched)
     if not matched:
@@ -580,7 +587,7 @@ def build_vta(
     sorted_ids = base_ids[id_order]
     remember_shape_keys(obj)
     if obj.data.shape_keys is None:
-        obj.shape_key_add(name="Basis", from_mix=False)
+        compat.add_shape_key(obj, "Basis")
     stray = 0
     for frame in shapes:
         delta = np.zeros((len(base_positions), 3))
@@ -592,7 +599,7 @@ def build_vta(
         delta[rows] = options.points(frame.positions[known]) - base_positions[rows]
         shape = positions.copy()
         shape[matched] += delta[vertex_entry[matched]]
-        key = obj.shape_key_add(name=names.get(frame.time, str(frame.time)), from_mix=False)
+        key = compat.add_shape_key(obj, names.get(frame.time, str(frame.time)))
         key.data.foreach_set("co", shape.astype(np.float32).ravel())
     if stray:
         summary.warnings.append(f"{name}: {stray} vertex line(s) name ids missing from time {base.time}; ignored")

@@ -41,6 +41,7 @@ def example_scene() -> None:
     body.data.materials.append(material("paint", (0.8, 0.1, 0.1, 1)))
     body.shape_key_add(name="Basis")
     squash = body.shape_key_add(name="Squash")
+    squash.value = 0.0  # (new keys start at 1.0 on Blender 5.0+, at 0 before)
     squash.data.foreach_set("co", [c * (1.0 if i % 3 != 2 else 0.7) for i, c in enumerate(
         value for vertex in body.data.vertices for value in vertex.co)])  # fmt: skip
     rig_body(body)

@@ -2,13 +2,15 @@
 
     .venv/bin/python tools/package.py [--output-dir dist]
 
-The CLI (blender_ext.py) ships inside the bpy wheel; it runs with plain Python, no Blender binary needed.
+The CLI (blender_ext.py) ships inside the bpy wheel; it runs with plain Python, no Blender binary needed. The
+Python that runs this script picks the release whose CLI validates and builds; a warning fails the build.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -35,8 +37,9 @@ def extension_cli(*arguments: str) -> str:
         str(scripts / "modules" / "_bpy_internal" / "extensions" / "tags.py"),
     ]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        raise SystemExit(f"{' '.join(arguments[:1])} failed:\n{result.stdout}{result.stderr}")
+    output = result.stdout + result.stderr
+    if result.returncode != 0 or re.search(r"^(WARN|ERROR|FATAL_ERROR):", output, re.MULTILINE):
+        raise SystemExit(f"{' '.join(arguments[:1])} failed or warned:\n{output}")
     return result.stdout
 
 

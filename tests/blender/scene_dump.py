@@ -69,7 +69,8 @@ def dump_mesh(mesh: bpy.types.Mesh) -> list[str]:
     lines.append(f"    attributes {names}")
     if mesh.shape_keys:
         for key in mesh.shape_keys.key_blocks:
-            lines.append(f"    shape key {key.name!r} sum {numbers(floats(key.data, 'co', 3).sum(axis=0), 3)}")
+            lines.append(f"    shape key {key.name!r} value {key.value:g} sum "
+                         f"{numbers(floats(key.data, 'co', 3).sum(axis=0), 3)}")
     return lines
 
 

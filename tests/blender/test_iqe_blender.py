@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import ModuleType
 
 import bpy
 import numpy as np
@@ -106,7 +107,7 @@ def test_sample_round_trips_through_blender(path: Path, tmp_path: Path) -> None:
     assert max(len(line) for line in out.read_bytes().splitlines()) < 512
 
 
-def test_sample_imports_weights_normals_and_actions() -> None:
+def test_sample_imports_weights_normals_and_actions(extension: ModuleType) -> None:
     path = next((p for p in IQE_SAMPLES if p.name == "unv_drill.iqe"), None)
     if path is None:
         pytest.skip("unv_drill.iqe not available")
@@ -117,10 +118,10 @@ def test_sample_imports_weights_normals_and_actions() -> None:
     action = bpy.data.actions["idle"]
     assert action["iqe_loop"] and action["iqe_framerate"] == 60.0 and action.use_cyclic
     assert bpy.data.actions["Take 001"]["iqe_framerate"] == pytest.approx(30.1034)
-    if hasattr(action, "slots"):
-        assert len(action.slots) == 1  # slotted action on 4.4+
-    else:
-        assert len(action.fcurves) == 20
+    compat = extension.common.compat
+    slots = compat.object_slots(action)  # one slot on 4.4+ (slotted actions), none before
+    assert len(slots) == (1 if compat.has_slotted_actions() else 0)
+    assert len(compat.action_fcurves(action, slots[0] if slots else None)) == 20
 
 
 # ---------------------------------------------------------------------------------------------- fixtures
