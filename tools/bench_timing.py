@@ -36,3 +36,18 @@ class BenchRow:
     def ratio(self) -> float | None:
         """Our time / the peer's time (lower is better)."""
         return self.ours / self.peer_time if self.peer_time else None
+
+
+def reset_peak_memory() -> None:
+    """Start a new peak-memory measurement for this process (Linux: resets VmHWM to the current resident set)."""
+    with open("/proc/self/clear_refs", "w") as handle:
+        handle.write("5")
+
+
+def peak_memory_mb() -> float:
+    """This process's peak resident set since the last reset_peak_memory (or its start), in MB (10^6 bytes)."""
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024 / 1e6
+    raise OSError("VmHWM not found in /proc/self/status")
