@@ -96,7 +96,8 @@ def parse_padded_micro_units(
         line_starts[0] = 0
         np.add(line_ends, 1, out=line_starts[1:])
     cuts = np.unique(np.searchsorted(line_starts, np.arange(_SEGMENT, size, _SEGMENT)))
-    bounds = [0, *cuts.tolist(), line_count]
+    # A cut inside the last line finds no line start after it (line_count): that segment is the last one anyway.
+    bounds = [0, *cuts[(cuts > 0) & (cuts < line_count)].tolist(), line_count]
     values: list[npt.NDArray[np.float64]] = []
     counts: list[npt.NDArray[np.int64]] = []
     for first, stop in itertools.pairwise(bounds):

@@ -21,6 +21,7 @@ from formats.smd import (
     links_from_padded,
     load_smd,
     normalize_links,
+    numeric,
     read_smd,
     read_vta,
     save_smd,
@@ -528,3 +529,34 @@ def test_a_block_of_distinct_lines_is_read_where_it_stands() -> None:
     doc = parse(with_triangles(SKINNED, body))
     assert doc.triangles is not None and doc.triangles.corner_lines is None
     np.testing.assert_array_equal(doc.triangles.positions.reshape(-1, 3)[:, 0], np.arange(30))
+
+
+# ---- numeric blocks longer than one parsing segment ---------------------------------------------------------------
+
+NUMERIC_LINE = "0 1.000000 2.000000 3.000000 4.000000 5.000000 6.000000"
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["LF", "CRLF"])
+@pytest.mark.parametrize("frame_count", [4681, 4682, 4683, 9364])
+def test_long_animation_whose_segment_boundary_falls_in_its_last_line(newline: str, frame_count: int) -> None:
+    # 4,682 frames put the 256 KiB segment boundary inside the last line of the skeleton block (LF)
+    frames = "".join(f"time {i}{newline}{NUMERIC_LINE}{newline}" for i in range(frame_count))
+    text = f"version 1{newline}nodes{newline}0 \"root\" -1{newline}end{newline}skeleton{newline}{frames}end{newline}"
+    doc = parse(text)
+    assert len(doc.skeleton) == frame_count
+    np.testing.assert_allclose(doc.skeleton[-1].rotations, [[4, 5, 6]])
+
+
+def test_micro_unit_parse_with_the_segment_boundary_at_every_byte_of_a_line() -> None:
+    segment = 1 << 18
+    line = NUMERIC_LINE.encode()
+    body_lines = segment // (len(line) + 1)
+    for shift in range(-3, len(line) + 3):
+        head = b" " * (len(line) + shift) + b"7"  # the first line's length moves the boundary through the last one
+        lines = [head] + [line] * body_lines
+        for extra in (0, body_lines):  # the first boundary, then the second one
+            data = b"\n".join(lines + [line] * extra)
+            parsed = numeric.parse_micro_units(data, len(lines) + extra)
+            assert parsed is not None
+            assert parsed.counts.tolist() == [1] + [7] * (len(lines) + extra - 1)
+            assert parsed.values[-1] == 6.0
