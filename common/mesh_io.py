@@ -38,6 +38,8 @@ def material_named(name: str, warnings: list[str]) -> bpy.types.Material:
 def new_mesh(name: str, positions: np.ndarray, corner_verts: np.ndarray, loop_starts: np.ndarray) -> bpy.types.Mesh:
     """A mesh from (V, 3) positions, flat corner vertex indices and each face's first corner."""
     mesh = bpy.data.meshes.new(name)
+    if len(positions) == 0:  # no vertices, no "position" attribute: an empty mesh, as modelled
+        return mesh
     mesh.vertices.add(len(positions))
     mesh.attributes["position"].data.foreach_set("vector", np.ascontiguousarray(positions, np.float32).ravel())
     if len(corner_verts) == 0:  # Blender creates no corner attribute for a mesh without faces

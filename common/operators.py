@@ -167,6 +167,23 @@ def import_matrix(operator: bpy.types.Operator) -> Matrix:
     return Matrix.Scale(operator.global_scale, 4) @ axes
 
 
+def has_faces(name: str, face_count: int, warnings: list[str]) -> bool:
+    """The one rule of every exporter for an object without faces: a warning, and the object is left out
+    (`refuse_if_nothing_left` then refuses an export that kept nothing)."""
+    if face_count:
+        return True
+    warnings.append(f"{name}: no faces; left out")
+    return False
+
+
+def refuse_if_nothing_left(kept: int, chosen: int) -> None:
+    if not kept:
+        raise FormatError(
+            f"nothing to export: none of the {chosen} mesh object{'s' if chosen != 1 else ''} has faces "
+            "(add faces, or choose other objects)"
+        )
+
+
 def geometry_objects(objects: Iterable[bpy.types.Object]) -> list[bpy.types.Object]:
     """Objects that can become triangles: meshes, and curves, surfaces, text and metaballs through to_mesh."""
     return [obj for obj in objects if obj.type in {"MESH", "CURVE", "SURFACE", "FONT", "META"}]

@@ -23,8 +23,10 @@ from ..common.operators import (
     draw_panel,
     geometry_objects,
     guarded,
+    has_faces,
     in_file_browser,
     prepare_layout,
+    refuse_if_nothing_left,
 )
 from ..formats import iqe
 from ..formats.atomic import write_bytes_atomically
@@ -527,12 +529,14 @@ def build_document(
             skinned = joint_of_name is not None and _uses_armature(obj, armature)
             data = _object_data(context, obj, operator, settings, customs, joint_of_name if skinned else None)
             if data is None:
-                summary.warnings.append(f"{obj.name}: no faces; left out")
+                has_faces(obj.name, 0, summary.warnings)
                 continue
             blocks = _blocks(data, taken)
             document.meshes.extend(blocks)
             summary.objects += 1
             summary.faces += sum(block.face_count for block in blocks)
+    if not document.joints:  # a skeleton alone is worth a file; nothing at all is not
+        refuse_if_nothing_left(len(document.meshes), len(objects))
     skinned_meshes = any(mesh.blend_indices is not None for mesh in document.meshes)
     if skinned_meshes and len(document.joints) > MAX_SKINNED_JOINTS:
         raise FormatError(

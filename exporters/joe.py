@@ -15,8 +15,10 @@ from ..common.operators import (
     draw_panel,
     geometry_objects,
     guarded,
+    has_faces,
     in_file_browser,
     prepare_layout,
+    refuse_if_nothing_left,
 )
 from ..formats import joe, jpk
 from ..formats.errors import FormatError
@@ -60,12 +62,13 @@ def export_joe(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     objects = chosen_objects(context, operator)
     parts = [object_triangles(context, obj, operator) for obj in objects]
     summary.warnings += [f"{name}: no UV map; its corners get (0, 0)" for name in mesh_io.parts_without_uvs(parts)]
-    summary.warnings += [f"{obj.name}: no faces; left out" for obj, part in zip(objects, parts, strict=True)
-                         if not part.triangle_count]  # fmt: skip
+    parts = [part for obj, part in zip(objects, parts, strict=True)
+             if has_faces(obj.name, part.triangle_count, summary.warnings)]  # fmt: skip
+    refuse_if_nothing_left(len(parts), len(objects))
     triangles = mesh_io.merge_triangles(parts)
     document = joe_document(triangles, os.path.basename(path), summary.warnings)
     joe.save_joe(path, document)
-    summary.objects = len(objects)
+    summary.objects = len(parts)
     summary.faces = triangles.triangle_count
     return summary
 
@@ -73,17 +76,16 @@ def export_joe(context: bpy.types.Context, path: str, operator: ExportScopeMixin
 def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin) -> Summary:
     summary = Summary(files=1)
     members = []
-    for obj in chosen_objects(context, operator):
+    objects = chosen_objects(context, operator)
+    for obj in objects:
         triangles = object_triangles(context, obj, operator)
-        if not triangles.triangle_count:
-            summary.warnings.append(f"{obj.name}: no faces; left out of the pack")
+        if not has_faces(obj.name, triangles.triangle_count, summary.warnings):
             continue
         document = joe_document(triangles, obj.name, summary.warnings)
         members.append(jpk.JpkMember(name=f"{obj.name}.joe", data=joe.write_joe(document)))
         summary.objects += 1
         summary.faces += triangles.triangle_count
-    if not members:
-        raise FormatError("none of the chosen objects has faces: nothing to pack")
+    refuse_if_nothing_left(len(members), len(objects))
     jpk.save_jpk(path, jpk.JpkDocument(members=members))
     return summary
 

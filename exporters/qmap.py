@@ -26,8 +26,10 @@ from ..common.operators import (
     Summary,
     draw_panel,
     guarded,
+    has_faces,
     in_file_browser,
     prepare_layout,
+    refuse_if_nothing_left,
 )
 from ..common.qmap_io import compiler_call, desc_path_for, encode_name
 from ..formats.atomic import write_bytes_atomically
@@ -149,6 +151,7 @@ def material_entry(material: bpy.types.Material) -> qc.MaterialDesc | None:
 
 def gather_scene(context: bpy.types.Context, objects: list[bpy.types.Object], apply_modifiers: bool) -> SceneExport:
     export = SceneExport()
+    chosen_meshes = 0
     depsgraph = context.evaluated_depsgraph_get()
     for obj in objects:
         name = encode_name(obj.name, "object")
@@ -156,8 +159,12 @@ def gather_scene(context: bpy.types.Context, objects: list[bpy.types.Object], ap
             materials = [slot.material for slot in obj.material_slots]
             names = [encode_name(m.name, "material") if m else b"" for m in materials]
             with mesh_io.evaluated_mesh(obj, depsgraph, apply_modifiers) as mesh:
-                export.tmp.meshes.append(mesh_object(obj, mesh, name, names))
-            export.faces += len(export.tmp.meshes[-1].face_sizes)
+                exported = mesh_object(obj, mesh, name, names)
+            chosen_meshes += 1
+            if not has_faces(obj.name, len(exported.face_sizes), export.warnings):
+                continue
+            export.tmp.meshes.append(exported)
+            export.faces += len(exported.face_sizes)
             for material, encoded in zip(materials, names, strict=True):
                 entry = material_entry(material) if material else None
                 if entry is not None and encoded not in export.desc.entries:
@@ -170,8 +177,9 @@ def gather_scene(context: bpy.types.Context, objects: list[bpy.types.Object], ap
                 export.tmp.lamps.append(lamp)
         elif obj.type in SKIPPED_WITH_WARNING:
             export.warnings.append(f"{obj.name}: {obj.type.lower()} objects are not exported to QMAP; skipped")
-    if not export.tmp.meshes:
+    if not chosen_meshes:
         raise FormatError("no mesh objects to export: a QMAP map needs geometry")
+    refuse_if_nothing_left(len(export.tmp.meshes), chosen_meshes)
     return export
 
 

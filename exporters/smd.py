@@ -54,8 +54,10 @@ from ..common.operators import (
     draw_panel,
     geometry_objects,
     guarded,
+    has_faces,
     in_file_browser,
     prepare_layout,
+    refuse_if_nothing_left,
 )
 from ..formats import smd
 from ..formats.atomic import Content, write_files_atomically
@@ -549,7 +551,10 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     if mode in ("REFERENCE", "VTA", "ALL"):
         if not meshes:
             raise FormatError("no mesh objects to export (check the selection or the export scope)")
-        parts = [mesh_corners(context, obj, table, settings, summary.warnings) for obj in meshes]
+        chosen = [(obj, mesh_corners(context, obj, table, settings, summary.warnings)) for obj in meshes]
+        kept = [(obj, part) for obj, part in chosen if has_faces(obj.name, len(part.positions), summary.warnings)]
+        refuse_if_nothing_left(len(kept), len(meshes))
+        meshes, parts = [obj for obj, _ in kept], [part for _, part in kept]
         summary.objects = len(meshes)
         summary.faces = sum(len(p.positions) // 3 for p in parts)
     if mode in ("REFERENCE", "ALL"):

@@ -330,7 +330,7 @@ def test_export_leaves_out_faceless_objects_and_keeps_the_others_uvs(tmp_path: P
     assert bpy.ops.export_scene.joe(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
     frame = joe.load_joe(str(out)).first_frame
     assert frame.face_count == 12 and frame.has_uv_map
-    with pytest.raises(RuntimeError, match="nothing to pack"):
+    with pytest.raises(RuntimeError, match="nothing to export: none of the 1 mesh object has faces"):
         select_only(edges)
         bpy.ops.export_scene.jpk(filepath=str(tmp_path / "p.jpk"), export_scope="SELECTED")
 

@@ -1,0 +1,94 @@
+"""Meshes without vertices, read from files: an empty object comes in, and goes out without a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import bpy
+import numpy as np
+import pytest
+
+from formats import joe
+from tests.blender.scene_helpers import cube, mesh_object
+
+EMPTY_TMP_MESH = """\
+QMAP TMP 10
+objects {
+  mesh "nothing" {
+    0,0,0
+    0,0,0
+    1,1,1
+    30
+    0
+    materials 0 { }
+    vertices 0 { }
+    faces 0 { }
+  }
+}
+"""
+
+
+def empty_joe() -> bytes:
+    frame = joe.JoeFrame(
+        vertex_indices=np.zeros((0, 3), np.uint16),
+        normal_indices=np.zeros((0, 3), np.uint16),
+        texcoord_indices=np.zeros((0, 3), np.uint16),
+        positions=np.zeros((0, 3), np.float32),
+        normals=np.zeros((0, 3), np.float32),
+        texcoords=np.zeros((0, 2), np.float32),
+    )
+    return joe.write_joe(joe.JoeDocument(frames=[frame], magic=joe.MAGIC_IDP2))
+
+
+def test_joe_with_zero_counts_imports_an_empty_object(tmp_path: Path) -> None:
+    path = tmp_path / "empty.joe"
+    path.write_bytes(empty_joe())
+    assert bpy.ops.import_scene.joe(filepath=str(path)) == {"FINISHED"}
+    (obj,) = bpy.context.scene.objects
+    assert obj.type == "MESH" and len(obj.data.vertices) == 0 and len(obj.data.polygons) == 0
+
+
+def test_qmap_tmp_mesh_with_zero_counts_imports_an_empty_object(tmp_path: Path) -> None:
+    path = tmp_path / "empty.qmap.tmp"
+    path.write_text(EMPTY_TMP_MESH)
+    assert bpy.ops.import_scene.qmap_tmp(filepath=str(path)) == {"FINISHED"}
+    (obj,) = bpy.context.scene.objects
+    assert obj.name == "nothing" and len(obj.data.vertices) == 0
+
+
+# ---- one rule for objects without faces, in every exporter -----------------------------------------------------
+
+EXPORTERS = {
+    "joe": (bpy.ops.export_scene.joe, ".joe"),
+    "jpk": (bpy.ops.export_scene.jpk, ".jpk"),
+    "smd": (bpy.ops.export_scene.valve_smd, ".smd"),
+    "iqe": (bpy.ops.export_scene.iqe, ".iqe"),
+    "qmap_tmp": (bpy.ops.export_scene.qmap_tmp, ".qmap.tmp"),
+}
+
+
+def points_only(name: str) -> bpy.types.Object:
+    return mesh_object(name, [(0, 0, 0), (1, 0, 0), (0, 1, 0)], [])
+
+
+@pytest.mark.parametrize("format_name", EXPORTERS)
+def test_objects_without_faces_are_left_out_with_a_warning(
+    format_name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    operator, extension = EXPORTERS[format_name]
+    cube("Box")
+    points_only("Dots")
+    target = tmp_path / f"out{extension}"
+    assert operator(filepath=str(target), export_scope="SCENE") == {"FINISHED"}
+    assert target.stat().st_size > 0
+    assert "Dots: no faces; left out" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("format_name", EXPORTERS)
+def test_an_export_where_no_object_has_faces_is_refused_and_writes_nothing(format_name: str, tmp_path: Path) -> None:
+    operator, extension = EXPORTERS[format_name]
+    points_only("Dots")
+    target = tmp_path / f"out{extension}"
+    with pytest.raises(RuntimeError, match="nothing to export: none of the 1 mesh object has faces"):
+        operator(filepath=str(target), export_scope="SCENE")
+    assert list(tmp_path.iterdir()) == []
