@@ -32,7 +32,7 @@ from ..common.operators import (
     refuse_if_nothing_left,
 )
 from ..common.qmap_io import compiler_call, desc_path_for, encode_name
-from ..formats.atomic import write_bytes_atomically
+from ..formats.atomic import Content, write_files_atomically
 from ..formats.errors import FormatError
 
 NUMBER_FORMAT = "%.9g"
@@ -193,9 +193,10 @@ def format_sources(export: SceneExport, write_desc: bool) -> tuple[bytes, bytes 
 def write_tmp(export: SceneExport, tmp_path: str, write_desc: bool) -> None:
     """Both files are fully formatted before either is written."""
     tmp_bytes, desc_bytes = format_sources(export, write_desc)
-    write_bytes_atomically(tmp_path, tmp_bytes)
+    files: list[tuple[str, Content]] = [(tmp_path, tmp_bytes)]
     if desc_bytes is not None:
-        write_bytes_atomically(desc_path_for(tmp_path), desc_bytes)
+        files.append((desc_path_for(tmp_path), desc_bytes))
+    write_files_atomically(files)  # both replaced, or neither
 
 
 def compile_options(settings: object) -> qc.CompileOptions:
@@ -284,10 +285,10 @@ def export_and_compile(context: bpy.types.Context, qmap_path: str, operator: Qma
     data = compiler_call(
         lambda: qc.compile_bytes(tmp_bytes, desc_bytes, options, tmp_name=tmp_path, desc_name=desc_path, report=report)
     )
-    write_bytes_atomically(qmap_path, data)
-    write_bytes_atomically(tmp_path, tmp_bytes)
+    files: list[tuple[str, Content]] = [(qmap_path, data), (tmp_path, tmp_bytes)]
     if desc_bytes is not None:
-        write_bytes_atomically(desc_path, desc_bytes)
+        files.append((desc_path, desc_bytes))
+    write_files_atomically(files)  # all three replaced, or none
     store_report(context.scene, report)
     summary = Summary(files=3 if desc_bytes is not None else 2, objects=len(export.tmp.meshes) + len(export.tmp.lamps))
     summary.warnings += export.warnings

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -17,16 +18,27 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     """Yield a binary file that becomes `path` only when the block finishes without an exception."""
     target = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(target))
-    fd, temp_path = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=folder)
+    try:
+        fd, temp_path = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=folder)
+    except OSError as error:
+        raise naming(target, error) from error
     try:
         with os.fdopen(fd, "wb") as stream:
             yield stream
         os.chmod(temp_path, _permissions_for(target))
         os.replace(temp_path, target)
+    except OSError as error:
+        _remove_quietly(temp_path)
+        raise naming(target, error) from error
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp_path)
+        _remove_quietly(temp_path)
         raise
+
+
+def naming(target: str, error: OSError) -> OSError:
+    """The error with the file the user asked for as its filename: a full disk, a write refused or a rename that
+    failed then says which file (a failed write names none, a failed rename its temporary file)."""
+    return type(error)(error.errno, error.strerror or str(error), target)
 
 
 def _permissions_for(target: str) -> int:
@@ -53,24 +65,66 @@ def write_content(stream: BinaryIO, content: Content) -> None:
 
 
 def write_files_atomically(files: Sequence[tuple[str, Content]]) -> None:
-    """Several files that belong together: all are written to temporary files first and renamed into place
-    only when every one was written, so a failure replaces none of them."""
+    """Several files that belong together: every one is replaced, or none is, and no temporary file is left.
+
+    All are written to temporary files first. Then each existing target is moved aside to a backup and its new
+    file renamed into place; if any of those steps fails (a target is a folder, a name too long, a full disk),
+    the new files are removed and the backups put back. Only a crash between the renames can leave a mix."""
     targets = [os.path.abspath(path) for path, _ in files]
     if len(set(targets)) != len(targets):
         duplicates = sorted({t for t in targets if targets.count(t) > 1})
         raise ValueError(f"two outputs would be written to the same file: {', '.join(duplicates)}")
-    written: list[tuple[str, str]] = []
+    for target in targets:
+        if os.path.isdir(target):
+            raise IsADirectoryError(errno.EISDIR, "a folder has this name", target)
+    staged: list[tuple[str, str]] = []
     try:
         for target, (_, data) in zip(targets, files, strict=True):
-            fd, temp_path = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=os.path.dirname(target))
-            written.append((temp_path, target))
-            with os.fdopen(fd, "wb") as stream:
-                write_content(stream, data)
-            os.chmod(temp_path, _permissions_for(target))
+            try:
+                fd, temp_path = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=os.path.dirname(target))
+                staged.append((temp_path, target))
+                with os.fdopen(fd, "wb") as stream:
+                    write_content(stream, data)
+                os.chmod(temp_path, _permissions_for(target))
+            except OSError as error:
+                raise naming(target, error) from error
+        _swap_into_place(staged)
     except BaseException:
-        for temp_path, _ in written:
-            with contextlib.suppress(OSError):
-                os.unlink(temp_path)
+        for temp_path, _ in staged:
+            _remove_quietly(temp_path)
         raise
-    for temp_path, target in written:
-        os.replace(temp_path, target)
+
+
+def _swap_into_place(staged: Sequence[tuple[str, str]]) -> None:
+    backups: list[tuple[str, str]] = []  # (backup, target): the old file, moved aside
+    placed: list[str] = []  # targets that hold their new file
+    target = ""
+    try:
+        for temp_path, target in staged:
+            if os.path.lexists(target):
+                fd, backup = tempfile.mkstemp(prefix=".", suffix=".old", dir=os.path.dirname(target))
+                os.close(fd)
+                try:
+                    os.replace(target, backup)
+                except BaseException:
+                    _remove_quietly(backup)
+                    raise
+                backups.append((backup, target))
+            os.replace(temp_path, target)
+            placed.append(target)
+    except BaseException as error:
+        for new_file in placed:
+            _remove_quietly(new_file)
+        for backup, old_file in reversed(backups):
+            with contextlib.suppress(OSError):
+                os.replace(backup, old_file)
+        if isinstance(error, OSError):
+            raise naming(target, error) from error
+        raise
+    for backup, _ in backups:
+        _remove_quietly(backup)
+
+
+def _remove_quietly(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)

@@ -257,6 +257,21 @@ def test_failed_compile_replaces_none_of_the_three_files(tmp_path: Path) -> None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["level.qmap", "level.qmap.desc", "level.qmap.tmp"]
 
 
+@pytest.mark.parametrize("blocked", ["level.qmap", "level.qmap.tmp", "level.qmap.desc"])
+def test_a_file_that_cannot_be_replaced_leaves_all_three_as_they_were(tmp_path: Path, blocked: str) -> None:
+    cube("Room").data.materials.append(material("stone"))
+    for name in ("level.qmap", "level.qmap.tmp", "level.qmap.desc"):
+        if name == blocked:
+            (tmp_path / name).mkdir()  # a folder where a file should go
+        else:
+            (tmp_path / name).write_bytes(b"old " + name.encode())
+    with pytest.raises(RuntimeError, match=blocked):
+        bpy.ops.export_scene.qmap(filepath=str(tmp_path / "level.qmap"))
+    for name in {"level.qmap", "level.qmap.tmp", "level.qmap.desc"} - {blocked}:
+        assert (tmp_path / name).read_bytes() == b"old " + name.encode()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["level.qmap", "level.qmap.desc", "level.qmap.tmp"]
+
+
 def test_without_desc_an_old_desc_beside_the_target_is_not_used(tmp_path: Path) -> None:
     cube("Room").data.materials.append(material("stone"))
     (tmp_path / "level.qmap.desc").write_bytes(b'QMAP DESC 10\nmaterials {\n "stone" { skip; }\n}\n')

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 import pytest
 
 from formats import atomic
+from formats.atomic import write_files_atomically
 
 
 def test_pieces_are_written_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -32,3 +35,87 @@ def test_a_failure_while_writing_leaves_the_target_as_it_was(tmp_path: Path) -> 
         atomic.write_files_atomically([(str(target), Failing([b"x"]))])
     assert target.read_bytes() == b"before"
     assert [p.name for p in tmp_path.iterdir()] == ["out.txt"]
+
+
+def three_old_files(folder: Path) -> list[Path]:
+    paths = [folder / "a.smd", folder / "b.smd", folder / "c.smd"]
+    for path in paths:
+        path.write_bytes(b"old " + path.name.encode())
+    return paths
+
+
+def assert_untouched(folder: Path, paths: list[Path], extra: frozenset[str] = frozenset()) -> None:
+    assert [p.read_bytes() for p in paths] == [b"old " + p.name.encode() for p in paths]
+    assert {p.name for p in folder.iterdir()} == {p.name for p in paths} | extra  # no temporary file left
+
+
+def test_a_folder_among_the_targets_replaces_none_of_the_files(tmp_path: Path) -> None:
+    paths = three_old_files(tmp_path)
+    (tmp_path / "d.smd").mkdir()
+    with pytest.raises(IsADirectoryError) as raised:
+        write_files_atomically([(str(p), b"new") for p in [*paths, tmp_path / "d.smd"]])
+    assert raised.value.filename == str(tmp_path / "d.smd")
+    assert_untouched(tmp_path, paths, {"d.smd"})
+
+
+def test_a_name_too_long_replaces_none_of_the_files(tmp_path: Path) -> None:
+    paths = three_old_files(tmp_path)
+    too_long = tmp_path / ("x" * 300 + ".smd")
+    with pytest.raises(OSError, match="too long"):
+        write_files_atomically([(str(p), b"new") for p in [*paths, too_long]])
+    assert_untouched(tmp_path, paths)
+
+
+@pytest.mark.parametrize("failing_rename", range(1, 7))
+def test_any_failing_rename_puts_every_old_file_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing_rename: int
+) -> None:
+    paths = three_old_files(tmp_path)
+    real_replace = os.replace
+    calls = []
+
+    def replace(source: str, target: str) -> None:
+        calls.append(target)
+        if len(calls) == failing_rename:
+            raise OSError(28, "No space left on device", target)
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(OSError, match="No space"):
+        write_files_atomically([(str(p), b"new") for p in [*paths, tmp_path / "new.smd"]])
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert_untouched(tmp_path, paths)
+
+
+def test_every_file_is_replaced_when_nothing_fails(tmp_path: Path) -> None:
+    paths = three_old_files(tmp_path)
+    write_files_atomically([(str(p), b"new") for p in [*paths, tmp_path / "new.smd"]])
+    assert [p.read_bytes() for p in [*paths, tmp_path / "new.smd"]] == [b"new"] * 4
+    assert len(list(tmp_path.iterdir())) == 4
+
+
+def full_disk(*_: object) -> None:
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_a_full_disk_names_the_file_being_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(atomic, "write_content", full_disk)
+    target = tmp_path / "model.joe"
+    with pytest.raises(OSError) as raised:
+        atomic.write_bytes_atomically(target, b"data")
+    assert raised.value.filename == str(target) and "No space left on device" in str(raised.value)
+    paths = three_old_files(tmp_path)
+    with pytest.raises(OSError) as raised:
+        write_files_atomically([(str(p), b"new") for p in paths])
+    assert raised.value.filename == str(paths[0]) and raised.value.errno == errno.ENOSPC
+    assert_untouched(tmp_path, paths)
+
+
+def test_a_failed_rename_names_the_target_not_the_temporary_file(tmp_path: Path) -> None:
+    too_long = tmp_path / ("x" * 300 + ".smd")
+    for write in (lambda: atomic.write_bytes_atomically(too_long, b"new"),
+                  lambda: write_files_atomically([(str(too_long), b"new")])):  # fmt: skip
+        with pytest.raises(OSError) as raised:
+            write()
+        assert raised.value.filename == str(too_long)
+    assert list(tmp_path.iterdir()) == []

@@ -1,8 +1,11 @@
-"""Meshes without vertices, read from files: an empty object comes in, and goes out without a traceback."""
+"""Faults a hostile review found: meshes without vertices or faces, full disks, files that cannot be replaced."""
 
 from __future__ import annotations
 
+import errno
+import re
 from pathlib import Path
+from types import ModuleType
 
 import bpy
 import numpy as np
@@ -90,5 +93,21 @@ def test_an_export_where_no_object_has_faces_is_refused_and_writes_nothing(forma
     points_only("Dots")
     target = tmp_path / f"out{extension}"
     with pytest.raises(RuntimeError, match="nothing to export: none of the 1 mesh object has faces"):
+        operator(filepath=str(target), export_scope="SCENE")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("format_name", EXPORTERS)
+def test_a_full_disk_is_reported_with_the_file_name(
+    format_name: str, tmp_path: Path, extension: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full_disk(*_: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(extension.formats.atomic, "write_content", full_disk)
+    operator, suffix = EXPORTERS[format_name]
+    cube("Box")
+    target = tmp_path / f"out{suffix}"
+    with pytest.raises(RuntimeError, match=f"{re.escape(str(target))}: No space left on device"):
         operator(filepath=str(target), export_scope="SCENE")
     assert list(tmp_path.iterdir()) == []
