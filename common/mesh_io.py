@@ -98,7 +98,8 @@ def link_new_object(context: bpy.types.Context, name: str, data: bpy.types.ID | 
 
 def transform_points(points: np.ndarray, matrix: Matrix) -> np.ndarray:
     m = np.array(matrix, np.float64)
-    return points.astype(np.float64) @ m[:3, :3].T + m[:3, 3]
+    with np.errstate(invalid="ignore"):  # infinity * 0 gives NaN quietly: exporters refuse non-finite results
+        return points.astype(np.float64) @ m[:3, :3].T + m[:3, 3]
 
 
 def transform_normals(normals: np.ndarray, matrix: Matrix) -> np.ndarray:

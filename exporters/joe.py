@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 import bpy
+import numpy as np
 from bpy.props import StringProperty
 from bpy_extras.io_utils import ExportHelper, orientation_helper
 
@@ -32,6 +33,9 @@ def object_triangles(
     with mesh_io.evaluated_mesh(obj, depsgraph, operator.apply_modifiers) as mesh:
         triangles = mesh_io.mesh_triangles(mesh, operator.export_matrix(obj), stored_normals=STORED_NORMALS)
     triangles.source_objects = [obj.name]
+    for what, values in (("vertex positions", triangles.positions), ("normals", triangles.normals)):
+        if not np.isfinite(values).all():
+            raise FormatError(f"object {obj.name!r} has {what} that are NaN or infinite; fix them before exporting")
     return triangles
 
 

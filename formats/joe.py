@@ -111,6 +111,7 @@ def _read(data: memoryview) -> JoeDocument:
         warnings.append(f"{trailing} trailing bytes after the last frame were ignored")
     if frame_count > 1:
         warnings.append(f"{frame_count} frames: only frame 0 is used, as in VDrift")
+    warnings += non_finite_warnings(frames[0])
     return JoeDocument(frames=frames, magic=magic, warnings=warnings)
 
 
@@ -209,6 +210,16 @@ def save_joe(path: str, document: JoeDocument, warnings: list[str] | None = None
     write_bytes_atomically(path, write_joe(document, warnings))
 
 
+def non_finite_warnings(frame: JoeFrame) -> list[str]:
+    """NaN or infinite numbers, which VDrift reads without complaint and draws as holes or spikes."""
+    warnings = []
+    for what, values in (("positions", frame.positions), ("normals", frame.normals), ("texcoords", frame.texcoords)):
+        bad = int(np.count_nonzero(~np.isfinite(values).all(axis=1))) if len(values) else 0
+        if bad:
+            warnings.append(f"{bad} of {len(values)} {what} are NaN or infinite")
+    return warnings
+
+
 def _check_limits(document: JoeDocument, warnings: list[str]) -> None:
     if not document.frames:
         raise FormatError("a JOE file needs at least one frame")
@@ -218,6 +229,8 @@ def _check_limits(document: JoeDocument, warnings: list[str]) -> None:
     for frame in document.frames:
         if frame.face_count != face_count:
             raise FormatError("every frame of a JOE file must have the same number of faces")
+        if problems := non_finite_warnings(frame):
+            raise FormatError(f"cannot write {problems[0]}")
         largest = max(len(frame.positions), len(frame.normals), max(len(frame.texcoords), 1)) - 1
         if largest > MAX_INDEX:
             raise FormatError(

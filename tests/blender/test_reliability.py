@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from formats import joe
+from tests import joe_fixtures as fx
 from tests.blender.scene_helpers import cube, mesh_object
 
 EMPTY_TMP_MESH = """\
@@ -111,3 +112,34 @@ def test_a_full_disk_is_reported_with_the_file_name(
     with pytest.raises(RuntimeError, match=f"{re.escape(str(target))}: No space left on device"):
         operator(filepath=str(target), export_scope="SCENE")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("format_name", ["joe", "jpk"])
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_joe_and_jpk_refuse_non_finite_positions_naming_the_object(
+    format_name: str, bad: float, tmp_path: Path
+) -> None:
+    operator, suffix = EXPORTERS[format_name]
+    cube("Fine")
+    mesh = cube("Broken", location=(4, 0, 0)).data
+    positions = np.zeros(len(mesh.vertices) * 3, np.float32)
+    mesh.attributes["position"].data.foreach_get("vector", positions)
+    positions[6] = bad  # foreach_set, as scripts do: `co` would clamp infinity to the largest float
+    mesh.attributes["position"].data.foreach_set("vector", positions)
+    target = tmp_path / f"out{suffix}"
+    with pytest.raises(RuntimeError, match="object 'Broken' has vertex positions that are NaN or infinite"):
+        operator(filepath=str(target), export_scope="SCENE")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_joe_import_warns_of_non_finite_positions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    document = fx.cube()
+    document.first_frame.positions[0] = np.nan
+    data = bytearray(fx.cube_bytes())
+    clean = fx.cube().first_frame.positions[0].astype("<f4").tobytes()
+    offset = data.find(clean)
+    data[offset : offset + 12] = document.first_frame.positions[0].astype("<f4").tobytes()
+    path = tmp_path / "holes.joe"
+    path.write_bytes(bytes(data))
+    assert bpy.ops.import_scene.joe(filepath=str(path)) == {"FINISHED"}
+    assert "holes: 1 of 8 positions are NaN or infinite" in capsys.readouterr().out

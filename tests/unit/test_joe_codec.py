@@ -265,3 +265,18 @@ def test_vertex_table_gives_the_same_corners_as_per_corner_positions() -> None:
         indexed.positions[indexed.vertex_indices.astype(np.intp)], plain.positions[plain.vertex_indices.astype(np.intp)]
     )
     assert len(indexed.positions) == len(plain.positions)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_positions_warn_on_read_and_are_refused_on_write(bad: float) -> None:
+    document = fx.cube()
+    document.first_frame.positions[3, 1] = bad
+    with pytest.raises(FormatError, match="1 of 8 positions are NaN or infinite"):
+        joe.write_joe(document)
+    data = bytearray(fx.cube_bytes())
+    clean = joe.read_joe(bytes(data))
+    assert not [w for w in clean.warnings if "NaN" in w]
+    offset = data.find(np.asarray(fx.cube().first_frame.positions[3], "<f4").tobytes())
+    data[offset + 4 : offset + 8] = np.float32(bad).tobytes()
+    read = joe.read_joe(bytes(data))
+    assert "1 of 8 positions are NaN or infinite" in read.warnings
