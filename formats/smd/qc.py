@@ -21,6 +21,11 @@ from ..errors import FormatError
 _TOKEN = re.compile(r'"([^"]*)"|"|(/\*)|((?://|;|#)[^\n]*)|([{}])|([^\s{}"]+)')
 _VARIABLE = re.compile(r"\$(\w+)\$")
 _COMMAND = re.compile(r"\$\w+")
+MAX_INCLUDE_DEPTH = 64  # files open at once; real QCs nest two or three deep
+MAX_INCLUDES = 10_000  # $include commands followed in all
+MAX_EXPANDED_TOKENS = 2_000_000  # words after includes are spliced in (a large real QC has a few thousand)
+MAX_QC_FILE_BYTES = 16 << 20
+MAX_QC_TOTAL_BYTES = 64 << 20
 _ANIMATION_OPTIONS = {"loop", "snap", "realtime", "hidden", "delta", "autoplay", "worldspace", "predelta"}
 
 
@@ -98,7 +103,8 @@ class _Reader:
         self.document = document
         self.folders = [""]  # `$pushd` stack, relative to the root QC's folder; the last is where files are found
         self.variables: dict[str, str] = {}  # lower-case name -> value; the first definition holds
-        self.including: list[str] = []
+        self.raw_cache: dict[str, list[_Token]] = {}  # normcase(path) -> the file's tokens
+        self.bytes_read = 0
         self.animation_names: set[str] = set()
 
     # ---- files
@@ -118,33 +124,74 @@ class _Reader:
 
     def tokens_of(self, path: str) -> list[_Token]:
         """The file's tokens, each `$include` replaced by the included file's tokens and each `$definevariable`
-        taken out (it applies to the tokens after it)."""
-        if os.path.normcase(path) in self.including:
-            raise FormatError("$include loop", path=path)
-        self.including.append(os.path.normcase(path))
+        taken out (it applies to the tokens after it). Iterative, and bounded: a hostile QC (an include loop,
+        a file included twice at each of many levels, a huge file) gets a FormatError with the include chain."""
+        tokens: list[_Token] = []
+        includes = 0
+        # one entry per open file: its path, its raw tokens, the next one to read, the $include that opened it
+        stack: list[tuple[str, list[_Token], int, _Token | None]] = [(path, self.raw_tokens(path, None, []), 0, None)]
+        while stack:
+            current, raw, at, opened_by = stack[-1]
+            if at >= len(raw):
+                stack.pop()
+                continue
+            token = self.substitute(raw[at])
+            word = token.text.lower() if not token.quoted else ""
+            if word == "$include" and at + 1 < len(raw):
+                stack[-1] = (current, raw, at + 2, opened_by)
+                name = self.substitute(raw[at + 1])
+                chain = [*self.opened_by(stack), name]
+                target = self.included(name)
+                includes += 1
+                if os.path.normcase(target) in (os.path.normcase(entry[0]) for entry in stack):
+                    raise _include_error("$include loop", chain)
+                if len(stack) > MAX_INCLUDE_DEPTH:
+                    raise _include_error(f"$include nested more than {MAX_INCLUDE_DEPTH} files deep", chain)
+                if includes > MAX_INCLUDES:
+                    raise _include_error(f"more than {MAX_INCLUDES:,} $include files in all", chain)
+                stack.append((target, self.raw_tokens(target, name, chain), 0, name))
+            elif word == "$definevariable" and at + 2 < len(raw):
+                self.variables.setdefault(raw[at + 1].text.lower(), self.substitute(raw[at + 2]).text)
+                stack[-1] = (current, raw, at + 3, opened_by)
+            else:
+                tokens.append(token)
+                stack[-1] = (current, raw, at + 1, opened_by)
+                if len(tokens) > MAX_EXPANDED_TOKENS:
+                    raise _include_error(
+                        f"the QC and its includes expand to more than {MAX_EXPANDED_TOKENS:,} words",
+                        self.opened_by(stack),
+                        path,
+                    )
+        return tokens
+
+    @staticmethod
+    def opened_by(stack: list[tuple[str, list[_Token], int, _Token | None]]) -> list[_Token]:
+        return [entry[3] for entry in stack if entry[3] is not None]
+
+    def raw_tokens(self, path: str, opened_by: _Token | None, chain: list[_Token]) -> list[_Token]:
+        """A file's tokens before substitution, read once however often it is included; its size is checked
+        before it is read."""
+        key = os.path.normcase(path)
+        if key in self.raw_cache:
+            return self.raw_cache[key]
+        size = os.path.getsize(path)
+        self.bytes_read += size
+        if size > MAX_QC_FILE_BYTES or self.bytes_read > MAX_QC_TOTAL_BYTES:
+            alone = size > MAX_QC_FILE_BYTES
+            what = f"{size:,} bytes" if alone else f"{self.bytes_read:,} bytes with the files before it"
+            limit = MAX_QC_FILE_BYTES if alone else MAX_QC_TOTAL_BYTES
+            message = f"{os.path.basename(path)} is {what}, more than the {limit:,} a QC is allowed"
+            if opened_by is None:
+                raise FormatError(message, path=path)
+            raise _include_error(message, chain)
         with open(path, "rb") as stream:
             data = stream.read()
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError:
             text = data.decode("cp1252", errors="replace")
-        raw = tokenize(text.replace("\r\n", "\n").replace("\r", "\n"), path)
-        tokens: list[_Token] = []
-        at = 0
-        while at < len(raw):
-            token = self.substitute(raw[at])
-            word = token.text.lower() if not token.quoted else ""
-            if word == "$include" and at + 1 < len(raw):
-                tokens += self.tokens_of(self.included(self.substitute(raw[at + 1])))
-                at += 2
-            elif word == "$definevariable" and at + 2 < len(raw):
-                self.variables.setdefault(raw[at + 1].text.lower(), self.substitute(raw[at + 2]).text)
-                at += 3
-            else:
-                tokens.append(token)
-                at += 1
-        self.including.pop()
-        return tokens
+        self.raw_cache[key] = tokenize(text.replace("\r\n", "\n").replace("\r", "\n"), path)
+        return self.raw_cache[key]
 
     def included(self, token: _Token) -> str:
         found = self.find(token.text, extensions=(".qci", ".qc"), beside=os.path.dirname(token.path))
@@ -321,6 +368,15 @@ def _find_ignoring_case(folder: str, relative: str) -> str | None:
             return None
         current = os.path.join(current, matches[0])
     return current if os.path.isfile(current) else None
+
+
+def _include_error(message: str, chain: list[_Token], path: str | None = None) -> FormatError:
+    """A FormatError at the last `$include` of `chain`, naming every include that led there."""
+    if not chain:
+        return FormatError(message, path=path)
+    steps = " > ".join(f"{_where(token)} includes {token.text!r}" for token in chain)
+    last = chain[-1]
+    return FormatError(f"{message} ({steps})", path=last.path, line=last.line, column=last.column)
 
 
 def _where(token: _Token) -> str:

@@ -8,6 +8,7 @@ import pytest
 
 from formats.errors import FormatError
 from formats.smd import load_qc
+from formats.smd import qc as qc_module
 
 
 def touch(folder: Path, *names: str) -> None:
@@ -118,3 +119,68 @@ $sequence open { "a1"
     assert qc.meshes[0].flex_files[0].names == {1: "AU1"}
     assert [Path(a).name for a in qc.animations] == ["a1.smd", "a2.smd", "idle.smd"]
     assert len(qc.warnings) == 1 and "never closed" in qc.warnings[0]
+
+
+# ---- hostile include structures: bounded, iterative, with the chain in the error ---------------------------------
+
+
+def test_a_file_included_twice_at_each_of_many_levels_is_refused_quickly(tmp_path: Path) -> None:
+    touch(tmp_path, "ref.smd")
+    for level in range(31):  # 2**31 inclusions if followed: never finished before
+        (tmp_path / f"l{level}.qci").write_text(f'$include "l{level + 1}"\n$include "l{level + 1}"\n')
+    (tmp_path / "l31.qci").write_text("$upaxis Y\n")
+    (tmp_path / "m.qc").write_text('$body "a" "ref"\n$include "l0"\n')
+    with pytest.raises(FormatError, match="more than 10,000 \\$include files in all") as raised:
+        load_qc(tmp_path / "m.qc")
+    assert "m.qc line 2 includes 'l0'" in str(raised.value)
+
+
+def test_sixteen_doubling_levels_are_refused_by_the_include_count(tmp_path: Path) -> None:
+    touch(tmp_path, "ref.smd")
+    for level in range(16):
+        (tmp_path / f"l{level}.qci").write_text(f'$include "l{level + 1}"\n$include "l{level + 1}"\n')
+    (tmp_path / "l16.qci").write_text("$upaxis Y\n" * 10)
+    (tmp_path / "m.qc").write_text('$body "a" "ref"\n$include "l0"\n')
+    with pytest.raises(FormatError, match="\\$include files in all"):
+        load_qc(tmp_path / "m.qc")
+
+
+def test_a_long_include_chain_is_refused_with_the_chain_not_a_recursion_error(tmp_path: Path) -> None:
+    touch(tmp_path, "ref.smd")
+    for number in range(1200):
+        (tmp_path / f"c{number}.qci").write_text(f'$include "c{number + 1}"\n')
+    (tmp_path / "c1200.qci").write_text("$upaxis Y\n")
+    (tmp_path / "m.qc").write_text('$body "a" "ref"\n$include "c0"\n')
+    with pytest.raises(FormatError, match="nested more than 64 files deep") as raised:
+        load_qc(tmp_path / "m.qc")
+    message = str(raised.value)
+    assert "m.qc line 2 includes 'c0' > c0.qci line 1 includes 'c1' >" in message
+    assert raised.value.path is not None and raised.value.path.endswith("c63.qci")
+
+
+def test_a_loop_names_the_chain(tmp_path: Path) -> None:
+    touch(tmp_path, "ref.smd")
+    (tmp_path / "a.qci").write_text('$include "b"\n')
+    (tmp_path / "b.qci").write_text('\n$include "a"\n')
+    (tmp_path / "m.qc").write_text('$body "a" "ref"\n$include "a"\n')
+    with pytest.raises(FormatError, match=r"\$include loop .*a\.qci line 1 includes 'b' > b\.qci line 2 includes 'a'"):
+        load_qc(tmp_path / "m.qc")
+
+
+def test_a_huge_included_file_is_refused_before_it_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    touch(tmp_path, "ref.smd")
+    with open(tmp_path / "huge.qci", "wb") as stream:
+        stream.truncate(3 << 30)  # 3 GB, sparse: reading it whole was a MemoryError
+    (tmp_path / "m.qc").write_text('$body "a" "ref"\n$include "huge"\n')
+    with pytest.raises(FormatError, match=r"huge\.qci is 3,221,225,472 bytes, more than the 16,777,216") as raised:
+        load_qc(tmp_path / "m.qc")
+    assert "m.qc line 2 includes 'huge'" in str(raised.value)
+
+
+def test_many_words_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(qc_module, "MAX_EXPANDED_TOKENS", 1000)
+    touch(tmp_path, "ref.smd")
+    (tmp_path / "words.qci").write_text("$upaxis Y\n" * 300)
+    (tmp_path / "m.qc").write_text('$body "a" "ref"\n' + '$include "words"\n' * 3)
+    with pytest.raises(FormatError, match="expand to more than 1,000 words"):
+        load_qc(tmp_path / "m.qc")
