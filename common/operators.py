@@ -15,6 +15,7 @@ from mathutils import Matrix
 
 from ..formats.errors import FormatError
 from .rollback import rollback_on_error
+from .selection import selecting_new_objects
 
 
 @dataclass
@@ -91,7 +92,7 @@ def import_all(
         for step, path in enumerate(paths):
             documents.append((path, parse(path)))
             update(step + 1)
-        with rollback_on_error():
+        with rollback_on_error(), selecting_new_objects(context):
             for step, (path, document) in enumerate(documents):
                 build(path, document, summary)
                 update(len(paths) + step + 1)

@@ -39,6 +39,7 @@ from ..common.armature import (
 )
 from ..common.operators import ImportFilesMixin, Summary, draw_panel, file_handler, guarded, prepare_layout, progress
 from ..common.rollback import rollback_on_error, undo_on_failure
+from ..common.selection import selecting_new_objects
 from ..formats import smd
 from ..formats.dedup import first_equal_rows, first_occurrences
 from ..formats.errors import FormatError
@@ -658,7 +659,7 @@ def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdI
                                   shape_names=item.shape_names))  # fmt: skip
             update(step + 1)
         state = ImportState()
-        with rollback_on_error():
+        with rollback_on_error(), selecting_new_objects(context):
             for step, file in enumerate(sorted(parsed, key=lambda p: BUILD_ORDER[p.kind])):
                 BUILDERS[file.kind](context, file, file.options or options, state, summary)
                 update(len(planned) + step + 1)

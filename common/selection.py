@@ -1,0 +1,38 @@
+"""After an import, what it made is selected and its main object active, as Blender's own importers leave it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import bpy
+
+
+@contextmanager
+def selecting_new_objects(context: bpy.types.Context) -> Iterator[None]:
+    """Select the objects created in the block, and only those, and make the main one active. An import that
+    created no object (an animation onto an existing armature) leaves the selection as it was."""
+    view_layer = context.view_layer
+    before = {obj.as_pointer() for obj in bpy.data.objects}
+    yield
+    # bpy.data, not view_layer.objects: a view layer lists objects linked during an operator only once it is
+    # synced (select_set syncs it)
+    created = [obj for obj in bpy.data.objects if obj.as_pointer() not in before and obj.users_collection]
+    if not created:
+        return
+    for obj in created:
+        obj.select_set(True)
+    chosen = {obj.as_pointer() for obj in created}
+    for obj in view_layer.objects:
+        if obj.as_pointer() not in chosen and obj.select_get():
+            obj.select_set(False)
+    view_layer.objects.active = main_object(created)
+
+
+def main_object(created: list[bpy.types.Object]) -> bpy.types.Object:
+    """The armature when there is one (its meshes follow it), else the first mesh, else the first object."""
+    for kind in ("ARMATURE", "MESH"):
+        for obj in created:
+            if obj.type == kind:
+                return obj
+    return created[0]
