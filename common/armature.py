@@ -21,6 +21,7 @@ from mathutils import Matrix
 from . import compat
 
 BONE_AXIS_PROPERTY = "iogf_bone_axis"
+FILE_ORDER = "iogf_file_order"  # bone property: the bone's index in the file it was imported from
 BONE_AXES = (
     ("Y", "Y (as stored)", "Blender bones use the file's bone frames unchanged (bones point along local +Y)"),
     ("X", "X", "Turn Blender bones to point along the file bones' +X axis (typical of Valve skeletons)"),
@@ -141,6 +142,18 @@ def correction(axis: str) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------------ hierarchies
+
+
+def bones_in_file_order(armature_object: bpy.types.Object) -> list[bpy.types.Bone]:
+    """The bones in the order of the file they came from (engines refer to joints by index), bones added in Blender
+    after them in the armature's order; a parent is moved before its children only where it was not already."""
+    bones = list(armature_object.data.bones)
+    count = len(bones)
+    ranked = sorted(range(count), key=lambda i: (int(bones[i].get(FILE_ORDER, count)), i))
+    bones = [bones[i] for i in ranked]
+    index = {bone.name: row for row, bone in enumerate(bones)}
+    parents = [index[bone.parent.name] if bone.parent is not None else -1 for bone in bones]
+    return [bones[row] for row in topological_order(parents)]
 
 
 def topological_order(parents: Sequence[int]) -> list[int]:
@@ -266,6 +279,8 @@ def build_armature(
     finally:
         bpy.ops.object.mode_set(mode="OBJECT")
         view_layer.objects.active = previous
+    for row, bone_name in enumerate(names):
+        armature.bones[bone_name][FILE_ORDER] = row
     return obj, names
 
 
@@ -277,14 +292,11 @@ def bone_axis_of(armature_object: bpy.types.Object) -> str:
 def read_skeleton(armature_object: bpy.types.Object) -> Skeleton:
     """An armature's bones in topological order, with rest frames in armature space (bone-axis correction undone).
     Scale in bone matrices is removed."""
-    bones = list(armature_object.data.bones)
+    bones = bones_in_file_order(armature_object)
     index = {bone.name: row for row, bone in enumerate(bones)}
-    parents = [index[bone.parent.name] if bone.parent is not None else -1 for bone in bones]
-    order = topological_order(parents)
-    position = {row: new for new, row in enumerate(order)}
-    names = [bones[row].name for row in order]
-    new_parents = [position[parents[row]] if parents[row] >= 0 else -1 for row in order]
-    rest = np.array([np.array(bones[row].matrix_local) for row in order]).reshape(-1, 4, 4)
+    names = [bone.name for bone in bones]
+    new_parents = [index[bone.parent.name] if bone.parent is not None else -1 for bone in bones]
+    rest = np.array([np.array(bone.matrix_local) for bone in bones]).reshape(-1, 4, 4)
     rest, _ = rigid(rest @ np.linalg.inv(correction(bone_axis_of(armature_object))))
     return Skeleton(names, new_parents, rest)
 

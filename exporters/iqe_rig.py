@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
+from ..common import armature as armature_helpers
 from ..common import compat
 from ..common.animation import (
     ActionSource,
@@ -22,7 +23,7 @@ from ..common.animation import (
 )
 from ..common.armature import euler_to_matrix
 from ..formats.errors import FormatError
-from ..formats.iqe import IqeAnimation, IqeJoint, parent_first_order
+from ..formats.iqe import IqeAnimation, IqeJoint
 from ..importers import iqe_rig
 
 EXPORT_ANIMATIONS = (
@@ -60,14 +61,9 @@ def find_armature(objects: list[bpy.types.Object], meshes: list[bpy.types.Object
 
 
 def skeleton(armature: bpy.types.Object, space: np.ndarray) -> Skeleton:
-    bones = list(armature.data.bones)
+    bones = armature_helpers.bones_in_file_order(armature)
     index = {bone.name: i for i, bone in enumerate(bones)}
     parents = [index[bone.parent.name] if bone.parent else -1 for bone in bones]
-    if any(parent >= joint for joint, parent in enumerate(parents)):
-        order = parent_first_order(parents)
-        bones = [bones[i] for i in order]
-        index = {bone.name: i for i, bone in enumerate(bones)}
-        parents = [index[bone.parent.name] if bone.parent else -1 for bone in bones]
     rest = np.array([np.array(bone.matrix_local, np.float64) for bone in bones]).reshape(-1, 4, 4)
     correction = np.linalg.inv(iqe_rig.axis_correction(str(armature.data.get(iqe_rig.BONE_AXIS, "Y"))))
     scales = np.array([list(bone.get(iqe_rig.BASE_SCALE, (1.0, 1.0, 1.0))) for bone in bones], np.float64)
