@@ -9,8 +9,10 @@ import argparse
 import ast
 import os
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NoReturn
 
 import bpy
 
@@ -45,34 +47,36 @@ class CliError(Exception):
     """A failure to report on stderr with exit code 1."""
 
 
+class UsageError(CliError):
+    """A mistake in the command line, found before any work: exit code 2."""
+
+
 def format_of(path: str, explicit: str | None = None) -> FileFormat:
     if explicit:
         if explicit.lower() not in FORMATS:
-            raise CliError(f"unknown format {explicit!r}; known: {', '.join(sorted(FORMATS))}")
+            raise UsageError(f"unknown format {explicit!r}; known: {', '.join(sorted(FORMATS))}")
         return FORMATS[explicit.lower()]
     lowered = path.lower()
     for candidate in sorted(FORMATS.values(), key=lambda f: -len(f.extension)):  # ".qmap.tmp" before ".tmp"
         if lowered.endswith(candidate.extension):
             return candidate
     extension = os.path.splitext(path)[1].lower() or "(none)"
-    raise CliError(f"{path}: unknown file type {extension}; known: {', '.join(sorted(FORMATS))}")
+    raise UsageError(f"{path}: unknown file type {extension}; known: {', '.join(sorted(FORMATS))}")
 
 
-def operator(idname: str | None, what: str) -> Callable[..., set[str]]:
-    if idname is None:
-        raise CliError(f"{what} is not supported for this format")
+def operator(idname: str) -> Callable[..., set[str]]:
     module, name = idname.split(".")
     function: Callable[..., set[str]] = getattr(getattr(bpy.ops, module), name)
     return function
 
 
-def parse_settings(pairs: Sequence[str]) -> dict[str, object]:
+def parse_settings(pairs: Sequence[str], flag: str = "--set") -> dict[str, object]:
     """`--set key=value` options for the operators; values are Python literals, or plain strings."""
     settings: dict[str, object] = {}
     for pair in pairs:
         key, separator, text = pair.partition("=")
         if not separator or not key.isidentifier():
-            raise CliError(f"--set needs key=value, got {pair!r}")
+            raise UsageError(f"{flag} needs KEY=VALUE, got {pair!r}")
         try:
             settings[key] = ast.literal_eval(text)
         except (ValueError, SyntaxError):
@@ -80,10 +84,111 @@ def parse_settings(pairs: Sequence[str]) -> dict[str, object]:
     return settings
 
 
+# ------------------------------------------------------------------------------------------- operator options
+
+HIDDEN_OPTIONS = {"filepath", "directory", "files", "filter_glob", "check_existing", "filename_ext"}
+
+
+def visible_options(idname: str) -> list[bpy.types.Property]:
+    """The options a user may set: the operator's properties but the file-browser ones and hidden ones."""
+    properties = operator(idname).get_rna_type().properties
+    return [p for p in properties if p.identifier not in HIDDEN_OPTIONS and p.identifier != "rna_type"
+            and not p.is_hidden]  # fmt: skip
+
+
+def type_name(prop: bpy.types.Property) -> str:
+    if prop.type == "ENUM":
+        return "one of " + "|".join(item.identifier for item in prop.enum_items)
+    name = {"BOOLEAN": "bool", "INT": "int", "FLOAT": "float", "STRING": "text"}.get(prop.type, prop.type.lower())
+    length = getattr(prop, "array_length", 0)
+    return f"{length} {name}s" if length else name
+
+
+def default_of(prop: bpy.types.Property) -> object:
+    if prop.type == "ENUM":
+        return prop.default
+    if getattr(prop, "array_length", 0):
+        return tuple(prop.default_array)
+    return prop.default
+
+
+def check_settings(idname: str | None, settings: dict[str, object], flag: str, what: str) -> None:
+    """Refuse unknown keys and values of the wrong type before any work, naming the valid keys or the type."""
+    if not settings:
+        return
+    if idname is None:
+        raise UsageError(f"{flag}: {what} has no options")
+    options = {prop.identifier: prop for prop in visible_options(idname)}
+    for key, value in settings.items():
+        if key not in options:
+            raise UsageError(f"{flag} {key}: not an option of {what}; valid: {', '.join(sorted(options))}")
+        if not value_fits(options[key], value):
+            raise UsageError(f"{flag} {key}={value!r}: {what} expects {type_name(options[key])}")
+
+
+def value_fits(prop: bpy.types.Property, value: object) -> bool:
+    length = getattr(prop, "array_length", 0)
+    if length:
+        return isinstance(value, (tuple, list)) and len(value) == length and all(
+            value_fits_scalar(prop.type, item) for item in value
+        )
+    if prop.type == "ENUM":
+        allowed = {item.identifier for item in prop.enum_items}
+        return isinstance(value, str) and value in allowed
+    return value_fits_scalar(prop.type, value)
+
+
+def value_fits_scalar(kind: str, value: object) -> bool:
+    if kind == "BOOLEAN":
+        return isinstance(value, bool)
+    if kind == "INT":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "FLOAT":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, str)
+
+
+# ------------------------------------------------------------------------------------------- running operators
+
+
+class BlenderOutput:
+    """Blender's own output (its log lines, the "Error: ..." echo of a report) caught at the file-descriptor level,
+    where Blender writes it: only the summary lines and warnings pass, or everything with --verbose. Errors reach
+    the user once, on stderr, from the CLI itself."""
+
+    verbose = False
+
+    def __enter__(self) -> BlenderOutput:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.capture = tempfile.TemporaryFile()
+        self.saved = (os.dup(1), os.dup(2))
+        os.dup2(self.capture.fileno(), 1)
+        os.dup2(self.capture.fileno(), 2)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(self.saved[0], 1)
+        os.dup2(self.saved[1], 2)
+        for fd in self.saved:
+            os.close(fd)
+        self.capture.seek(0)
+        text = self.capture.read().decode("utf-8", errors="replace")
+        self.capture.close()
+        for line in text.splitlines():
+            if self.verbose or line.startswith("Info: ") or ": warning: " in line:
+                print(line)
+
+
 def run_operator(idname: str | None, what: str, **keywords: object) -> None:
+    if idname is None:
+        raise UsageError(f"{what} is not supported for this format")
     try:
-        result = operator(idname, what)("EXEC_DEFAULT", **keywords)
-    except (RuntimeError, TypeError) as error:  # an ERROR report, or an unknown option
+        with BlenderOutput():
+            result = operator(idname)("EXEC_DEFAULT", **keywords)
+    except (RuntimeError, TypeError) as error:  # an ERROR report, or a bad option
         raise CliError(str(error).strip().removeprefix("Error: ")) from None
     if "FINISHED" not in result:
         raise CliError(f"{what} did not finish ({', '.join(result)})")
@@ -92,15 +197,45 @@ def run_operator(idname: str | None, what: str, **keywords: object) -> None:
 def import_files(paths: Sequence[str], settings: dict[str, object]) -> None:
     """One operator call per importer and folder, so files that belong together (a reference SMD and its
     animations or VTA) are imported together, as from the file browser."""
-    batches: dict[tuple[str | None, str], list[str]] = {}
-    for path in paths:
-        if not os.path.isfile(path):
-            raise CliError(f"{path}: no such file")
-        folder, name = os.path.split(os.path.abspath(path))
-        batches.setdefault((format_of(path).import_operator, folder), []).append(name)
-    for (idname, folder), names in batches.items():
+    for (idname, folder), names in import_batches(paths).items():
         files = [{"name": name} for name in names]
         run_operator(idname, f"importing {', '.join(names)}", directory=folder, files=files, **settings)
+
+
+def import_batches(paths: Sequence[str]) -> dict[tuple[str | None, str], list[str]]:
+    batches: dict[tuple[str | None, str], list[str]] = {}
+    for path in paths:
+        folder, name = os.path.split(os.path.abspath(path))
+        batches.setdefault((format_of(path).import_operator, folder), []).append(name)
+    return batches
+
+
+def check_inputs(paths: Sequence[str], settings: dict[str, object], flag: str = "--set") -> None:
+    """Every input exists and can be imported, and every import option applies to each importer used."""
+    for path in paths:
+        if not os.path.isfile(path):
+            raise UsageError(f"{path}: no such file")
+        if format_of(path).import_operator is None:
+            raise UsageError(f"{path}: {format_of(path).name} files cannot be imported")
+    for idname in sorted({op for path in paths if (op := format_of(path).import_operator) is not None}):
+        check_settings(idname, settings, flag, f"the importer {idname}")
+
+
+def output_format(path: str | None, explicit: str | None) -> FileFormat:
+    """The format to write `path` in (None: files named by the format); `explicit` (--to, --format) must agree
+    with the path's extension."""
+    target = format_of(path or "", explicit) if explicit else format_of(path or "")
+    if explicit and path is not None:
+        try:
+            by_extension = format_of(path)
+        except UsageError:
+            raise UsageError(f"{path}: a {target.name} file should end with {target.extension}") from None
+        if by_extension is not target and by_extension.export_operator != target.export_operator:
+            raise UsageError(f"{path} has the extension of {by_extension.name} files, not {target.name}")
+    if target.export_operator is None:
+        writable = ", ".join(sorted(f.name for f in FORMATS.values() if f.export_operator))
+        raise UsageError(f"{target.name} files cannot be written; the formats written are {writable}")
+    return target
 
 
 def stem_of(path: str) -> str:
@@ -108,12 +243,11 @@ def stem_of(path: str) -> str:
     name = os.path.basename(path)
     try:
         return name[: -len(format_of(name).extension)]
-    except CliError:
+    except UsageError:
         return os.path.splitext(name)[0]
 
 
-def export_scene(path: str, format_name: str | None, settings: dict[str, object], collection: str | None) -> None:
-    target = format_of(path, format_name)
+def export_scene(path: str, target: FileFormat, settings: dict[str, object], collection: str | None) -> None:
     keywords: dict[str, object] = {"filepath": os.path.abspath(path), "export_scope": "SCENE", **settings}
     if collection:
         if collection not in bpy.data.collections:
@@ -123,43 +257,56 @@ def export_scene(path: str, format_name: str | None, settings: dict[str, object]
 
 
 def reset_scene() -> None:
-    bpy.ops.wm.read_homefile(use_empty=True)
+    with BlenderOutput():
+        bpy.ops.wm.read_homefile(use_empty=True)
 
 
 # ------------------------------------------------------------------------------------------- subcommands
 
 
 def command_import(args: argparse.Namespace) -> None:
+    settings = parse_settings(args.set)
+    check_inputs(args.files, settings)
+    if args.output and not args.output.lower().endswith(".blend"):
+        raise UsageError(f"{args.output}: the scene is saved as a .blend file")
     reset_scene()
-    import_files(args.files, parse_settings(args.set))
+    import_files(args.files, settings)
     if args.output:
-        bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath(args.output))
+        with BlenderOutput():
+            bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath(args.output))
         print(f"saved {args.output}")
     print(f"imported {len(args.files)} file(s): {len(bpy.data.objects)} objects")
 
 
 def command_export(args: argparse.Namespace) -> None:
+    settings = parse_settings(args.set)
     if not os.path.isfile(args.blend):
-        raise CliError(f"{args.blend}: no such file")
-    bpy.ops.wm.open_mainfile(filepath=os.path.abspath(args.blend))
-    export_scene(args.output, args.format, parse_settings(args.set), args.collection)
+        raise UsageError(f"{args.blend}: no such file")
+    target = output_format(args.output, args.format)
+    check_settings(target.export_operator, settings, "--set", f"the exporter {target.export_operator}")
+    with BlenderOutput():
+        bpy.ops.wm.open_mainfile(filepath=os.path.abspath(args.blend))
+    export_scene(args.output, target, settings, args.collection)
     print(f"exported {args.output}")
 
 
 def command_convert(args: argparse.Namespace) -> None:
-    import_settings = parse_settings(args.import_set)
+    import_settings = parse_settings(args.import_set, "--import-set")
     export_settings = parse_settings(args.set)
+    if args.output_dir and not args.to:
+        raise UsageError("--to is needed with -d/--output-dir")
+    target = output_format(args.output, args.to)
+    check_inputs(args.inputs, import_settings, "--import-set")
+    check_settings(target.export_operator, export_settings, "--set", f"the exporter {target.export_operator}")
     if args.output_dir:
         os.makedirs(args.output_dir, exist_ok=True)
-        target = format_of("", args.to)
         failures = 0
         for path in args.inputs:  # a batch goes on past a bad file and fails at the end
-            stem = stem_of(path)
-            output = os.path.join(args.output_dir, stem + target.extension)
+            output = os.path.join(args.output_dir, stem_of(path) + target.extension)
             try:
                 reset_scene()
                 import_files([path], import_settings)
-                export_scene(output, target.name, export_settings, None)
+                export_scene(output, target, export_settings, None)
             except CliError as error:
                 failures += 1
                 print(f"error: {path}: {error}", file=sys.stderr)
@@ -170,17 +317,41 @@ def command_convert(args: argparse.Namespace) -> None:
     else:
         reset_scene()
         import_files(args.inputs, import_settings)
-        export_scene(args.output, args.to, export_settings, None)
+        export_scene(args.output, target, export_settings, None)
         print(f"{len(args.inputs)} file(s) -> {args.output}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_options(args: argparse.Namespace) -> None:
+    chosen = format_of("", args.format)
+    for what, idname in (("import", chosen.import_operator), ("export", chosen.export_operator)):
+        if idname is None:
+            print(f"{chosen.name}: no {what}")
+            continue
+        flags = "import/export --set, convert --import-set" if what == "import" else "export/convert --set"
+        print(f"{chosen.name} {what} options ({flags} KEY=VALUE; bpy.ops.{idname}):")
+        for prop in visible_options(idname):
+            print(f"  {prop.identifier} = {default_of(prop)!r}  ({type_name(prop)})")
+            if prop.description:
+                print(f"      {prop.description}")
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line on stderr (exit code 2), pointing at --help."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def build_parser(prog: str) -> argparse.ArgumentParser:
     known = ", ".join(sorted(FORMATS))
-    parser = argparse.ArgumentParser(
-        prog=f"blender --command {COMMAND_ID}",
+    parser = OneLineParser(
+        prog=prog,
         description=f"Import, export and convert game formats headless. Formats: {known}.",
+        epilog=f"Exit codes: 0 done, 1 a file could not be read or written, 2 a mistake in the command line "
+        f"(nothing was done). Options of each format: {prog} options FORMAT.",
     )
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("-v", "--verbose", action="store_true", help="also show Blender's own log lines")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
     imp = commands.add_parser("import", help="import files into an empty scene, optionally save it as .blend")
     imp.add_argument("files", nargs="+", help="files to import (the type comes from the extension)")
@@ -191,31 +362,39 @@ def build_parser() -> argparse.ArgumentParser:
     exp = commands.add_parser("export", help="export a .blend's scene or one of its collections")
     exp.add_argument("blend", help="the .blend file to open")
     exp.add_argument("-o", "--output", required=True, help="the file to write (its extension picks the format)")
-    exp.add_argument("--format", help=f"override the format ({known})")
+    exp.add_argument("--format", help=f"the format, when the extension does not say it ({known})")
     exp.add_argument("--collection", help="export only this collection's objects")
     exp.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an export option")
     exp.set_defaults(run=command_export)
 
     conv = commands.add_parser("convert", help="convert files to another format")
     conv.add_argument("inputs", nargs="+", help="input files of any importable format")
-    conv.add_argument("--to", required=True, help=f"output format ({known})")
+    conv.add_argument("--to", help=f"output format ({known}); with -o, the extension may say it")
     where = conv.add_mutually_exclusive_group(required=True)
     where.add_argument("-o", "--output", help="one output file holding every input")
     where.add_argument("-d", "--output-dir", help="one output file per input, in this folder")
     conv.add_argument("--import-set", action="append", default=[], metavar="KEY=VALUE", help="an import option")
     conv.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an export option")
     conv.set_defaults(run=command_convert)
+
+    opts = commands.add_parser("options", help="list a format's import and export options")
+    opts.add_argument("format", help=f"a format ({known})")
+    opts.set_defaults(run=command_options)
     return parser
 
 
-def main(argv: Sequence[str]) -> int:
-    parser = build_parser()
+def main(argv: Sequence[str], prog: str = f"blender --command {COMMAND_ID}") -> int:
+    parser = build_parser(prog)
     try:
         args = parser.parse_args(list(argv))
-    except SystemExit as exit_request:  # --help, or a usage error already printed by argparse
+    except SystemExit as exit_request:  # --help, or a usage error already printed
         return int(exit_request.code or 0)
+    BlenderOutput.verbose = args.verbose
     try:
         args.run(args)
+    except UsageError as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        return 2
     except CliError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -14,4 +14,4 @@ from bpy_extension import enable_extension
 
 if __name__ == "__main__":
     extension = enable_extension()
-    sys.exit(extension.cli.main(sys.argv[1:]))
+    sys.exit(extension.cli.main(sys.argv[1:], prog=sys.argv[0]))

@@ -84,15 +84,39 @@ def test_cli_batch_to_a_folder_reports_each_failure_and_exits_non_zero(tmp_path:
     ("arguments", "code", "message"),
     [
         (["--help"], 0, "convert"),
-        ([], 2, "usage:"),
-        (["convert", "x.joe", "--to", "obj", "-d", "o"], 1, "unknown format 'obj'"),
-        (["import", "missing.joe"], 1, "missing.joe: no such file"),
+        ([], 2, "error: the following arguments are required: command (see --help)"),
+        (["convert", "x.joe", "--to", "obj", "-d", "o"], 2, "unknown format 'obj'"),
+        (["import", "missing.joe"], 2, "missing.joe: no such file"),
     ],
 )
 def test_cli_usage_and_errors(tmp_path: Path, arguments: list[str], code: int, message: str) -> None:
     result = run([*IOGF, *arguments], tmp_path)
     assert result.returncode == code
     assert message in result.stdout + result.stderr
+
+
+def test_cli_help_names_the_program_as_invoked(tmp_path: Path) -> None:
+    result = run([*IOGF, "--help"], tmp_path)
+    assert result.stdout.startswith(f"usage: {IOGF[1]} ")
+
+
+def test_cli_prints_an_error_once_and_blender_log_lines_only_when_verbose(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.joe"
+    bad.write_bytes(b"IDP2")
+    result = run([*IOGF, "convert", str(bad), "-o", str(tmp_path / "out.iqe")], tmp_path)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    expected = f"error: {bad}, byte 0: file is 4 bytes, too short for the 16-byte JOE header"
+    assert result.stderr.splitlines() == [expected]
+    model = tmp_path / "box.joe"
+    model.write_bytes(fx.cube_bytes())
+    blend = tmp_path / "box.blend"
+    assert run([*IOGF, "import", str(model), "-o", str(blend)], tmp_path).returncode == 0
+    quiet = run([*IOGF, "export", str(blend), "-o", str(tmp_path / "box.iqe")], tmp_path)
+    verbose = run([*IOGF, "--verbose", "export", str(blend), "-o", str(tmp_path / "box.iqe")], tmp_path)
+    assert "Read blend" not in quiet.stdout + quiet.stderr
+    assert "Read blend" in verbose.stdout + verbose.stderr
+    assert quiet.stdout.splitlines()[-1] == f"exported {tmp_path / 'box.iqe'}"
 
 
 def test_cli_imports_a_reference_and_its_vertex_animation_together(tmp_path: Path) -> None:
