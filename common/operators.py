@@ -27,10 +27,11 @@ class Summary:
     faces: int = 0
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    face_kind: str = "polygons"  # what `faces` counts: "triangles" for the formats that store only triangles
 
     def line(self, verb: str) -> str:
         files = f"{self.files} file{'s' if self.files != 1 else ''}"
-        text = f"{verb} {files}: {self.objects} objects, {self.faces:,} faces in {self.seconds:.2f} s"
+        text = f"{verb} {files}: {self.objects} objects, {self.faces:,} {self.face_kind} in {self.seconds:.2f} s"
         if self.warnings:
             text += f" ({len(self.warnings)} warning{'s' if len(self.warnings) != 1 else ''}, see the console)"
         return text

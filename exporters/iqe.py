@@ -584,7 +584,7 @@ def _comment(objects: list[bpy.types.Object], armature: bpy.types.Object | None)
 
 
 def export_iqe(context: bpy.types.Context, path: str, operator: ExportScopeMixin, settings: ExportSettings) -> Summary:
-    summary = Summary(files=1)
+    summary = Summary(files=1, face_kind="triangles")
     document = build_document(context, operator, settings, summary)
     notes = iqe.IqeDocument().warnings
     data = iqe.write_iqe(document, notes)  # every check runs before the file is touched

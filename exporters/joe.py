@@ -62,7 +62,7 @@ def chosen_objects(context: bpy.types.Context, operator: ExportScopeMixin) -> li
 
 
 def export_joe(context: bpy.types.Context, path: str, operator: ExportScopeMixin) -> Summary:
-    summary = Summary(files=1)
+    summary = Summary(files=1, face_kind="triangles")
     objects = chosen_objects(context, operator)
     parts = [object_triangles(context, obj, operator) for obj in objects]
     summary.warnings += [f"{name}: no UV map; its corners get (0, 0)" for name in mesh_io.parts_without_uvs(parts)]
@@ -78,7 +78,7 @@ def export_joe(context: bpy.types.Context, path: str, operator: ExportScopeMixin
 
 
 def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin) -> Summary:
-    summary = Summary(files=1)
+    summary = Summary(files=1, face_kind="triangles")
     members = []
     objects = chosen_objects(context, operator)
     for obj in objects:

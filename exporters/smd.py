@@ -538,7 +538,7 @@ def choose_armature(objects: list[bpy.types.Object], meshes: list[bpy.types.Obje
 
 
 def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin, settings: ExportSettings) -> Summary:
-    summary = Summary()
+    summary = Summary(face_kind="triangles")
     objects = operator.objects_to_export(context)
     meshes = geometry_objects(objects)
     armature = choose_armature(objects, meshes)

@@ -1,16 +1,18 @@
 """SMD import/export speed against Blender's C++ OBJ importer/exporter on the same geometry, in one run.
 
-    .venv/bin/python tools/bench_smd.py [--repeat 3]
+    .venv/bin/python tools/bench_smd.py [--repeat 3] [--bst FOLDER]
 
 The case of specs/smd.md D.7: a 100,000-triangle cylinder (250 x 200 quads, 50,250 positions) skinned to a
 50-bone chain with 1-3 weight links per vertex and 3 materials, plus a 100-frame animation of the 50 bones.
-BST's figures on this machine class: import 7.6-8.1 s, export 7.1 s (mesh), 0.19 s / 0.46 s (animation).
-Prints times and ratios (ours / OBJ); figures only, no asserts.
+Blender Source Tools is run in the same process, on the same files, only when its folder is given (`--bst`, or
+$IOGF_BST: the folder holding `io_scene_valvesource`; it is never shipped); otherwise no ratio against it is
+printed. Prints times and ratios; figures only, no asserts.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -33,9 +35,31 @@ def empty() -> None:
     bpy.ops.wm.read_homefile(use_empty=True)
 
 
+def cell(value: float | None, width: int, decimals: int) -> str:
+    return f"{value:>{width}.{decimals}f}" if value else f"{'-':>{width}}"
+
+
+def bst_times(bst_folder: str, repeat: int, reference: Path, folder: Path) -> dict[str, float]:
+    """Blender Source Tools importing and exporting the same reference SMD in this process."""
+    sys.path.insert(0, bst_folder)
+    import io_scene_valvesource  # type: ignore[import-not-found]
+
+    io_scene_valvesource.register()
+    times = {"import": best_of(repeat, empty, lambda: bpy.ops.import_scene.smd(filepath=str(reference)))}
+    out = folder / "bst"
+    out.mkdir()
+    bpy.context.scene.vs.export_path = str(out)
+    bpy.context.scene.vs.export_format = "SMD"
+    times["export"] = best_of(repeat, lambda: None, lambda: bpy.ops.export_scene.smd(export_scene=True))
+    io_scene_valvesource.unregister()
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--bst", default=os.environ.get("IOGF_BST"),
+                        help="folder holding Blender Source Tools' io_scene_valvesource, to run it side by side")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="iogf-bench-smd-"))
     reference, animation = folder / "cylinder.smd", folder / "anim.smd"
@@ -67,19 +91,19 @@ def main() -> None:
     anim_export = best_of(args.repeat, lambda: None, lambda: bpy.ops.export_scene.valve_smd(
         filepath=str(folder / "anim_out.smd"), export_scope="SCENE", export_mode="ANIMATION"))  # fmt: skip
     obj_import = best_of(args.repeat, empty, lambda: bpy.ops.wm.obj_import(filepath=str(obj_file)))
-    rows += [
-        ("import 100k-tri / 50-bone SMD", imported, obj_import),
-        ("export 100k-tri / 50-bone SMD", exported, obj_export),
-        ("import 100-frame animation", anim_import, None),
-        ("export 100-frame animation", anim_export, None),
+    bst = bst_times(args.bst, args.repeat, reference, folder) if args.bst else {}
+    rows = [
+        ("import 100k-tri / 50-bone SMD", imported, obj_import, bst.get("import")),
+        ("export 100k-tri / 50-bone SMD", exported, obj_export, bst.get("export")),
+        ("import 100-frame animation", anim_import, None, None),
+        ("export 100-frame animation", anim_export, None, None),
     ]
-    print(f"\n{'case':<34}{'ours (s)':>10}{'OBJ (s)':>10}{'ratio':>8}{'vs BST':>9}")
-    bst = {"import 100k": 7.6, "export 100k": 7.1, "import 100-": 0.19, "export 100-": 0.46}
-    for label, ours, obj in rows:
-        ratio = f"{ours / obj:8.2f}" if obj else f"{'-':>8}"
-        obj_text = f"{obj:10.3f}" if obj else f"{'-':>10}"
-        speedup = bst[label[:11]] / ours
-        print(f"{label:<34}{ours:>10.3f}{obj_text}{ratio}{speedup:>8.1f}x")
+    print(f"\n{'case':<32}{'ours s':>8}{'OBJ s':>8}{'ours/OBJ':>10}{'BST s':>8}{'BST/ours':>10}")
+    for label, ours, obj, peer in rows:
+        print(f"{label:<32}{ours:>8.3f}{cell(obj, 8, 3)}{cell(obj and ours / obj, 10, 2)}"
+              f"{cell(peer, 8, 3)}{cell(peer and peer / ours, 10, 1)}")  # fmt: skip
+    print("ours/OBJ: our time over Blender's C++ OBJ importer/exporter's (lower is better); BST/ours: how many "
+          "times faster than Blender Source Tools (higher is better)" + ("" if bst else "; BST not run (--bst)"))
     shutil.rmtree(folder)
 
 

@@ -141,3 +141,21 @@ def test_cli_batch_conversion_names_outputs_after_the_whole_extension(tmp_path: 
     from formats import joe
 
     assert joe.load_joe(str(tmp_path / "out" / "room.joe")).first_frame.face_count == 2
+
+
+def test_the_main_job_runs_clean_and_reports_what_it_left_on_disk(tmp_path: Path) -> None:
+    out, dist = tmp_path / "out", tmp_path / "dist"
+    env_overrides = {"IOGF_EXAMPLE_OUT": str(out), "IOGF_EXAMPLE_DIST": str(dist)}
+    env = {"BLENDER_USER_RESOURCES": str(tmp_path / "user"), "PATH": "/usr/bin:/bin", **env_overrides}
+    result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "example.py")], capture_output=True,
+                            text=True, timeout=600, env=env, check=False)  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "unexpected warnings: 0" in result.stdout
+    rows = [line.split() for line in result.stdout.splitlines() if line.strip().startswith(("joe ", "smd ", "qmap"))]
+    assert len(rows) >= 4
+    for row in rows:  # format, file, bytes, ...: the size printed is the size of the file left on disk
+        assert (out / row[1]).stat().st_size == int(row[2]), row
+    assert " faces" not in result.stdout
+    picture = out / "example_views.png"
+    assert picture.stat().st_size > 10_000
+    assert list(dist.glob("io_game_formats-*.zip"))
