@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
+import ctypes
 import os
 import sys
 import tempfile
@@ -161,6 +163,7 @@ class BlenderOutput:
     def __enter__(self) -> BlenderOutput:
         sys.stdout.flush()
         sys.stderr.flush()
+        flush_c_streams()
         self.capture = tempfile.TemporaryFile()
         self.saved = (os.dup(1), os.dup(2))
         os.dup2(self.capture.fileno(), 1)
@@ -170,6 +173,7 @@ class BlenderOutput:
     def __exit__(self, *_: object) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
+        flush_c_streams()  # Blender 4.x prints its log lines through C's buffered stdout
         os.dup2(self.saved[0], 1)
         os.dup2(self.saved[1], 2)
         for fd in self.saved:
@@ -180,6 +184,11 @@ class BlenderOutput:
         for line in text.splitlines():
             if self.verbose or line.startswith("Info: ") or ": warning: " in line:
                 print(line)
+
+
+def flush_c_streams() -> None:
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).fflush(None)
 
 
 def run_operator(idname: str | None, what: str, **keywords: object) -> None:
