@@ -92,14 +92,20 @@ def _probe_equal_rows(key: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | Non
     rows = np.ascontiguousarray(key).view(np.dtype((np.void, 8 * width))).reshape(count)  # a row compares whole
     multipliers = np.random.default_rng(width).integers(1, 2**63, width, dtype=np.uint64) | np.uint64(1)
     with np.errstate(over="ignore"):
-        mixed = key.view(np.uint64) @ multipliers  # a different odd multiplier per column, summed modulo 2**64
+        # a different odd multiplier per column, summed modulo 2**64 (column by column: a matrix product would
+        # copy the whole key)
+        unsigned = key.view(np.uint64)
+        mixed = unsigned[:, 0] * multipliers[0]
+        for column in range(1, width):
+            mixed += unsigned[:, column] * multipliers[column]
         mixed ^= mixed >> np.uint64(29)
         mixed *= np.uint64(0x9E3779B97F4A7C15)
     bits = count.bit_length() + 1  # at most half full
-    slot = (mixed >> np.uint64(64 - bits)).astype(np.int64)
-    table = np.full(1 << bits, count, np.int64)  # `count` marks a free slot
+    index_type = np.int32 if (1 << bits) < 2**31 else np.int64  # half the memory for the usual sizes
+    slot = (mixed >> np.uint64(64 - bits)).astype(index_type)
+    table = np.full(1 << bits, count, index_type)  # `count` marks a free slot
     first = np.empty(count, np.int64)
-    pending = np.arange(count)
+    pending = np.arange(count, dtype=index_type)
     for _ in range(_PROBE_ROUNDS):
         wanted = slot[pending]
         holder = table[wanted]
@@ -108,27 +114,36 @@ def _probe_equal_rows(key: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | Non
             np.minimum.at(table, wanted[free], pending[free])
             holder = table[wanted]
         same = holder == pending
+        # Rows in another row's slot: equal only if their hashes are, and only those few are compared whole (whole
+        # rows of every pending row, gathered at once, would take several times the text's memory).
         others = np.flatnonzero(~same)
-        same[others] = rows[holder[others]] == rows[pending[others]]
+        others = others[mixed[holder[others]] == mixed[pending[others]]]
+        for begin in range(0, others.size, _CHUNK):
+            chunk = others[begin : begin + _CHUNK]
+            same[chunk] = rows[holder[chunk]] == rows[pending[chunk]]
         first[pending[same]] = holder[same]
         pending = pending[~same]
         if not pending.size:
             return first
-        slot[pending] = (slot[pending] + 1) & ((1 << bits) - 1)
+        slot[pending] = (slot[pending] + 1) & index_type((1 << bits) - 1)
     return None
 
+
 _LONGEST_LINE = 256  # bytes; longer lines are rare and not worth grouping
+_WHOLE_KEYS_BYTES = 64 << 20  # up to this size, every line's words are kept as its key (faster than hashing twice)
 
 
 def first_equal_lines(
     text: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
 ) -> npt.NDArray[np.int64] | None:
     """For each line text[starts[i]:ends[i]], the index of the first line with the same bytes. None when some
-    line is shorter than 8 bytes or longer than _LONGEST_LINE, or when the lines' lengths differ so much that the
-    keys would take over twice the text's size (the caller then reads every line).
+    line is shorter than 8 bytes or longer than _LONGEST_LINE, when the lines' lengths differ so much that grouping
+    them would not pay (the caller then reads every line), or in the astronomically rare case of two different
+    lines with one hash.
 
-    Each line becomes a key of 8-byte words read straight from the text (the last one ending at the line's end,
-    so that no word reaches past it) and its length."""
+    A line's words are 8-byte words read straight from the text (the last one ending at the line's end, so that
+    no word reaches past it). Up to _WHOLE_KEYS_BYTES the lines' words are the keys; beyond, memory stays at a few
+    integers per line, never a copy of the lines."""
     lengths = ends - starts
     if not lengths.size:
         return np.zeros(0, np.int64)
@@ -139,15 +154,46 @@ def first_equal_lines(
         return None  # a few long lines would make every key long: more memory than the text is worth
     words: npt.NDArray[np.uint64] = np.ndarray((text.size - 7,), np.dtype("<u8"), buffer=text, strides=(1,))
     last = ends - 8  # (`words` holds a word starting at every byte)
-    key = np.empty((lengths.size, width + 1), np.uint64)
-    for begin in range(0, lengths.size, _CHUNK):  # a block of lines at a time: their bytes stay in the caches
-        rows = slice(begin, begin + _CHUNK)
-        block = np.empty((width + 1, lengths[rows].size), np.uint64)
-        block[width] = lengths[rows]
-        for word in range(width):
-            block[word] = words[np.minimum(starts[rows] + 8 * word, last[rows])]
-        key[rows] = block.T
-    return first_equal_rows(key.view(np.int64))
+
+    def word(index: int, rows: npt.NDArray[np.int64] | slice) -> npt.NDArray[np.uint64]:
+        gathered: npt.NDArray[np.uint64] = words[np.minimum(starts[rows] + 8 * index, last[rows])]
+        return gathered
+
+    if lengths.size * (width + 1) * 8 <= _WHOLE_KEYS_BYTES:  # small enough: whole keys, compared exactly
+        key = np.empty((lengths.size, width + 1), np.uint64)
+        for begin in range(0, lengths.size, _CHUNK):  # a block of lines at a time: their bytes stay in the caches
+            rows = slice(begin, begin + _CHUNK)
+            block = np.empty((width + 1, lengths[rows].size), np.uint64)
+            block[width] = lengths[rows]
+            for index in range(width):
+                block[index] = word(index, rows)
+            key[rows] = block.T
+        return first_equal_rows(key.view(np.int64))
+    # Each line is reduced to a 64-bit hash of its words (a block of lines at a time: their bytes stay in the
+    # caches, and no key of every line's words is ever held); lines are grouped by (hash, length), then every
+    # line is checked against its group's first line word by word.
+    multipliers = np.random.default_rng(width).integers(1, 2**63, width, dtype=np.uint64) | np.uint64(1)
+    hashes = np.empty(lengths.size, np.uint64)
+    with np.errstate(over="ignore"):
+        for begin in range(0, lengths.size, _CHUNK):
+            rows = slice(begin, begin + _CHUNK)
+            mixed = word(0, rows) * multipliers[0]
+            for index in range(1, width):
+                mixed += word(index, rows) * multipliers[index]
+            hashes[rows] = mixed
+    hash_key = np.empty((lengths.size, 2), np.int64)
+    hash_key[:, 0] = hashes.view(np.int64)
+    hash_key[:, 1] = lengths
+    del hashes
+    first = first_equal_rows(hash_key)
+    del hash_key
+    grouped = np.flatnonzero(first != np.arange(first.size))
+    for begin in range(0, grouped.size, _CHUNK):
+        rows_ = grouped[begin : begin + _CHUNK]
+        for index in range(width):
+            if not np.array_equal(word(index, rows_), word(index, first[rows_])):
+                return None  # two different lines with one hash: astronomically rare; the caller reads every line
+    return first
 
 
 def first_occurrences(numbers: npt.NDArray[np.integer[Any]]) -> npt.NDArray[np.int64]:

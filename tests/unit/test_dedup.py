@@ -76,3 +76,33 @@ def test_first_equal_lines_leaves_short_and_long_lines_to_the_caller() -> None:
 def test_first_occurrences() -> None:
     assert dedup.first_occurrences(np.array([0, 1, 0, 2, 1, 3, 3])).tolist() == [0, 1, 3, 5]
     assert dedup.first_occurrences(np.zeros(0, np.int64)).tolist() == []
+
+
+def test_lines_grouped_by_a_colliding_hash_are_caught_by_the_word_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = b"0 1.000000 2.000000\n0 1.000000 2.000000\n0 9.000000 2.000000\n"
+    buffer = np.frombuffer(text, np.uint8)
+    ends = np.flatnonzero(buffer == ord("\n"))
+    starts = np.concatenate([[0], ends[:-1] + 1])
+    assert dedup.first_equal_lines(buffer, starts, ends).tolist() == [0, 0, 2]
+    monkeypatch.setattr(dedup, "_WHOLE_KEYS_BYTES", 0)  # the hashed path, as for large files
+    assert dedup.first_equal_lines(buffer, starts, ends).tolist() == [0, 0, 2]
+    monkeypatch.setattr(dedup, "first_equal_rows", lambda key: np.zeros(len(key), np.int64))  # every hash "equal"
+    assert dedup.first_equal_lines(buffer, starts, ends) is None
+
+
+def test_whole_keys_and_hashed_lines_group_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(3)
+    pool = [f"{i % 7} {rng.integers(0, 9)}.000000 {rng.integers(0, 99)}.500000 x{'y' * (i % 40)}".encode()
+            for i in range(300)]  # fmt: skip
+    lines = [pool[i] for i in rng.integers(0, len(pool), 5000)]
+    text = b"\n".join(lines) + b"\n"
+    buffer = np.frombuffer(text, np.uint8)
+    ends = np.flatnonzero(buffer == ord("\n"))
+    starts = np.concatenate([[0], ends[:-1] + 1])
+    whole = dedup.first_equal_lines(buffer, starts, ends)
+    monkeypatch.setattr(dedup, "_WHOLE_KEYS_BYTES", 0)
+    hashed = dedup.first_equal_lines(buffer, starts, ends)
+    assert whole is not None and hashed is not None
+    np.testing.assert_array_equal(whole, hashed)
+    expected = [lines.index(line) for line in lines]
+    assert whole.tolist() == expected
