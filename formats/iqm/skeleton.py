@@ -19,7 +19,8 @@ Float64Array = npt.NDArray[np.float64]
 
 _CHANGING = np.float32(1e-10)  # a channel whose range is at least this is stored
 _STEPS = np.float32(0xFFFF)
-_CHUNK_VERTICES = 8192
+_CHUNK_VERTICES = 2048
+_CHUNK_VALUES = 1 << 20  # doubles of skinning matrices gathered at a time
 
 
 def canonical_poses(poses: npt.ArrayLike) -> Float64Array:
@@ -127,18 +128,22 @@ def frame_bounds(
     highs = np.full((count, 3), -np.inf)
     xy = np.zeros(count)
     full = np.zeros(count)
-    homogeneous = np.concatenate((positions, np.ones((positions.shape[0], 1))), axis=1)
     weight64 = weights.astype(np.float64)
+    frame_chunk = max(1, _CHUNK_VALUES // (12 * _CHUNK_VERTICES))
     for start in range(0, positions.shape[0], _CHUNK_VERTICES):
         part = slice(start, start + _CHUNK_VERTICES)
-        blended = np.zeros((count, homogeneous[part].shape[0], 3, 4))
-        for slot in range(bones.shape[1]):
-            blended += skinning[:, bones[part, slot]] * weight64[part, slot][None, :, None, None]
-        skinned = np.einsum("fvij,vj->fvi", blended, homogeneous[part])
-        np.minimum(lows, skinned.min(axis=1), out=lows)
-        np.maximum(highs, skinned.max(axis=1), out=highs)
-        squares = skinned[..., 0] ** 2 + skinned[..., 1] ** 2
-        np.maximum(xy, squares.max(axis=1), out=xy)
-        np.maximum(full, (squares + skinned[..., 2] ** 2).max(axis=1), out=full)
+        points, slot_bones, slot_weights = positions[part], bones[part], weight64[part]
+        for first in range(0, count, frame_chunk):
+            frames_part = slice(first, first + frame_chunk)
+            skinned = np.zeros((skinning[frames_part].shape[0], points.shape[0], 3))
+            for slot in range(slot_bones.shape[1]):
+                matrices = skinning[frames_part][:, slot_bones[:, slot]]  # (f, v, 3, 4)
+                moved = np.einsum("fvij,vj->fvi", matrices[..., :3], points) + matrices[..., 3]
+                skinned += moved * slot_weights[:, slot][None, :, None]
+            np.minimum(lows[frames_part], skinned.min(axis=1), out=lows[frames_part])
+            np.maximum(highs[frames_part], skinned.max(axis=1), out=highs[frames_part])
+            squares = skinned[..., 0] ** 2 + skinned[..., 1] ** 2
+            np.maximum(xy[frames_part], squares.max(axis=1), out=xy[frames_part])
+            np.maximum(full[frames_part], (squares + skinned[..., 2] ** 2).max(axis=1), out=full[frames_part])
     result: Float32Array = np.concatenate((lows, highs, np.sqrt(xy)[:, None], np.sqrt(full)[:, None]), axis=1)
     return result.astype(np.float32)
