@@ -1,4 +1,4 @@
-"""io_game_formats: IQE, SMD/VTA, JOE/JPK import and export and the QMAP compiler, as a Blender extension.
+"""io_game_formats: IQE/IQM, SMD/VTA, JOE/JPK import and export and the QMAP compiler, as a Blender extension.
 
 Loaded by Blender as bl_ext.<repo>.io_game_formats, so every import inside the package is relative.
 Each format module lists its `classes` and may define `menu_import` / `menu_export` for the File menus, and
@@ -11,17 +11,19 @@ import bpy
 
 from . import cli
 from .exporters import iqe as export_iqe
+from .exporters import iqm as export_iqm
 from .exporters import joe as export_joe
 from .exporters import qmap as export_qmap
 from .exporters import smd as export_smd
 from .importers import iqe as import_iqe
+from .importers import iqm as import_iqm
 from .importers import joe as import_joe
 from .importers import qmap as import_qmap
 from .importers import smd as import_smd
 from .ui import qmap_panel
 
-FORMAT_MODULES = (import_joe, export_joe, import_iqe, export_iqe, import_smd, export_smd, qmap_panel, import_qmap,
-                  export_qmap)  # fmt: skip
+FORMAT_MODULES = (import_joe, export_joe, import_iqe, export_iqe, import_iqm, export_iqm, import_smd, export_smd,
+                  qmap_panel, import_qmap, export_qmap)  # fmt: skip
 
 _cli_handle = None
 

@@ -39,6 +39,7 @@ FORMATS: dict[str, FileFormat] = {
         FileFormat("qc", ".qc", "import_scene.valve_smd", None),  # imports the SMDs and VTAs a QC names
         FileFormat("qci", ".qci", "import_scene.valve_smd", None),
         FileFormat("iqe", ".iqe", "import_scene.iqe", "export_scene.iqe"),
+        FileFormat("iqm", ".iqm", "import_scene.iqm", "export_scene.iqm"),
         FileFormat("qmap_tmp", ".qmap.tmp", "import_scene.qmap_tmp", "export_scene.qmap_tmp"),
         FileFormat("qmap", ".qmap", "import_scene.qmap", "export_scene.qmap"),
     )

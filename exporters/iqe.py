@@ -613,16 +613,8 @@ def draw_iqe_export_options(layout: bpy.types.UILayout, operator: object, contex
     )  # fmt: skip
 
 
-@orientation_helper(axis_forward="Y", axis_up="Z")
-class EXPORT_SCENE_OT_iqe(bpy.types.Operator, ExportHelper, ExportScopeMixin):
-    """Export meshes, armature and actions as Inter-Quake Export text"""
-
-    bl_idname = "export_scene.iqe"
-    bl_label = "Export IQE"
-    bl_options = {"REGISTER", "PRESET"}
-
-    filename_ext = ".iqe"
-    filter_glob: StringProperty(default="*.iqe", options={"HIDDEN"})
+class IqeExportProperties:
+    """The options of the IQE exporter, shared with the IQM exporter (both write one document model)."""
 
     triangulate: BoolProperty(
         name="Triangulate", default=True, description="Write triangles; off: quads and n-gons as polygons (fanned)"
@@ -656,8 +648,8 @@ class EXPORT_SCENE_OT_iqe(bpy.types.Operator, ExportHelper, ExportScopeMixin):
         description="Write faces clockwise, the IQE convention; off: Blender's counter-clockwise order",
     )  # fmt: skip
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
-        settings = ExportSettings(
+    def export_settings(self) -> ExportSettings:
+        return ExportSettings(
             export_normals=self.export_normals,
             export_uvs=self.export_uvs,
             export_colors=self.export_colors,
@@ -672,6 +664,21 @@ class EXPORT_SCENE_OT_iqe(bpy.types.Operator, ExportHelper, ExportScopeMixin):
             flip_v=self.flip_v,
             reverse_winding=self.reverse_winding,
         )
+
+
+@orientation_helper(axis_forward="Y", axis_up="Z")
+class EXPORT_SCENE_OT_iqe(bpy.types.Operator, ExportHelper, ExportScopeMixin, IqeExportProperties):
+    """Export meshes, armature and actions as Inter-Quake Export text"""
+
+    bl_idname = "export_scene.iqe"
+    bl_label = "Export IQE"
+    bl_options = {"REGISTER", "PRESET"}
+
+    filename_ext = ".iqe"
+    filter_glob: StringProperty(default="*.iqe", options={"HIDDEN"})
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        settings = self.export_settings()
         return guarded(self, lambda: export_iqe(context, self.filepath, self, settings), "Exported")
 
     def draw(self, context: bpy.types.Context) -> None:

@@ -54,3 +54,12 @@ class Warnings(list[str]):
 
     def add(self, message: str) -> None:
         self.append(message)
+
+
+def read_file_bytes(path: str) -> bytes:
+    """A file's bytes; an unreadable file is a FormatError too, naming it, like bad content."""
+    try:
+        with open(path, "rb") as stream:
+            return stream.read()
+    except OSError as error:
+        raise FormatError(f"cannot read the file: {error.strerror or error}", path=path) from error

@@ -4,6 +4,7 @@ with vertex groups and one action per animation, and the `comment` section as a 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import bpy
@@ -96,7 +97,7 @@ def build_document(
         for obj in root_objects:
             obj.matrix_world = options.matrix @ obj.matrix_world
     if document.comment_section is not None:
-        text = bpy.data.texts.new(f"{stem}.iqe comment")
+        text = bpy.data.texts.new(f"{os.path.basename(path)} comment")
         text.from_string(document.comment_section)
         for obj in (armature_obj, *objects):
             if obj is not None:
@@ -359,27 +360,26 @@ def _skin(obj: bpy.types.Object, armature: bpy.types.Object, bone_names: list[st
     armature_helpers.skin_to_armature(obj, armature)
 
 
-def import_iqe_files(context: bpy.types.Context, paths: list[str], options: IqeImportOptions) -> Summary:
+def import_iqe_files(
+    context: bpy.types.Context,
+    paths: list[str],
+    options: IqeImportOptions,
+    load: Callable[[str], iqe.IqeDocument] = iqe.load_iqe,
+) -> Summary:
+    """Import files that `load` reads into the IQE document model (IQE, and IQM through its own reader)."""
+
     def build(path: str, document: object, summary: Summary) -> None:
         assert isinstance(document, iqe.IqeDocument)
         build_document(context, path, document, options, summary)
 
-    return import_all(context, paths, iqe.load_iqe, build)
+    return import_all(context, paths, load, build)
 
 
 # ------------------------------------------------------------------------------------------------- operator
 
 
-@orientation_helper(axis_forward="Y", axis_up="Z")
-class IMPORT_SCENE_OT_iqe(bpy.types.Operator, ImportHelper, ImportFilesMixin):
-    """Import Inter-Quake Export models: meshes, materials, skeleton, weights and animations"""
-
-    bl_idname = "import_scene.iqe"
-    bl_label = "Import IQE"
-    bl_options = {"REGISTER", "UNDO", "PRESET"}
-
-    filename_ext = ".iqe"
-    filter_glob: StringProperty(default="*.iqe", options={"HIDDEN"})
+class IqeImportProperties:
+    """The options of the IQE importer, shared with the IQM importer (both build from one document model)."""
 
     merge_by_name: BoolProperty(
         name="Merge Meshes by Name",
@@ -402,8 +402,8 @@ class IMPORT_SCENE_OT_iqe(bpy.types.Operator, ImportHelper, ImportFilesMixin):
     )
     global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0)
 
-    def execute(self, context: bpy.types.Context) -> set[str]:
-        options = IqeImportOptions(
+    def import_options(self) -> IqeImportOptions:
+        return IqeImportOptions(
             merge_by_name=self.merge_by_name,
             use_custom_normals=self.use_custom_normals,
             import_colors=self.import_colors,
@@ -412,6 +412,21 @@ class IMPORT_SCENE_OT_iqe(bpy.types.Operator, ImportHelper, ImportFilesMixin):
             bone_axis=self.bone_axis,
             matrix=import_matrix(self),
         )
+
+
+@orientation_helper(axis_forward="Y", axis_up="Z")
+class IMPORT_SCENE_OT_iqe(bpy.types.Operator, ImportHelper, ImportFilesMixin, IqeImportProperties):
+    """Import Inter-Quake Export models: meshes, materials, skeleton, weights and animations"""
+
+    bl_idname = "import_scene.iqe"
+    bl_label = "Import IQE"
+    bl_options = {"REGISTER", "UNDO", "PRESET"}
+
+    filename_ext = ".iqe"
+    filter_glob: StringProperty(default="*.iqe", options={"HIDDEN"})
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        options = self.import_options()
         return guarded(self, lambda: import_iqe_files(context, self.selected_paths(), options), "Imported")
 
     def draw(self, context: bpy.types.Context) -> None:

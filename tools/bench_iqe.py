@@ -1,6 +1,6 @@
-"""IQE import/export speed against Blender's C++ OBJ importer/exporter on the same geometry, in one run.
+"""IQE or IQM import/export speed against Blender's C++ OBJ importer/exporter on the same geometry, in one run.
 
-    .venv/bin/python tools/bench_iqe.py [--side 224] [--repeat 3]
+    .venv/bin/python tools/bench_iqe.py [--format iqe|iqm] [--side 224] [--repeat 3]
 
 The scene: a 100,352-triangle grid skinned to 50 joints (4 random weights per vertex) with a 100-frame
 animation, written with the IQE codec, imported with our operator and exported again; OBJ exports and imports
@@ -25,6 +25,7 @@ enable_extension()
 import bpy  # noqa: E402
 
 from formats.iqe import save_iqe  # noqa: E402
+from formats.iqm import save_iqm  # noqa: E402
 
 
 def empty_scene() -> None:
@@ -35,34 +36,37 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--side", type=int, default=224, help="quads per grid side (224 -> 100,352 triangles)")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--format", choices=("iqe", "iqm"), default="iqe")
     args = parser.parse_args()
+    fmt = args.format
     folder = Path(tempfile.mkdtemp(prefix="iogf-bench-iqe-"))
-    source = folder / "grid.iqe"
-    save_iqe(source, grid_document(args.side))
-    ours_out, obj_out = folder / "out.iqe", folder / "out.obj"
+    source = folder / f"grid.{fmt}"
+    (save_iqm if fmt == "iqm" else save_iqe)(source, grid_document(args.side))
+    ours_out, obj_out = folder / f"out.{fmt}", folder / "out.obj"
+    importer, exporter = getattr(bpy.ops.import_scene, fmt), getattr(bpy.ops.export_scene, fmt)
     print(f"Blender {bpy.app.version_string}, best of {args.repeat}")
 
     def import_ours() -> None:
-        bpy.ops.import_scene.iqe(filepath=str(source))
+        importer(filepath=str(source))
 
     def import_obj() -> None:
         bpy.ops.wm.obj_import(filepath=str(obj_out))
 
     def export_ours() -> None:
-        bpy.ops.export_scene.iqe(filepath=str(ours_out), export_scope="SCENE")
+        exporter(filepath=str(ours_out), export_scope="SCENE")
 
     def export_obj() -> None:
         bpy.ops.wm.obj_export(filepath=str(obj_out), export_selected_objects=False, export_materials=False)
 
-    timings = {"import IQE": best_of(args.repeat, empty_scene, import_ours)}
+    timings = {"import ours": best_of(args.repeat, empty_scene, import_ours)}
     triangles = sum(len(o.data.polygons) for o in bpy.data.objects if o.type == "MESH")
-    timings["export IQE"] = best_of(args.repeat, lambda: None, export_ours)
+    timings["export ours"] = best_of(args.repeat, lambda: None, export_ours)
     timings["export OBJ"] = best_of(args.repeat, lambda: None, export_obj)
     timings["import OBJ"] = best_of(args.repeat, empty_scene, import_obj)
-    print(f"{triangles:,} triangles, 50 joints, 100 frames; IQE {ours_out.stat().st_size / 1e6:.1f} MB")
-    print(f"\n{'step':<10}{'IQE (s)':>10}{'OBJ (s)':>10}{'ours/OBJ':>10}")
+    print(f"{triangles:,} triangles, 50 joints, 100 frames; {fmt.upper()} {ours_out.stat().st_size / 1e6:.1f} MB")
+    print(f"\n{'step':<10}{fmt.upper() + ' (s)':>10}{'OBJ (s)':>10}{'ours/OBJ':>10}")
     for step in ("import", "export"):
-        ours, obj = timings[f"{step} IQE"], timings[f"{step} OBJ"]
+        ours, obj = timings[f"{step} ours"], timings[f"{step} OBJ"]
         print(f"{step:<10}{ours:>10.3f}{obj:>10.3f}{ours / obj:>10.2f}")
     print("ours/OBJ: our time over Blender's C++ OBJ importer/exporter's on the same geometry (lower is better)")
     shutil.rmtree(folder)

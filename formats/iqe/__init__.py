@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from ..atomic import write_bytes_atomically
-from ..errors import FormatError
+from ..errors import read_file_bytes
 from .document import (
     COMPONENT_TYPES,
     IDENTITY_POSE,
@@ -51,12 +51,7 @@ __all__ = [
 def load_iqe(path: str | os.PathLike[str]) -> IqeDocument:
     """Read an IQE file; an unreadable file is reported as a FormatError too."""
     name = os.fspath(path)
-    try:
-        with open(name, "rb") as stream:
-            data = stream.read()
-    except OSError as error:
-        raise FormatError(f"cannot read the file: {error.strerror or error}", path=name) from error
-    return read_iqe(data, name)
+    return read_iqe(read_file_bytes(name), name)
 
 
 def save_iqe(path: str | os.PathLike[str], document: IqeDocument) -> None:

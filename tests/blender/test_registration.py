@@ -15,6 +15,8 @@ OPERATORS = (
     "EXPORT_SCENE_OT_jpk",
     "IMPORT_SCENE_OT_iqe",
     "EXPORT_SCENE_OT_iqe",
+    "IMPORT_SCENE_OT_iqm",
+    "EXPORT_SCENE_OT_iqm",
     "IMPORT_SCENE_OT_valve_smd",
     "EXPORT_SCENE_OT_valve_smd",
     "IMPORT_SCENE_OT_qmap_tmp",
@@ -29,7 +31,8 @@ OPERATORS = (
     "QMAP_OT_import_desc",
     "VIEW3D_PT_qmap",
 )
-FILE_HANDLERS = ("IOGF_FH_joe", "IOGF_FH_jpk", "IOGF_FH_iqe", "IOGF_FH_smd", "IOGF_FH_qmap_tmp", "IOGF_FH_qmap")
+FILE_HANDLERS = ("IOGF_FH_joe", "IOGF_FH_jpk", "IOGF_FH_iqe", "IOGF_FH_iqm", "IOGF_FH_smd", "IOGF_FH_qmap_tmp",
+                 "IOGF_FH_qmap")  # fmt: skip
 FILE_OPERATORS = [
     f"{name.split('_OT_')[0].lower()}.{name.split('_OT_')[1]}"
     for name in OPERATORS

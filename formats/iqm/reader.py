@@ -1,0 +1,215 @@
+"""Read IQM into the IqeDocument model shared with IQE, so everything that imports IQE imports IQM.
+
+Vertex arrays become the document's attributes (integers decoded to floats that re-encode to the same values),
+and any format other than the compiler's default becomes a `vertexarray` declaration, so writing the document
+as IQE and compiling it gives the same formats back. Custom arrays take slots 0..9 in file order ("customN"
+keeps slot N when it can). Animation frames are decoded as engines decode them (offset + value * scale).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import FormatError, Warnings
+from ..iqe.document import (
+    MAX_INFLUENCES,
+    IqeAnimation,
+    IqeDocument,
+    IqeJoint,
+    IqeMesh,
+    IqeVertexArrayFormat,
+)
+from .components import decode
+from .decode import decode_model
+from .layout import CUSTOM_DEFAULT, DEFAULT_FORMATS, LOOP_FLAG, IqmModel, IqmVertexArray
+
+FloatArray = npt.NDArray[np.float32]
+_CUSTOM_NAME = re.compile(r"custom([0-9])")
+_SLOTS = 10
+
+
+def read_iqm_model(data: bytes, path: str | None = None, warnings: Warnings | None = None) -> IqmModel:
+    """The file's sections, checked (FormatError with the byte offset of the bad field)."""
+    try:
+        return decode_model(data, warnings if warnings is not None else Warnings())
+    except FormatError as error:
+        raise (error.with_path(path) if path else error) from None
+
+
+def read_iqm(data: bytes, path: str | None = None) -> IqeDocument:
+    """Parse IQM bytes into a document (the file's coordinates, winding and V, as IQE keeps them)."""
+    warnings = Warnings()
+    model = read_iqm_model(data, path, warnings)
+    try:
+        return document_from_model(model, warnings)
+    except FormatError as error:
+        raise (error.with_path(path) if path else error) from None
+
+
+def document_from_model(model: IqmModel, warnings: Warnings | None = None) -> IqeDocument:
+    document = IqeDocument(warnings=warnings if warnings is not None else Warnings())
+    attributes = _Attributes(model, document)
+    for index, mesh in enumerate(model.meshes):
+        document.meshes.append(attributes.mesh(index))
+        if not mesh.triangle_count:
+            document.warnings.add(f"mesh {mesh.name!r} has no triangles")
+    document.joints = [
+        IqeJoint(name, int(parent), _triple(pose[0:3]), _quaternion(pose[3:7]), _triple(pose[7:10]))
+        for name, parent, pose in zip(model.joint_names, model.joint_parents.tolist(),
+                                      model.joint_poses.astype(np.float64), strict=True)
+    ]  # fmt: skip
+    document.animations = _animations(model, document)
+    if model.comment is not None:
+        try:
+            document.comment_section = model.comment.decode("utf-8")
+        except UnicodeDecodeError:
+            document.comment_section = model.comment.decode("latin-1")
+    return document
+
+
+def _triple(values: npt.NDArray[np.float64]) -> tuple[float, float, float]:
+    return float(values[0]), float(values[1]), float(values[2])
+
+
+def _quaternion(values: npt.NDArray[np.float64]) -> tuple[float, float, float, float]:
+    sign = -1.0 if values[3] > 0.0 else 1.0  # the document keeps w <= 0, as IQE does
+    x, y, z, w = (float(sign * value) + 0.0 for value in values)
+    return x, y, z, w
+
+
+class _Attributes:
+    """The model's vertex arrays as document attributes, decoded once and sliced per mesh."""
+
+    def __init__(self, model: IqmModel, document: IqeDocument) -> None:
+        self.model = model
+        self.document = document
+        count = model.vertex_count
+        self.arrays: dict[str, FloatArray] = {}
+        self.blend_indices: npt.NDArray[np.int32] | None = None
+        self.blend_weights: FloatArray | None = None
+        self.custom: dict[int, FloatArray] = {}
+        next_slot = 0
+        for array in model.vertex_arrays:
+            if array.kind == "custom":
+                slot = _custom_slot(array.name, next_slot)
+                if slot is None:
+                    document.warnings.add(f"custom array {array.name!r} left out: IQE holds at most {_SLOTS} customs")
+                    continue
+                next_slot = slot + 1
+                self.custom[slot] = decode(array.values, array.component).astype(np.float32)
+                if (array.component, array.size) != CUSTOM_DEFAULT or array.name != f"custom{slot}":
+                    document.vertex_arrays.append(
+                        IqeVertexArrayFormat(f"custom{slot}", array.component, array.size, array.name)
+                    )
+                continue
+            if (array.component, array.size) != DEFAULT_FORMATS[array.kind]:
+                document.vertex_arrays.append(IqeVertexArrayFormat(array.kind, array.component, array.size, array.kind))
+            if array.kind in ("blendindexes", "blendweights"):
+                continue
+            self.arrays[array.kind] = _columns(array, count)
+        self._read_blends(document)
+
+    def _read_blends(self, document: IqeDocument) -> None:
+        indices, weights = self.model.array("blendindexes"), self.model.array("blendweights")
+        if indices is None and weights is None:
+            return
+        if indices is None or weights is None:
+            document.warnings.add("blend indices without blend weights (or the reverse) ignored")
+            return
+        index_values = _padded(decode(indices.values, indices.component, normalized=False), MAX_INFLUENCES, 0.0)
+        weight_values = _padded(decode(weights.values, weights.component), MAX_INFLUENCES, 0.0)
+        used = weight_values > 0.0
+        joints = len(self.model.joint_names)
+        limit = joints if joints else 256
+        bad = used & ((index_values < 0) | (index_values >= limit))
+        if bad.any():
+            vertex, slot = divmod(int(np.argmax(bad.ravel())), MAX_INFLUENCES)
+            raise FormatError(
+                f"vertex {vertex} is weighted to joint {int(index_values[vertex, slot])}, but the file has {joints} "
+                "joints",
+                offset=indices.offset + (vertex * indices.size + slot) * indices.values.dtype.itemsize,
+            )
+        self.blend_indices = np.where(used, index_values, 0).astype(np.int32)
+        self.blend_weights = weight_values.astype(np.float32)
+
+    def mesh(self, index: int) -> IqeMesh:
+        info = self.model.meshes[index]
+        first, end = info.first_vertex, info.first_vertex + info.vertex_count
+        triangles = self.model.triangles[info.first_triangle : info.first_triangle + info.triangle_count]
+        corners = triangles.ravel().astype(np.int64)
+        vertex_ids: npt.NDArray[np.int64] | slice = slice(first, end)
+        local = corners - first
+        if corners.size and (int(corners.min()) < first or int(corners.max()) >= end):
+            outside = np.unique(corners[(corners < first) | (corners >= end)])
+            self_ids = np.concatenate((np.arange(first, end, dtype=np.int64), outside))
+            order = np.argsort(self_ids, kind="stable")
+            local = order[np.searchsorted(self_ids[order], corners)]
+            vertex_ids = self_ids
+            self.document.warnings.add(
+                f"mesh {info.name!r}: its triangles use {outside.size} vertices outside its range (copied into it)"
+            )
+        positions = self._take("position", vertex_ids, 3)
+        assert positions is not None  # the decoder refuses vertices without positions
+        mesh = IqeMesh(info.name, info.material, positions)
+        mesh.texcoords = self._take("texcoord", vertex_ids, 2)
+        mesh.normals = self._take("normal", vertex_ids, 3)
+        mesh.tangents = self._take("tangent", vertex_ids, 4, (0.0, 0.0, 0.0, 1.0))
+        mesh.colors = self._take("color", vertex_ids, 4, (0.0, 0.0, 0.0, 1.0))
+        if self.blend_indices is not None and self.blend_weights is not None:
+            mesh.blend_indices = np.ascontiguousarray(self.blend_indices[vertex_ids])
+            mesh.blend_weights = np.ascontiguousarray(self.blend_weights[vertex_ids])
+        mesh.custom = {slot: np.ascontiguousarray(values[vertex_ids]) for slot, values in self.custom.items()}
+        mesh.face_corners = local.astype(np.int32)
+        mesh.face_sizes = np.full(triangles.shape[0], 3, np.int32)
+        return mesh
+
+    def _take(
+        self, kind: str, vertex_ids: npt.NDArray[np.int64] | slice, width: int, defaults: tuple[float, ...] = ()
+    ) -> FloatArray | None:
+        values = self.arrays.get(kind)
+        if values is None:
+            return None
+        return np.ascontiguousarray(_padded(values, width, *defaults)[vertex_ids], np.float32)
+
+
+def _columns(array: IqmVertexArray, count: int) -> FloatArray:
+    return decode(array.values, array.component).astype(np.float32).reshape(count, array.size)
+
+
+def _padded(values: npt.NDArray[Any], width: int, *defaults: float) -> npt.NDArray[Any]:
+    """`values` cut or padded to `width` columns; missing columns take `defaults` (0 where none is given)."""
+    have = values.shape[1]
+    if have >= width:
+        return values[:, :width]
+    fill = np.array([*(defaults or (0.0,) * width)][have:width], values.dtype)
+    return np.concatenate((values, np.broadcast_to(fill, (values.shape[0], width - have))), axis=1)
+
+
+def _custom_slot(name: str, next_slot: int) -> int | None:
+    """`customN` keeps slot N when that keeps the file's order; other names take the next free slot."""
+    match = _CUSTOM_NAME.fullmatch(name)
+    if match is not None and int(match.group(1)) >= next_slot:
+        return int(match.group(1))
+    return next_slot if next_slot < _SLOTS else None
+
+
+def _animations(model: IqmModel, document: IqeDocument) -> list[IqeAnimation]:
+    joints, poses = len(model.joint_names), model.pose_masks.shape[0]
+    if not model.anims:
+        if model.frames.shape[0]:
+            document.warnings.add(f"{model.frames.shape[0]} frames belong to no animation; ignored")
+        return []
+    if joints and poses != joints:
+        raise FormatError(f"{poses} animation poses for {joints} joints: there must be one pose per joint")
+    if joints and not np.array_equal(model.pose_parents, model.joint_parents):
+        document.warnings.add("pose parents differ from joint parents; the joints' are used")
+    frames = model.decoded_frames()
+    return [
+        IqeAnimation(anim.name, float(anim.framerate), bool(anim.flags & LOOP_FLAG),
+                     np.ascontiguousarray(frames[anim.first_frame : anim.first_frame + anim.frame_count]))
+        for anim in model.anims
+    ]  # fmt: skip

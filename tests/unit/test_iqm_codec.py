@@ -1,0 +1,111 @@
+"""IQM codec: IQE documents compile to IQM and read back; every header count and offset is checked against the
+file before use; mutated files raise nothing but FormatError."""
+
+from __future__ import annotations
+
+import random
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from formats import iqe, iqm
+from formats.errors import FormatError
+from formats.iqm.layout import HEADER, HEADER_FIELDS, MAGIC
+from tests.mutations import fuzz_count, mutate_counts, mutations
+from tests.sample_paths import sample_files
+from tests.unit.test_iqe_fuzz import FIXTURE
+from tests.unit.test_structured_fuzz import IQE_FIXTURE
+
+IQE_SAMPLES = sample_files("iqe", ".iqe")
+DOCUMENTS = {"rig fixture": IQE_FIXTURE, "every command": FIXTURE}
+
+
+def positions_by_mesh(document: iqe.IqeDocument) -> dict[tuple[str, str], np.ndarray]:
+    """Each (mesh, material)'s corner positions, triangle by triangle."""
+    found: dict[tuple[str, str], np.ndarray] = {}
+    for mesh in document.meshes:
+        corners = np.asarray(mesh.positions, np.float64)[np.asarray(mesh.face_corners, np.int64)]
+        key = (mesh.name, mesh.material)
+        found[key] = np.concatenate([found[key], corners]) if key in found else corners
+    return found
+
+
+@pytest.mark.parametrize("name", DOCUMENTS)
+def test_fixtures_compile_and_read_back_with_joints_meshes_and_animations(name: str) -> None:
+    document = iqe.read_iqe(DOCUMENTS[name])
+    data = iqm.write_iqm(document)
+    assert data.startswith(MAGIC) and struct.unpack_from("<II", data, 16) == (2, len(data))
+    back = iqm.read_iqm(data)
+    assert [(j.name, j.parent) for j in back.joints] == [(j.name, j.parent) for j in document.joints]
+    assert [(a.name, a.framerate, a.loop, len(a.frames)) for a in back.animations] == [
+        (a.name, a.framerate, a.loop, len(a.frames)) for a in document.animations]  # fmt: skip
+    first, again = iqm.read_iqm_model(data), iqm.read_iqm_model(iqm.write_iqm(back))  # what was read compiles back
+    np.testing.assert_array_equal(again.triangles, first.triangles)
+    np.testing.assert_array_equal(again.vertex_arrays[0].values, first.vertex_arrays[0].values)
+
+
+@pytest.mark.parametrize("sample", IQE_SAMPLES, ids=[p.name for p in IQE_SAMPLES])
+def test_samples_keep_their_geometry_through_iqm(sample: Path) -> None:
+    document = iqe.load_iqe(sample)
+    back = iqm.read_iqm(iqm.write_iqm(document))
+    assert [j.name for j in back.joints] == [j.name for j in document.joints]
+    before, after = positions_by_mesh(document), positions_by_mesh(back)
+    assert before.keys() == after.keys()
+    for key in before:  # triangles keep their corners (degenerate ones aside, which IQM drops)
+        assert len(after[key]) <= len(before[key])
+        np.testing.assert_allclose(np.unique(after[key], axis=0), np.unique(before[key], axis=0), atol=1e-6)
+
+
+def header_offsets() -> list[int]:
+    return [16 + 4 * index for index in range(len(HEADER_FIELDS))]
+
+
+def test_every_header_field_is_checked_against_the_file() -> None:
+    data = iqm.write_iqm(iqe.read_iqe(IQE_FIXTURE))
+    rng = random.Random(7)
+    outcomes = set()
+    for _ in range(fuzz_count(3000)):
+        mutant = mutate_counts(data, header_offsets(), rng)
+        try:
+            iqm.read_iqm(mutant)
+            outcomes.add("accepted")
+        except FormatError as error:
+            assert error.offset is None or 0 <= error.offset <= len(mutant)
+            outcomes.add("rejected")
+    assert "rejected" in outcomes
+
+
+@pytest.mark.parametrize("field", HEADER_FIELDS)
+def test_a_count_or_offset_past_the_end_is_a_format_error(field: str) -> None:
+    data = bytearray(iqm.write_iqm(iqe.read_iqe(IQE_FIXTURE)))
+    values = list(HEADER.unpack_from(data, 0))
+    index = 1 + HEADER_FIELDS.index(field)
+    if field in ("flags", "num_extensions") or (values[index] == 0 and field.startswith("ofs")):
+        pytest.skip(f"{field} is {values[index]} in the fixture: nothing points past the end")
+    values[index] = 0xFFFFFFF0
+    HEADER.pack_into(data, 0, *values)
+    with pytest.raises(FormatError):
+        iqm.read_iqm(bytes(data))
+
+
+def test_truncated_files_are_format_errors() -> None:
+    data = iqm.write_iqm(iqe.read_iqe(IQE_FIXTURE))
+    for size in range(0, len(data) - 1, 7):
+        with pytest.raises(FormatError):
+            iqm.read_iqm(data[:size])
+
+
+def test_byte_mutants_raise_only_format_error() -> None:
+    seeds = [iqm.write_iqm(iqe.read_iqe(text)) for text in DOCUMENTS.values()]
+    seeds += [iqm.write_iqm(iqe.load_iqe(p)) for p in IQE_SAMPLES if p.stat().st_size < 100_000]
+    accepted = rejected = 0
+    with np.errstate(all="ignore"):
+        for mutant in mutations(seeds, fuzz_count(3000), seed=20261125):
+            try:
+                iqm.read_iqm(mutant)
+                accepted += 1
+            except FormatError:
+                rejected += 1
+    assert accepted and rejected
