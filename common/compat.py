@@ -17,13 +17,14 @@ Each difference below was found by running the test suite on every release (4.2.
 | ... 1.0 (an import would show every shape at once): always set explicitly | 5.0+ |
 | custom normals that are not unit length are ignored (mesh_io.set_custom_normals normalises them first) | 4.2 |
 | `CollectionExport.filepath` (else `export_properties.filepath`) | 4.5+ |
-| new materials have a node tree (`use_nodes` deprecated) | 5.0+ |
+| new materials have a node tree (`use_nodes` deprecated): `material_node_tree` turns nodes on where needed | 5.0+ |
+| alpha blending: `Material.surface_render_method` (EEVEE Next), else `blend_method` | 4.2+ has the first |
 | custom normals kept as the generic CORNER attribute `custom_normal` (an internal layer before) | 4.4+ |
 | ID names hold 255 bytes (63 before); bone names hold 63 bytes on every release | 5.0+ |
 | `Bone.select` removed (selection lives on pose bones) | 5.0+ |
 
-Only the first six rows change what the extension's code does; the others are listed because tests and scene dumps
-see them.
+Only the first six rows and the two material rows change what the extension's code does; the others are listed
+because tests and scene dumps see them.
 """
 
 from __future__ import annotations
@@ -159,3 +160,22 @@ def add_shape_key(obj: bpy.types.Object, name: str) -> bpy.types.ShapeKey:
 def max_bone_name_bytes() -> int:
     """Bytes a bone name holds: 63 on every supported release."""
     return int(bpy.types.Bone.bl_rna.properties["name"].length_max) - 1
+
+
+# ------------------------------------------------------------------------------------------------ materials
+
+
+def material_node_tree(material: bpy.types.Material) -> bpy.types.NodeTree:
+    """The material's node tree: new materials have one on 5.0+; before, nodes are turned on (`use_nodes`)."""
+    if material.node_tree is None:  # (`use_nodes` is only read where it still matters: reading it warns on 5.0+)
+        material.use_nodes = True
+    tree: bpy.types.NodeTree = material.node_tree
+    return tree
+
+
+def blend_with_alpha(material: bpy.types.Material) -> None:
+    """Draw the material blended by its alpha in the viewport and EEVEE."""
+    if hasattr(material, "surface_render_method"):
+        material.surface_render_method = "BLENDED"
+    else:
+        material.blend_method = "BLEND"

@@ -28,10 +28,16 @@ class Summary:
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     face_kind: str = "polygons"  # what `faces` counts: "triangles" for the formats that store only triangles
+    textures_found: set[str] = field(default_factory=set)  # image paths an import wired into its materials
+    textures_missing: set[str] = field(default_factory=set)  # material (or model) names no image was found for
 
     def line(self, verb: str) -> str:
         files = f"{self.files} file{'s' if self.files != 1 else ''}"
         text = f"{verb} {files}: {self.objects} objects, {self.faces:,} {self.face_kind} in {self.seconds:.2f} s"
+        if self.textures_found or self.textures_missing:
+            text += f"; {len(self.textures_found)} texture{'s' if len(self.textures_found) != 1 else ''} found"
+            if self.textures_missing:
+                text += f", {len(self.textures_missing)} not found"
         if self.warnings:
             text += f" ({len(self.warnings)} warning{'s' if len(self.warnings) != 1 else ''}, see the console)"
         return text
@@ -40,6 +46,8 @@ class Summary:
 def report_summary(operator: bpy.types.Operator, summary: Summary, verb: str) -> None:
     for warning in summary.warnings:
         print(f"{operator.bl_label}: warning: {warning}")
+    if summary.textures_missing:  # a note, not a warning: many models ship without their images
+        print(f"{operator.bl_label}: note: no image found for {', '.join(sorted(summary.textures_missing))}")
     if summary.warnings:
         first = summary.warnings[0]
         more = f" (and {len(summary.warnings) - 1} more)" if len(summary.warnings) > 1 else ""

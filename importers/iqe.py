@@ -15,7 +15,7 @@ from mathutils import Matrix
 
 from ..common import animation as animation_helpers
 from ..common import armature as armature_helpers
-from ..common import mesh_io
+from ..common import mesh_io, textures
 from ..common.operators import (
     ImportFilesMixin,
     Summary,
@@ -52,6 +52,7 @@ class IqeImportOptions:
     import_animations: bool = True
     bone_axis: str = "Y"
     matrix: Matrix | None = None
+    find_textures: bool = True
 
 
 def srgb_to_linear(values: np.ndarray) -> np.ndarray:
@@ -370,7 +371,8 @@ def import_iqe_files(
 
     def build(path: str, document: object, summary: Summary) -> None:
         assert isinstance(document, iqe.IqeDocument)
-        build_document(context, path, document, options, summary)
+        with textures.texturing_new_materials(path, options.find_textures, summary):
+            build_document(context, path, document, options, summary)
 
     return import_all(context, paths, load, build)
 
@@ -401,6 +403,7 @@ class IqeImportProperties:
         description="The axis the file's joints point along; Blender bones are turned to it",
     )
     global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0)
+    find_textures: BoolProperty(**textures.FIND_TEXTURES)
 
     def import_options(self) -> IqeImportOptions:
         return IqeImportOptions(
@@ -411,6 +414,7 @@ class IqeImportProperties:
             import_animations=self.import_animations,
             bone_axis=self.bone_axis,
             matrix=import_matrix(self),
+            find_textures=self.find_textures,
         )
 
 
@@ -437,7 +441,7 @@ def draw_iqe_import_options(layout: bpy.types.UILayout, operator: object) -> Non
     prepare_layout(layout)
     draw_panel(
         layout, operator, "IOGF_iqe_import_geometry", "Geometry",
-        ("merge_by_name", "use_custom_normals", "import_colors"),
+        ("merge_by_name", "use_custom_normals", "import_colors", "find_textures"),
     )  # fmt: skip
     draw_panel(
         layout, operator, "IOGF_iqe_import_armature", "Armature",

@@ -11,7 +11,7 @@ from bpy.props import BoolProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper, orientation_helper
 from mathutils import Matrix
 
-from ..common import mesh_io
+from ..common import mesh_io, textures
 from ..common.operators import (
     ImportFilesMixin,
     Summary,
@@ -33,6 +33,7 @@ class JoeImportOptions:
     apply_normal_swap: bool = False
     use_custom_normals: bool = True
     matrix: Matrix | None = None
+    find_textures: bool = True
 
 
 def parse_file(path: str) -> list[tuple[str, joe.JoeDocument]]:
@@ -99,8 +100,12 @@ def _build_mesh(
 def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeImportOptions) -> Summary:
     def build(path: str, models: object, summary: Summary) -> None:
         assert isinstance(models, list)
+        packed = path.lower().endswith(".jpk")
+        textures.new_search()
         for name, document in models:
-            build_object(context, name, document, options, summary)
+            obj = build_object(context, name, document, options, summary)
+            if options.find_textures:  # a member's texture is found by its name in the pack's folder
+                textures.texture_joe_object(obj, path, f"{name}.joe" if packed else None, summary)
 
     return import_all(context, paths, parse_file, build)
 
@@ -133,6 +138,7 @@ class IMPORT_SCENE_OT_joe(bpy.types.Operator, ImportHelper, ImportFilesMixin):
         name="Custom Normals", default=True, description="Use the file's normals as custom split normals"
     )
     global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0)
+    find_textures: BoolProperty(**textures.FIND_TEXTURES)
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         options = JoeImportOptions(
@@ -140,6 +146,7 @@ class IMPORT_SCENE_OT_joe(bpy.types.Operator, ImportHelper, ImportFilesMixin):
             apply_normal_swap=self.apply_normal_swap,
             use_custom_normals=self.use_custom_normals,
             matrix=import_matrix(self),
+            find_textures=self.find_textures,
         )
         return guarded(self, lambda: import_joe_files(context, self.selected_paths(), options), "Imported")
 
@@ -151,7 +158,7 @@ def draw_joe_import_options(layout: bpy.types.UILayout, operator: object) -> Non
     prepare_layout(layout)
     draw_panel(
         layout, operator, "IOGF_joe_import_geometry", "Geometry",
-        ("rewind_clockwise", "use_custom_normals", "apply_normal_swap"),
+        ("rewind_clockwise", "use_custom_normals", "apply_normal_swap", "find_textures"),
     )  # fmt: skip
     draw_panel(
         layout, operator, "IOGF_joe_import_transform", "Transform", ("global_scale", "axis_forward", "axis_up"),

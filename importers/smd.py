@@ -19,7 +19,7 @@ import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper
 
-from ..common import compat, mesh_io
+from ..common import compat, mesh_io, textures
 from ..common.animation import basis_from_pose, continuous_eulers, continuous_quaternions, create_bone_action
 from ..common.armature import (
     BONE_AXES,
@@ -72,6 +72,7 @@ class SmdImportOptions:
     bone_axis: str = "Y"
     use_custom_normals: bool = True
     keep_blank_materials: bool = False
+    find_textures: bool = True
 
     def transform(self) -> np.ndarray:
         return up_axis_matrix(self.up_axis)
@@ -661,7 +662,9 @@ def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdI
         state = ImportState()
         with rollback_on_error(), selecting_new_objects(context):
             for step, file in enumerate(sorted(parsed, key=lambda p: BUILD_ORDER[p.kind])):
-                BUILDERS[file.kind](context, file, file.options or options, state, summary)
+                own = file.options or options
+                with textures.texturing_new_materials(file.path, own.find_textures, summary):
+                    BUILDERS[file.kind](context, file, own, state, summary)
                 update(len(planned) + step + 1)
     return summary
 
@@ -713,6 +716,8 @@ class IMPORT_SCENE_OT_valve_smd(bpy.types.Operator, ImportHelper, ImportFilesMix
         "dropping them as studiomdl does",
     )
 
+    find_textures: BoolProperty(**textures.FIND_TEXTURES)
+
     def import_options(self) -> SmdImportOptions:
         return SmdImportOptions(
             up_axis=self.up_axis,
@@ -722,6 +727,7 @@ class IMPORT_SCENE_OT_valve_smd(bpy.types.Operator, ImportHelper, ImportFilesMix
             bone_axis=self.bone_axis,
             use_custom_normals=self.use_custom_normals,
             keep_blank_materials=self.keep_blank_materials,
+            find_textures=self.find_textures,
         )
 
     def execute(self, context: bpy.types.Context) -> set[str]:
@@ -736,7 +742,7 @@ def draw_import_options(layout: bpy.types.UILayout, operator: object) -> None:
     prepare_layout(layout)
     draw_panel(
         layout, operator, "IOGF_smd_import_geometry", "Geometry",
-        ("use_custom_normals", "weight_mode", "keep_blank_materials"),
+        ("use_custom_normals", "weight_mode", "keep_blank_materials", "find_textures"),
     )  # fmt: skip
     draw_panel(layout, operator, "IOGF_smd_import_armature", "Armature", ("bone_axis", "rotation_mode"))
     draw_panel(layout, operator, "IOGF_smd_import_transform", "Transform", ("up_axis", "global_scale"), closed=True)

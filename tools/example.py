@@ -119,6 +119,21 @@ def rig_body(body: bpy.types.Object) -> None:
     rig.animation_data.action.name = "Bounce"
 
 
+def paint_texture(path: Path, size: int = 64) -> None:
+    """A red and white checker image named like the body's material, beside the exported files: importers whose
+    format names materials (SMD, IQE, IQM) find it and wire it to the body."""
+    rows, columns = np.indices((size, size)) // 8
+    checker = ((rows + columns) % 2).astype(np.float32)
+    pixels = np.ones((size, size, 4), np.float32)
+    pixels[..., 1] = pixels[..., 2] = checker * 0.9 + 0.1  # red squares between white ones
+    image = bpy.data.images.new("paint", size, size)
+    image.pixels.foreach_set(pixels.ravel())
+    image.filepath_raw = str(path)
+    image.file_format = "PNG"
+    image.save()
+    bpy.data.images.remove(image)
+
+
 def output_path(name: str, suffix: str) -> Path:
     # The compiled map gets its own stem: compiling writes <stem>.qmap.tmp and .qmap.desc beside the .qmap, which
     # would otherwise replace the .qmap.tmp export's files after their sizes were reported.
@@ -189,7 +204,7 @@ def render_view(label: str, target: Path) -> None:
     scene.collection.objects.link(text)
     scene.render.engine = "BLENDER_WORKBENCH"
     scene.display.shading.light = "STUDIO"
-    scene.display.shading.color_type = "MATERIAL"
+    scene.display.shading.color_type = "TEXTURE"  # the images the imports found, else the material's colour
     scene.display.shading.show_cavity = True
     scene.render.resolution_x, scene.render.resolution_y = VIEW_SIZE
     scene.render.resolution_percentage = 100
@@ -237,6 +252,7 @@ def main() -> int:
     OUT.mkdir()
     example_scene()
     bpy.ops.wm.save_as_mainfile(filepath=str(OUT / "example_source.blend"), check_existing=False)
+    paint_texture(OUT / "paint.png")
     print(f"\nExample scene: {len(bpy.data.objects)} objects, {scene_triangles()} triangles with modifiers applied")
     rows = []
     failures = 0

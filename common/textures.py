@@ -1,0 +1,96 @@
+"""Textures found on import: an Image Texture node on the imported UV map, wired to Base Color (and Alpha where
+the engine blends or masks with it), for the materials an import made. The search rules are `formats.textures`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import bpy
+
+from ..formats import textures
+from . import compat
+from .mesh_io import original_name
+from .operators import Summary
+
+FIND_TEXTURES = {
+    "name": "Find Textures",
+    "default": True,
+    "description": "Look in the model's folder tree for each material's image, by the game engine's rules, and "
+    "wire it to Base Color (alpha too where the engine uses it)",
+}
+
+
+def use_texture(material: bpy.types.Material, texture: textures.Texture, summary: Summary) -> None:
+    """Wire the image into the material (an image already loaded from that file is reused)."""
+    image = bpy.data.images.load(texture.path, check_existing=True)
+    tree = compat.material_node_tree(material)
+    nodes, links = tree.nodes, tree.links
+    if any(node.type == "TEX_IMAGE" for node in nodes):
+        return  # the material already has its image
+    shader = next((node for node in nodes if node.type == "BSDF_PRINCIPLED"), None)
+    if shader is None:
+        shader = nodes.new("ShaderNodeBsdfPrincipled")
+        output = next((node for node in nodes if node.type == "OUTPUT_MATERIAL"), None) or nodes.new(
+            "ShaderNodeOutputMaterial")  # fmt: skip
+        links.new(shader.outputs["BSDF"], output.inputs["Surface"])
+    image_node = nodes.new("ShaderNodeTexImage")
+    image_node.image = image
+    image_node.location = (shader.location.x - 320, shader.location.y)
+    uv_map = uv_map_of(material)
+    if uv_map is not None:
+        uv_node = nodes.new("ShaderNodeUVMap")
+        uv_node.uv_map = uv_map
+        uv_node.location = (image_node.location.x - 220, image_node.location.y - 120)
+        links.new(uv_node.outputs["UV"], image_node.inputs["Vector"])
+    links.new(image_node.outputs["Color"], shader.inputs["Base Color"])
+    if texture.use_alpha:
+        links.new(image_node.outputs["Alpha"], shader.inputs["Alpha"])
+        compat.blend_with_alpha(material)
+    summary.textures_found.add(texture.path)
+
+
+def uv_map_of(material: bpy.types.Material) -> str | None:
+    """The UV map of the first mesh using the material (each import makes one per mesh)."""
+    for mesh in bpy.data.meshes:
+        if mesh.uv_layers and any(slot == material for slot in mesh.materials):
+            active = mesh.uv_layers.active
+            return str(active.name if active is not None else mesh.uv_layers[0].name)
+    return None
+
+
+@contextmanager
+def texturing_new_materials(model_path: str, enabled: bool, summary: Summary) -> Iterator[None]:
+    """Give every material made inside the block the image its name stands for, if it can be found."""
+    before = {material.as_pointer() for material in bpy.data.materials}
+    new_search()
+    yield
+    if not enabled:
+        return
+    for material in bpy.data.materials:
+        if material.as_pointer() in before:
+            continue
+        name = original_name(material)
+        texture = textures.find_texture(name, model_path)
+        if texture is None:
+            summary.textures_missing.add(name)
+        else:
+            use_texture(material, texture, summary)
+
+
+def new_search() -> None:
+    """Folders are listed once per file imported, not once per session: files may have changed since."""
+    textures.clear_cache()
+
+
+def texture_joe_object(obj: bpy.types.Object, model_path: str, member: str | None, summary: Summary) -> None:
+    """A JOE model has no material: one named after its texture, if VDrift's conventions find one. Call
+    `new_search` before each file (a pack's members share its folder's listing)."""
+    texture = textures.joe_texture(model_path, member)
+    if texture is None:
+        summary.textures_missing.add(member or os.path.basename(model_path))
+        return
+    material = bpy.data.materials.new(os.path.splitext(os.path.basename(texture.path))[0])
+    obj.data.materials.append(material)
+    use_texture(material, texture, summary)

@@ -1,0 +1,162 @@
+"""Textures found on import: wired into the imported materials, loaded once, named when missing, optional, and
+rolled back with a failed import."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+
+import bpy
+import numpy as np
+import pytest
+
+from tests import joe_fixtures as fx
+from tests.blender.conftest import data_state
+
+SKIN_IQE = b"""# Inter-Quake Export
+mesh "body"
+material "skin"
+vp 0 0 0
+vt 0 1
+vp 1 0 0
+vt 1 1
+vp 1 1 0
+vt 1 0
+vp 0 1 0
+vt 0 0
+fm 0 1 2
+fm 0 2 3
+mesh "eyes"
+material "missing_eyes"
+vp 0 0 1
+vt 0 0
+vp 1 0 1
+vt 0 0
+vp 0 1 1
+vt 0 0
+fm 0 1 2
+"""
+
+
+def write_image(path: Path, rgba: tuple[float, float, float, float], size: int = 8) -> None:
+    """A small image file written by Blender itself (PNG, TGA or BMP by the extension)."""
+    image = bpy.data.images.new("temporary", size, size, alpha=True)
+    pixels = np.tile(np.array(rgba, np.float32), size * size)
+    pixels[: size * size * 2] *= 0.5  # a darker half, so the mapping shows in renders
+    image.pixels.foreach_set(pixels)
+    image.filepath_raw = str(path)
+    image.file_format = {".png": "PNG", ".tga": "TARGA", ".bmp": "BMP"}[path.suffix.lower()]
+    image.save()
+    bpy.data.images.remove(image)
+
+
+def image_links(material: bpy.types.Material) -> dict[str, str]:
+    """Shader input name -> the image node output feeding it."""
+    return {link.to_socket.name: link.from_socket.name for link in material.node_tree.links
+            if link.from_node.type == "TEX_IMAGE"}  # fmt: skip
+
+
+def test_iqe_material_gets_its_image_on_the_imported_uv_map(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_image(tmp_path / "Skin.PNG", (0.8, 0.3, 0.2, 1.0))
+    (tmp_path / "model.iqe").write_bytes(SKIN_IQE)
+    assert bpy.ops.import_scene.iqe(filepath=str(tmp_path / "model.iqe")) == {"FINISHED"}
+    skin = bpy.data.materials["skin"]
+    assert image_links(skin) == {"Base Color": "Color"}
+    (image_node,) = [node for node in skin.node_tree.nodes if node.type == "TEX_IMAGE"]
+    assert Path(image_node.image.filepath).name == "Skin.PNG"
+    (uv_node,) = [node for node in skin.node_tree.nodes if node.type == "UVMAP"]
+    assert uv_node.uv_map == bpy.data.objects["body"].data.uv_layers[0].name
+    output = capsys.readouterr().out
+    assert "1 texture found, 1 not found" in output
+    assert "note: no image found for missing_eyes" in output and "warning" not in output
+
+
+def test_images_are_loaded_once_across_the_files_of_an_import(tmp_path: Path) -> None:
+    write_image(tmp_path / "skin.tga", (0.2, 0.6, 0.2, 1.0))
+    for name in ("a.iqe", "b.iqe"):
+        (tmp_path / name).write_bytes(SKIN_IQE.replace(b'material "skin"', f'material "skin"\n# {name}'.encode()))
+    bpy.ops.import_scene.iqe(directory=str(tmp_path), files=[{"name": "a.iqe"}, {"name": "b.iqe"}])
+    assert [Path(image.filepath).name for image in bpy.data.images] == ["skin.tga"]
+
+
+def test_the_option_turns_the_search_off(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write_image(tmp_path / "skin.png", (0.8, 0.3, 0.2, 1.0))
+    (tmp_path / "model.iqe").write_bytes(SKIN_IQE)
+    bpy.ops.import_scene.iqe(filepath=str(tmp_path / "model.iqe"), find_textures=False)
+    assert not bpy.data.images and not image_links(bpy.data.materials["skin"])
+    assert "texture" not in capsys.readouterr().out
+
+
+def test_goldsrc_masked_texture_wires_alpha(tmp_path: Path) -> None:
+    write_image(tmp_path / "{leaves.bmp", (0.1, 0.5, 0.1, 1.0))
+    smd_text = (
+        "version 1\nnodes\n0 \"root\" -1\nend\nskeleton\ntime 0\n0 0 0 0 0 0 0\nend\ntriangles\n{leaves.bmp\n"
+        "0 0 0 0 0 0 1 0 0\n0 1 0 0 0 0 1 1 0\n0 0 1 0 0 0 1 0 1\nend\n"
+    )
+    (tmp_path / "tree.smd").write_text(smd_text)
+    assert bpy.ops.import_scene.valve_smd(filepath=str(tmp_path / "tree.smd")) == {"FINISHED"}
+    assert image_links(bpy.data.materials["{leaves.bmp"]) == {"Base Color": "Color", "Alpha": "Alpha"}
+
+
+def test_vdrift_car_and_track_conventions(tmp_path: Path) -> None:
+    write_image(tmp_path / "body00.png", (0.7, 0.1, 0.1, 1.0))
+    (tmp_path / "car.car").write_text("[body]\nmesh = body.joe\ntexture = body00.png\n")
+    (tmp_path / "body.joe").write_bytes(fx.cube_bytes())
+    assert bpy.ops.import_scene.joe(filepath=str(tmp_path / "body.joe")) == {"FINISHED"}
+    body = bpy.data.objects["body"]
+    assert body.data.materials[0].name == "body00"
+    assert image_links(body.data.materials[0]) == {"Base Color": "Color"}
+    track = tmp_path / "track"
+    track.mkdir()
+    write_image(track / "cone.png", (1.0, 0.5, 0.0, 1.0))
+    fields = ["1", "0", "0", "1", "0", "0", "1", "1", "1", "1", "1", "0", "0", "0", "0"]
+    (track / "list.txt").write_text("\n".join(["17", "cone.joe", "cone.png", *fields]) + "\n")
+    (track / "objects.jpk").write_bytes(fx.pack_of({"cone.joe": fx.cube_bytes()}))
+    assert bpy.ops.import_scene.joe(filepath=str(track / "objects.jpk")) == {"FINISHED"}
+    cone = bpy.data.objects["cone"]
+    assert image_links(cone.data.materials[0]) == {"Base Color": "Color", "Alpha": "Alpha"}
+
+
+def test_a_failed_import_leaves_no_image_behind(
+    tmp_path: Path, extension: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_image(tmp_path / "skin.png", (0.8, 0.3, 0.2, 1.0))
+    (tmp_path / "a.iqe").write_bytes(SKIN_IQE)
+    (tmp_path / "b.iqe").write_bytes(SKIN_IQE)
+    importer = extension.importers.iqe
+    build = importer.build_document
+
+    def fail_on_the_second_file(context, path, *args):  # type: ignore[no-untyped-def]
+        if path.endswith("b.iqe"):
+            assert bpy.data.images  # the first file's texture was loaded
+            raise extension.formats.errors.FormatError("broken on purpose", path=path)
+        return build(context, path, *args)
+
+    monkeypatch.setattr(importer, "build_document", fail_on_the_second_file)
+    before = data_state()
+    with pytest.raises(RuntimeError, match="broken on purpose"):
+        bpy.ops.import_scene.iqe(directory=str(tmp_path), files=[{"name": "a.iqe"}, {"name": "b.iqe"}])
+    assert data_state() == before and not bpy.data.images
+
+
+def test_a_textured_import_renders_with_its_texture(tmp_path: Path) -> None:
+    """Workbench in Texture colour mode shows the image's colour on the imported mesh."""
+    write_image(tmp_path / "skin.png", (0.9, 0.2, 0.1, 1.0))
+    (tmp_path / "model.iqe").write_bytes(SKIN_IQE)
+    bpy.ops.import_scene.iqe(filepath=str(tmp_path / "model.iqe"))
+    scene = bpy.context.scene
+    camera = bpy.data.objects.new("camera", bpy.data.cameras.new("camera"))
+    scene.collection.objects.link(camera)
+    camera.location = (0.5, 0.5, 3.0)
+    scene.camera = camera
+    scene.render.engine = "BLENDER_WORKBENCH"
+    scene.display.shading.color_type = "TEXTURE"
+    scene.display.shading.light = "FLAT"
+    scene.render.resolution_x = scene.render.resolution_y = 32
+    scene.render.filepath = str(tmp_path / "render.png")
+    bpy.ops.render.render(write_still=True)
+    render = bpy.data.images.load(str(tmp_path / "render.png"))
+    pixels = np.empty(32 * 32 * 4, np.float32)
+    render.pixels.foreach_get(pixels)
+    red = pixels.reshape(-1, 4)[:, 0] - pixels.reshape(-1, 4)[:, 1]
+    assert red.max() > 0.3  # the image's red shows; untextured, Workbench draws grey

@@ -1,0 +1,102 @@
+"""Where textures are found: the engines' rules on generated folder trees, never outside the model's folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from formats import textures
+
+
+@pytest.fixture(autouse=True)
+def fresh_listing() -> None:
+    textures.clear_cache()
+
+
+def touch(root: Path, *names: str) -> None:
+    for name in names:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"image")
+
+
+def found(material: str, model: Path) -> str | None:
+    texture = textures.find_texture(material, str(model))
+    return None if texture is None else str(Path(texture.path).relative_to(model.parent))
+
+
+def test_a_file_name_is_found_ignoring_case(tmp_path: Path) -> None:
+    touch(tmp_path, "Barney_Face.BMP")
+    assert found("barney_face.bmp", tmp_path / "barney.smd") == "Barney_Face.BMP"
+
+
+def test_a_stem_gets_the_usual_image_extensions(tmp_path: Path) -> None:
+    touch(tmp_path, "skin.tga", "skin.txt")
+    assert found("skin", tmp_path / "m.iqe") == "skin.tga"
+    assert found("skin.bmp", tmp_path / "m.iqe") == "skin.tga"  # the named file is missing: another extension
+
+
+def test_source_paths_are_tried_under_materials_and_by_their_last_part(tmp_path: Path) -> None:
+    touch(tmp_path, "materials/models/props/Sheet.png")
+    assert found("models/props/sheet", tmp_path / "prop.smd") == "materials/models/props/Sheet.png"
+    touch(tmp_path, "crate.png")
+    textures.clear_cache()
+    assert found("models\\props\\crate", tmp_path / "prop.smd") == "crate.png"
+
+
+def test_nothing_outside_the_models_folder_tree(tmp_path: Path) -> None:
+    touch(tmp_path, "outside.png")
+    (tmp_path / "model").mkdir()
+    assert found("outside", tmp_path / "model" / "m.iqe") is None
+    assert found("../outside", tmp_path / "model" / "m.iqe") is None
+
+
+def test_goldsrc_masked_textures_use_their_alpha(tmp_path: Path) -> None:
+    touch(tmp_path, "{leaves.bmp", "bark.bmp")
+    masked = textures.find_texture("{leaves.bmp", str(tmp_path / "tree.smd"))
+    plain = textures.find_texture("bark.bmp", str(tmp_path / "tree.smd"))
+    assert masked is not None and masked.use_alpha
+    assert plain is not None and not plain.use_alpha
+
+
+def test_a_cars_sections_name_mesh_and_diffuse_texture(tmp_path: Path) -> None:
+    touch(tmp_path, "body00.png", "glass.png")
+    (tmp_path / "360.car").write_text(
+        "[body]\nmesh = body.joe\ntexture = body00.png, body-misc1.png\n\n"
+        "[glass]\nmesh = glass.joe  # the windows\ntexture = glass.png\ndraw = transparent\n"
+    )
+    body = textures.joe_texture(str(tmp_path / "body.joe"))
+    glass = textures.joe_texture(str(tmp_path / "glass.joe"))
+    assert body is not None and Path(body.path).name == "body00.png" and not body.use_alpha
+    assert glass is not None and Path(glass.path).name == "glass.png" and glass.use_alpha
+
+
+def test_track_lists_name_each_objects_texture(tmp_path: Path) -> None:
+    touch(tmp_path, "cone.png", "tree.png")
+    fields = ["1", "0", "0", "0", "0", "0", "1", "1", "1", "1", "1", "0", "0", "0", "0"]  # 15 after model+texture
+    blend = list(fields)
+    blend[3] = "1"  # transparent_blend, the 6th parameter
+    (tmp_path / "list.txt").write_text("\n".join(["17", "", "cone.joe", "cone.png", *fields, "tree.joe", "tree.png",
+                                                  *blend]) + "\n")  # fmt: skip
+    cone = textures.joe_texture(str(tmp_path / "objects.jpk"), "cone.joe")
+    tree = textures.joe_texture(str(tmp_path / "objects.jpk"), "tree.joe")
+    assert cone is not None and Path(cone.path).name == "cone.png" and not cone.use_alpha
+    assert tree is not None and Path(tree.path).name == "tree.png" and tree.use_alpha
+
+
+def test_objects_txt_bodies_and_the_stem_fallback(tmp_path: Path) -> None:
+    touch(tmp_path, "wall.png", "rock.tga")
+    body = "[object.wall.body]\ntexture = wall.png\nmodel = wall.joe\nalphablend = true\n"
+    (tmp_path / "objects.txt").write_text(body)
+    wall = textures.joe_texture(str(tmp_path / "wall.joe"))
+    rock = textures.joe_texture(str(tmp_path / "rock.joe"))
+    assert wall is not None and wall.use_alpha
+    assert rock is not None and Path(rock.path).name == "rock.tga"
+    assert textures.joe_texture(str(tmp_path / "unknown.joe")) is None
+
+
+def test_short_or_malformed_lists_are_ignored() -> None:
+    assert textures.parse_list("12\nmodel.joe\n") == []
+    assert textures.parse_list("not a count\n") == []
+    assert textures.parse_list("14\n" + "\n".join(["m.joe", "t.png", *["0"] * 12])) == [("m.joe", "t.png", False)]
