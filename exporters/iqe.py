@@ -16,7 +16,10 @@ from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, orientation_helper
 
 from ..common import armature as armature_helpers
+from ..common import iqe_rig as rig_math
 from ..common import mesh_io
+from ..common.conventions import COMMENT, CUSTOM_TAG, IMPORT_COLORS, linear_to_srgb
+from ..common.conventions import IQE_STORED_NORMALS as STORED_NORMALS
 from ..common.operators import (
     ExportScopeMixin,
     Summary,
@@ -31,8 +34,6 @@ from ..common.operators import (
 from ..formats import iqe
 from ..formats.atomic import write_bytes_atomically
 from ..formats.errors import FormatError
-from ..importers import iqe_rig as rig_math
-from ..importers.iqe import COMMENT, CUSTOM_TAG, IMPORT_COLORS, STORED_NORMALS, linear_to_srgb
 from . import iqe_rig
 
 MAX_SKINNED_JOINTS = 256

@@ -1,4 +1,4 @@
-"""Skeleton, weights and animations read back from Blender for IQE export (inverse of importers/iqe_rig.py).
+"""Skeleton, weights and animations read back from Blender for IQE export (inverse of common/iqe_rig.py).
 
 Actions are sampled by evaluating their F-curves (no scene frame changes, so a 100k-vertex skinned mesh is
 not re-deformed on every frame); the NLA mode instead steps the scene through its frame range with
@@ -13,7 +13,7 @@ import bpy
 import numpy as np
 
 from ..common import armature as armature_helpers
-from ..common import compat
+from ..common import compat, iqe_rig
 from ..common.animation import (
     ActionSource,
     bake_wanted,
@@ -24,7 +24,6 @@ from ..common.animation import (
 from ..common.armature import euler_to_matrix
 from ..formats.errors import FormatError
 from ..formats.iqe import IqeAnimation, IqeJoint
-from ..importers import iqe_rig
 
 EXPORT_ANIMATIONS = (
     ("ALL", "All Actions", "Every action that animates the armature's bones, each over its own frame range"),

@@ -10,6 +10,7 @@ from bpy.props import StringProperty
 from bpy_extras.io_utils import ExportHelper, orientation_helper
 
 from ..common import mesh_io
+from ..common.conventions import JOE_STORED_NORMALS as STORED_NORMALS
 from ..common.operators import (
     ExportScopeMixin,
     Summary,
@@ -23,7 +24,6 @@ from ..common.operators import (
 )
 from ..formats import joe, jpk
 from ..formats.errors import FormatError
-from ..importers.joe import STORED_NORMALS
 
 
 def object_triangles(

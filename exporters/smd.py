@@ -48,6 +48,8 @@ from ..common.armature import (
     rigid,
     vertex_weight_reader,
 )
+from ..common.conventions import SMD_STORED_NORMALS as STORED_NORMALS
+from ..common.conventions import UP_AXES, collector_paused, up_axis_matrix
 from ..common.operators import (
     ExportScopeMixin,
     Summary,
@@ -63,7 +65,6 @@ from ..formats import smd
 from ..formats.atomic import Content, write_files_atomically
 from ..formats.dedup import first_equal_rows, first_occurrences
 from ..formats.errors import FormatError
-from ..importers.smd import STORED_NORMALS, UP_AXES, collector_paused, up_axis_matrix
 
 NO_MATERIAL = "no_material"
 IMPLICIT_BONE = "blender_implicit"

@@ -15,7 +15,9 @@ from mathutils import Matrix
 
 from ..common import animation as animation_helpers
 from ..common import armature as armature_helpers
-from ..common import mesh_io, textures
+from ..common import iqe_rig, mesh_io, textures
+from ..common.conventions import COLOR_SPACE, COMMENT, CUSTOM_TAG, IMPORT_COLORS, srgb_to_linear
+from ..common.conventions import IQE_STORED_NORMALS as STORED_NORMALS
 from ..common.operators import (
     ImportFilesMixin,
     Summary,
@@ -27,21 +29,10 @@ from ..common.operators import (
     prepare_layout,
 )
 from ..formats import iqe
-from . import iqe_rig, iqe_smoothing
+from . import iqe_smoothing
 
-STORED_NORMALS = "iqe_normal"  # per-vertex file normals, so an untouched mesh re-exports them exactly
-CUSTOM_TAG = "iqe_custom"  # mesh property: attribute name -> "slot component size" of IQE custom arrays
-COLOR_SPACE = "iqe_color_space"  # mesh property: how `vc` was stored ("SRGB" or "LINEAR")
-COMMENT = "iqe_comment"  # object property: the text block holding the file's `comment` section
 COLOR_NAME = "Color"
 UV_NAME = "UVMap"
-
-IMPORT_COLORS = (
-    ("SRGB", "sRGB", "Vertex colours in the file are sRGB values"),
-    ("LINEAR", "Linear", "Vertex colours in the file are linear values"),
-    ("NONE", "None", "Do not import vertex colours"),
-)
-
 
 @dataclass
 class IqeImportOptions:
@@ -53,16 +44,6 @@ class IqeImportOptions:
     bone_axis: str = "Y"
     matrix: Matrix | None = None
     find_textures: bool = True
-
-
-def srgb_to_linear(values: np.ndarray) -> np.ndarray:
-    v = values.astype(np.float64)
-    return np.where(v <= 0.04045, v / 12.92, ((np.maximum(v, 0.04045) + 0.055) / 1.055) ** 2.4)
-
-
-def linear_to_srgb(values: np.ndarray) -> np.ndarray:
-    v = values.astype(np.float64)
-    return np.where(v <= 0.0031308, v * 12.92, 1.055 * np.maximum(v, 0.0031308) ** (1.0 / 2.4) - 0.055)
 
 
 # ------------------------------------------------------------------------------------------------ building

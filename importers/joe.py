@@ -12,6 +12,7 @@ from bpy_extras.io_utils import ImportHelper, orientation_helper
 from mathutils import Matrix
 
 from ..common import mesh_io, textures
+from ..common.conventions import JOE_STORED_NORMALS as STORED_NORMALS
 from ..common.operators import (
     ImportFilesMixin,
     Summary,
@@ -23,8 +24,6 @@ from ..common.operators import (
     prepare_layout,
 )
 from ..formats import joe, jpk
-
-STORED_NORMALS = "joe_normal"  # the file's own normal vectors, so an untouched mesh re-exports them exactly
 
 
 @dataclass

@@ -8,10 +8,7 @@ A failure removes everything the call created.
 
 from __future__ import annotations
 
-import gc
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import bpy
@@ -37,6 +34,8 @@ from ..common.armature import (
     skin_to_armature,
     world_from_local,
 )
+from ..common.conventions import SMD_STORED_NORMALS as STORED_NORMALS
+from ..common.conventions import UP_AXES, collector_paused, up_axis_matrix
 from ..common.operators import ImportFilesMixin, Summary, draw_panel, file_handler, guarded, prepare_layout, progress
 from ..common.rollback import rollback_on_error, undo_on_failure
 from ..common.selection import selecting_new_objects
@@ -44,23 +43,7 @@ from ..formats import smd
 from ..formats.dedup import first_equal_rows, first_occurrences
 from ..formats.errors import FormatError
 
-STORED_NORMALS = "smd_normal"  # the file's own normals, so an untouched mesh re-exports them exactly
 BLANK_MATERIAL = "UndefinedMaterial"
-UP_AXES = (
-    ("Z", "Z", "The file is Z-up, as Blender (studiomdl's default)"),
-    ("Y", "Y", "The file is Y-up ($upaxis Y): turned +90 degrees about X"),
-    ("X", "X", "The file is X-up ($upaxis X): turned so that +X becomes +Z"),
-)
-
-
-def up_axis_matrix(axis: str) -> np.ndarray:
-    """File space to Blender space for a file whose up axis is `axis` (the exporter uses the inverse)."""
-    out = np.identity(4)
-    if axis == "Y":
-        out[:3, :3] = [[1, 0, 0], [0, 0, -1], [0, 1, 0]]  # +90 degrees about X: +Y -> +Z
-    elif axis == "X":
-        out[:3, :3] = [[0, 0, -1], [0, 1, 0], [1, 0, 0]]  # -90 degrees about Y: +X -> +Z
-    return out
 
 
 @dataclass
@@ -630,19 +613,6 @@ def remember_shape_keys(obj: bpy.types.Object) -> None:
 
 BUILDERS = {"reference": build_reference, "animation": build_animation, "vta": build_vta}
 BUILD_ORDER = {"reference": 0, "animation": 1, "vta": 2}
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off meanwhile: bulk conversions (numpy to lists for Blender) make many
-    objects at once, and each collection they set off would walk every Python object Blender holds."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdImportOptions) -> Summary:

@@ -16,8 +16,8 @@ import bpy
 import numpy as np
 from mathutils import Vector
 
-from ..common import armature as armature_helpers
 from ..formats.iqe.poses import canonical_quaternions, matrices_from_quaternions, quaternions_from_matrices
+from . import armature as armature_helpers
 
 BASE_SCALE = "iqe_base_scale"  # bone property: world scale of the base pose when it is not 1
 BONE_AXIS = "iqe_bone_axis"  # armature property: the file axis Blender bones were turned to (+Y: none)

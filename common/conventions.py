@@ -1,0 +1,67 @@
+"""What an importer and its exporter agree on, so that exporters never import importers: the names of the
+properties and attributes an import leaves for a faithful re-export, option lists, and the conversions both
+directions use."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+
+# ---- JOE
+JOE_STORED_NORMALS = "joe_normal"  # the file's own normal vectors, so an untouched mesh re-exports them exactly
+
+# ---- SMD
+SMD_STORED_NORMALS = "smd_normal"  # the file's own normals, so an untouched mesh re-exports them exactly
+UP_AXES = (
+    ("Z", "Z", "The file is Z-up, as Blender (studiomdl's default)"),
+    ("Y", "Y", "The file is Y-up ($upaxis Y): turned +90 degrees about X"),
+    ("X", "X", "The file is X-up ($upaxis X): turned so that +X becomes +Z"),
+)
+
+
+def up_axis_matrix(axis: str) -> np.ndarray:
+    """File space to Blender space for a file whose up axis is `axis` (the exporter uses the inverse)."""
+    out = np.identity(4)
+    if axis == "Y":
+        out[:3, :3] = [[1, 0, 0], [0, 0, -1], [0, 1, 0]]  # +90 degrees about X: +Y -> +Z
+    elif axis == "X":
+        out[:3, :3] = [[0, 0, -1], [0, 1, 0], [1, 0, 0]]  # -90 degrees about Y: +X -> +Z
+    return out
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off meanwhile: bulk conversions (numpy to lists for Blender) make many
+    objects at once, and each collection they set off would walk every Python object Blender holds."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+# ---- IQE and IQM
+IQE_STORED_NORMALS = "iqe_normal"  # per-vertex file normals, so an untouched mesh re-exports them exactly
+CUSTOM_TAG = "iqe_custom"  # mesh property: attribute name -> "slot component size" of IQE custom arrays
+COLOR_SPACE = "iqe_color_space"  # mesh property: how `vc` was stored ("SRGB" or "LINEAR")
+COMMENT = "iqe_comment"  # object property: the text block holding the file's `comment` section
+IMPORT_COLORS = (
+    ("SRGB", "sRGB", "Vertex colours in the file are sRGB values"),
+    ("LINEAR", "Linear", "Vertex colours in the file are linear values"),
+    ("NONE", "None", "Do not import vertex colours"),
+)
+
+
+def srgb_to_linear(values: np.ndarray) -> np.ndarray:
+    v = values.astype(np.float64)
+    return np.where(v <= 0.04045, v / 12.92, ((np.maximum(v, 0.04045) + 0.055) / 1.055) ** 2.4)
+
+
+def linear_to_srgb(values: np.ndarray) -> np.ndarray:
+    v = values.astype(np.float64)
+    return np.where(v <= 0.0031308, v * 12.92, 1.055 * np.maximum(v, 0.0031308) ** (1.0 / 2.4) - 0.055)
