@@ -19,8 +19,7 @@ Float64Array = npt.NDArray[np.float64]
 
 _CHANGING = np.float32(1e-10)  # a channel whose range is at least this is stored
 _STEPS = np.float32(0xFFFF)
-_CHUNK_VERTICES = 2048
-_CHUNK_VALUES = 1 << 20  # doubles of skinning matrices gathered at a time
+_CHUNK_VALUES = 1 << 22  # doubles of skinned positions held at a time (frames x vertices x 3)
 
 
 def canonical_poses(poses: npt.ArrayLike) -> Float64Array:
@@ -123,27 +122,28 @@ def frame_bounds(
         inverse = local_inverse[joint]
         inverse_bind[joint] = inverse if parent < 0 else _multiply(inverse, inverse_bind[parent])
     skinning = _multiply(_world(parents, pose_matrices(frames)), inverse_bind)  # (F, J, 3, 4)
-    count = frames.shape[0]
+    count, vertex_count = frames.shape[0], positions.shape[0]
     lows = np.full((count, 3), np.inf)
     highs = np.full((count, 3), -np.inf)
     xy = np.zeros(count)
     full = np.zeros(count)
-    weight64 = weights.astype(np.float64)
-    frame_chunk = max(1, _CHUNK_VALUES // (12 * _CHUNK_VERTICES))
-    for start in range(0, positions.shape[0], _CHUNK_VERTICES):
-        part = slice(start, start + _CHUNK_VERTICES)
-        points, slot_bones, slot_weights = positions[part], bones[part], weight64[part]
-        for first in range(0, count, frame_chunk):
-            frames_part = slice(first, first + frame_chunk)
-            skinned = np.zeros((skinning[frames_part].shape[0], points.shape[0], 3))
-            for slot in range(slot_bones.shape[1]):
-                matrices = skinning[frames_part][:, slot_bones[:, slot]]  # (f, v, 3, 4)
-                moved = np.einsum("fvij,vj->fvi", matrices[..., :3], points) + matrices[..., 3]
-                skinned += moved * slot_weights[:, slot][None, :, None]
-            np.minimum(lows[frames_part], skinned.min(axis=1), out=lows[frames_part])
-            np.maximum(highs[frames_part], skinned.max(axis=1), out=highs[frames_part])
-            squares = skinned[..., 0] ** 2 + skinned[..., 1] ** 2
-            np.maximum(xy[frames_part], squares.max(axis=1), out=xy[frames_part])
-            np.maximum(full[frames_part], (squares + skinned[..., 2] ** 2).max(axis=1), out=full[frames_part])
+    joint_count = skinning.shape[1]
+    flat = skinning.transpose(1, 0, 2, 3).reshape(joint_count, -1)  # (J, F*12): each joint's matrices
+    vertex_chunk = max(1, min(vertex_count, _CHUNK_VALUES // max(joint_count, 12 * count, 1)))
+    for start in range(0, vertex_count, vertex_chunk):
+        part = slice(start, start + vertex_chunk)
+        # Each vertex's matrices blended by its weights (a matrix product with its row of joint weights; a joint
+        # named twice adds up), then applied to the vertex, as the compiler does; without weights it stays at 0.
+        rows = np.arange(positions[part].shape[0])
+        joint_weights = np.zeros((rows.size, joint_count))
+        for slot in range(bones.shape[1]):
+            np.add.at(joint_weights, (rows, bones[part, slot].astype(np.intp)), weights[part, slot].astype(np.float64))
+        blended = (joint_weights @ flat).reshape(rows.size, count, 3, 4)
+        skinned = np.einsum("vfij,vj->fvi", blended[..., :3], positions[part]) + blended[..., 3].transpose(1, 0, 2)
+        np.minimum(lows, skinned.min(axis=1), out=lows)
+        np.maximum(highs, skinned.max(axis=1), out=highs)
+        squares = skinned[..., 0] ** 2 + skinned[..., 1] ** 2
+        np.maximum(xy, squares.max(axis=1), out=xy)
+        np.maximum(full, (squares + skinned[..., 2] ** 2).max(axis=1), out=full)
     result: Float32Array = np.concatenate((lows, highs, np.sqrt(xy)[:, None], np.sqrt(full)[:, None]), axis=1)
     return result.astype(np.float32)

@@ -109,3 +109,44 @@ def test_byte_mutants_raise_only_format_error() -> None:
             except FormatError:
                 rejected += 1
     assert accepted and rejected
+
+
+def test_frame_bounds_agree_with_skinning_vertex_by_vertex() -> None:
+    from formats.iqm import skeleton
+
+    rng = np.random.default_rng(5)
+    parents = [-1, 0, 1, 1, 0]
+    joints, vertices, frame_count = len(parents), 40, 3
+
+    def poses(count: int) -> np.ndarray:
+        table = np.zeros((count, joints, 10))
+        table[..., :3] = rng.normal(size=(count, joints, 3))
+        rotation = rng.normal(size=(count, joints, 4))
+        table[..., 3:7] = rotation / np.linalg.norm(rotation, axis=-1, keepdims=True)
+        table[..., 7:] = 1 + 0.1 * rng.random((count, joints, 3))
+        return table
+
+    base, frames = poses(1)[0], poses(frame_count)
+    positions = rng.normal(size=(vertices, 3))
+    bones = rng.integers(0, joints, size=(vertices, 4)).astype(np.uint8)
+    bones[0] = [2, 2, 3, 0]  # a joint named twice
+    weights = rng.random((vertices, 4)).astype(np.float32)
+    weights[1] = 0  # no weight: stays at the origin
+    bounds = skeleton.frame_bounds(parents, base, frames, positions, bones, weights)
+
+    def world(table: np.ndarray) -> list[np.ndarray]:
+        local = skeleton.pose_matrices(table)
+        out: list[np.ndarray] = []
+        for joint, parent in enumerate(parents):
+            matrix = np.vstack([local[joint], [0, 0, 0, 1]])
+            out.append(matrix if parent < 0 else out[parent] @ matrix)
+        return out
+
+    inverse_bind = [np.linalg.inv(matrix) for matrix in world(base)]
+    for frame in range(frame_count):
+        skinning = [matrix @ inverse for matrix, inverse in zip(world(frames[frame]), inverse_bind, strict=True)]
+        moved = np.array([sum(float(w) * skinning[b][:3] for b, w in zip(bones[v], weights[v], strict=True))
+                          @ np.append(positions[v], 1.0) for v in range(vertices)])  # fmt: skip
+        expected = [*moved.min(axis=0), *moved.max(axis=0), np.sqrt((moved[:, :2] ** 2).sum(axis=1).max()),
+                    np.sqrt((moved**2).sum(axis=1).max())]  # fmt: skip
+        np.testing.assert_allclose(bounds[frame], expected, rtol=1e-6, atol=1e-6)
