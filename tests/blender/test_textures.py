@@ -51,7 +51,9 @@ def write_image(path: Path, rgba: tuple[float, float, float, float], size: int =
 
 
 def image_links(material: bpy.types.Material) -> dict[str, str]:
-    """Shader input name -> the image node output feeding it."""
+    """Shader input name -> the image node output feeding it (none without nodes: Blender 4.x materials)."""
+    if material.node_tree is None:
+        return {}
     return {link.to_socket.name: link.from_socket.name for link in material.node_tree.links
             if link.from_node.type == "TEX_IMAGE"}  # fmt: skip
 
