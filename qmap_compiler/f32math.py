@@ -15,7 +15,7 @@ from .arrays import Array
 
 FLT_MAX = float(np.finfo(np.float32).max)
 FLT_MIN = float(np.finfo(np.float32).tiny)  # 1.17549435e-38, the original's (buggy) start for maxima
-NAN_BITS = np.uint32(0xFFC00000)  # x87 "real indefinite", the NaN the original writes
+NAN_BITS = np.uint32(0xFFC00000)  # x87 "real indefinite", the NaN an invalid operation makes
 
 Matrix = list[list[float]]
 
@@ -104,8 +104,12 @@ def normalize3(v: Array) -> Array:
 
 
 def canonical_nan(values: Array) -> Array:
-    """float32 copy with every NaN replaced by the x87 real-indefinite bit pattern 0xFFC00000."""
+    """float32 copy, NaNs with the sign bit the arithmetic gave them (spec 13.1): invalid operations make the
+    x87's real indefinite 0xFFC00000 (numpy's SSE arithmetic makes the same pattern), negation flips a NaN's
+    sign, and sin/cos of an infinite angle give a positive NaN (`_cos_sin`). Every other NaN bit is normalised
+    to the quiet NaN of its sign, as the x87 stores them."""
     out = np.ascontiguousarray(values, dtype=np.float32).copy()
     bits = out.view(np.uint32)
-    bits[np.isnan(out)] = NAN_BITS
+    nan = np.isnan(out)
+    bits[nan] = (bits[nan] & np.uint32(0x80000000)) | np.uint32(0x7FC00000)
     return out
