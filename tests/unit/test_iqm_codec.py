@@ -77,14 +77,17 @@ def test_every_header_field_is_checked_against_the_file() -> None:
     assert "rejected" in outcomes
 
 
-@pytest.mark.parametrize("field", HEADER_FIELDS)
+def pointing_fields() -> list[str]:
+    """The header fields of the fixture that count or point at something (zero ones point nowhere)."""
+    values = HEADER.unpack_from(iqm.write_iqm(iqe.read_iqe(IQE_FIXTURE)), 0)[1:]
+    return [name for name, value in zip(HEADER_FIELDS, values, strict=True) if value and name != "flags"]
+
+
+@pytest.mark.parametrize("field", pointing_fields())
 def test_a_count_or_offset_past_the_end_is_a_format_error(field: str) -> None:
     data = bytearray(iqm.write_iqm(iqe.read_iqe(IQE_FIXTURE)))
     values = list(HEADER.unpack_from(data, 0))
-    index = 1 + HEADER_FIELDS.index(field)
-    if field in ("flags", "num_extensions") or (values[index] == 0 and field.startswith("ofs")):
-        pytest.skip(f"{field} is {values[index]} in the fixture: nothing points past the end")
-    values[index] = 0xFFFFFFF0
+    values[1 + HEADER_FIELDS.index(field)] = 0xFFFFFFF0
     HEADER.pack_into(data, 0, *values)
     with pytest.raises(FormatError):
         iqm.read_iqm(bytes(data))
