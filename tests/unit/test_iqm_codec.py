@@ -78,9 +78,10 @@ def test_every_header_field_is_checked_against_the_file() -> None:
 
 
 def pointing_fields() -> list[str]:
-    """The header fields of the fixture that count or point at something (zero ones point nowhere)."""
+    """Every count, and the offsets the fixture sets (a zero offset points nowhere; extensions are not read)."""
     values = HEADER.unpack_from(iqm.write_iqm(iqe.read_iqe(IQE_FIXTURE)), 0)[1:]
-    return [name for name, value in zip(HEADER_FIELDS, values, strict=True) if value and name != "flags"]
+    return [name for name, value in zip(HEADER_FIELDS, values, strict=True)
+            if name not in ("flags", "num_extensions") and (value or not name.startswith("ofs"))]  # fmt: skip
 
 
 @pytest.mark.parametrize("field", pointing_fields())
