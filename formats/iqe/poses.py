@@ -31,14 +31,25 @@ def canonical_quaternions(quats: Float64Array) -> tuple[Float64Array, BoolArray]
 def poses_from_pq(rows: Float64Array, counts: npt.NDArray[np.int64]) -> tuple[Float64Array, BoolArray]:
     """`pq Tx Ty Tz Qx Qy Qz [Qw] [Sx Sy Sz]` rows padded to 10 columns (scale padding must be 1).
 
-    A missing Qw is rebuilt as the negative root that makes the quaternion unit length.
+    A missing Qw is rebuilt as the negative root that makes the quaternion unit length. A written quaternion is
+    kept as written, only turned to w <= 0, as the reference compiler keeps it (its loader's `normalize()` call
+    drops its result), so that IQM frames quantise the same values; whoever builds matrices normalises.
     """
     poses = rows.copy()
     xyz = poses[:, 3:6]
     missing_w = counts < 7
     poses[missing_w, 6] = -np.sqrt(np.maximum(1.0 - np.einsum("ij,ij->i", xyz, xyz), 0.0))[missing_w]
-    poses[:, 3:7], degenerate = canonical_quaternions(poses[:, 3:7])
+    poses[:, 3:7], degenerate = oriented_quaternions(poses[:, 3:7])
     return poses, degenerate
+
+
+def oriented_quaternions(quats: Float64Array) -> tuple[Float64Array, BoolArray]:
+    """Quaternions turned to w <= 0 without normalising them; zero-length ones become identity."""
+    lengths = np.sqrt(np.einsum("ij,ij->i", quats, quats))
+    degenerate = ~(lengths > _TINY)
+    result = np.where(quats[:, 3:4] > 0.0, -quats, quats)
+    result[degenerate] = (0.0, 0.0, 0.0, -1.0)
+    return result, degenerate
 
 
 def poses_from_pm(rows: Float64Array) -> tuple[Float64Array, BoolArray]:

@@ -26,7 +26,7 @@ from .document import (
     IqeVertexArrayFormat,
 )
 from .numtext import Bytes2D, Fields, compact, float_fields, int_fields, literal, table_lines
-from .poses import canonical_quaternions
+from .poses import oriented_quaternions
 
 Float64Array = npt.NDArray[np.float64]
 Int64Array = npt.NDArray[np.int64]
@@ -280,9 +280,13 @@ def _skeleton_lines(joints: list[IqeJoint]) -> list[str]:
 
 
 def _canonical_poses(poses: Float64Array) -> tuple[Float64Array, Int64Array]:
-    """Poses with canonical quaternions, and how many columns to write (the scale is left out when it is 1)."""
+    """Poses with w <= 0 quaternions, and how many columns to write (the scale is left out when it is 1).
+
+    Quaternions are written as the document holds them, not renormalised: the reader keeps them as written (as
+    the reference compiler does), so a round trip keeps every value.
+    """
     table = poses.copy()
-    table[:, 3:7] = canonical_quaternions(table[:, 3:7])[0]
+    table[:, 3:7] = oriented_quaternions(table[:, 3:7])[0]
     widths: Int64Array = np.where((table[:, 7:10] == 1.0).all(axis=1), 7, 10).astype(np.int64)
     return table, widths
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ..iqe.poses import canonical_quaternions
+from ..iqe.poses import oriented_quaternions
 
 Float32Array = npt.NDArray[np.float32]
 Float64Array = npt.NDArray[np.float64]
@@ -23,10 +23,10 @@ _CHUNK_VALUES = 1 << 22  # doubles of skinned positions held at a time (frames x
 
 
 def canonical_poses(poses: npt.ArrayLike) -> Float64Array:
-    """(..., 10) poses with unit quaternions, w <= 0 (what the IQE writer writes and the compiler reads)."""
+    """(..., 10) poses with w <= 0; quaternions are not normalised, as the compiler never normalises them."""
     table = np.array(poses, np.float64)
     flat = table.reshape(-1, 10)
-    flat[:, 3:7] = canonical_quaternions(flat[:, 3:7])[0]
+    flat[:, 3:7] = oriented_quaternions(flat[:, 3:7])[0]
     return table
 
 

@@ -188,12 +188,14 @@ def test_pq_without_w_pm_and_pa() -> None:
     assert joints[3].rotation[3] <= 0 and joints[3].scale == (1.0, 2.0, 3.0)
 
 
-def test_unnormalised_quaternion_is_normalised_with_a_warning() -> None:
+def test_unnormalised_quaternion_is_kept_as_written_with_a_warning() -> None:
+    # The reference compiler never normalises a written quaternion (spec iqe.md, `pq`): IQM frames quantise the
+    # values as written, so the document keeps them (turned to w <= 0); matrices are built from the normalised one.
     document = parse(HEADER + "joint a\npq 0 0 0 0.1 0.2 0.3 0.5\n")
     rotation = np.array(document.joints[0].rotation)
-    assert np.linalg.norm(rotation) == pytest.approx(1.0)
-    np.testing.assert_allclose(rotation, -np.array([0.1, 0.2, 0.3, 0.5]) / math.sqrt(0.39))
+    np.testing.assert_allclose(rotation, -np.array([0.1, 0.2, 0.3, 0.5]))
     assert any("unit length" in warning for warning in document.warnings)
+    assert "\npq 0 0 0 -0.1 -0.2 -0.3 -0.5\n" in write_iqe(document).decode()
 
 
 def test_custom_arrays_colours_tangent_bitangent_and_smoothing() -> None:
@@ -352,7 +354,7 @@ def test_writer_refuses_unwritable_names_and_bad_hierarchy() -> None:
         write_iqe(IqeDocument(meshes=[bad]))
 
 
-def test_writer_splits_long_polygons_and_normalises_quaternions() -> None:
+def test_writer_splits_long_polygons_and_turns_quaternions_to_negative_w() -> None:
     sides = 400
     angles = np.linspace(0, 2 * np.pi, sides, endpoint=False)
     positions = np.stack((np.cos(angles), np.sin(angles), np.zeros(sides)), axis=1).astype(np.float32)
@@ -367,7 +369,7 @@ def test_writer_splits_long_polygons_and_normalises_quaternions() -> None:
     corners = again.meshes[0].face_corners
     assert again.meshes[0].face_sizes.sum() < sides + 3 * len(again.meshes[0].face_sizes)
     assert set(corners.tolist()) == set(range(sides))
-    assert again.joints[0].rotation == (0.0, 0.0, 0.0, -1.0)
+    assert again.joints[0].rotation == (0.0, 0.0, 0.0, -2.0)  # kept as given (lossless IQM <-> IQE)
     np.testing.assert_allclose(again.animations[0].frames[0, 0, 3:7], (0, 0, -0.6, -0.8), atol=1e-7)
     assert b"framerate 30\n" in data
 
