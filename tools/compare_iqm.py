@@ -1,11 +1,16 @@
 """Compare our IQM with the reference compiler's: both decoded, section by section.
 
     .venv/bin/python tools/compare_iqm.py REFERENCE_IQM_BINARY FILE.iqe...
+    .venv/bin/python tools/compare_iqm.py REFERENCE_IQM_BINARY --scene
 
 For each IQE file, the reference compiler (lsalzman/iqm's `iqm`, built by you, never shipped) compiles it and
 `formats.iqm.write_iqm` writes it from the same IQE document; the two files are decoded and compared: joints,
 meshes, triangles, adjacency, every vertex array (float arrays within 1e-6, quantized arrays identical), pose
 channels, frames, animations and bounds. Prints one line per file, and what differs; exit 1 if anything does.
+
+`--scene` builds a rigged, animated Blender scene instead (two meshes and materials, UVs, a colour attribute,
+three bones with blended weights, two actions), exports it with `export_scene.iqe` and `export_scene.iqm`, and
+compares what the reference compiler makes of the first with the second: the issue's target.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from formats import iqe, iqm
 from formats.iqm.layout import IqmModel
@@ -109,13 +115,27 @@ def compare(compiler: str, source: Path) -> tuple[list[str], bool, int]:
     return differences(iqm.read_iqm_model(ours), iqm.read_iqm_model(ref_bytes)), ours == ref_bytes, len(ref_bytes)
 
 
+def compare_scene(compiler: str) -> tuple[list[str], bool, int]:
+    from bpy_extension import enable_extension  # bpy is loaded only for --scene
+
+    enable_extension()
+    from scene_for_iqm import export_rigged_scene
+
+    with tempfile.TemporaryDirectory() as folder:
+        iqe_path, iqm_path = export_rigged_scene(Path(folder))
+        reference = Path(folder) / "ref.iqm"
+        subprocess.run([compiler, str(reference), str(iqe_path)], check=True, capture_output=True)
+        ref_bytes, ours = reference.read_bytes(), iqm_path.read_bytes()
+    return differences(iqm.read_iqm_model(ours), iqm.read_iqm_model(ref_bytes)), ours == ref_bytes, len(ref_bytes)
+
+
 def main(argv: list[str]) -> int:
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
         return 2
     failed = 0
     for name in argv[1:]:
-        found, identical, size = compare(argv[0], Path(name))
+        found, identical, size = compare_scene(argv[0]) if name == "--scene" else compare(argv[0], Path(name))
         verdict = "byte-identical" if identical else ("same model" if not found else "DIFFERENT")
         print(f"{Path(name).name}: {verdict} ({size:,} bytes)")
         for line in found:

@@ -384,7 +384,7 @@ def _warn_unnormalised(rows: Float64Array, counts: Int64Array, warnings: Warning
     lengths = np.sqrt(np.einsum("ij,ij->i", given, given))
     off = np.count_nonzero(np.abs(lengths - 1.0) > 1e-3)
     if off:
-        warnings.add(f"{off} 'pq' quaternions are not unit length; kept as written, normalised where rotations are built")
+        warnings.add(f"{off} 'pq' quaternions are not unit length; kept as written, normalised for rotations")
 
 
 def _apply_base_pose(joints: list[IqeJoint], poses: _Poses, events: KeywordEvents, warnings: Warnings) -> None:
