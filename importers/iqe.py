@@ -146,17 +146,22 @@ def _build_object(
             generated_parts.append(generated_normals[keep_corners])
     corner_verts = np.concatenate(corner_parts).astype(np.intc)
     sizes = np.concatenate(size_parts).astype(np.int64)
+    del corner_parts, size_parts  # a large file's peak comes later, while Blender sets the custom normals
     loop_starts = (np.cumsum(sizes) - sizes).astype(np.intc)
+    del sizes
     positions = np.concatenate([m.positions for m in meshes])
     blender_mesh = mesh_io.new_mesh(name or "mesh", positions, corner_verts, loop_starts)
+    del positions, loop_starts
     if len(materials) > 1 or materials != [""]:
         for material in materials:
             blender_mesh.materials.append(_material(material))
     if len(materials) > 1:
         blender_mesh.polygons.foreach_set("material_index", np.concatenate(material_parts))
+    del material_parts
     if all(m.texcoords is not None for m in meshes):
         uvs = np.concatenate([m.blender_texcoords() for m in meshes])
         mesh_io.add_uv_map(blender_mesh, UV_NAME, uvs[corner_verts])
+        del uvs
     _add_normals(blender_mesh, meshes, corner_verts, generated_parts, options)
     _add_colors(blender_mesh, meshes, options.import_colors)
     _add_customs(blender_mesh, meshes, document, warnings)

@@ -1,10 +1,10 @@
 """Plain decimal tokens (`-12.5`, `3`, `.25`, `7.`) to float64 in bulk, exactly as `float()` reads them.
 
-Each token is read as two little-endian 64-bit words holding its last 16 bytes; bytes before the token (and a
-sign) are masked to '0', the '.' is turned into a '0', and the 16 digits are converted eight at a time with
-the SWAR multiplications of Lemire's `parse_eight_digits_unrolled`. The digits make an integer M < 2**53 and
-the value is M / 10**k with k <= 15 digits after the point: both operands are exact doubles, so the one IEEE
-division is correctly rounded, the same result as strtod or `float()` (Clinger's fast path).
+Each token is read as two little-endian 64-bit words holding its last 16 bytes (of the text itself: no copy); bytes
+before the token (and a sign) are masked to '0', the '.' is turned into a '0', and the 16 digits are converted
+eight at a time with the SWAR multiplications of Lemire's `parse_eight_digits_unrolled`. The digits make an integer
+M < 2**53 and the value is M / 10**k with k <= 15 digits after the point: both operands are exact doubles, so the
+one IEEE division is correctly rounded, the same result as strtod or `float()` (Clinger's fast path).
 
 Anything else (an exponent, more than 16 characters or 15 significant digits, `inf`, a stray character) is
 reported as not parsed; the caller converts those few tokens the slow way and reports errors.
@@ -36,44 +36,51 @@ _CHUNK = 32768
 
 
 def padded_bytes(data: bytes) -> npt.NDArray[np.uint8]:
-    """The text as uint8 with PAD zero bytes on both sides, the buffer `parse_decimals` reads."""
+    """The text as uint8 with PAD zero bytes on both sides (a copy: only for short texts)."""
     padded = np.zeros(len(data) + 2 * PAD, np.uint8)
     padded[PAD : PAD + len(data)] = np.frombuffer(data, np.uint8)
     return padded
 
 
 def parse_decimals(
-    padded: npt.NDArray[np.uint8], starts: Int64Array, ends: Int64Array
+    text: npt.NDArray[np.uint8], starts: Int64Array, ends: Int64Array
 ) -> tuple[Float64Array, npt.NDArray[np.bool_]]:
-    """Values of the tokens data[starts[i]:ends[i]] and whether each was a plain decimal read here exactly.
+    """Values of the tokens text[starts[i]:ends[i]] and whether each was a plain decimal read here exactly.
 
-    `padded` comes from `padded_bytes(data)`; offsets are into `data`. Values of unparsed tokens are garbage.
+    `text` is the file's bytes as uint8 (a view, not a copy: `np.frombuffer(data, np.uint8)`). Each token is read
+    from the 16 bytes that end with it; the few tokens ending in the first 16 bytes of the text are read from a
+    zero-padded copy of those bytes. Values of unparsed tokens are garbage.
     """
-    if starts.shape[0] <= _CHUNK:
-        return _parse_chunk(padded, starts, ends)
     values = np.empty(starts.shape[0], np.float64)
     parsed = np.empty(starts.shape[0], np.bool_)
     for start in range(0, starts.shape[0], _CHUNK):  # chunks small enough for the CPU caches
         part = slice(start, start + _CHUNK)
-        values[part], parsed[part] = _parse_chunk(padded, starts[part], ends[part])
+        values[part], parsed[part] = _parse_chunk(text, 0, starts[part], ends[part])
+    early = np.flatnonzero(ends < PAD)
+    if early.shape[0]:
+        head = padded_bytes(text[:PAD].tobytes())
+        values[early], parsed[early] = _parse_chunk(head, PAD, starts[early], ends[early])
     return values, parsed
 
 
 def _parse_chunk(
-    padded: npt.NDArray[np.uint8], starts: Int64Array, ends: Int64Array
+    buffer: npt.NDArray[np.uint8], offset: int, starts: Int64Array, ends: Int64Array
 ) -> tuple[Float64Array, npt.NDArray[np.bool_]]:
-    words: UInt64Array = np.ndarray((padded.shape[0] - 7,), _U64, padded, 0, (1,))  # the 8 bytes at every offset
-    first = padded[starts + PAD]
+    """Tokens at starts/ends + `offset` in `buffer`; a token whose 16 bytes would start before it is not parsed."""
+    if buffer.shape[0] < 8:
+        return np.zeros(starts.shape[0]), np.zeros(starts.shape[0], np.bool_)
+    words: UInt64Array = np.ndarray((buffer.shape[0] - 7,), _U64, buffer, 0, (1,))  # the 8 bytes at every offset
+    first = buffer[starts + offset]
     negative = first == 45
     length = ends - starts - (negative | (first == 43))  # digits and the point
     if length.shape[0] and int(length.max()) <= 8:
-        return _parse_short(words, ends, length, negative)
-    parsed = (length >= 1) & (length <= 16)
+        return _parse_short(words, ends + offset, length, negative)
+    parsed = (length >= 1) & (length <= 16) & (ends + offset >= 16)
     length = np.clip(length, 0, 16)
     low_count = np.minimum(length, 8)
     high_count = length - low_count
-    low = (words[ends + (PAD - 8)] & _KEEP[low_count]) | _FILL[low_count]
-    high = (words[ends + (PAD - 16)] & _KEEP[high_count]) | _FILL[high_count]
+    low = (words[np.maximum(ends + (offset - 8), 0)] & _KEEP[low_count]) | _FILL[low_count]
+    high = (words[np.maximum(ends + (offset - 16), 0)] & _KEEP[high_count]) | _FILL[high_count]
     low_dot = _zero_bytes(low ^ _DOTS)
     high_dot = _zero_bytes(high ^ _DOTS)
     low ^= (low_dot >> np.uint64(7)) * np.uint64(0x1E)  # '.' ^ 0x1E == '0'
@@ -99,10 +106,12 @@ def _parse_chunk(
 def _parse_short(
     words: UInt64Array, ends: Int64Array, length: Int64Array, negative: npt.NDArray[np.bool_]
 ) -> tuple[Float64Array, npt.NDArray[np.bool_]]:
-    """`_parse_chunk` for tokens of at most 8 digits and point (faces, indices, short numbers): one word each."""
-    parsed = length >= 1
+    """`_parse_chunk` for tokens of at most 8 digits and point (faces, indices, short numbers): one word each.
+
+    `ends` are offsets into the buffer of `words`."""
+    parsed = (length >= 1) & (ends >= 8)
     length = np.maximum(length, 0)
-    low = (words[ends + (PAD - 8)] & _KEEP[length]) | _FILL[length]
+    low = (words[np.maximum(ends - 8, 0)] & _KEEP[length]) | _FILL[length]
     dot = _zero_bytes(low ^ _DOTS)
     if not dot.any():  # whole numbers
         parsed &= _not_digits(low) == 0

@@ -37,6 +37,7 @@ _HEADER = b"# Inter-Quake Export"
 _MAX_LINE_BYTES = 511
 _WEIGHT_EPSILON = 1e-3  # the compiler drops weights at or below this
 _MAX_JOINT_INDEX = 255  # blend indices are stored in a byte
+_FACE_LINES = 1 << 18  # face lines resolved at a time
 
 
 def read_iqe(data: bytes, path: str | None = None) -> IqeDocument:
@@ -66,7 +67,8 @@ def read_iqe(data: bytes, path: str | None = None) -> IqeDocument:
 
 
 def _check_header(data: bytes, path: str | None) -> None:
-    first_line = data.split(b"\n", 1)[0]
+    newline = data.find(b"\n", 0, 4096)
+    first_line = data[: newline if newline >= 0 else 4096]  # (not split: that would copy the whole text)
     hash_position = first_line.find(b"#")
     if hash_position < 0 or not first_line.startswith(_HEADER, hash_position):
         column = max(hash_position, 0) + 1
@@ -103,8 +105,11 @@ def _padded_rows(values: Float64Array, counts: Int64Array, defaults: tuple[float
 @dataclass
 class _Attribute:
     lines: Int64Array
-    rows: Float64Array
+    rows: npt.NDArray[np.float32] | Float64Array  # float32 but for _DOUBLE_ROWS
     counts: Int64Array
+
+
+_DOUBLE_ROWS = ("vs", "vx")  # smoothing indices must stay exact integers; tangent signs are computed in doubles
 
 
 @dataclass
@@ -132,14 +137,17 @@ _ATTRIBUTE_DEFAULTS: dict[str, tuple[float, ...]] = {
 
 def _read_vertices(scanned: ScannedText, events: KeywordEvents, warnings: Warnings) -> _Vertices:
     attributes: dict[str, _Attribute] = {}
-    for command, defaults in _ATTRIBUTE_DEFAULTS.items():
-        lines = scanned.lines_of(command)
-        if not lines.shape[0]:
-            continue
-        values, counts = scanned.numbers(lines, f"'{command}'")
+    present = [(command, scanned.lines_of(command)) for command in _ATTRIBUTE_DEFAULTS]
+    present = [(command, lines) for command, lines in present if lines.shape[0]]
+    numbers = scanned.numbers_of_many([(lines, f"'{command}'") for command, lines in present])
+    for (command, lines), (values, counts) in zip(present, numbers, strict=True):
+        defaults = _ATTRIBUTE_DEFAULTS[command]
         if command == "vs":
             scanned.integers(values, lines, counts, "'vs' smoothing index")
-        attributes[command] = _Attribute(lines, _padded_rows(values, counts, defaults), counts)
+        rows = _padded_rows(values, counts, defaults)
+        if command not in _DOUBLE_ROWS:  # the document stores float32; the range was checked by `numbers`
+            rows = rows.astype(np.float32)
+        attributes[command] = _Attribute(lines, rows, counts)
     vp_lines = attributes["vp"].lines if "vp" in attributes else np.zeros(0, np.int64)
     mesh_lines = np.array([line for line, _ in events.meshes], np.int64)
     for command, attribute in attributes.items():
@@ -278,26 +286,58 @@ def _resolved_faces(
     lines = scanned.lines_of(command)
     if not lines.shape[0]:
         return lines, *_empty_int64(2)  # type: ignore[return-value]
+    mesh_starts = np.searchsorted(vp_lines, mesh_lines)
+    parts = [_resolved_corners(scanned, command, chunk, vp_lines, mesh_lines, mesh_starts, vertex_count)
+             for chunk in np.split(lines, np.arange(_FACE_LINES, lines.shape[0], _FACE_LINES))]  # fmt: skip
+    counts = np.concatenate([part[0] for part in parts])
+    resolved = np.concatenate([part[1] for part in parts])
+    return lines, counts, resolved
+
+
+def _resolved_corners(
+    scanned: ScannedText,
+    command: str,
+    lines: Int64Array,
+    vp_lines: Int64Array,
+    mesh_lines: Int64Array,
+    mesh_starts: Int64Array,
+    vertex_count: int,
+) -> tuple[Int64Array, Int64Array]:
+    """(corner counts, global corner indices) of some `fa` or `fm` lines (a bounded number: their temporaries are
+    several arrays per corner)."""
     values, counts = scanned.numbers(lines, f"'{command}'")
     indices = scanned.integers(values, lines, counts, f"'{command}' vertex index")
-    defined_so_far = np.repeat(np.searchsorted(vp_lines, lines), counts)
+    del values
     if command == "fm":
-        mesh_starts = np.searchsorted(vp_lines, mesh_lines)
         region = np.searchsorted(mesh_lines, lines, side="right") - 1
         base = np.where(region >= 0, mesh_starts[np.maximum(region, 0)] if mesh_starts.shape[0] else 0, 0)
-        base_per_corner = np.repeat(base, counts)
     else:
-        base_per_corner = np.zeros(indices.shape[0], np.int64)
-    resolved = np.where(indices < 0, defined_so_far + indices, base_per_corner + indices)
+        base = np.zeros(lines.shape[0], np.int64)
+    negative = indices < 0
+    if negative.any():  # relative to the vertices defined so far
+        defined_so_far = np.searchsorted(vp_lines, lines)
+        base = np.repeat(base, counts)
+        base[negative] = np.repeat(defined_so_far, counts)[negative]
+        indices += base
+    else:
+        indices += np.repeat(base, counts)
+    resolved = indices
     bad = (resolved < 0) | (resolved >= vertex_count)
     if bad.any():
         first = int(np.argmax(bad))
+        written = int(_written_indices(scanned, lines, counts, command)[first])
         message = (
-            f"'{command}' vertex index {indices[first]} refers to vertex {resolved[first]}, "
+            f"'{command}' vertex index {written} refers to vertex {resolved[first]}, "
             f"but the file defines {vertex_count} vertices (0..{vertex_count - 1})"
         )
         scanned.raise_at_value(lines, counts, first, message)
-    return lines, counts, resolved
+    return counts, resolved
+
+
+def _written_indices(scanned: ScannedText, lines: Int64Array, counts: Int64Array, command: str) -> Int64Array:
+    """The face indices as written (only for an error message)."""
+    values, _ = scanned.numbers(lines, f"'{command}'")
+    return scanned.integers(values, lines, counts, f"'{command}' vertex index")
 
 
 def _read_edge_flags(scanned: ScannedText, face_lines: Int64Array, sizes: Int64Array) -> npt.NDArray[np.uint8] | None:
@@ -482,16 +522,21 @@ def _build_meshes(
     key_of_code: dict[int, tuple[str, str]] = {}
     for code in np.unique(key_codes).tolist():
         key_of_code[code] = (region_names[code // len(material_names)], material_names[code % len(material_names)])
-    _warn_repeated_blocks(faces, key_codes, key_of_code, warnings)
+    if len(key_of_code) > 1:  # (with one key there are no blocks to repeat)
+        _warn_repeated_blocks(faces, key_codes, key_of_code, warnings)
     regions = _regions(
         vertices, mesh_lines, region_names, material_lines, material_names, face_region, key_codes, key_of_code
     )
     keys: list[tuple[str, str]] = []
     for region in regions:
         keys.extend(key for key in region.keys if key not in keys)
-    codes, code_of_face = np.unique(key_codes, return_inverse=True)
-    key_of_unique_code = np.array([keys.index(key_of_code[code]) for code in codes.tolist()], np.int64)
-    face_keys = key_of_unique_code[code_of_face] if codes.shape[0] else np.zeros(0, np.int64)
+    if len(key_of_code) == 1:
+        face_keys = np.full(key_codes.shape[0], keys.index(next(iter(key_of_code.values()))), np.int64)
+    else:
+        codes, code_of_face = np.unique(key_codes, return_inverse=True)
+        key_of_unique_code = np.array([keys.index(key_of_code[code]) for code in codes.tolist()], np.int64)
+        face_keys = key_of_unique_code[code_of_face] if codes.shape[0] else np.zeros(0, np.int64)
+    del face_region, face_material, key_codes
     face_starts = np.cumsum(faces.sizes) - faces.sizes
     meshes: list[IqeMesh] = []
     for key_index, (name, material) in enumerate(keys):
@@ -561,11 +606,15 @@ def _make_mesh(
     events: KeywordEvents,
 ) -> IqeMesh:
     sizes = faces.sizes[face_ids]
-    corner_ids = np.repeat(face_starts[face_ids] - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
+    corner_ids: Int64Array | slice
+    if face_ids.shape[0] == faces.sizes.shape[0]:  # every face (one mesh): no per-corner index arrays
+        corner_ids = slice(None)
+    else:
+        corner_ids = np.repeat(face_starts[face_ids] - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
     vertex_ids, local_corners = _gather_vertices(owned, faces.corners[corner_ids])
     mesh = IqeMesh(name, material, _take(vertices.attributes["vp"].rows, vertex_ids, 3))
     _fill_vertex_arrays(mesh, vertex_ids, vertices, events)
-    mesh.face_corners = local_corners.astype(np.int32)
+    mesh.face_corners = local_corners.astype(np.int32, copy=False)
     mesh.face_sizes = sizes.astype(np.int32)
     if faces.edge_flags is not None:
         mesh.edge_smooth = faces.edge_flags[corner_ids]
@@ -573,12 +622,14 @@ def _make_mesh(
     return mesh
 
 
-def _gather_vertices(owned: list[tuple[int, int]], corners: Int64Array) -> tuple[Int64Array | slice, Int64Array]:
+def _gather_vertices(
+    owned: list[tuple[int, int]], corners: Int64Array
+) -> tuple[Int64Array | slice, npt.NDArray[np.int32] | Int64Array]:
     """The mesh's vertices (its own ranges, then any other vertex its faces use) and its local corner indices."""
     if len(owned) == 1:
         start, end = owned[0]
         if not corners.shape[0] or (corners.min() >= start and corners.max() < end):
-            return slice(start, end), corners - start
+            return slice(start, end), np.subtract(corners, start, dtype=np.int32, casting="unsafe")  # < end
     own = np.concatenate([np.arange(start, end, dtype=np.int64) for start, end in owned] or [np.zeros(0, np.int64)])
     extra = np.setdiff1d(np.unique(corners), own, assume_unique=True)
     vertex_ids = np.concatenate((own, extra))
@@ -587,7 +638,9 @@ def _gather_vertices(owned: list[tuple[int, int]], corners: Int64Array) -> tuple
     return vertex_ids, local
 
 
-def _take(rows: Float64Array, vertex_ids: Int64Array | slice, width: int) -> npt.NDArray[np.float32]:
+def _take(
+    rows: npt.NDArray[np.float32] | Float64Array, vertex_ids: Int64Array | slice, width: int
+) -> npt.NDArray[np.float32]:
     return np.ascontiguousarray(rows[vertex_ids, :width], dtype=np.float32)
 
 

@@ -10,13 +10,14 @@ and column.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from ..errors import FormatError
-from .decimals import PAD, padded_bytes, parse_decimals
+from .decimals import parse_decimals
 
 Int64Array = npt.NDArray[np.int64]
 Float64Array = npt.NDArray[np.float64]
@@ -45,6 +46,8 @@ COMMENT = -3
 HEADER = -4
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
+_SCAN_BYTES = 1 << 21  # text scanned at a time for token positions: bounds the memory of a large file
+_SCAN_LINES = 1 << 18  # lines classified at a time
 _WHITESPACE = b" \t\n\r\x0b\x0c"  # C isspace() in the "C" locale, and what bytes.split() splits on
 _TOKEN = re.compile(rb"[^ \t\n\r\x0b\x0c]+")
 _COMMENT_COMMAND = re.compile(rb"\n[ \t\r\x0b\x0c]*comment(?![^ \t\n\r\x0b\x0c])")
@@ -82,30 +85,48 @@ class Lines:
 
     def __init__(self, data: bytes, starts: Int64Array, lengths: Int64Array) -> None:
         self._data = data
-        self._starts = starts
-        self._ends = starts + lengths
+        self.starts = starts
+        self._lengths = lengths
 
     def __len__(self) -> int:
-        return int(self._starts.shape[0])
+        return int(self.starts.shape[0])
 
     def __getitem__(self, index: int) -> bytes:
-        return self._data[self._starts[index] : self._ends[index]]
+        start = int(self.starts[index])
+        return self._data[start : start + int(self._lengths[index])]
+
+
+class _Numbers:
+    """The numbers of one `numbers_of_many` request, gathered piece by piece."""
+
+    def __init__(self) -> None:
+        self.value_parts: list[Float64Array] = []
+        self.count_parts: list[Int64Array] = []
+        self.failed = False
+
+    @property
+    def counts(self) -> Int64Array:
+        return np.concatenate(self.count_parts) if self.count_parts else np.zeros(0, np.int64)
+
+    @property
+    def values(self) -> Float64Array:
+        return np.concatenate(self.value_parts) if self.value_parts else np.zeros(0, np.float64)
 
 
 @dataclass
 class ScannedText:
-    """The file split into lines with, per line, its first token, token count and command id."""
+    """The file split into lines with, per line, its command id.
+
+    Token positions are not kept (they would take 16 bytes per token, twice the text): `numbers` finds the tokens
+    of the lines it converts, a few megabytes of text at a time.
+    """
 
     path: str | None
     lines: Lines
-    token_counts: Int64Array
-    command_ids: Int64Array
+    command_ids: npt.NDArray[np.int8]
     line_lengths: Int64Array  # bytes, without the newline
     data: bytes
-    first_tokens: Int64Array  # index of each line's first token in token_starts (its count when blank)
-    token_starts: Int64Array  # byte offsets of every token of the text
-    token_ends: Int64Array
-    padded_data: npt.NDArray[np.uint8] | None = None  # the text with PAD zero bytes around it
+    text: npt.NDArray[np.uint8] | None = None  # `data` as uint8 (a view)
 
     @property
     def line_count(self) -> int:
@@ -126,30 +147,69 @@ class ScannedText:
 
     def numbers(self, line_indices: Int64Array, what: str) -> tuple[Float64Array, Int64Array]:
         """All numbers of the given numeric-command lines, flat, and how many each line has."""
-        counts = self.token_counts[line_indices] - 1
-        total = int(counts.sum())
-        skipped = self.first_tokens[line_indices] + 1 - (np.cumsum(counts) - counts)  # the command tokens
-        tokens = np.repeat(skipped, counts) + np.arange(total)
-        starts, ends = self.token_starts[tokens], self.token_ends[tokens]
-        values, parsed = parse_decimals(self._padded(), starts, ends)
+        return self.numbers_of_many([(line_indices, what)])[0]
+
+    def numbers_of_many(self, requests: list[tuple[Int64Array, str]]) -> list[tuple[Float64Array, Int64Array]]:
+        """`numbers` of several sets of lines (each ascending), reading the text once for all of them: the
+        commands of one vertex are usually on neighbouring lines."""
+        results = [_Numbers() for _ in requests]
+        text = self._text()
+        for first, last in self._line_pieces(requests):
+            begin, end = int(self.lines.starts[first]), int(self.lines.starts[last] + self.line_lengths[last])
+            starts, ends = _token_spans(text[begin:end])
+            line_firsts = np.searchsorted(starts, self.lines.starts[first : last + 1] - begin)
+            counts = np.diff(np.append(line_firsts, starts.shape[0]))  # the tokens of each line of the piece
+            for (lines, _), result in zip(requests, results, strict=True):
+                low, high = np.searchsorted(lines, (first, last + 1))
+                if low == high or result.failed:
+                    continue
+                wanted = np.zeros(last - first + 1, np.bool_)
+                wanted[lines[low:high] - first] = True
+                keep = np.repeat(wanted, counts)
+                keep[line_firsts[wanted]] = False  # each line's command (a numeric line has one)
+                result.count_parts.append(counts[wanted] - 1)
+                self._parse_into(result, starts[keep] + begin, ends[keep] + begin)
+        output = []
+        for (lines, what), result in zip(requests, results, strict=True):
+            values = self._numbers_slowly(lines, what) if result.failed else result.values
+            counts = result.counts if not result.failed else self._token_counts_slowly(lines)
+            usable = np.abs(values) <= FLOAT32_MAX  # also false for NaN; the document stores float32
+            if not usable.all():
+                message = f"{what}: the number is not finite or too large for a float"
+                self._raise_at_value(lines, counts, int(np.argmin(usable)), message)
+            output.append((values, counts))
+        return output
+
+    def _line_pieces(self, requests: list[tuple[Int64Array, str]]) -> Iterator[tuple[int, int]]:
+        """(first, last) line of consecutive pieces of a few megabytes of text covering every requested line."""
+        asked = [lines for lines, _ in requests if lines.shape[0]]
+        if not asked:
+            return
+        first = min(int(lines[0]) for lines in asked)
+        last = max(int(lines[-1]) for lines in asked)
+        starts = self.lines.starts
+        cuts = np.searchsorted(starts[first : last + 1], np.arange(starts[first], starts[last] + 1, _SCAN_BYTES)[1:])
+        bounds = np.unique(np.concatenate(([0], cuts, [last + 1 - first]))) + first
+        for low, high in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+            yield low, high - 1
+
+    def _parse_into(self, result: _Numbers, starts: Int64Array, ends: Int64Array) -> None:
+        part, parsed = parse_decimals(self._text(), starts, ends)
         if not parsed.all():
             others = np.flatnonzero(~parsed)
             data = self.data
             texts = [data[start:end] for start, end in zip(starts[others].tolist(), ends[others].tolist(), strict=True)]
             try:
-                values[others] = np.array(texts, dtype=np.float64)
-            except ValueError:
-                values = self._numbers_slowly(line_indices, what)
-        usable = np.abs(values) <= FLOAT32_MAX  # also false for NaN; the document stores float32
-        if not usable.all():
-            message = f"{what}: the number is not finite or too large for a float"
-            self._raise_at_value(line_indices, counts, int(np.argmin(usable)), message)
-        return values, counts
+                part[others] = np.array(texts, dtype=np.float64)
+            except ValueError:  # the slow path finds the line and column
+                result.failed = True
+                return
+        result.value_parts.append(part)
 
-    def _padded(self) -> npt.NDArray[np.uint8]:
-        if self.padded_data is None:
-            self.padded_data = padded_bytes(self.data)
-        return self.padded_data
+    def _text(self) -> npt.NDArray[np.uint8]:
+        if self.text is None:
+            self.text = np.frombuffer(self.data, np.uint8)
+        return self.text
 
     def integers(
         self,
@@ -177,6 +237,9 @@ class ScannedText:
         line_index = int(line_indices[row])
         raise self.error(message, line_index, self.token_column(line_index, token_number))
 
+    def _token_counts_slowly(self, line_indices: Int64Array) -> Int64Array:
+        return np.array([len(self.lines[line].split()) - 1 for line in line_indices.tolist()], np.int64)
+
     def _numbers_slowly(self, line_indices: Int64Array, what: str) -> Float64Array:
         values: list[float] = []
         for line_index in line_indices.tolist():
@@ -198,7 +261,7 @@ def scan_lines(data: bytes, path: str | None) -> ScannedText:
     if not numeric_line_hashes:
         return scanned
     blanked = bytearray(data)
-    line_starts = _line_starts(data)
+    line_starts = scanned.lines.starts
     for line_index, hash_offset in numeric_line_hashes.items():
         start = int(line_starts[line_index]) + hash_offset
         end = start + len(scanned.lines[line_index]) - hash_offset
@@ -207,16 +270,23 @@ def scan_lines(data: bytes, path: str | None) -> ScannedText:
 
 
 def _line_starts(data: bytes) -> Int64Array:
-    newlines = np.flatnonzero(np.frombuffer(data, np.uint8) == 10)
-    return np.concatenate((np.zeros(1, np.int64), newlines.astype(np.int64) + 1))
+    newlines = _positions_of(np.frombuffer(data, np.uint8), 10)
+    return np.concatenate((np.zeros(1, np.int64), newlines + 1))
+
+
+def _positions_of(text: npt.NDArray[np.uint8], byte: int) -> Int64Array:
+    """Offsets of every `byte` in the text, found a few megabytes at a time (no mask as large as the text)."""
+    parts = [np.flatnonzero(text[begin : begin + _SCAN_BYTES] == byte) + begin
+             for begin in range(0, text.shape[0], _SCAN_BYTES)]  # fmt: skip
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
 
 def _numeric_lines_with_hash(data: bytes, scanned: ScannedText) -> dict[int, int]:
     """Numeric command lines that contain '#', mapped to the offset of their first '#'."""
     if b"#" not in data:
         return {}
-    hashes = np.flatnonzero(np.frombuffer(data, np.uint8) == 35)
-    line_starts = _line_starts(data)
+    hashes = _positions_of(np.frombuffer(data, np.uint8), 35)
+    line_starts = scanned.lines.starts
     hash_lines = np.searchsorted(line_starts, hashes, side="right") - 1
     numeric = scanned.command_ids[hash_lines] >= 0
     found: dict[int, int] = {}
@@ -226,35 +296,55 @@ def _numeric_lines_with_hash(data: bytes, scanned: ScannedText) -> dict[int, int
 
 
 def _scan(data: bytes, path: str | None) -> ScannedText:
-    padded = padded_bytes(data)
-    buffer = padded[PAD : PAD + len(data)]
+    text = np.frombuffer(data, np.uint8)
     line_starts = _line_starts(data)
-    # Tokens start and end where the whitespace mask (with a space before and after the text) flips; the flips
-    # alternate start, end, start, ...
-    space = np.ones(buffer.shape[0] + 2, np.bool_)
-    space[1:-1] = _is_space(buffer)
-    flips = np.flatnonzero(space[1:] != space[:-1]).reshape(-1, 2)
-    token_starts, token_ends = flips[:, 0], flips[:, 1]
-    first_token = np.searchsorted(token_starts, line_starts)
-    token_counts = np.diff(np.append(first_token, token_starts.shape[0])).astype(np.int64)
-    has_token = token_counts > 0
-    command_ids = np.full(line_starts.shape[0], BLANK, np.int64)
-    command_ids[has_token] = _command_ids(padded, token_starts[first_token[has_token]] + PAD)
-    command_ids[0] = HEADER
     line_lengths = np.diff(np.append(line_starts, len(data) + 1)) - 1
+    first_starts = _first_token_starts(text, line_starts, line_lengths)
+    has_token = first_starts >= 0
+    command_ids = np.full(line_starts.shape[0], BLANK, np.int8)
+    with_token = np.flatnonzero(has_token)
+    for begin in range(0, with_token.shape[0], _SCAN_LINES):  # its temporaries are a few arrays per line
+        part = with_token[begin : begin + _SCAN_LINES]
+        command_ids[part] = _command_ids(text, first_starts[part])
+    command_ids[0] = HEADER
     lines = Lines(data, line_starts, line_lengths)
-    scanned = ScannedText(
-        path, lines, token_counts, command_ids, line_lengths, data, first_token, token_starts, token_ends
-    )
-    scanned.padded_data = padded
+    scanned = ScannedText(path, lines, command_ids, line_lengths, data)
+    scanned.text = text
     return scanned
 
 
-def _command_ids(padded: npt.NDArray[np.uint8], starts: Int64Array) -> Int64Array:
-    """Command id of the tokens at these offsets into `padded` (which has zero bytes after the text)."""
-    first, second, third = (padded[starts + k].astype(np.int64) for k in range(3))
+def _token_spans(text: npt.NDArray[np.uint8]) -> tuple[Int64Array, Int64Array]:
+    """Start and end offsets of the tokens of `text`: where its whitespace mask, with a space before and after the
+    text, flips (the flips alternate start, end, start, ...)."""
+    space = np.ones(text.shape[0] + 2, np.bool_)
+    space[1:-1] = _is_space(text)
+    flips = np.flatnonzero(space[1:] != space[:-1]).reshape(-1, 2)
+    return flips[:, 0], flips[:, 1]
+
+
+def _first_token_starts(text: npt.NDArray[np.uint8], line_starts: Int64Array, line_lengths: Int64Array) -> Int64Array:
+    """The byte offset of each line's first token, -1 for a blank line. Most lines start with their token; the
+    others are stepped through their leading whitespace one byte at a time, all together."""
+    first = np.full(line_starts.shape[0], -1, np.int64)
+    pending = np.flatnonzero(line_lengths > 0)
+    step = 0
+    while pending.shape[0]:
+        offsets = line_starts[pending] + step
+        found = ~_is_space(np.asarray(text[offsets], np.uint8))
+        first[pending[found]] = offsets[found]
+        pending = pending[~found]
+        step += 1
+        pending = pending[line_lengths[pending] > step]
+    return first
+
+
+def _command_ids(text: npt.NDArray[np.uint8], starts: Int64Array) -> Int64Array:
+    """Command id of the tokens at these offsets into `text` (a byte past its end reads as 0)."""
+    last = text.shape[0] - 1
+    first, second, third = (np.where(starts + k <= last, text[np.minimum(starts + k, last)], 0).astype(np.int64)
+                            for k in range(3))  # fmt: skip
     letter = ((first | 32) >= ord("a")) & ((first | 32) <= ord("z"))
-    two_letters = letter & ((third == 0) | _is_space(third))
+    two_letters = letter & ((third == 0) | _is_space(third.astype(np.uint8)))
     ids = np.where(two_letters, _CODE_TO_ID[(first << 8 | second) & 0xFFFF], KEYWORD)
     ids[first == ord("#")] = COMMENT
     return ids

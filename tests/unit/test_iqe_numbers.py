@@ -8,7 +8,7 @@ import pytest
 
 from formats.errors import FormatError
 from formats.iqe import IqeDocument, IqeMesh, faces_repeating_a_vertex, read_iqe, write_iqe
-from formats.iqe.decimals import padded_bytes, parse_decimals
+from formats.iqe.decimals import parse_decimals
 from formats.iqe.numtext import compact, float_fields, int_fields, table_lines
 
 TRICKY_TOKENS = [
@@ -54,7 +54,7 @@ def test_parsed_decimals_equal_float_and_others_are_left_to_it() -> None:
         text = b" ".join(tokens) + b"\n"
         starts, ends = _tokens_of(text)
         assert starts.shape[0] == len(tokens)
-        parsed_values, parsed = parse_decimals(padded_bytes(text), starts, ends)
+        parsed_values, parsed = parse_decimals(np.frombuffer(text, np.uint8), starts, ends)
         assert parsed.sum() > 0.6 * len(tokens)  # not: exponents, .15f (over 16 characters)
         for token, value, ok in zip(tokens, parsed_values.tolist(), parsed.tolist(), strict=True):
             expected = _float_or_none(token)
@@ -65,10 +65,14 @@ def test_parsed_decimals_equal_float_and_others_are_left_to_it() -> None:
                 assert not token.lstrip(b"+-").isdigit() or len(token.lstrip(b"+-")) > 8, token
 
 
-def test_parser_handles_tokens_at_both_ends_of_the_buffer() -> None:
-    text = b"1.25"
-    values, parsed = parse_decimals(padded_bytes(text), np.array([0]), np.array([4]))
-    assert parsed.all() and values.tolist() == [1.25]
+@pytest.mark.parametrize("lead", [0, 1, 5, 8, 11, 15, 16, 17, 30])
+def test_parser_reads_tokens_at_both_ends_of_the_text_without_padding(lead: int) -> None:
+    # Tokens are read from the 16 bytes that end with them: those ending in the first 16 bytes take another path.
+    tokens = [b"1.25", b"-7", b"123456789.5", b"+0.5"]
+    text = b" " * lead + b" ".join(tokens)
+    starts, ends = _tokens_of(text)
+    values, parsed = parse_decimals(np.frombuffer(text, np.uint8), starts, ends)
+    assert parsed.all() and values.tolist() == [1.25, -7.0, 123456789.5, 0.5]
 
 
 def _tokens(fields: list) -> list[bytes]:  # type: ignore[type-arg]
