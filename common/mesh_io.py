@@ -65,17 +65,36 @@ def add_uv_map(mesh: bpy.types.Mesh, name: str, corner_uvs: np.ndarray) -> None:
 def set_custom_normals(mesh: bpy.types.Mesh, corner_verts: np.ndarray, corner_normals: np.ndarray) -> None:
     """Custom split normals, the form every Blender normal tool edits; faces must already be smooth.
 
-    When every corner of a vertex has the same normal, the per-vertex call does the same with far less data.
+    When Blender's own normals of the mesh already point the file's way, nothing is set (see
+    `blender_normals_match`). When every corner of a vertex has the same normal, the per-vertex call does the same
+    with far less data.
     Blender 4.5+ could also store "free" normals (a float attribute: exact and faster), but normal-editing
     tools and the Weighted Normal modifier ignore those, so artists could not touch the imported normals.
     """
     normals = unit_vectors(np.asarray(corner_normals, np.float32).reshape(-1, 3))
+    if blender_normals_match(mesh, normals):
+        return
     per_vertex = np.zeros((len(mesh.vertices), 3), np.float32)
     per_vertex[corner_verts] = normals
     if np.array_equal(per_vertex[corner_verts], normals):
         mesh.normals_split_custom_set_from_vertices(per_vertex.tolist())
     else:  # a list converts about twice as fast as a 2-D numpy array here
         mesh.normals_split_custom_set(normals.tolist())
+
+
+_SAME_NORMAL_COSINE = float(np.cos(np.radians(0.1)))
+
+
+def blender_normals_match(mesh: bpy.types.Mesh, corner_normals: np.ndarray) -> bool:
+    """Whether Blender's own normals of the mesh as it stands (smooth flags and sharp edges set) are within 0.1
+    degree of these unit corner normals everywhere: then custom normals would change nothing visible (Blender
+    stores custom normals compressed, about a degree off), and leaving them out saves most of the time and memory
+    of a large import. The file's exact normals stay in the stored-normals attribute for export either way."""
+    if not len(mesh.loops):
+        return True
+    own = corner_floats(mesh.corner_normals, "vector", 3)
+    cosines = np.einsum("ij,ij->i", own, np.asarray(corner_normals, np.float32))
+    return bool((cosines > _SAME_NORMAL_COSINE).all())
 
 
 def unit_vectors(vectors: np.ndarray) -> np.ndarray:

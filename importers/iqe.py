@@ -196,7 +196,9 @@ def _add_normals(
         stored.data.foreach_set("vector", np.ascontiguousarray(normals, np.float32).ravel())
         _smooth(mesh)
         if options.use_custom_normals:  # per vertex already: what set_custom_normals would find, without the search
-            mesh.normals_split_custom_set_from_vertices(mesh_io.unit_vectors(normals.astype(np.float64)))
+            unit = mesh_io.unit_vectors(normals.astype(np.float32))
+            if not mesh_io.blender_normals_match(mesh, unit[corner_verts]):
+                mesh.normals_split_custom_set_from_vertices(unit)
         return
     if not generated_parts or len(generated_parts) != len(meshes):
         return

@@ -89,8 +89,14 @@ def _warn_long_lines(scanned: ScannedText, warnings: Warnings) -> None:
 def _padded_rows(values: Float64Array, counts: Int64Array, defaults: tuple[float, ...]) -> Float64Array:
     """One row per line of `len(defaults)` columns: the line's numbers, then the defaults; extra numbers dropped."""
     width = len(defaults)
-    if counts.shape[0] and (counts == width).all():
-        return values.reshape(-1, width)
+    if counts.shape[0] and (counts == counts[0]).all() and counts[0] <= width:  # the usual file: one shape
+        given = int(counts[0])
+        if given == width:
+            return values.reshape(-1, width)
+        uniform = np.empty((counts.shape[0], width), np.float64)
+        uniform[:, :given] = values.reshape(counts.shape[0], given)
+        uniform[:, given:] = defaults[given:]
+        return uniform
     rows = np.tile(np.array(defaults, np.float64), (counts.shape[0], 1))
     line_of_value = np.repeat(np.arange(counts.shape[0]), counts)
     column_of_value = np.arange(values.shape[0]) - np.repeat(np.cumsum(counts) - counts, counts)

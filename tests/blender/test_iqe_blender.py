@@ -751,3 +751,35 @@ def test_constraints_are_baked_into_each_action(tmp_path: Path) -> None:
         first, last = frames[0, 0, 3:7].astype(np.float64), frames[-1, 0, 3:7].astype(np.float64)
         turned.append(2 * float(np.arccos(min(1.0, abs(float(first @ last))))))  # angle between the root's turns
     assert turned == pytest.approx([0.3, 0.8], abs=1e-4)  # the limit holds only when baked
+
+
+QUAD = """# Inter-Quake Export
+mesh "plate"
+vp 0 0 0
+vp 0 1 0
+vp 1 1 0
+vp 1 0 0
+{normals}
+fm 0 1 2 3
+"""
+
+
+@pytest.mark.parametrize(
+    ("normal", "custom"),
+    [("0 0 1", False), ("0 0.0871557 0.9961947", True)],  # Blender's own normal; 5 degrees off it
+)
+def test_custom_normals_only_where_blender_would_point_elsewhere(tmp_path: Path, normal: str, custom: bool) -> None:
+    # Custom normals equal to Blender's own would change nothing visible and cost most of a large import;
+    # the file's exact vectors are written back either way.
+    path = write(tmp_path, "plate.iqe", QUAD.format(normals="\n".join([f"vn {normal}"] * 4)))
+    assert import_iqe(path) == {"FINISHED"}
+    mesh = bpy.data.objects["plate"].data
+    assert mesh.has_custom_normals == custom
+    corner_normals = np.empty(len(mesh.loops) * 3, np.float32)
+    mesh.corner_normals.foreach_get("vector", corner_normals)
+    expected = np.array([float(v) for v in normal.split()])
+    assert np.degrees(np.arccos(np.clip(corner_normals.reshape(-1, 3) @ expected, -1, 1))).max() < 1.0
+    out = tmp_path / "again.iqe"
+    assert export_iqe(out) == {"FINISHED"}
+    written = [[float(v) for v in line.split()[1:]] for line in out.read_text().splitlines() if line.startswith("vn ")]
+    assert np.array_equal(np.array(written, np.float32), np.tile(expected.astype(np.float32), (4, 1)))
