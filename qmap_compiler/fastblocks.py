@@ -15,6 +15,7 @@ import operator
 
 import numpy as np
 
+from . import blockscan
 from .arrays import Array
 
 _ALLOWED = b" \t\r\n\x0b,0123456789+-.eEdD"
@@ -74,6 +75,9 @@ def _gather(tokens: list[bytes], positions: Array) -> tuple[bytes, ...]:
 
 def parse_vertex_block(text: bytes, start: int, count: int) -> tuple[Array, int] | None:
     """`count` vec3s (`x,y,z`) from `start` up to the closing brace; returns (float32 (count, 3), brace pos)."""
+    vectorised = blockscan.parse_vertex_block(text, start, count)
+    if vectorised is not None:
+        return vectorised
     scanned = _block_tokens(text, start)
     if scanned is None:
         return None
@@ -112,6 +116,9 @@ def _face_starts(tokens: list[bytes], count: int, has_uv: bool) -> Array | None:
 def parse_face_block(text: bytes, start: int, count: int, vertex_count: int,
                      has_uv: bool) -> tuple[FaceArrays, int] | None:
     """`count` faces from `start` up to the closing brace, in the layout of tmp_parser's slow path."""
+    vectorised = blockscan.parse_face_block(text, start, count, vertex_count, has_uv)
+    if vectorised is not None:
+        return vectorised
     scanned = _block_tokens(text, start)
     if scanned is None:
         return None

@@ -215,3 +215,46 @@ def test_face_lines_keep_face_order_across_sizes(with_uvs: bool) -> None:
         expected.append(f"\t\t\t{size} {mesh.face_materials[face]} {int(mesh.face_smooth[face])} " + " ".join(corners))
     assert faces == expected
     assert parse_tmp(text.encode()).meshes[0].face_indices.tolist() == indices.tolist()
+
+
+def test_vectorised_blocks_match_the_tokenizer_bit_for_bit() -> None:
+    from qmap_compiler import blockscan
+
+    rng = np.random.default_rng(11)
+    numbers = [n for n in _number_spellings(rng, 3 * 600) if b"d" not in n.lower()][: 3 * 400]
+    numbers += [b"0", b"-0", b"+0.0", b"1.", b"12345678901234567890", b"0.1234567890123456789012", b"3.4e38",
+                b"1e39", b"-1e-50"]  # fmt: skip
+    numbers = numbers[: len(numbers) // 3 * 3]
+    count = len(numbers) // 3
+    rows = b"\n".join(b" , ".join(numbers[i : i + 3]) if i % 2 else b",".join(numbers[i : i + 3])
+                      for i in range(0, len(numbers), 3))  # fmt: skip
+    block = b"vertices %d {\n" % count + rows + b"\n}"
+    lines = [b"4 0 0 0 0,0 1 1,0 2 1,1 3 0,1", b"3 1 1 3 1e-3,0.5 1 1.,-0.5 2 -0.5,+7",
+             b"3 4294967295 0 0 0,0 1 0,0 2 0,0"]
+    faces = b"faces 3 {\n\t" + b"\r\n\t".join(lines) + b"\n}"
+    assert blockscan.parse_vertex_block(block, block.index(b"{") + 1, count) is not None  # really this path
+    assert blockscan.parse_face_block(faces, faces.index(b"{") + 1, 3, 4, True) is not None
+    fast = parse_tmp(quad_map(vertices=block, faces=faces))
+    slow = parse_tmp(quad_map(vertices=block.replace(b"\n}", b"\n/* force the tokenizer */ }"),
+                              faces=faces.replace(b"\n}", b" // slow\n}")))  # fmt: skip
+    for name in ("vertices", "face_uvs", "face_indices", "face_sizes", "face_materials", "face_smooth"):
+        a, b = getattr(fast.meshes[0], name), getattr(slow.meshes[0], name)
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), name
+
+
+@pytest.mark.parametrize(
+    "faces",
+    [
+        b"faces 1 { 3 0 0 0 0,0 1 0,0 08 0,0 }",  # a leading 0 is octal for the tokenizer
+        b"faces 2 { 3 0 0 0 0,0 1 0,0 2 0,0 3 0 0 0 0,0 1 0,0 2 0,0 }",  # two faces on one line
+        b"faces 1 {\n3 0 0 0 0,0 1 0,0 9 0,0\n}",  # a vertex index out of range
+        b"faces 1 {\n3 0 0 0 .5,0 1 0,0 2 0,0\n}",  # '.5' is the symbol '.' and 5 for the tokenizer
+        b"faces 1 {\n3 0 0 0 0,0 1 0,0 2 0,0 // comment\n}",
+        b"faces 1 {\n3 0 0 0 1d2,0 1 0,0 2 0,0\n}",
+    ],
+)
+def test_vectorised_faces_leave_other_layouts_to_the_general_reader(faces: bytes) -> None:
+    from qmap_compiler import blockscan
+
+    count = int(faces.split()[1])
+    assert blockscan.parse_face_block(faces, faces.index(b"{") + 1, count, 4, True) is None
