@@ -86,16 +86,41 @@ def set_custom_normals(mesh: bpy.types.Mesh, corner_verts: np.ndarray, corner_no
 _SAME_NORMAL_COSINE = float(np.cos(np.radians(0.1)))
 
 
-def blender_normals_match(mesh: bpy.types.Mesh, corner_normals: np.ndarray) -> bool:
+def blender_normals_match(mesh: bpy.types.Mesh, corner_normals: np.ndarray | None = None,
+                          vertex_normals: np.ndarray | None = None) -> bool:
     """Whether Blender's own normals of the mesh as it stands (smooth flags and sharp edges set) are within 0.1
-    degree of these unit corner normals everywhere: then custom normals would change nothing visible (Blender
-    stores custom normals compressed, about a degree off), and leaving them out saves most of the time and memory
-    of a large import. The file's exact normals stay in the stored-normals attribute for export either way."""
+    degree of these unit normals everywhere: then custom normals would change nothing visible (Blender stores
+    custom normals compressed, about a degree off), and leaving them out saves most of the time and memory of a
+    large import. The file's exact normals stay in the stored-normals attribute for export either way.
+
+    Give per-corner normals, or per-vertex ones (then compared with Blender's vertex normals where every face is
+    smooth and no edge is sharp, which is what the corners get; elsewhere spread to the corners)."""
     if not len(mesh.loops):
         return True
-    own = corner_floats(mesh.corner_normals, "vector", 3)
-    cosines = np.einsum("ij,ij->i", own, np.asarray(corner_normals, np.float32))
+    if vertex_normals is not None:
+        if _smooth_everywhere(mesh):
+            return _within_a_tenth_of_a_degree(corner_floats(mesh.vertex_normals, "vector", 3), vertex_normals)
+        corner_vert = np.empty(len(mesh.loops), np.int32)
+        mesh.attributes[".corner_vert"].data.foreach_get("value", corner_vert)
+        corner_normals = np.asarray(vertex_normals)[corner_vert]
+    assert corner_normals is not None
+    return _within_a_tenth_of_a_degree(corner_floats(mesh.corner_normals, "vector", 3), corner_normals)
+
+
+def _within_a_tenth_of_a_degree(own: np.ndarray, given: np.ndarray) -> bool:
+    cosines = np.einsum("ij,ij->i", own, np.asarray(given, np.float32))
     return bool((cosines > _SAME_NORMAL_COSINE).all())
+
+
+def _smooth_everywhere(mesh: bpy.types.Mesh) -> bool:
+    for name, domain in (("sharp_face", mesh.polygons), ("sharp_edge", mesh.edges)):
+        attribute = mesh.attributes.get(name)
+        if attribute is not None:
+            flags = np.empty(len(domain), np.bool_)
+            attribute.data.foreach_get("value", flags)
+            if flags.any():
+                return False
+    return True
 
 
 def unit_vectors(vectors: np.ndarray) -> np.ndarray:
