@@ -35,7 +35,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench_timing import BenchRow, peak_memory_mb, reset_peak_memory
+from bench_timing import BenchRow, peak_memory_mb, reset_peak_memory, resident_mb
 from bpy_extension import enable_extension  # must come before `import bpy`
 
 enable_extension()
@@ -56,14 +56,6 @@ FORMATS: dict[str, tuple[str, str, str, dict[str, object]]] = {
 }
 
 
-def rss_mb() -> float:
-    with open("/proc/self/status") as handle:
-        for line in handle:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024 / 1e6
-    return 0.0
-
-
 def release_free_memory() -> None:
     """Hand memory freed by earlier cases back to the system (glibc), so that a case re-using it still counts."""
     with contextlib.suppress(OSError, AttributeError):
@@ -76,7 +68,7 @@ def timed(repeat: int, setup: Callable[[], object], work: Callable[[], object]) 
     for _ in range(repeat):
         setup()
         release_free_memory()
-        base = rss_mb()
+        base = resident_mb()
         reset_peak_memory()
         started = time.perf_counter()
         work()

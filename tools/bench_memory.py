@@ -23,17 +23,10 @@ from pathlib import Path
 TOOLS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TOOLS))
 sys.path.insert(0, str(TOOLS.parent))
+from bench_timing import peak_memory_mb, reset_peak_memory, resident_mb  # noqa: E402
 
 OPERATORS = {".iqe": "iqe", ".iqm": "iqm", ".smd": "valve_smd", ".joe": "joe", ".jpk": "joe", ".tmp": "qmap_tmp"}
 SIDES = {"100k": (224, 250, 200), "1m": (707, 1000, 500)}  # grid side; cylinder around, rings
-
-
-def resident_mb() -> float:
-    with open("/proc/self/status") as handle:
-        for line in handle:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024 / 1e6
-    return 0.0
 
 
 def settle() -> float:
@@ -45,7 +38,6 @@ def settle() -> float:
 
 def measure_import(path: str) -> None:
     """Child process: import one file and print `peak kept` in MB."""
-    from bench_timing import peak_memory_mb, reset_peak_memory
     from bpy_extension import enable_extension
 
     enable_extension()
@@ -63,7 +55,6 @@ def measure_import(path: str) -> None:
 def measure_floor(path: str) -> None:
     """Child process: build the IQE file's mesh from ready arrays with the bpy calls alone; print the peak."""
     import numpy as np
-    from bench_timing import peak_memory_mb, reset_peak_memory
 
     from formats.iqe import load_iqe
 

@@ -51,3 +51,12 @@ def peak_memory_mb() -> float:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) * 1024 / 1e6
     raise OSError("VmHWM not found in /proc/self/status")
+
+
+def resident_mb() -> float:
+    """This process's resident set now, in MB."""
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024 / 1e6
+    return 0.0
