@@ -17,7 +17,7 @@ from .layout import build_model
 from .model import QmapModel
 from .octree import build_tree, collision_split_rule, draw_split_rule, root_bounds
 from .tmp_parser import ParseOptions, TmpDocument, parse_tmp
-from .writer import serialize, write_atomic
+from .writer import serialize, serialize_parts, write_atomic
 
 Box = tuple[float, float, float, float, float, float]
 
@@ -155,21 +155,27 @@ def compile_bytes(tmp_data: bytes, desc_data: bytes | None = None, options: Comp
                   tmp_name: str = "<tmp>", desc_name: str = "<desc>",
                   report: CompileReport | None = None) -> bytes:
     """Compile in memory: `.qmap.tmp` bytes (+ `.qmap.desc` bytes) to `.qmap` bytes."""
+    report = report if report is not None else CompileReport()
+    model = _compile_model(tmp_data, desc_data, options, tmp_name, desc_name, report)
+    started = time.perf_counter()
+    with np.errstate(all="ignore"):
+        data = serialize(model)
+    report.timings["serialise"] = time.perf_counter() - started
+    report.output_bytes = len(data)
+    return data
+
+
+def _compile_model(tmp_data: bytes, desc_data: bytes | None, options: CompileOptions | None, tmp_name: str,
+                   desc_name: str, report: CompileReport) -> QmapModel:
     options = options or CompileOptions()
     options.validate()
-    report = report if report is not None else CompileReport()
     # inf and NaN coordinates are legal input and are carried through exactly like the original does.
     with np.errstate(all="ignore"):
         started = time.perf_counter()
         tmp = parse_tmp(tmp_data, tmp_name, ParseOptions(options.skip_unknown_objects))
         desc = parse_desc(desc_data, desc_name) if desc_data is not None else None
         report.timings["parse"] = time.perf_counter() - started
-        model = compile_documents(tmp, desc, options, report)
-        started = time.perf_counter()
-        data = serialize(model)
-        report.timings["serialise"] = time.perf_counter() - started
-    report.output_bytes = len(data)
-    return data
+        return compile_documents(tmp, desc, options, report)
 
 
 def _read(path: str | os.PathLike[str]) -> bytes:
@@ -193,8 +199,11 @@ def compile_map(tmp_path: str | os.PathLike[str], desc_path: str | os.PathLike[s
     report = CompileReport(output=str(out_path))
     tmp_data = _read(tmp_path)
     desc_data = _read(desc_path) if desc_path is not None else None
-    data = compile_bytes(tmp_data, desc_data, options, str(tmp_path), str(desc_path), report)
+    model = _compile_model(tmp_data, desc_data, options, str(tmp_path), str(desc_path), report)
+    del tmp_data, desc_data
     started = time.perf_counter()
-    write_atomic(out_path, data)
-    report.timings["write"] = report.timings.pop("serialise") + time.perf_counter() - started
+    with np.errstate(all="ignore"):
+        write_atomic(out_path, serialize_parts(model))  # piece by piece: the file is never in memory twice
+    report.output_bytes = Path(out_path).stat().st_size
+    report.timings["write"] = time.perf_counter() - started
     return report

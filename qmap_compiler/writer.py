@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,11 @@ HEADER_BYTES = 25  # 6 floats + 1 flag byte
 
 def _u32(value: int) -> bytes:
     return int(value).to_bytes(4, "little")
+
+
+def _raw(array: Array) -> memoryview:
+    """An array's bytes without a copy."""
+    return np.ascontiguousarray(array).view(np.uint8).data
 
 
 def _headers(nodes: NodeTable) -> Array:
@@ -74,22 +80,33 @@ def _collision_trailers(model: QmapModel) -> tuple[Array, Array]:
 
 def serialize(model: QmapModel) -> bytes:
     """The complete `.qmap` file; raises QmapError for a name longer than 255 bytes."""
-    parts = [MAGIC, _u32(len(model.materials))]
+    return b"".join(serialize_parts(model))
+
+
+def serialize_parts(model: QmapModel) -> Iterator[bytes | memoryview]:
+    """The `.qmap` file as consecutive pieces, each made only when asked for: a large map is written piece by piece
+    without the whole file in memory twice."""
+    names = [MAGIC, _u32(len(model.materials))]
     for name in model.materials:
         if len(name) > 255:
             raise QmapError(f"material name of {len(name)} bytes is longer than 255 bytes")
-        parts += [bytes([len(name)]), name]
-    parts += [_u32(len(model.draw_vertices)), canonical_nan(model.draw_vertices).astype("<f4").tobytes()]
-    parts += [_u32(len(model.draw_indices)), model.draw_indices.astype("<u4").tobytes()]
-    parts.append(serialize_tree(model.draw_nodes, *_draw_trailers(model)))
-    parts += [_u32(len(model.collision_vertices)), canonical_nan(model.collision_vertices).astype("<f4").tobytes()]
-    parts += [_u32(len(model.collision_indices)), model.collision_indices.astype("<u4").tobytes()]
-    parts.append(serialize_tree(model.collision_nodes, *_collision_trailers(model)))
-    return b"".join(parts)
+        names += [bytes([len(name)]), name]
+    yield b"".join(names)
+    yield _u32(len(model.draw_vertices))
+    yield _raw(canonical_nan(model.draw_vertices).astype("<f4"))
+    yield _u32(len(model.draw_indices))
+    yield _raw(model.draw_indices.astype("<u4"))
+    yield serialize_tree(model.draw_nodes, *_draw_trailers(model))
+    yield _u32(len(model.collision_vertices))
+    yield _raw(canonical_nan(model.collision_vertices).astype("<f4"))
+    yield _u32(len(model.collision_indices))
+    yield _raw(model.collision_indices.astype("<u4"))
+    yield serialize_tree(model.collision_nodes, *_collision_trailers(model))
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write to a temporary file next to `path`, then rename it into place; nothing partial is ever left."""
+def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes | memoryview]) -> None:
+    """Write to a temporary file next to `path`, then rename it into place; nothing partial is ever left. `data` is
+    the bytes, or pieces written one after the other (made while writing, as `serialize_parts` makes them)."""
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
     try:
@@ -98,7 +115,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
         raise QmapError(f"cannot create a file in {folder}: {error.strerror}", str(target)) from None
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
+            for piece in [data] if isinstance(data, bytes) else data:
+                stream.write(piece)
         # mkstemp creates 0600; keep an existing file's mode, else the usual 0644.
         os.chmod(temporary, target.stat().st_mode & 0o777 if target.exists() else 0o644)
         os.replace(temporary, target)
