@@ -35,6 +35,7 @@ _UINT32_MAX = 0xFFFFFFFF
 _EXACT_MANTISSA = 1 << 53
 _POWERS_OF_TEN = np.array([10.0**k for k in range(23)])
 _TOKENS_AT_A_TIME = 1 << 16
+_BYTES_AT_A_TIME = 1 << 20
 
 
 class _Tokens:
@@ -52,20 +53,28 @@ def _tokens(text: bytes, start: int) -> tuple[_Tokens, int] | None:
     if end < 0:
         return None
     block = np.frombuffer(text, np.uint8, count=end - start, offset=start)
-    classes = _CLASS[block]
-    if (classes == _OTHER).any():
-        return None
-    number = classes == _NUMBER
-    before = np.concatenate(([False], number[:-1]))
-    after = np.concatenate((number[1:], [False]))
-    comma = classes == _COMMA
-    starts = np.flatnonzero((number & ~before) | comma)
-    commas = comma[starts]
-    ends = starts + 1
-    ends[~commas] = np.flatnonzero(number & ~after) + 1
-    if (block[starts[~commas]] == ord(".")).any():
+    starts, run_ends, commas = [], [], []
+    for begin in range(0, block.shape[0], _BYTES_AT_A_TIME):  # pieces that stay in the CPU caches
+        piece = _CLASS[block[max(begin - 1, 0) : begin + _BYTES_AT_A_TIME + 1]]  # with a byte of each neighbour
+        if begin == 0:
+            piece = np.concatenate(([_SPACE], piece))
+        if begin + _BYTES_AT_A_TIME >= block.shape[0]:
+            piece = np.concatenate((piece, [_SPACE]))
+        inner = piece[1:-1]
+        if (inner == _OTHER).any():
+            return None
+        number = piece == _NUMBER
+        comma = inner == _COMMA
+        token_starts = np.flatnonzero((number[1:-1] & ~number[:-2]) | comma)
+        starts.append(token_starts + begin)
+        commas.append(comma[token_starts])
+        run_ends.append(np.flatnonzero(number[1:-1] & ~number[2:]) + begin + 1)
+    token_starts, is_comma = np.concatenate(starts), np.concatenate(commas)
+    token_ends = token_starts + 1
+    token_ends[~is_comma] = np.concatenate(run_ends)
+    if (block[token_starts[~is_comma]] == ord(".")).any():
         return None  # '.5' is the symbol '.' followed by 5 for the tokenizer
-    return _Tokens(block, starts, ends, commas), end
+    return _Tokens(block, token_starts, token_ends, is_comma), end
 
 
 def _digit_columns(block: Array, starts: Array, ends: Array) -> tuple[Array, Array, Array, Array]:

@@ -217,8 +217,11 @@ def test_face_lines_keep_face_order_across_sizes(with_uvs: bool) -> None:
     assert parse_tmp(text.encode()).meshes[0].face_indices.tolist() == indices.tolist()
 
 
-def test_vectorised_blocks_match_the_tokenizer_bit_for_bit() -> None:
+@pytest.mark.parametrize("piece_bytes", [1, 2, 3, 7, 64, 1 << 20])
+def test_vectorised_blocks_match_the_tokenizer_bit_for_bit(monkeypatch: pytest.MonkeyPatch, piece_bytes: int) -> None:
     from qmap_compiler import blockscan
+
+    monkeypatch.setattr(blockscan, "_BYTES_AT_A_TIME", piece_bytes)  # token boundaries across pieces
 
     rng = np.random.default_rng(11)
     numbers = [n for n in _number_spellings(rng, 3 * 600) if b"d" not in n.lower()][: 3 * 400]
