@@ -217,9 +217,10 @@ def parse_face_block(text: bytes, start: int, count: int, vertex_count: int,
 
 def _face_lines(tokens: _Tokens, count: int, has_uv: bool) -> tuple[Array, Array] | None:
     """Each face's first token and its size, when every line that holds tokens holds exactly one face."""
-    newlines = np.flatnonzero(tokens.block == ord("\n"))
-    token_lines = np.searchsorted(newlines, tokens.starts)
-    line_starts = np.flatnonzero(np.diff(token_lines, prepend=-1))
+    token_count = tokens.starts.shape[0]
+    after_newlines = np.searchsorted(tokens.starts, np.flatnonzero(tokens.block == ord("\n")))
+    firsts = np.concatenate(([0], after_newlines[after_newlines < token_count]))  # each line's first token
+    line_starts = firsts[np.concatenate(([token_count > 0], firsts[1:] != firsts[:-1]))]  # blank lines add none
     if line_starts.shape[0] != count:
         return None
     line_lengths = np.diff(np.append(line_starts, tokens.starts.shape[0]))
