@@ -66,13 +66,16 @@ def set_custom_normals(mesh: bpy.types.Mesh, corner_verts: np.ndarray, corner_no
     """Custom split normals, the form every Blender normal tool edits; faces must already be smooth.
 
     When Blender's own normals of the mesh already point the file's way, nothing is set (see
-    `blender_normals_match`). When every corner of a vertex has the same normal, the per-vertex call does the same
-    with far less data.
+    `blender_normals_match`); when every corner's normal is its face's, the faces are made flat instead. When
+    every corner of a vertex has the same normal, the per-vertex call does the same with far less data.
     Blender 4.5+ could also store "free" normals (a float attribute: exact and faster), but normal-editing
     tools and the Weighted Normal modifier ignore those, so artists could not touch the imported normals.
     """
     normals = unit_vectors(np.asarray(corner_normals, np.float32).reshape(-1, 3))
     if blender_normals_match(mesh, normals):
+        return
+    if _face_normals_match(mesh, normals):  # a hard-surface mesh: flat shading gives exactly these normals
+        mesh.polygons.foreach_set("use_smooth", np.zeros(len(mesh.polygons), np.bool_))
         return
     per_vertex = np.zeros((len(mesh.vertices), 3), np.float32)
     per_vertex[corner_verts] = normals
@@ -105,6 +108,14 @@ def blender_normals_match(mesh: bpy.types.Mesh, corner_normals: np.ndarray | Non
         corner_normals = np.asarray(vertex_normals)[corner_vert]
     assert corner_normals is not None
     return _within_a_tenth_of_a_degree(corner_floats(mesh.corner_normals, "vector", 3), corner_normals)
+
+
+def _face_normals_match(mesh: bpy.types.Mesh, corner_normals: np.ndarray) -> bool:
+    """Whether every corner's normal is within 0.1 degree of its face's normal (flat shading would show it)."""
+    face_normals = corner_floats(mesh.polygon_normals, "vector", 3)
+    corner_counts = np.empty(len(mesh.polygons), np.int32)
+    mesh.polygons.foreach_get("loop_total", corner_counts)
+    return _within_a_tenth_of_a_degree(np.repeat(face_normals, corner_counts, axis=0), corner_normals)
 
 
 def _within_a_tenth_of_a_degree(own: np.ndarray, given: np.ndarray) -> bool:

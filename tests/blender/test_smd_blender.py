@@ -788,3 +788,40 @@ def test_unweighted_vertices_go_to_the_motionless_bone_or_to_the_root(tmp_path: 
     assert unweighted.any()
     assert set(kept.triangles.parent_bones.reshape(-1)[unweighted].tolist()) == {2}
     assert set(rooted.triangles.parent_bones.reshape(-1)[unweighted].tolist()) == {0}
+
+
+ROOF = CHAIN + """skeleton
+time 0
+0 0 0 0 0 0 0
+1 0 0 1 0.5 0 0
+2 0 1 0 0 0 0.3
+end
+triangles
+roof
+0 0 0 0 0 0 1 0 0
+0 1 0 0 0 0 1 1 0
+0 0 1 0 0 0 1 0 1
+roof
+0 1 0 0 0 -1 0 1 0
+0 0 0 0 0 -1 0 0 0
+0 0 0 -1 0 -1 0 0 1
+end
+"""
+
+
+def test_flat_normals_become_flat_faces_and_go_back_out_exactly(tmp_path: Path) -> None:
+    # Every corner's normal is its face's: flat shading shows exactly that, without custom normals.
+    assert import_smd(write(tmp_path, "roof.smd", ROOF)) == {"FINISHED"}
+    mesh = bpy.data.objects["roof"].data
+    assert len(mesh.vertices) == 4  # the shared edge is shared
+    assert not mesh.has_custom_normals and not any(face.use_smooth for face in mesh.polygons)
+    normals = np.empty(len(mesh.loops) * 3, np.float32)
+    mesh.corner_normals.foreach_get("vector", normals)
+    face_of_corner = np.repeat(np.arange(len(mesh.polygons)), 3)
+    expected = np.array([[0, 0, 1], [0, -1, 0]], np.float32)[face_of_corner]
+    np.testing.assert_allclose(normals.reshape(-1, 3), expected, atol=1e-6)
+    out = tmp_path / "again.smd"
+    assert export_smd(out) == {"FINISHED"}
+    again = smd.load_smd(out).triangles
+    assert again is not None
+    np.testing.assert_array_equal(np.unique(again.normals.reshape(-1, 3), axis=0), [[0, -1, 0], [0, 0, 1]])
