@@ -195,14 +195,17 @@ end
 """
 
 
-def reference_text(links: str = "1 1 1.0", material: str = "skin") -> str:
-    return CHAIN + f"""skeleton
+REST = """skeleton
 time 0
 0 0 0 0 0 0 0
 1 0 0 1 0.5 0 0
 2 0 1 0 0 0 0.3
 end
-triangles
+"""
+
+
+def reference_text(links: str = "1 1 1.0", material: str = "skin") -> str:
+    return CHAIN + REST + f"""triangles
 {material}
 0 0 0 0 0 0 1 0 0 {links}
 0 1 0 0 0 0 1 1 0 {links}
@@ -790,13 +793,7 @@ def test_unweighted_vertices_go_to_the_motionless_bone_or_to_the_root(tmp_path: 
     assert set(rooted.triangles.parent_bones.reshape(-1)[unweighted].tolist()) == {0}
 
 
-ROOF = CHAIN + """skeleton
-time 0
-0 0 0 0 0 0 0
-1 0 0 1 0.5 0 0
-2 0 1 0 0 0 0.3
-end
-triangles
+ROOF = CHAIN + REST + """triangles
 roof
 0 0 0 0 0 0 1 0 0
 0 1 0 0 0 0 1 1 0
