@@ -25,7 +25,7 @@ from .document import (
     IqeMesh,
     IqeVertexArrayFormat,
 )
-from .numtext import Bytes2D, Fields, compact, float_fields, int_fields, literal, table_lines
+from .numtext import Bytes2D, Fields, compact, compact_pieces, float_fields, int_fields, literal, table_lines
 from .poses import oriented_quaternions
 
 Float64Array = npt.NDArray[np.float64]
@@ -306,7 +306,7 @@ def _animation_lines(animation: IqeAnimation, out: _Output) -> None:
     poses = _table_lines("pq", table, widths=widths)
     frame_starts = np.zeros((frame_count, joint_count, 6), np.uint8)
     frame_starts[:, 0] = np.frombuffer(b"frame\n", np.uint8)
-    out.chunks.append(compact([frame_starts.reshape(frame_count * joint_count, 6), *poses]))
+    out.chunks.extend(compact_pieces([frame_starts.reshape(frame_count * joint_count, 6), *poses]))
 
 
 # ---------------------------------------------------------------------------------------------------- meshes
@@ -358,7 +358,7 @@ def _mesh_lines(
     out.append(_quoted(mesh.material, "material name", "material"))
     columns = _vertex_columns(mesh, layout)
     if columns:  # the lines of each vertex together: vp, vt, vn, ...
-        out.chunks.append(compact([part for column in columns for part in column]))
+        out.chunks.extend(compact_pieces([part for column in columns for part in column]))
     layout.vertex_offset += mesh.vertex_count
     return _face_lines(mesh, layout, smoothing, out, notes)
 
