@@ -48,6 +48,7 @@ HEADER = -4
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 _SCAN_BYTES = 1 << 21  # text scanned at a time for token positions: bounds the memory of a large file
 _SCAN_LINES = 1 << 18  # lines classified at a time
+_INDENT_STEPS = 16  # leading whitespace stepped through for all lines together; deeper indents one line at a time
 _WHITESPACE = b" \t\n\r\x0b\x0c"  # C isspace() in the "C" locale, and what bytes.split() splits on
 _TOKEN = re.compile(rb"[^ \t\n\r\x0b\x0c]+")
 _COMMENT_COMMAND = re.compile(rb"\n[ \t\r\x0b\x0c]*comment(?![^ \t\n\r\x0b\x0c])")
@@ -299,7 +300,7 @@ def _scan(data: bytes, path: str | None) -> ScannedText:
     text = np.frombuffer(data, np.uint8)
     line_starts = _line_starts(data)
     line_lengths = np.diff(np.append(line_starts, len(data) + 1)) - 1
-    first_starts = _first_token_starts(text, line_starts, line_lengths)
+    first_starts = _first_token_starts(data, line_starts, line_lengths)
     has_token = first_starts >= 0
     command_ids = np.full(line_starts.shape[0], BLANK, np.int8)
     with_token = np.flatnonzero(has_token)
@@ -322,19 +323,23 @@ def _token_spans(text: npt.NDArray[np.uint8]) -> tuple[Int64Array, Int64Array]:
     return flips[:, 0], flips[:, 1]
 
 
-def _first_token_starts(text: npt.NDArray[np.uint8], line_starts: Int64Array, line_lengths: Int64Array) -> Int64Array:
+def _first_token_starts(data: bytes, line_starts: Int64Array, line_lengths: Int64Array) -> Int64Array:
     """The byte offset of each line's first token, -1 for a blank line. Most lines start with their token; the
-    others are stepped through their leading whitespace one byte at a time, all together."""
+    others are stepped through their leading whitespace one byte at a time, all together, and the few indented
+    deeper than that are searched one by one."""
+    text = np.frombuffer(data, np.uint8)
     first = np.full(line_starts.shape[0], -1, np.int64)
     pending = np.flatnonzero(line_lengths > 0)
-    step = 0
-    while pending.shape[0]:
+    for step in range(_INDENT_STEPS):
         offsets = line_starts[pending] + step
         found = ~_is_space(np.asarray(text[offsets], np.uint8))
         first[pending[found]] = offsets[found]
         pending = pending[~found]
-        step += 1
-        pending = pending[line_lengths[pending] > step]
+        pending = pending[line_lengths[pending] > step + 1]
+    for line in pending.tolist():
+        start = int(line_starts[line])
+        match = _TOKEN.search(data, start + _INDENT_STEPS, start + int(line_lengths[line]))
+        first[line] = match.start() if match else -1
     return first
 
 

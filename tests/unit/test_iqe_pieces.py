@@ -86,3 +86,14 @@ def test_errors_name_the_same_line_and_column_with_tiny_pieces(monkeypatch: pyte
         read_iqe(text, "bad.iqe")
     assert str(whole.value) == str(pieces.value)
     assert (whole.value.line, whole.value.column) == (14, 6)
+
+
+def test_deeply_indented_lines_keep_their_commands() -> None:
+    # Lines indented beyond what is stepped through together are searched one by one, and still read.
+    deep = " \t" * 40
+    text = TEXT.replace("vp 1.5 -2 3e2\n", deep + "vp 1.5 -2 3e2\n").replace("fm 0 1 2\n", deep + "\r fm 0 1 2\n")
+    again = read_iqe(text.encode(), "deep.iqe")
+    np.testing.assert_array_equal(again.meshes[0].positions[1], (1.5, -2, 300))
+    np.testing.assert_array_equal(again.meshes[0].face_corners, read_iqe(TEXT.encode()).meshes[0].face_corners)
+    blank = read_iqe((TEXT + deep + "\n").encode(), "blank.iqe")
+    assert len(blank.meshes) == 2
