@@ -20,8 +20,6 @@ Figures only, no asserts.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import ctypes
 import os
 import shutil
 import subprocess
@@ -35,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench_timing import BenchRow, peak_memory_mb, reset_peak_memory, resident_mb
+from bench_timing import BenchRow, peak_memory_mb, release_free_memory, reset_peak_memory, resident_mb
 from bpy_extension import enable_extension  # must come before `import bpy`
 
 enable_extension()
@@ -54,12 +52,6 @@ FORMATS: dict[str, tuple[str, str, str, dict[str, object]]] = {
     "IQM": (".iqm", "import_scene.iqm", "export_scene.iqm", {}),
     "QMAP": (".qmap.tmp", "import_scene.qmap_tmp", "export_scene.qmap_tmp", {"write_desc": False}),
 }
-
-
-def release_free_memory() -> None:
-    """Hand memory freed by earlier cases back to the system (glibc), so that a case re-using it still counts."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def timed(repeat: int, setup: Callable[[], object], work: Callable[[], object]) -> tuple[float, float]:

@@ -13,7 +13,6 @@ cost. Figures only, no asserts.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import gc
 import subprocess
 import sys
@@ -23,7 +22,7 @@ from pathlib import Path
 TOOLS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TOOLS))
 sys.path.insert(0, str(TOOLS.parent))
-from bench_timing import peak_memory_mb, reset_peak_memory, resident_mb  # noqa: E402
+from bench_timing import peak_memory_mb, release_free_memory, reset_peak_memory, resident_mb  # noqa: E402
 
 OPERATORS = {".iqe": "iqe", ".iqm": "iqm", ".smd": "valve_smd", ".joe": "joe", ".jpk": "joe", ".tmp": "qmap_tmp"}
 SIDES = {"100k": (224, 250, 200), "1m": (707, 1000, 500)}  # grid side; cylinder around, rings
@@ -32,7 +31,7 @@ SIDES = {"100k": (224, 250, 200), "1m": (707, 1000, 500)}  # grid side; cylinder
 def settle() -> float:
     """Hand freed memory back to the system and return the resident set."""
     gc.collect()
-    ctypes.CDLL("libc.so.6").malloc_trim(0)
+    release_free_memory()
     return resident_mb()
 
 

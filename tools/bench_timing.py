@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,6 +53,12 @@ def peak_memory_mb() -> float:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) * 1024 / 1e6
     raise OSError("VmHWM not found in /proc/self/status")
+
+
+def release_free_memory() -> None:
+    """Hand memory freed earlier back to the system (glibc), so that a measurement re-using it still counts."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def resident_mb() -> float:

@@ -313,37 +313,22 @@ def _resolved_corners(
     several arrays per corner)."""
     values, counts = scanned.numbers(lines, f"'{command}'")
     indices = scanned.integers(values, lines, counts, f"'{command}' vertex index")
-    del values
     if command == "fm":
         region = np.searchsorted(mesh_lines, lines, side="right") - 1
         base = np.where(region >= 0, mesh_starts[np.maximum(region, 0)] if mesh_starts.shape[0] else 0, 0)
     else:
         base = np.zeros(lines.shape[0], np.int64)
-    negative = indices < 0
-    if negative.any():  # relative to the vertices defined so far
-        defined_so_far = np.searchsorted(vp_lines, lines)
-        base = np.repeat(base, counts)
-        base[negative] = np.repeat(defined_so_far, counts)[negative]
-        indices += base
-    else:
-        indices += np.repeat(base, counts)
-    resolved = indices
+    defined_so_far = np.searchsorted(vp_lines, lines)  # what a negative index counts back from
+    resolved = np.where(indices < 0, np.repeat(defined_so_far, counts), np.repeat(base, counts)) + indices
     bad = (resolved < 0) | (resolved >= vertex_count)
     if bad.any():
         first = int(np.argmax(bad))
-        written = int(_written_indices(scanned, lines, counts, command)[first])
         message = (
-            f"'{command}' vertex index {written} refers to vertex {resolved[first]}, "
+            f"'{command}' vertex index {indices[first]} refers to vertex {resolved[first]}, "
             f"but the file defines {vertex_count} vertices (0..{vertex_count - 1})"
         )
         scanned.raise_at_value(lines, counts, first, message)
     return counts, resolved
-
-
-def _written_indices(scanned: ScannedText, lines: Int64Array, counts: Int64Array, command: str) -> Int64Array:
-    """The face indices as written (only for an error message)."""
-    values, _ = scanned.numbers(lines, f"'{command}'")
-    return scanned.integers(values, lines, counts, f"'{command}' vertex index")
 
 
 def _read_edge_flags(scanned: ScannedText, face_lines: Int64Array, sizes: Int64Array) -> npt.NDArray[np.uint8] | None:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from formats.errors import FormatError
-from formats.iqe import read_iqe, reader, scan
+from formats.iqe import IqeDocument, read_iqe, reader, scan
 
 TEXT = (
     "# Inter-Quake Export\r\n"
@@ -50,7 +50,7 @@ TEXT = (
 )
 
 
-def _documents(monkeypatch: pytest.MonkeyPatch, text: bytes, piece_bytes: int) -> tuple[object, object]:
+def _documents(monkeypatch: pytest.MonkeyPatch, text: bytes, piece_bytes: int) -> tuple[IqeDocument, IqeDocument]:
     whole = read_iqe(text, "whole.iqe")
     monkeypatch.setattr(scan, "_SCAN_BYTES", piece_bytes)
     monkeypatch.setattr(scan, "_SCAN_LINES", 3)
@@ -61,15 +61,15 @@ def _documents(monkeypatch: pytest.MonkeyPatch, text: bytes, piece_bytes: int) -
 @pytest.mark.parametrize("piece_bytes", [1, 2, 3, 7, 16, 64])
 def test_tiny_pieces_read_the_same_document(monkeypatch: pytest.MonkeyPatch, piece_bytes: int) -> None:
     whole, pieces = _documents(monkeypatch, TEXT.encode(), piece_bytes)
-    assert whole.warnings == pieces.warnings  # type: ignore[attr-defined]
-    assert [j.__dict__ for j in whole.joints] == [j.__dict__ for j in pieces.joints]  # type: ignore[attr-defined]
-    for a, b in zip(whole.meshes, pieces.meshes, strict=True):  # type: ignore[attr-defined]
+    assert whole.warnings == pieces.warnings
+    assert [j.__dict__ for j in whole.joints] == [j.__dict__ for j in pieces.joints]
+    for a, b in zip(whole.meshes, pieces.meshes, strict=True):
         assert (a.name, a.material) == (b.name, b.material)
         for field in ("positions", "texcoords", "normals", "blend_indices", "blend_weights", "face_corners",
                       "face_sizes"):  # fmt: skip
             np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
-    np.testing.assert_array_equal(whole.animations[0].frames, pieces.animations[0].frames)  # type: ignore[attr-defined]
-    mesh_a, mesh_b = whole.meshes  # type: ignore[attr-defined]
+    np.testing.assert_array_equal(whole.animations[0].frames, pieces.animations[0].frames)
+    mesh_a, mesh_b = whole.meshes
     np.testing.assert_array_equal(mesh_a.positions[1], (1.5, -2, 300))
     np.testing.assert_array_equal(mesh_b.face_corners[-3:], (3, 2, 1))  # negative indices count back
 
