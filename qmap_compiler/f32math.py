@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import struct
+from typing import Any
 
 import numpy as np
 
@@ -38,10 +39,16 @@ def f32_scalar(value: float) -> float:
 
 def matrix_product(a: Matrix, b: Matrix) -> Matrix:
     """D3DX-style 4x4 product, each element `F(((a0*b0 + a1*b1) + a2*b2) + a3*b3)`."""
-    def element(i: int, j: int) -> float:
-        return f32_scalar(((a[i][0] * b[0][j] + a[i][1] * b[1][j]) + a[i][2] * b[2][j]) + a[i][3] * b[3][j])
+    if all(math.isfinite(value) for row in (*a, *b) for value in row):
+        def element(i: int, j: int) -> float:
+            return f32_scalar(((a[i][0] * b[0][j] + a[i][1] * b[1][j]) + a[i][2] * b[2][j]) + a[i][3] * b[3][j])
 
-    return [[element(i, j) for j in range(4)] for i in range(4)]
+        return [[element(i, j) for j in range(4)] for i in range(4)]
+    left, right = x87_nans(np.array(a, dtype=np.float64)), x87_nans(np.array(b, dtype=np.float64))
+    with np.errstate(invalid="ignore", over="ignore"):
+        terms = [left[:, k:k + 1] * right[k:k + 1, :] for k in range(4)]
+        product = f32(((terms[0] + terms[1]) + terms[2]) + terms[3])
+    return [[float(value) for value in row] for row in np.asarray(product)]
 
 
 def _cos_sin(angle: float) -> tuple[float, float]:
@@ -70,7 +77,10 @@ def object_matrix(position: tuple[float, float, float], euler: tuple[float, floa
 
 def transform_points(points: Array, matrix: Matrix) -> Array:
     """`F(((x*m1c + y*m2c) + z*m3c) + m4c)` per column c for (n, 3) points; float64 result."""
-    x, y, z = (points[:, i].astype(np.float64) for i in range(3))
+    coordinates = points.astype(np.float64)
+    if not (np.isfinite(coordinates).all() and np.isfinite(matrix).all()):
+        coordinates = x87_nans(coordinates)
+    x, y, z = (coordinates[:, i] for i in range(3))
     out = np.empty((len(points), 3), dtype=np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
         for c in range(3):
@@ -101,6 +111,35 @@ def normalize3(v: Array) -> Array:
         length = f32(np.sqrt(f32(dot3(v, v))))
         reciprocal = f32(1.0 / length)
         return f32(v * reciprocal[..., None])
+
+
+_BINARY_ARITHMETIC = (np.add, np.subtract, np.multiply, np.true_divide)
+
+
+class X87NanArray(np.ndarray[Any, np.dtype[np.float64]]):
+    """float64 array whose arithmetic gives NaNs the x87's sign where numpy's SSE arithmetic differs.
+
+    With two NaN operands SSE returns the first; the x87 returns the one with the larger significand and, on a
+    tie, the positive one. Every NaN here has the same significand (all come from invalid operations), so the
+    result is negative only when both operands are. One NaN operand, invalid operations, negation and sqrt
+    already behave alike. Slow; meant for the few faces whose frames contain NaN.
+    """
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: object, **kwargs: object) -> object:
+        plain = [np.asarray(x) if isinstance(x, X87NanArray) else x for x in inputs]
+        result = getattr(ufunc, method)(*plain, **kwargs)
+        if method == "__call__" and ufunc in _BINARY_ARITHMETIC and "out" not in kwargs:
+            a, b = (np.asarray(x, dtype=np.float64) for x in plain)
+            both = np.isnan(a) & np.isnan(b)
+            if both.any():
+                signed = np.where(np.signbit(a) & np.signbit(b), -np.inf, np.inf)
+                result = np.where(both, np.copysign(np.nan, signed), result)
+        return result.view(X87NanArray) if isinstance(result, np.ndarray) else result
+
+
+def x87_nans(values: Array) -> Array:
+    """`values` (float64) with the x87's NaN signs in all arithmetic that follows."""
+    return np.asarray(values, dtype=np.float64).view(X87NanArray)
 
 
 def canonical_nan(values: Array) -> Array:

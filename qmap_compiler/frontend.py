@@ -7,6 +7,7 @@ frame. Every step follows the x87 evaluation order of §13.1 so the output is by
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -14,7 +15,7 @@ import numpy as np
 from .arrays import Array
 from .desc_parser import DescDocument, MaterialDesc
 from .errors import QmapError
-from .f32math import cross3, dot3, f32, normalize3, object_matrix, transform_points
+from .f32math import cross3, dot3, f32, normalize3, object_matrix, transform_points, x87_nans
 from .tmp_parser import MeshObject, TmpDocument
 
 MAX_NAME_BYTES = 255
@@ -217,16 +218,32 @@ def tangent_frames(positions: Array, uvs: Array, plane: Array) -> tuple[
     return normalize3(plane), normalize3(tangent), normalize3(binormal)
 
 
+def _texture_and_frames(merged: _MeshFaces, arithmetic: Callable[[Array], Array] = np.asarray,
+                        only: Array | None = None) -> tuple[Array, Array, Array, Array]:
+    """Texture coordinates (texgen, then scale) and N, T, B of the faces (of those in `only`), computed with the
+    given arithmetic (`x87_nans` for the x87's NaN signs)."""
+    chosen = slice(None) if only is None else only
+    positions, uvs = arithmetic(merged.positions[chosen]), arithmetic(merged.uvs[chosen].copy())
+    texgen, scale = merged.texgen[chosen], arithmetic(merged.scale[chosen])
+    plane = plane_normals(positions)
+    if texgen.any():
+        uvs[texgen] = texgen_uvs(positions[texgen], plane[texgen])
+    with np.errstate(invalid="ignore", over="ignore"):
+        uvs = f32(uvs * scale[:, None, None])
+    normals, tangents, binormals = tangent_frames(positions, uvs, plane)
+    return np.asarray(uvs), np.asarray(normals), np.asarray(tangents), np.asarray(binormals)
+
+
 def _finish(merged: _MeshFaces, names: _NameTable, tmp: TmpDocument, desc: DescDocument | None,
             options: FrontEndOptions) -> FrontEndResult:
     """Texture coordinates, tangent frames, the material table, and faces grouped by output material."""
-    plane = plane_normals(merged.positions)
-    uvs = merged.uvs.copy()
-    if merged.texgen.any():
-        uvs[merged.texgen] = texgen_uvs(merged.positions[merged.texgen], plane[merged.texgen])
-    with np.errstate(invalid="ignore", over="ignore"):
-        uvs = f32(uvs * merged.scale[:, None, None])
-    normals, tangents, binormals = tangent_frames(merged.positions, uvs, plane)
+    uvs, normals, tangents, binormals = _texture_and_frames(merged)
+    with_nans = (np.isnan(uvs).any(axis=(1, 2)) | np.isnan(normals).any(axis=1) | np.isnan(tangents).any(axis=1)
+                 | np.isnan(binormals).any(axis=1))
+    if with_nans.any():  # again with the x87's NaN signs (slow, so only where NaNs appeared)
+        redone = _texture_and_frames(merged, x87_nans, with_nans)
+        for array, again in zip((uvs, normals, tangents, binormals), redone, strict=True):
+            array[with_nans] = again
     degenerate = np.isnan(normals).any(axis=1)
     keep = ~degenerate if options.drop_degenerate else np.ones(len(degenerate), dtype=bool)
     table, material = _material_table(merged.name_ids[keep], names, tmp, desc)
