@@ -37,11 +37,12 @@ def main() -> None:
     parser.add_argument("--side", type=int, default=224, help="quads per grid side (224 -> 100,352 triangles)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--format", choices=("iqe", "iqm"), default="iqe")
+    parser.add_argument("--frames", type=int, default=100, help="animation frames (0: a rigged mesh, no animation)")
     args = parser.parse_args()
     fmt = args.format
     folder = Path(tempfile.mkdtemp(prefix="iogf-bench-iqe-"))
     source = folder / f"grid.{fmt}"
-    (save_iqm if fmt == "iqm" else save_iqe)(source, grid_document(args.side))
+    (save_iqm if fmt == "iqm" else save_iqe)(source, grid_document(args.side, frame_count=args.frames))
     ours_out, obj_out = folder / f"out.{fmt}", folder / "out.obj"
     importer, exporter = getattr(bpy.ops.import_scene, fmt), getattr(bpy.ops.export_scene, fmt)
     print(f"Blender {bpy.app.version_string}, best of {args.repeat}")
@@ -63,7 +64,7 @@ def main() -> None:
     timings["export ours"] = best_of(args.repeat, lambda: None, export_ours)
     timings["export OBJ"] = best_of(args.repeat, lambda: None, export_obj)
     timings["import OBJ"] = best_of(args.repeat, empty_scene, import_obj)
-    print(f"{triangles:,} triangles, 50 joints, 100 frames; {fmt.upper()} {ours_out.stat().st_size / 1e6:.1f} MB")
+    print(f"{triangles:,} triangles, 50 joints, {args.frames} frames; {fmt.upper()} {ours_out.stat().st_size / 1e6:.1f} MB")
     print(f"\n{'step':<10}{fmt.upper() + ' (s)':>10}{'OBJ (s)':>10}{'ours/OBJ':>10}")
     for step in ("import", "export"):
         ours, obj = timings[f"{step} ours"], timings[f"{step} OBJ"]
