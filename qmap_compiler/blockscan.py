@@ -106,29 +106,27 @@ def _digit_columns(block: Array, starts: Array, ends: Array) -> tuple[Array, Arr
     return mantissa, after_point, valid, negative
 
 
-def _converted(tokens: _Tokens, which: Array, convert: Callable[[_Tokens, Array, Array], Array | None],
-               dtype: type) -> Array | None:
-    """`convert(tokens, starts, ends)` over the tokens at these indices, a bounded number at a time."""
+def _converted(tokens: _Tokens, which: Array, convert: Callable[[_Tokens, Array, Array], tuple[Array, Array]],
+               dtype: type) -> tuple[Array, Array]:
+    """`convert(tokens, starts, ends)` over the tokens at these indices, a bounded number at a time: the values
+    and whether each token was read."""
     values: Array = np.empty(which.shape[0], dtype)
+    read: Array = np.empty(which.shape[0], np.bool_)
     for begin in range(0, which.shape[0], _TOKENS_AT_A_TIME):
         part = which[begin : begin + _TOKENS_AT_A_TIME]
-        chunk = convert(tokens, tokens.starts[part], tokens.ends[part])
-        if chunk is None:
-            return None
-        values[begin : begin + part.shape[0]] = chunk
-    return values
+        values[begin : begin + part.shape[0]], read[begin : begin + part.shape[0]] = convert(
+            tokens, tokens.starts[part], tokens.ends[part])
+    return values, read
 
 
-def _floats(tokens: _Tokens, which: Array) -> Array | None:
-    """float32 values (atof, then narrowed) of the tokens at these indices, or None if one is not a float."""
-    values = _converted(tokens, which, _doubles, np.float64)
-    if values is None:
-        return None
+def _floats(tokens: _Tokens, which: Array) -> tuple[Array, Array]:
+    """float32 values (atof, then narrowed) of the tokens at these indices, and which of them are floats."""
+    values, read = _converted(tokens, which, _doubles, np.float64)
     with np.errstate(over="ignore"):
-        return values.astype(np.float32)
+        return values.astype(np.float32), read
 
 
-def _doubles(tokens: _Tokens, starts: Array, ends: Array) -> Array | None:
+def _doubles(tokens: _Tokens, starts: Array, ends: Array) -> tuple[Array, Array]:
     mantissa, after_point, valid, negative = _digit_columns(tokens.block, starts, ends)
     exact = valid & (mantissa < np.uint64(_EXACT_MANTISSA)) & (after_point <= 22)
     values: Array = mantissa.astype(np.float64) / _POWERS_OF_TEN[np.minimum(after_point, 22)]
@@ -136,98 +134,196 @@ def _doubles(tokens: _Tokens, starts: Array, ends: Array) -> Array | None:
     for index in np.flatnonzero(~exact).tolist():  # exponents, long numbers: few
         try:
             values[index] = float(tokens.block[starts[index] : ends[index]].tobytes())
+            exact[index] = True
         except ValueError:
-            return None
-    return values
+            pass
+    return values, exact
 
 
-def _uints(tokens: _Tokens, which: Array) -> Array | None:
-    """Values of plain decimal unsigned integer tokens at these indices, or None if one is anything else."""
+def _uints(tokens: _Tokens, which: Array) -> tuple[Array, Array]:
+    """Values of plain decimal unsigned integer tokens at these indices, and which tokens are such integers."""
     return _converted(tokens, which, _plain_uints, np.int64)
 
 
-def _plain_uints(tokens: _Tokens, starts: Array, ends: Array) -> Array | None:
+def _plain_uints(tokens: _Tokens, starts: Array, ends: Array) -> tuple[Array, Array]:
     mantissa, after_point, valid, negative = _digit_columns(tokens.block, starts, ends)
     lengths = ends - starts
     plain = valid & ~negative & (tokens.block[starts] != ord("+")) & (lengths <= 10)
     plain &= (after_point == 0) & (tokens.block[np.maximum(ends - 1, 0)] != ord("."))
     plain &= (tokens.block[starts] != ord("0")) | (lengths == 1)  # a leading 0 is octal
-    if not plain.all() or (mantissa > np.uint64(_UINT32_MAX)).any():
-        return None
-    return mantissa.astype(np.int64)
+    plain &= mantissa <= np.uint64(_UINT32_MAX)
+    return mantissa.astype(np.int64), plain
+
+
+# ------------------------------------------------------------------------------------------ many blocks at once
+# Blocks are read in groups: their bytes joined (a newline between two blocks) into one buffer of a few megabytes,
+# tokenised and converted together, so that a map of many small meshes costs a few numpy calls per group rather
+# than per block. A block that does not fit the layout gets None and is read on its own by the slower paths.
+
+_GROUP_BYTES = 1 << 22
+
+
+class _Group:
+    """Blocks joined into one buffer: their tokens, and for each token the block (within the group) it is in."""
+
+    def __init__(self, text: bytes, spans: list[tuple[int, int]]) -> None:
+        joined = b"\n".join([text[start:end] for start, end in spans]) + b"}"
+        offsets = np.cumsum([0] + [end - start + 1 for start, end in spans[:-1]])
+        self.block_count = len(spans)
+        scanned = _tokens(joined, 0)
+        self.tokens = scanned[0] if scanned is not None else None
+        if self.tokens is not None:
+            self.first = np.searchsorted(self.tokens.starts, offsets)  # each block's first token
+            self.owner = np.searchsorted(offsets, self.tokens.starts, side="right") - 1
+            self.token_counts = np.diff(np.append(self.first, self.tokens.starts.shape[0]))
+
+    def blocks_of(self, tokens: Array) -> Array:
+        """Which blocks hold any of these tokens (a mask over the group's blocks)."""
+        return np.bincount(self.owner[tokens], minlength=self.block_count) > 0
+
+    def split(self, values: Array, counts: Array) -> list[Array]:
+        return np.split(values, np.cumsum(counts)[:-1])
+
+
+def _groups(blocks: list[tuple[int, int]]) -> list[list[int]]:
+    """Indices of consecutive blocks, a group at most _GROUP_BYTES long (or one block, if longer)."""
+    groups: list[list[int]] = []
+    size = _GROUP_BYTES
+    for index, (start, end) in enumerate(blocks):
+        if size + end - start > _GROUP_BYTES:
+            groups.append([])
+            size = 0
+        groups[-1].append(index)
+        size += end - start + 1
+    return groups
+
+
+_VERTEX_LAYOUT = np.array([False, True, False, True, False])  # x , y , z
+
+
+def parse_vertex_blocks(text: bytes, blocks: list[tuple[int, int, int]]) -> list[Array | None]:
+    """Vertex blocks text[start:end] (after `{`, up to `}`) of `count` vec3s `x,y,z` each: float32 (count, 3)
+    arrays, or None for a block to be read another way."""
+    results: list[Array | None] = [None] * len(blocks)
+    for members in _groups([(start, end) for start, end, _ in blocks]):
+        group = _Group(text, [blocks[i][:2] for i in members])
+        tokens = group.tokens
+        if tokens is None:
+            continue
+        counts = np.array([blocks[i][2] for i in members], np.int64)
+        good = group.token_counts == 5 * counts
+        local = np.arange(tokens.starts.shape[0]) - group.first[group.owner]
+        good &= ~group.blocks_of(np.flatnonzero(tokens.commas != _VERTEX_LAYOUT[local % 5]))
+        numbers = np.flatnonzero(~tokens.commas & good[group.owner])
+        values, read = _floats(tokens, numbers)
+        good &= ~group.blocks_of(numbers[~read])
+        kept = good[group.owner[numbers]]
+        parts = group.split(values[kept], np.where(good, 3 * counts, 0))
+        for slot, index in enumerate(members):
+            if good[slot]:
+                results[index] = parts[slot].reshape(-1, 3)
+    return results
 
 
 def parse_vertex_block(text: bytes, start: int, count: int) -> tuple[Array, int] | None:
     """`count` vec3s `x,y,z` from `start` to the closing brace: (float32 (count, 3), the brace's position)."""
-    scanned = _tokens(text, start)
-    if scanned is None:
+    end = text.find(b"}", start)
+    if end < 0:
         return None
-    tokens, end = scanned
-    if tokens.starts.shape[0] != 5 * count:
-        return None
-    layout = tokens.commas.reshape(count, 5)
-    if not (layout == np.array([False, True, False, True, False])).all():
-        return None
-    values = _floats(tokens, np.flatnonzero(~tokens.commas))
-    if values is None:
-        return None
-    return values.reshape(count, 3), end
+    vertices = parse_vertex_blocks(text, [(start, end, count)])[0]
+    return None if vertices is None else (vertices, end)
 
 
-def parse_face_block(text: bytes, start: int, count: int, vertex_count: int,
-                     has_uv: bool) -> tuple[FaceArrays, int] | None:
-    """`count` faces, one per line, from `start` to the closing brace, in tmp_parser's layout (a triangle repeats
-    corner 0 in slot 3)."""
-    scanned = _tokens(text, start)
-    if scanned is None:
-        return None
-    tokens, end = scanned
-    lines = _face_lines(tokens, count, has_uv)
-    if lines is None:
-        return None
-    first, sizes = lines
+def parse_face_blocks(text: bytes, blocks: list[tuple[int, int, int, int]], has_uv: bool) -> list[FaceArrays | None]:
+    """Face blocks text[start:end] of `count` faces each, one per line, indices below `vertex_count`, in
+    tmp_parser's layout (a triangle repeats corner 0 in slot 3); None for a block to be read another way."""
+    results: list[FaceArrays | None] = [None] * len(blocks)
+    for members in _groups([(start, end) for start, end, _, _ in blocks]):
+        group = _Group(text, [blocks[i][:2] for i in members])
+        if group.tokens is not None:
+            counts = np.array([blocks[i][2] for i in members], np.int64)
+            vertex_counts = np.array([blocks[i][3] for i in members], np.int64)
+            for slot, arrays in enumerate(_group_faces(group, counts, vertex_counts, has_uv)):
+                results[members[slot]] = arrays
+    return results
+
+
+def _group_faces(group: _Group, counts: Array, vertex_counts: Array, has_uv: bool) -> list[FaceArrays | None]:
+    tokens = group.tokens
+    assert tokens is not None
     stride = 4 if has_uv else 1
+    lines = _face_lines(tokens, stride)
+    if lines is None:
+        return [None] * group.block_count
+    first, sizes, is_face = lines
+    line_owner = group.owner[first]
+    good = ~group.blocks_of(first[~is_face])
+    good &= np.bincount(line_owner, minlength=group.block_count) == counts
     present = np.arange(4)[None, :] < sizes[:, None]
+    last = tokens.starts.shape[0] - 1  # (lines that are no face may be too short: their blocks are dropped)
     index_tokens = first[:, None] + 3 + stride * np.arange(4)[None, :]
-    header = _uints(tokens, (first[:, None] + np.array([1, 2])[None, :]).ravel())
-    corner_indices = _uints(tokens, index_tokens[present])
-    if header is None or corner_indices is None or (corner_indices >= vertex_count).any():
-        return None
-    indices = np.zeros((count, 4), np.int64)
+    header_tokens = np.minimum(first[:, None] + np.array([1, 2])[None, :], last).ravel()
+    header, header_read = _uints(tokens, header_tokens)
+    good &= ~group.blocks_of(header_tokens[~header_read])
+    corner_tokens = np.minimum(index_tokens[present], last)
+    corner_indices, corner_read = _uints(tokens, corner_tokens)
+    corner_read &= corner_indices < vertex_counts[group.owner[corner_tokens]]
+    good &= ~group.blocks_of(corner_tokens[~corner_read])
+    indices = np.zeros((first.shape[0], 4), np.int64)
     indices[present] = corner_indices
     triangles = sizes == 3
     indices[triangles, 3] = indices[triangles, 0]
     uvs = None
     if has_uv:
-        separators = tokens.commas[(index_tokens + 2)[present]]
-        numbers = np.stack([(index_tokens + 1)[present], (index_tokens + 3)[present]], axis=1).ravel()
-        if not separators.all() or tokens.commas[numbers].any():
-            return None
-        values = _floats(tokens, numbers)
-        if values is None:
-            return None
-        uvs = np.zeros((count, 4, 2), np.float32)
+        separators = np.minimum((index_tokens + 2)[present], last)
+        numbers = np.minimum(np.stack([(index_tokens + 1)[present], (index_tokens + 3)[present]], axis=1).ravel(),
+                             last)
+        good &= ~group.blocks_of(separators[~tokens.commas[separators]]) & ~group.blocks_of(
+            numbers[tokens.commas[numbers]])
+        values, read = _floats(tokens, numbers)
+        good &= ~group.blocks_of(numbers[~read])
+        uvs = np.zeros((first.shape[0], 4, 2), np.float32)
         uvs[present] = values.reshape(-1, 2)
         uvs[triangles, 3] = uvs[triangles, 0]
-    elif tokens.commas.any():
-        return None
+    else:
+        good &= ~group.blocks_of(np.flatnonzero(tokens.commas))
     header = header.reshape(-1, 2)
-    return (sizes.astype(np.int8), header[:, 0], header[:, 1] > 0, indices, uvs), end
+    line_counts = np.where(good, counts, 0)
+    kept = good[line_owner]
+    columns = [sizes[kept].astype(np.int8), header[kept, 0], header[kept, 1] > 0, indices[kept]]
+    if uvs is not None:
+        columns.append(uvs[kept])
+    face_sizes, materials, smooth, corners, *uv_parts = [group.split(column, line_counts) for column in columns]
+    results: list[FaceArrays | None] = [None] * group.block_count
+    for slot in np.flatnonzero(good).tolist():
+        results[slot] = (face_sizes[slot], materials[slot], smooth[slot], corners[slot], uv_parts[0][slot] if uv_parts
+                         else None)  # fmt: skip
+    return results
 
 
-def _face_lines(tokens: _Tokens, count: int, has_uv: bool) -> tuple[Array, Array] | None:
-    """Each face's first token and its size, when every line that holds tokens holds exactly one face."""
+def _face_lines(tokens: _Tokens, per_corner: int) -> tuple[Array, Array, Array] | None:
+    """Each line's first token, its face size (3 or 4; 3 where the line is not a face) and whether the line holds
+    one face: a size token, material, smooth flag and `per_corner` tokens per corner. None without tokens."""
     token_count = tokens.starts.shape[0]
+    if token_count == 0:
+        return None
     after_newlines = np.searchsorted(tokens.starts, np.flatnonzero(tokens.block == ord("\n")))
     firsts = np.concatenate(([0], after_newlines[after_newlines < token_count]))  # each line's first token
-    line_starts = firsts[np.concatenate(([token_count > 0], firsts[1:] != firsts[:-1]))]  # blank lines add none
-    if line_starts.shape[0] != count:
-        return None
-    line_lengths = np.diff(np.append(line_starts, tokens.starts.shape[0]))
+    line_starts = firsts[np.concatenate(([True], firsts[1:] != firsts[:-1]))]  # blank lines add none
+    line_lengths = np.diff(np.append(line_starts, token_count))
     size_text = tokens.block[tokens.starts[line_starts]]
     one_char = tokens.ends[line_starts] - tokens.starts[line_starts] == 1
-    sizes = np.where(one_char & (size_text == ord("3")), 3, np.where(one_char & (size_text == ord("4")), 4, 0))
-    per_corner = 4 if has_uv else 1
-    if (sizes == 0).any() or (line_lengths != 3 + per_corner * sizes).any():
+    sizes = np.where(one_char & (size_text == ord("4")), 4, 3)
+    is_face = one_char & ((size_text == ord("3")) | (size_text == ord("4")))
+    is_face &= line_lengths == 3 + per_corner * sizes
+    return line_starts, sizes, is_face
+
+
+def parse_face_block(text: bytes, start: int, count: int, vertex_count: int,
+                     has_uv: bool) -> tuple[FaceArrays, int] | None:
+    """`count` faces, one per line, from `start` to the closing brace: the arrays and the brace's position."""
+    end = text.find(b"}", start)
+    if end < 0:
         return None
-    return line_starts, sizes
+    faces = parse_face_blocks(text, [(start, end, count, vertex_count)], has_uv)[0]
+    return None if faces is None else (faces, end)

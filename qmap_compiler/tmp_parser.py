@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import fastblocks
+from . import blockscan, fastblocks
 from .arrays import Array
 from .errors import QmapError
 from .tokenizer import Kind, Source, Token, Tokenizer, uint_value
@@ -90,19 +90,25 @@ def parse_tmp(data: bytes, filename: str = "<tmp>", options: ParseOptions | None
         raise tokens.error(version, "wrong version (expected QMAP TMP 10)")
     tokens.expect_ident(b"objects")
     tokens.expect_symbol(b"{")
-    while not tokens.is_symbol(b"}"):
-        _parse_object(tokens, document, options)
-    tokens.expect_symbol(b"}")
-    end = tokens.next()
-    if end.kind is not Kind.EOF:
-        raise tokens.error(end, f"expected end of file, found {end.describe()}")
+    blocks = _DeferredBlocks(tokens)
+    try:
+        while not tokens.is_symbol(b"}"):
+            _parse_object(tokens, document, options, blocks)
+        tokens.expect_symbol(b"}")
+        end = tokens.next()
+        if end.kind is not Kind.EOF:
+            raise tokens.error(end, f"expected end of file, found {end.describe()}")
+    except QmapError:
+        blocks.read()  # an error in a block before this one comes first
+        raise
+    blocks.read()
     return document
 
 
-def _parse_object(tokens: Tokenizer, document: TmpDocument, options: ParseOptions) -> None:
+def _parse_object(tokens: Tokenizer, document: TmpDocument, options: ParseOptions, blocks: _DeferredBlocks) -> None:
     head = tokens.next()
     if head.kind is Kind.IDENT and head.text == b"mesh":
-        document.meshes.append(_parse_mesh(tokens, head))
+        document.meshes.append(_parse_mesh(tokens, head, blocks))
     elif head.kind is Kind.IDENT and head.text == b"lamp":
         document.lamps.append(_parse_lamp(tokens))
     elif head.kind is Kind.IDENT and (head.text == b"lattice" or options.skip_unknown_objects):
@@ -148,7 +154,7 @@ def _counted_header(tokens: Tokenizer, word: bytes) -> int:
     return count
 
 
-def _parse_mesh(tokens: Tokenizer, head: Token) -> MeshObject:
+def _parse_mesh(tokens: Tokenizer, head: Token, blocks: _DeferredBlocks) -> MeshObject:
     name = tokens.expect_string().value
     tokens.expect_symbol(b"{")
     position, orientation, size = _vec3(tokens), _vec3(tokens), _vec3(tokens)
@@ -161,15 +167,86 @@ def _parse_mesh(tokens: Tokenizer, head: Token) -> MeshObject:
         materials.append(token.value)
         material_pos.append(token.pos)
     tokens.expect_symbol(b"}")
-    vertices = _parse_vertices(tokens, _counted_header(tokens, b"vertices"))
+    mesh = MeshObject(name, position, orientation, size, smooth_angle, has_uv, materials, material_pos,
+                      *_NO_GEOMETRY, pos=head.pos)  # fmt: skip
+    vertex_count = _counted_header(tokens, b"vertices")
+    if not blocks.skip_vertices(mesh, vertex_count):
+        mesh.vertices = _parse_vertices(tokens, vertex_count)
     tokens.expect_symbol(b"}")
-    faces = _parse_faces(tokens, _counted_header(tokens, b"faces"), len(vertices), has_uv)
+    face_count = _counted_header(tokens, b"faces")
+    if not blocks.skip_faces(mesh, face_count, vertex_count):
+        _set_faces(mesh, _parse_faces(tokens, face_count, vertex_count, has_uv))
     tokens.expect_symbol(b"}")
     tokens.expect_symbol(b"}")
-    return MeshObject(
-        name, position, orientation, size, smooth_angle, has_uv, materials, material_pos, vertices, *faces,
-        pos=head.pos,
-    )
+    return mesh
+
+
+_NO_GEOMETRY = (np.zeros((0, 3), np.float32), np.zeros(0, np.int8), np.zeros(0, np.int64), np.zeros(0, bool),
+                np.zeros((0, 4), np.int64), None)
+# The bytes a plain block holds (numbers, commas, blanks): no comment or string can hide a `}` among them.
+_PLAIN_BLOCK_BYTES = b" \t\r\n\x0b,0123456789+-.eE"
+
+
+def _set_faces(mesh: MeshObject, faces: FaceArrays) -> None:
+    mesh.face_sizes, mesh.face_materials, mesh.face_smooth, mesh.face_indices, mesh.face_uvs = faces
+
+
+class _DeferredBlocks:
+    """Plain vertex and face blocks, skipped on the way through the file and read at the end all together
+    (`blockscan`, a few numpy calls per group of blocks instead of per block). A block the batch cannot read is
+    then read on its own, exactly as it would have been in place, with the same values or the same error."""
+
+    def __init__(self, tokens: Tokenizer) -> None:
+        self.tokens = tokens
+        self.vertices: list[tuple[MeshObject, int, int, int]] = []
+        self.faces: list[tuple[MeshObject, int, int, int, int]] = []
+
+    def _skip(self) -> tuple[int, int] | None:
+        text, start = self.tokens.text, self.tokens.pos
+        end = text.find(b"}", start)
+        if end < 0 or text[start:end].translate(None, _PLAIN_BLOCK_BYTES):
+            return None
+        self.tokens.seek(end)
+        return start, end
+
+    def skip_vertices(self, mesh: MeshObject, count: int) -> bool:
+        span = self._skip()
+        if span is not None:
+            self.vertices.append((mesh, *span, count))
+        return span is not None
+
+    def skip_faces(self, mesh: MeshObject, count: int, vertex_count: int) -> bool:
+        span = self._skip()
+        if span is not None:
+            self.faces.append((mesh, *span, count, vertex_count))
+        return span is not None
+
+    def read(self) -> None:
+        """Fill the skipped blocks in; blocks the batch could not read are read one by one in file order."""
+        vertex_blocks, face_blocks, self.vertices, self.faces = self.vertices, self.faces, [], []
+        text, unread = self.tokens.text, []  # (start, mesh, vertex count, face count or -1 for a vertex block)
+        for (mesh, start, _end, count), vertices in zip(
+                vertex_blocks, blockscan.parse_vertex_blocks(text, [block[1:] for block in vertex_blocks]),
+                strict=True):  # fmt: skip
+            if vertices is None:
+                unread.append((start, mesh, count, -1))
+            else:
+                mesh.vertices = vertices
+        for has_uv in (False, True):
+            chosen = [block for block in face_blocks if block[0].has_uv == has_uv]
+            found = blockscan.parse_face_blocks(text, [block[1:] for block in chosen], has_uv)
+            for (mesh, start, _end, count, vertex_count), faces in zip(chosen, found, strict=True):
+                if faces is None:
+                    unread.append((start, mesh, vertex_count, count))
+                else:
+                    _set_faces(mesh, faces)
+        for start, mesh, vertex_count, face_count in sorted(unread, key=lambda block: block[0]):
+            self.tokens.seek(start)
+            if face_count < 0:
+                mesh.vertices = _parse_vertices(self.tokens, vertex_count)
+            else:
+                _set_faces(mesh, _parse_faces(self.tokens, face_count, vertex_count, mesh.has_uv))
+            self.tokens.expect_symbol(b"}")
 
 
 def _parse_vertices(tokens: Tokenizer, count: int) -> Array:

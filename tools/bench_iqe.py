@@ -64,7 +64,8 @@ def main() -> None:
     timings["export ours"] = best_of(args.repeat, lambda: None, export_ours)
     timings["export OBJ"] = best_of(args.repeat, lambda: None, export_obj)
     timings["import OBJ"] = best_of(args.repeat, empty_scene, import_obj)
-    print(f"{triangles:,} triangles, 50 joints, {args.frames} frames; {fmt.upper()} {ours_out.stat().st_size / 1e6:.1f} MB")
+    size_mb = ours_out.stat().st_size / 1e6
+    print(f"{triangles:,} triangles, 50 joints, {args.frames} frames; {fmt.upper()} {size_mb:.1f} MB")
     print(f"\n{'step':<10}{fmt.upper() + ' (s)':>10}{'OBJ (s)':>10}{'ours/OBJ':>10}")
     for step in ("import", "export"):
         ours, obj = timings[f"{step} ours"], timings[f"{step} OBJ"]

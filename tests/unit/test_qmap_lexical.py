@@ -261,3 +261,53 @@ def test_vectorised_faces_leave_other_layouts_to_the_general_reader(faces: bytes
 
     count = int(faces.split()[1])
     assert blockscan.parse_face_block(faces, faces.index(b"{") + 1, count, 4, True) is None
+
+
+def _mesh_block(index: int, vertices: bytes, faces: bytes, has_uv: bool) -> bytes:
+    return (b'mesh "M%d" { 0,0,0 0,0,0 1,1,1 30 %d materials 1 { "A" }\n' % (index, has_uv) + vertices + b"\n"
+            + faces + b"\n}\n")
+
+
+def _many_meshes(rng: np.random.Generator, count: int) -> list[bytes]:
+    """Meshes whose blocks are plain, or need the general reader (a comment, `d` exponents)."""
+    meshes = []
+    for index in range(count):
+        vertex_count, has_uv = int(rng.integers(3, 9)), bool(index % 3)
+        numbers = [n for n in _number_spellings(rng, 3 * vertex_count)]
+        rows = b"\n".join(b",".join(numbers[i : i + 3]) for i in range(0, len(numbers), 3))
+        lines = []
+        for _ in range(int(rng.integers(1, 6))):
+            size = int(rng.integers(3, 5))
+            corners = [b"%d" % rng.integers(vertex_count) + (b" %g,%g" % tuple(rng.random(2)) if has_uv else b"")
+                       for _ in range(size)]  # fmt: skip
+            lines.append(b"%d %d 1 " % (size, rng.integers(2)) + b" ".join(corners))
+        extra = [b"", b"", b"", b" /* general reader */ "][index % 4]
+        vertices = b"vertices %d {\n" % vertex_count + rows + extra + b"\n}"
+        faces = b"faces %d {\n" % len(lines) + b"\n".join(lines) + b"\n}"
+        meshes.append(_mesh_block(index, vertices, faces, has_uv))
+    return meshes
+
+
+@pytest.mark.parametrize("group_bytes", [1, 300, 1 << 22])
+def test_blocks_read_together_match_each_mesh_read_alone(monkeypatch: pytest.MonkeyPatch, group_bytes: int) -> None:
+    from qmap_compiler import blockscan
+
+    monkeypatch.setattr(blockscan, "_GROUP_BYTES", group_bytes)
+    meshes = _many_meshes(np.random.default_rng(5), 40)
+    together = parse_tmp(b"QMAP TMP 10\nobjects {\n" + b"".join(meshes) + b"}\n")
+    for mesh, text in zip(together.meshes, meshes, strict=True):
+        alone = parse_tmp(b"QMAP TMP 10\nobjects {\n" + text + b"}\n").meshes[0]
+        for name in ("vertices", "face_uvs", "face_indices", "face_sizes", "face_materials", "face_smooth"):
+            a, b = getattr(mesh, name), getattr(alone, name)
+            assert (a is None and b is None) or (a.dtype == b.dtype and a.tobytes() == b.tobytes()), name
+
+
+def test_an_error_in_a_block_read_later_is_still_the_first_error_reported() -> None:
+    meshes = _many_meshes(np.random.default_rng(6), 6)
+    bad_block = meshes[2].replace(b"\n}\n}", b" 77 0,0\n}\n}", 1)  # a face line too long, in mesh 2's faces
+    later_error = b'mesh "X" { 0,0,0 0,0,0 1,1,1 30 1 materials 1 { oops } }\n'
+    text = b"QMAP TMP 10\nobjects {\n" + b"".join([*meshes[:2], bad_block, *meshes[3:], later_error]) + b"}\n"
+    with pytest.raises(QmapError) as caught:
+        parse_tmp(text)
+    line = text[: text.index(b" 77 0,0")].count(b"\n") + 1
+    assert f":{line}:" in str(caught.value) and "'77'" in str(caught.value)
