@@ -160,7 +160,7 @@ def _plain_uints(tokens: _Tokens, starts: Array, ends: Array) -> tuple[Array, Ar
 # tokenised and converted together, so that a map of many small meshes costs a few numpy calls per group rather
 # than per block. A block that does not fit the layout gets None and is read on its own by the slower paths.
 
-_GROUP_BYTES = 1 << 22
+_GROUP_BYTES = 1 << 20
 
 
 class _Group:

@@ -76,48 +76,66 @@ def object_matrix(position: tuple[float, float, float], euler: tuple[float, floa
 
 
 def transform_points(points: Array, matrix: Matrix) -> Array:
-    """`F(((x*m1c + y*m2c) + z*m3c) + m4c)` per column c for (n, 3) points; float64 result."""
+    """`F(((x*m1c + y*m2c) + z*m3c) + m4c)` per column c for (n, 3) points; float32 result."""
     coordinates = points.astype(np.float64)
     if not (np.isfinite(coordinates).all() and np.isfinite(matrix).all()):
         coordinates = x87_nans(coordinates)
     x, y, z = (coordinates[:, i] for i in range(3))
-    out = np.empty((len(points), 3), dtype=np.float64)
+    out = np.empty((len(points), 3), dtype=np.float32)
     with np.errstate(invalid="ignore", over="ignore"):
         for c in range(3):
             out[:, c] = ((x * matrix[0][c] + y * matrix[1][c]) + z * matrix[2][c]) + matrix[3][c]
-    return f32(out)
+    return out
+
+
+# One operation whose operands are float32 values and whose result is rounded to float32 gives the same bits
+# in double then rounded (as the x87 does) and in float32 arithmetic: double has more than 2 x 24 + 2 bits, so
+# the double rounding is innocuous for +, -, *, / and sqrt. Such steps run on float32 arrays; expressions of
+# several operations (dot and cross products) are evaluated in double and rounded once.
 
 
 def dot3(a: Array, b: Array) -> Array:
     """`((ax*bx + ay*by) + az*bz)` along the last axis, in double (not rounded)."""
     with np.errstate(invalid="ignore", over="ignore"):
-        result: Array = (a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1]) + a[..., 2] * b[..., 2]
+        x, y, z = (_double(a[..., i]) * _double(b[..., i]) for i in range(3))
+        result: Array = (x + y) + z
+    return result
+
+
+def _double(values: Array) -> Array:
+    """float64 copy (an X87NanArray stays one)."""
+    result: Array = values.astype(np.float64) if isinstance(values, np.ndarray) else np.float64(values)
     return result
 
 
 def cross3(a: Array, b: Array) -> Array:
-    """Component-wise `F(a*b - c*d)` cross product."""
-    out = np.empty(np.broadcast_shapes(a.shape, b.shape), dtype=np.float64)
+    """Component-wise `F(a*b - c*d)` cross product, evaluated in double; float32 result."""
+    a0, a1, a2 = (_double(a[..., i]) for i in range(3))
+    b0, b1, b2 = (_double(b[..., i]) for i in range(3))
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape), dtype=np.float32)
+    if isinstance(a, X87NanArray) or isinstance(b, X87NanArray):
+        out = out.view(X87NanArray)
     with np.errstate(invalid="ignore", over="ignore"):
-        out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
-        out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
-        out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
-    return f32(out)
+        out[..., 0] = a1 * b2 - a2 * b1
+        out[..., 1] = a2 * b0 - a0 * b2
+        out[..., 2] = a0 * b1 - a1 * b0
+    return out
 
 
 def normalize3(v: Array) -> Array:
-    """lsq = F(x²+y²+z²), L = F(sqrt(lsq)), r = F(1/L), each component F(c·r); zero length gives NaN."""
+    """lsq = F(x²+y²+z²), L = F(sqrt(lsq)), r = F(1/L), each component F(c·r); zero length gives NaN. float32."""
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        length = f32(np.sqrt(f32(dot3(v, v))))
-        reciprocal = f32(1.0 / length)
-        return f32(v * reciprocal[..., None])
+        length = np.sqrt(dot3(v, v).astype(np.float32))
+        reciprocal = np.float32(1.0) / length
+        result: Array = v * reciprocal[..., None]
+        return result
 
 
 _BINARY_ARITHMETIC = (np.add, np.subtract, np.multiply, np.true_divide)
 
 
-class X87NanArray(np.ndarray[Any, np.dtype[np.float64]]):
-    """float64 array whose arithmetic gives NaNs the x87's sign where numpy's SSE arithmetic differs.
+class X87NanArray(np.ndarray[Any, np.dtype[np.floating[Any]]]):
+    """Float array whose arithmetic gives NaNs the x87's sign where numpy's SSE arithmetic differs.
 
     With two NaN operands SSE returns the first; the x87 returns the one with the larger significand and, on a
     tie, the positive one. Every NaN here has the same significand (all come from invalid operations), so the
@@ -132,14 +150,14 @@ class X87NanArray(np.ndarray[Any, np.dtype[np.float64]]):
             a, b = (np.asarray(x, dtype=np.float64) for x in plain)
             both = np.isnan(a) & np.isnan(b)
             if both.any():
-                signed = np.where(np.signbit(a) & np.signbit(b), -np.inf, np.inf)
-                result = np.where(both, np.copysign(np.nan, signed), result)
+                result = np.array(result)
+                result[both] = np.where(np.signbit(a) & np.signbit(b), -np.nan, np.nan)[both]
         return result.view(X87NanArray) if isinstance(result, np.ndarray) else result
 
 
 def x87_nans(values: Array) -> Array:
-    """`values` (float64) with the x87's NaN signs in all arithmetic that follows."""
-    return np.asarray(values, dtype=np.float64).view(X87NanArray)
+    """`values` (same dtype) with the x87's NaN signs in all arithmetic that follows."""
+    return np.asarray(values).view(X87NanArray)
 
 
 def canonical_nan(values: Array) -> Array:

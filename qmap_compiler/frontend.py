@@ -15,7 +15,7 @@ import numpy as np
 from .arrays import Array
 from .desc_parser import DescDocument, MaterialDesc
 from .errors import QmapError
-from .f32math import cross3, dot3, f32, normalize3, object_matrix, transform_points, x87_nans
+from .f32math import cross3, dot3, normalize3, object_matrix, transform_points, x87_nans
 from .tmp_parser import MeshObject, TmpDocument
 
 MAX_NAME_BYTES = 255
@@ -113,6 +113,7 @@ def run_front_end(tmp: TmpDocument, desc: DescDocument | None,
         parts.append(part)
         skipped += mesh_skipped
     merged = _concatenate(parts)
+    parts.clear()  # (the merged copy is all that is needed from here on)
     result = _finish(merged, names, tmp, desc, options)
     result.warnings[:0] = result_warnings
     result.skipped_faces = skipped
@@ -126,7 +127,7 @@ def _slot_options(mesh: MeshObject, desc: DescDocument | None, names: _NameTable
     skip = np.zeros(count, dtype=bool)
     name_ids = np.zeros(count, dtype=np.int64)
     texgen = np.zeros(count, dtype=bool)
-    scale = np.ones(count, dtype=np.float64)
+    scale = np.ones(count, dtype=np.float32)
     for slot in range(count):
         source_name = mesh.materials[slot] if slot < len(mesh.materials) else b""
         entry: MaterialDesc | None = None
@@ -161,11 +162,11 @@ def _mesh_faces(mesh: MeshObject, desc: DescDocument | None, names: _NameTable,
     world = transform_points(mesh.vertices, object_matrix(mesh.position, mesh.orientation, mesh.size))
     positions = world[:, [0, 2, 1]][corner_vertices]
     if mesh.face_uvs is not None:
-        raw = np.take_along_axis(mesh.face_uvs[keep], order[:, :, None], axis=1).astype(np.float64)
-        uvs = np.stack([raw[..., 0], f32(1.0 - raw[..., 1])], axis=-1)
+        raw = np.take_along_axis(mesh.face_uvs[keep], order[:, :, None], axis=1)
+        uvs = np.stack([raw[..., 0], np.float32(1.0) - raw[..., 1]], axis=-1)
         face_texgen = texgen[slots]
     else:
-        uvs = np.zeros((*positions.shape[:2], 2), dtype=np.float64)
+        uvs = np.zeros((*positions.shape[:2], 2), dtype=np.float32)
         face_texgen = np.ones(len(slots), dtype=bool)
     part = _MeshFaces(positions, uvs, sizes, name_ids[slots], face_texgen, scale[slots])
     return part, int(np.count_nonzero(~keep))
@@ -174,16 +175,18 @@ def _mesh_faces(mesh: MeshObject, desc: DescDocument | None, names: _NameTable,
 def _concatenate(parts: list[_MeshFaces]) -> _MeshFaces:
     if not parts:
         empty = np.zeros(0)
-        return _MeshFaces(np.zeros((0, 4, 3)), np.zeros((0, 4, 2)), np.zeros(0, np.int8), empty.astype(np.int64),
-                          empty.astype(bool), empty)
+        return _MeshFaces(np.zeros((0, 4, 3), np.float32), np.zeros((0, 4, 2), np.float32), np.zeros(0, np.int8),
+                          empty.astype(np.int64), empty.astype(bool), empty.astype(np.float32))
     return _MeshFaces(*(np.concatenate([getattr(p, f) for p in parts]) for f in
                         ("positions", "uvs", "sizes", "name_ids", "texgen", "scale")))
 
 
 def plane_normals(positions: Array) -> Array:
-    """Twice-normalised `cross(F(p1-p0), F(p2-p0))` (plane construction, then plane normalisation)."""
-    edge1 = f32(positions[:, 1] - positions[:, 0])
-    edge2 = f32(positions[:, 2] - positions[:, 0])
+    """Twice-normalised `cross(F(p1-p0), F(p2-p0))` (plane construction, then plane normalisation); float32
+    (F, 4, 3) positions in, float32 (F, 3) out."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        edge1 = positions[:, 1] - positions[:, 0]
+        edge2 = positions[:, 2] - positions[:, 0]
     return normalize3(normalize3(cross3(edge1, edge2)))
 
 
@@ -199,22 +202,25 @@ def texgen_uvs(positions: Array, normals: Array) -> Array:
         best[take] = score[take]
     u_axis = TEXGEN_ROWS[choice, 1][:, None, :]
     v_axis = TEXGEN_ROWS[choice, 2][:, None, :]
-    return np.stack([f32(dot3(positions, u_axis)), f32(dot3(positions, v_axis))], axis=-1)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.stack([dot3(positions, u_axis).astype(np.float32), dot3(positions, v_axis).astype(np.float32)],
+                        axis=-1)
 
 
 def tangent_frames(positions: Array, uvs: Array, plane: Array) -> tuple[
         Array, Array, Array]:
-    """N, T, B from corners 0-2 with the original's sign convention (T, B point against +U, +V)."""
+    """N, T, B from corners 0-2 with the original's sign convention (T, B point against +U, +V); float32 in
+    and out."""
     with np.errstate(invalid="ignore", over="ignore"):
         u, v = uvs[..., 0], uvs[..., 1]
-        s1, s2 = f32(-(u[:, 1] - u[:, 0])), f32(-(u[:, 2] - u[:, 0]))
-        t1, t2 = f32(-(v[:, 1] - v[:, 0])), f32(-(v[:, 2] - v[:, 0]))
-        edge1 = f32(positions[:, 1] - positions[:, 0])
-        edge2 = f32(positions[:, 2] - positions[:, 0])
-        tangent = f32(f32(edge1 * t2[:, None]) - f32(edge2 * t1[:, None]))
-        binormal = f32(f32(edge2 * s1[:, None]) - f32(edge1 * s2[:, None]))
-        along_normal = f32(dot3(plane, tangent))
-        tangent = f32(tangent - f32(plane * along_normal[:, None]))
+        s1, s2 = -(u[:, 1] - u[:, 0]), -(u[:, 2] - u[:, 0])
+        t1, t2 = -(v[:, 1] - v[:, 0]), -(v[:, 2] - v[:, 0])
+        edge1 = positions[:, 1] - positions[:, 0]
+        edge2 = positions[:, 2] - positions[:, 0]
+        tangent = edge1 * t2[:, None] - edge2 * t1[:, None]
+        binormal = edge2 * s1[:, None] - edge1 * s2[:, None]
+        along_normal = dot3(plane, tangent).astype(np.float32)
+        tangent = tangent - plane * along_normal[:, None]
     return normalize3(plane), normalize3(tangent), normalize3(binormal)
 
 
@@ -229,7 +235,7 @@ def _texture_and_frames(merged: _MeshFaces, arithmetic: Callable[[Array], Array]
     if texgen.any():
         uvs[texgen] = texgen_uvs(positions[texgen], plane[texgen])
     with np.errstate(invalid="ignore", over="ignore"):
-        uvs = f32(uvs * scale[:, None, None])
+        uvs = uvs * scale[:, None, None]
     normals, tangents, binormals = tangent_frames(positions, uvs, plane)
     return np.asarray(uvs), np.asarray(normals), np.asarray(tangents), np.asarray(binormals)
 

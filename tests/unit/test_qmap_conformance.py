@@ -112,9 +112,9 @@ def test_shipped_normals_match_the_recomputed_tangent_frames() -> None:
 
     for name in ("Fpp", "PacMan"):
         faces = model_faces(read_qmap((sample_dir("qmap") / f"{name}.qmap").read_bytes(), name))
-        positions = faces.positions.astype(np.float64)
+        positions = faces.positions.astype(np.float32)
         with np.errstate(all="ignore"):
-            frames = tangent_frames(positions, faces.uvs.astype(np.float64), plane_normals(positions))
+            frames = tangent_frames(positions, faces.uvs.astype(np.float32), plane_normals(positions))
         for computed, stored in zip(frames, (faces.normals, faces.tangents, faces.binormals), strict=True):
             assert np.array_equal(computed.astype(np.float32), stored, equal_nan=True), name
 
