@@ -15,7 +15,7 @@ from .errors import QmapError
 from .frontend import FaceSet, FrontEndOptions, run_front_end
 from .layout import build_model
 from .model import QmapModel
-from .octree import build_tree, collision_split_rule, draw_split_rule, root_bounds
+from .octree import build_tree, collision_split_rule, draw_split_rule, face_extents, root_bounds
 from .tmp_parser import ParseOptions, TmpDocument, parse_tmp
 from .writer import serialize, serialize_parts, write_atomic
 
@@ -108,8 +108,10 @@ def compile_faces(faces: FaceSet, options: CompileOptions | None = None,
     else:
         root = root_bounds(positions, options.fix_bounds)
     k = float(np.float32(options.k))
-    draw = build_tree(positions, root, k, options.max_depth, draw_split_rule(faces.material))
-    collision = build_tree(positions, root, k, options.max_depth, collision_split_rule)
+    extents = face_extents(positions)
+    draw = build_tree(positions, root, k, options.max_depth, draw_split_rule(faces.material), extents)
+    collision = build_tree(positions, root, k, options.max_depth, collision_split_rule, extents)
+    del extents
     model = build_model(faces, draw, collision)
     if report is not None:
         _fill_report(report, faces, model, root)
