@@ -168,5 +168,6 @@ def canonical_nan(values: Array) -> Array:
     out = np.ascontiguousarray(values, dtype=np.float32).copy()
     bits = out.view(np.uint32)
     nan = np.isnan(out)
-    bits[nan] = (bits[nan] & np.uint32(0x80000000)) | np.uint32(0x7FC00000)
+    if nan.any():
+        bits[nan] = (bits[nan] & np.uint32(0x80000000)) | np.uint32(0x7FC00000)
     return out

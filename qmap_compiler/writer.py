@@ -31,6 +31,16 @@ def _raw(array: Array) -> memoryview:
     return np.ascontiguousarray(array).view(np.uint8).data
 
 
+_ROWS_PER_PIECE = 1 << 16
+
+
+def _float_pieces(rows: Array) -> Iterator[memoryview]:
+    """A float table as little-endian float32 with canonical NaNs, a bounded number of rows at a time (no copy of
+    the whole table)."""
+    for start in range(0, len(rows), _ROWS_PER_PIECE):
+        yield _raw(canonical_nan(rows[start : start + _ROWS_PER_PIECE]).astype("<f4", copy=False))
+
+
 def _headers(nodes: NodeTable) -> Array:
     """(N, 25) bytes: AABB as little-endian float32, then HasSubNodes."""
     out = np.empty((nodes.count, HEADER_BYTES), dtype=np.uint8)
@@ -93,12 +103,12 @@ def serialize_parts(model: QmapModel) -> Iterator[bytes | memoryview]:
         names += [bytes([len(name)]), name]
     yield b"".join(names)
     yield _u32(len(model.draw_vertices))
-    yield _raw(canonical_nan(model.draw_vertices).astype("<f4"))
+    yield from _float_pieces(model.draw_vertices)
     yield _u32(len(model.draw_indices))
     yield _raw(model.draw_indices.astype("<u4"))
     yield serialize_tree(model.draw_nodes, *_draw_trailers(model))
     yield _u32(len(model.collision_vertices))
-    yield _raw(canonical_nan(model.collision_vertices).astype("<f4"))
+    yield from _float_pieces(model.collision_vertices)
     yield _u32(len(model.collision_indices))
     yield _raw(model.collision_indices.astype("<u4"))
     yield serialize_tree(model.collision_nodes, *_collision_trailers(model))
