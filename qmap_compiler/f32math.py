@@ -97,28 +97,25 @@ def transform_points(points: Array, matrix: Matrix) -> Array:
 def dot3(a: Array, b: Array) -> Array:
     """`((ax*bx + ay*by) + az*bz)` along the last axis, in double (not rounded)."""
     with np.errstate(invalid="ignore", over="ignore"):
-        x, y, z = (_double(a[..., i]) * _double(b[..., i]) for i in range(3))
+        x, y, z = (np.multiply(a[..., i], b[..., i], dtype=np.float64) for i in range(3))
         result: Array = (x + y) + z
-    return result
-
-
-def _double(values: Array) -> Array:
-    """float64 copy (an X87NanArray stays one)."""
-    result: Array = values.astype(np.float64) if isinstance(values, np.ndarray) else np.float64(values)
     return result
 
 
 def cross3(a: Array, b: Array) -> Array:
     """Component-wise `F(a*b - c*d)` cross product, evaluated in double; float32 result."""
-    a0, a1, a2 = (_double(a[..., i]) for i in range(3))
-    b0, b1, b2 = (_double(b[..., i]) for i in range(3))
     out = np.empty(np.broadcast_shapes(a.shape, b.shape), dtype=np.float32)
     if isinstance(a, X87NanArray) or isinstance(b, X87NanArray):
         out = out.view(X87NanArray)
+
+    def product(i: int, j: int) -> Array:  # exact in double
+        result: Array = np.multiply(a[..., i], b[..., j], dtype=np.float64)
+        return result
+
     with np.errstate(invalid="ignore", over="ignore"):
-        out[..., 0] = a1 * b2 - a2 * b1
-        out[..., 1] = a2 * b0 - a0 * b2
-        out[..., 2] = a0 * b1 - a1 * b0
+        out[..., 0] = product(1, 2) - product(2, 1)
+        out[..., 1] = product(2, 0) - product(0, 2)
+        out[..., 2] = product(0, 1) - product(1, 0)
     return out
 
 

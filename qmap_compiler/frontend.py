@@ -258,11 +258,11 @@ def _finish(merged: _MeshFaces, names: _NameTable, tmp: TmpDocument, desc: DescD
         materials=table,
         material=np.sort(material, kind="stable"),
         sizes=merged.sizes[order],
-        positions=merged.positions[order].astype(np.float32),
-        uvs=uvs[order].astype(np.float32),
-        normals=normals[order].astype(np.float32),
-        tangents=tangents[order].astype(np.float32),
-        binormals=binormals[order].astype(np.float32),
+        positions=np.take(merged.positions, order, axis=0),
+        uvs=np.take(uvs, order, axis=0),
+        normals=np.take(normals, order, axis=0),
+        tangents=np.take(tangents, order, axis=0),
+        binormals=np.take(binormals, order, axis=0),
     )
     nan_frames = (np.isnan(tangents).any(axis=1) | np.isnan(binormals).any(axis=1))[keep]
     result = FrontEndResult(faces, degenerate_faces=int(degenerate.sum()), nan_tangent_faces=int(nan_frames.sum()))

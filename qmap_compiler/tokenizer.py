@@ -87,7 +87,7 @@ class Source:
 
 def _join_continuations(raw: bytes) -> tuple[bytes, list[int], list[int]]:
     """Remove backslash-newline pairs; a backslash before a lone CR loses only the CR (the original's quirk)."""
-    if b"\\\n" not in raw and b"\\\r" not in raw:
+    if b"\\" not in raw or (b"\\\n" not in raw and b"\\\r" not in raw):  # (one byte is found much quicker)
         return raw, [], []
     pieces: list[bytes] = []
     anchors: list[int] = []
