@@ -14,6 +14,7 @@ from .desc_parser import DescDocument, parse_desc
 from .errors import QmapError
 from .frontend import FaceSet, FrontEndOptions, run_front_end
 from .layout import build_model
+from .memory import release_free_memory
 from .model import QmapModel
 from .octree import build_tree, collision_split_rule, draw_split_rule, face_extents, root_bounds
 from .tmp_parser import ParseOptions, TmpDocument, parse_tmp
@@ -139,6 +140,7 @@ def compile_documents(tmp: TmpDocument, desc: DescDocument | None, options: Comp
     report = report if report is not None else CompileReport()
     started = time.perf_counter()
     front = run_front_end(tmp, desc, FrontEndOptions(drop_degenerate=options.drop_degenerate))
+    release_free_memory()
     report.timings["front end"] = time.perf_counter() - started
     report.warnings += tmp.warnings + (desc.warnings if desc else []) + front.warnings
     report.skipped_faces = front.skipped_faces
@@ -176,6 +178,7 @@ def _compile_model(tmp_data: bytes, desc_data: bytes | None, options: CompileOpt
         started = time.perf_counter()
         tmp = parse_tmp(tmp_data, tmp_name, ParseOptions(options.skip_unknown_objects))
         desc = parse_desc(desc_data, desc_name) if desc_data is not None else None
+        release_free_memory()
         report.timings["parse"] = time.perf_counter() - started
         return compile_documents(tmp, desc, options, report)
 

@@ -49,24 +49,30 @@ def _headers(nodes: NodeTable) -> Array:
     return out
 
 
-def serialize_tree(nodes: NodeTable, trailer_bytes: Array, trailer_lengths: Array) -> bytes:
-    """Interleave headers (pre-order) with trailers (written when a node's subtree closes)."""
+_EVENTS_PER_PIECE = 1 << 15
+
+
+def serialize_tree(nodes: NodeTable, trailer_bytes: Array, trailer_lengths: Array) -> Iterator[bytes]:
+    """Headers (pre-order) interleaved with trailers (written when a node's subtree closes), as pieces of a
+    bounded size: each piece gathers its bytes from one buffer holding every header, then every trailer."""
     count = nodes.count
     pre = np.arange(count)
     # Opening node i happens at (i, 1); closing it at (i + subtree_size, 0), deeper nodes closing first.
     position = np.concatenate([pre, pre + nodes.subtree_size])
-    phase = np.concatenate([np.ones(count, np.int64), np.zeros(count, np.int64)])
+    phase = np.concatenate([np.ones(count, np.int8), np.zeros(count, np.int8)])
     depth_key = np.concatenate([np.zeros(count, np.int64), -nodes.depth])
     events = np.lexsort((depth_key, phase, position))
-    lengths = np.concatenate([np.full(count, HEADER_BYTES, np.int64), trailer_lengths.astype(np.int64)])
-    offsets = np.zeros(2 * count, dtype=np.int64)
-    offsets[events] = np.cumsum(lengths[events]) - lengths[events]
-    out = np.empty(int(lengths.sum()), dtype=np.uint8)
-    out[offsets[:count, None] + np.arange(HEADER_BYTES)] = _headers(nodes)
-    trailer_src_start = np.cumsum(trailer_lengths) - trailer_lengths
-    shift = np.repeat(offsets[count:] - trailer_src_start, trailer_lengths)
-    out[np.arange(len(trailer_bytes)) + shift] = trailer_bytes
-    return out.tobytes()
+    del position, phase, depth_key
+    source = np.concatenate([_headers(nodes).ravel(), trailer_bytes])
+    trailer_starts = count * HEADER_BYTES + np.cumsum(trailer_lengths) - trailer_lengths
+    starts = np.concatenate([pre * HEADER_BYTES, trailer_starts])[events]
+    lengths = np.concatenate([np.full(count, HEADER_BYTES, np.int64), trailer_lengths.astype(np.int64)])[events]
+    for begin in range(0, 2 * count, _EVENTS_PER_PIECE):
+        piece = slice(begin, begin + _EVENTS_PER_PIECE)
+        piece_starts, piece_lengths = starts[piece], lengths[piece]
+        written_before = np.cumsum(piece_lengths) - piece_lengths
+        gather = np.repeat(piece_starts - written_before, piece_lengths) + np.arange(int(piece_lengths.sum()))
+        yield source[gather].tobytes()
 
 
 def _draw_trailers(model: QmapModel) -> tuple[Array, Array]:
@@ -106,12 +112,12 @@ def serialize_parts(model: QmapModel) -> Iterator[bytes | memoryview]:
     yield from _float_pieces(model.draw_vertices)
     yield _u32(len(model.draw_indices))
     yield _raw(model.draw_indices.astype("<u4"))
-    yield serialize_tree(model.draw_nodes, *_draw_trailers(model))
+    yield from serialize_tree(model.draw_nodes, *_draw_trailers(model))
     yield _u32(len(model.collision_vertices))
     yield from _float_pieces(model.collision_vertices)
     yield _u32(len(model.collision_indices))
     yield _raw(model.collision_indices.astype("<u4"))
-    yield serialize_tree(model.collision_nodes, *_collision_trailers(model))
+    yield from serialize_tree(model.collision_nodes, *_collision_trailers(model))
 
 
 def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes | memoryview]) -> None:
