@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import numpy as np
 from .arrays import Array
 from .desc_parser import DescDocument, parse_desc
 from .errors import QmapError
-from .frontend import FaceSet, FrontEndOptions, run_front_end
+from .frontend import FaceSet, FrontEndOptions, FrontEndResult, run_front_end
 from .layout import build_model
 from .memory import release_free_memory
 from .model import QmapModel
@@ -138,8 +139,13 @@ def compile_documents(tmp: TmpDocument, desc: DescDocument | None, options: Comp
     """Front end plus back half for already parsed documents."""
     options = options or CompileOptions()
     report = report if report is not None else CompileReport()
+    return _back_half(_front_end(tmp, desc, options, report), options, report)
+
+
+def _front_end(tmp: TmpDocument, desc: DescDocument | None, options: CompileOptions, report: CompileReport,
+               release_meshes: bool = False) -> FrontEndResult:
     started = time.perf_counter()
-    front = run_front_end(tmp, desc, FrontEndOptions(drop_degenerate=options.drop_degenerate))
+    front = run_front_end(tmp, desc, FrontEndOptions(drop_degenerate=options.drop_degenerate), release_meshes)
     release_free_memory()
     report.timings["front end"] = time.perf_counter() - started
     report.warnings += tmp.warnings + (desc.warnings if desc else []) + front.warnings
@@ -149,6 +155,10 @@ def compile_documents(tmp: TmpDocument, desc: DescDocument | None, options: Comp
     if front.faces.face_count == 0:
         raise QmapError("the map is empty: no faces left to compile (every face skipped, or no meshes with faces)",
                         tmp.source.filename if tmp.source else None)
+    return front
+
+
+def _back_half(front: FrontEndResult, options: CompileOptions, report: CompileReport) -> QmapModel:
     started = time.perf_counter()
     model = compile_faces(front.faces, options, report)
     report.timings["octrees"] = time.perf_counter() - started
@@ -160,7 +170,7 @@ def compile_bytes(tmp_data: bytes, desc_data: bytes | None = None, options: Comp
                   report: CompileReport | None = None) -> bytes:
     """Compile in memory: `.qmap.tmp` bytes (+ `.qmap.desc` bytes) to `.qmap` bytes."""
     report = report if report is not None else CompileReport()
-    model = _compile_model(tmp_data, desc_data, options, tmp_name, desc_name, report)
+    model = _compile_model(lambda: tmp_data, desc_data, options, tmp_name, desc_name, report)
     started = time.perf_counter()
     with np.errstate(all="ignore"):
         data = serialize(model)
@@ -169,18 +179,23 @@ def compile_bytes(tmp_data: bytes, desc_data: bytes | None = None, options: Comp
     return data
 
 
-def _compile_model(tmp_data: bytes, desc_data: bytes | None, options: CompileOptions | None, tmp_name: str,
-                   desc_name: str, report: CompileReport) -> QmapModel:
+def _compile_model(read_tmp: Callable[[], bytes], desc_data: bytes | None, options: CompileOptions | None,
+                   tmp_name: str, desc_name: str, report: CompileReport) -> QmapModel:
+    """Parse, front end, back half. The `.qmap.tmp` text (from `read_tmp`) and the parsed meshes are let go as
+    soon as the front end is done: the octrees need only its faces."""
     options = options or CompileOptions()
     options.validate()
     # inf and NaN coordinates are legal input and are carried through exactly like the original does.
     with np.errstate(all="ignore"):
         started = time.perf_counter()
-        tmp = parse_tmp(tmp_data, tmp_name, ParseOptions(options.skip_unknown_objects))
+        tmp = parse_tmp(read_tmp(), tmp_name, ParseOptions(options.skip_unknown_objects))
         desc = parse_desc(desc_data, desc_name) if desc_data is not None else None
         release_free_memory()
         report.timings["parse"] = time.perf_counter() - started
-        return compile_documents(tmp, desc, options, report)
+        front = _front_end(tmp, desc, options, report, release_meshes=True)
+        del tmp
+        release_free_memory()
+        return _back_half(front, options, report)
 
 
 def _read(path: str | os.PathLike[str]) -> bytes:
@@ -202,10 +217,9 @@ def compile_map(tmp_path: str | os.PathLike[str], desc_path: str | os.PathLike[s
         name = str(tmp_path)
         out_path = name[:-4] if name.lower().endswith(".tmp") else name + ".qmap"
     report = CompileReport(output=str(out_path))
-    tmp_data = _read(tmp_path)
     desc_data = _read(desc_path) if desc_path is not None else None
-    model = _compile_model(tmp_data, desc_data, options, str(tmp_path), str(desc_path), report)
-    del tmp_data, desc_data
+    model = _compile_model(lambda: _read(tmp_path), desc_data, options, str(tmp_path), str(desc_path), report)
+    del desc_data
     started = time.perf_counter()
     with np.errstate(all="ignore"):
         write_atomic(out_path, serialize_parts(model))  # piece by piece: the file is never in memory twice

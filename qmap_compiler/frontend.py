@@ -100,16 +100,24 @@ class _MeshFaces:
     scale: Array
 
 
-def run_front_end(tmp: TmpDocument, desc: DescDocument | None,
-                  options: FrontEndOptions | None = None) -> FrontEndResult:
-    """Turn a parsed `.qmap.tmp` (+ optional `.qmap.desc`) into the faces the octrees are built from."""
+def run_front_end(tmp: TmpDocument, desc: DescDocument | None, options: FrontEndOptions | None = None,
+                  release_meshes: bool = False) -> FrontEndResult:
+    """Turn a parsed `.qmap.tmp` (+ optional `.qmap.desc`) into the faces the octrees are built from.
+
+    With `release_meshes`, `tmp.meshes` is emptied as the meshes are read (for a caller that owns the document:
+    its arrays are freed as early as possible)."""
     options = options or FrontEndOptions()
     names = _NameTable()
     result_warnings: list[str] = []
     parts: list[_MeshFaces] = []
     skipped = 0
-    for mesh in tmp.meshes:
+    meshes = tmp.meshes[::-1] if release_meshes else tmp.meshes
+    if release_meshes:
+        tmp.meshes.clear()
+    for index in range(len(meshes)):
+        mesh = meshes.pop() if release_meshes else meshes[index]
         part, mesh_skipped = _mesh_faces(mesh, desc, names, result_warnings)
+        del mesh
         parts.append(part)
         skipped += mesh_skipped
     merged = _concatenate(parts)
@@ -170,6 +178,9 @@ def _mesh_faces(mesh: MeshObject, desc: DescDocument | None, names: _NameTable,
         face_texgen = np.ones(len(slots), dtype=bool)
     part = _MeshFaces(positions, uvs, sizes, name_ids[slots], face_texgen, scale[slots])
     return part, int(np.count_nonzero(~keep))
+
+
+_NOTHING = np.zeros(0, np.float32)
 
 
 def _concatenate(parts: list[_MeshFaces]) -> _MeshFaces:
@@ -250,20 +261,17 @@ def _finish(merged: _MeshFaces, names: _NameTable, tmp: TmpDocument, desc: DescD
         redone = _texture_and_frames(merged, x87_nans, with_nans)
         for array, again in zip((uvs, normals, tangents, binormals), redone, strict=True):
             array[with_nans] = again
+    merged.uvs = _NOTHING
     degenerate = np.isnan(normals).any(axis=1)
     keep = ~degenerate if options.drop_degenerate else np.ones(len(degenerate), dtype=bool)
     table, material = _material_table(merged.name_ids[keep], names, tmp, desc)
     order = np.flatnonzero(keep)[np.argsort(material, kind="stable")]
-    faces = FaceSet(
-        materials=table,
-        material=np.sort(material, kind="stable"),
-        sizes=merged.sizes[order],
-        positions=np.take(merged.positions, order, axis=0),
-        uvs=np.take(uvs, order, axis=0),
-        normals=np.take(normals, order, axis=0),
-        tangents=np.take(tangents, order, axis=0),
-        binormals=np.take(binormals, order, axis=0),
-    )
+    positions = np.take(merged.positions, order, axis=0)
+    merged.positions = _NOTHING  # (each source array is let go as soon as its sorted copy exists)
+    uvs = np.take(uvs, order, axis=0)
+    faces = FaceSet(table, np.sort(material, kind="stable"), merged.sizes[order], positions, uvs,
+                    np.take(normals, order, axis=0), np.take(tangents, order, axis=0),
+                    np.take(binormals, order, axis=0))  # fmt: skip
     nan_frames = (np.isnan(tangents).any(axis=1) | np.isnan(binormals).any(axis=1))[keep]
     result = FrontEndResult(faces, degenerate_faces=int(degenerate.sum()), nan_tangent_faces=int(nan_frames.sum()))
     result.warnings = _quality_warnings(faces, int(degenerate.sum()), options.drop_degenerate,
