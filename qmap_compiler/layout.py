@@ -11,7 +11,7 @@ from .frontend import FaceSet
 from .model import DrawFragments, NodeTable, QmapModel
 from .octree import Tree, postorder_ranks, preorder_ranks
 
-_FACE_INDEX_PATTERN = np.array([0, 1, 2, 0, 2, 3], dtype=np.int64)  # triangle uses the first 3
+_FACE_INDEX_PATTERN = np.array([0, 1, 2, 0, 2, 3], dtype=np.uint32)  # triangle uses the first 3
 
 
 def node_table(tree: Tree) -> tuple[NodeTable, Array, Array]:
@@ -41,11 +41,32 @@ def _emitted_corners(order: Array, sizes: Array) -> tuple[Array, Array]:
     return source_face, source_face * 4 + (emitted & 3)
 
 
+_FACES_AT_A_TIME = 1 << 17
+
+
+def _gather_vertices(faces: FaceSet, order: Array, sizes: Array, vertex_start: Array, draw: bool) -> Array:
+    """The vertex table of the faces in `order`: 14 columns (position, normal, uv, tangent, binormal) for drawing,
+    the positions alone for collision; filled a block of faces at a time to keep the index arrays small."""
+    vertices = np.empty((int(vertex_start[-1]), 14 if draw else 3), dtype=np.float32)
+    corner_positions, corner_uvs = faces.positions.reshape(-1, 3), faces.uvs.reshape(-1, 2)
+    for begin in range(0, len(order), _FACES_AT_A_TIME):
+        end = min(begin + _FACES_AT_A_TIME, len(order))
+        face, corner = _emitted_corners(order[begin:end], sizes[begin:end])
+        rows = vertices[vertex_start[begin] : vertex_start[end]]
+        # (np.take: several times quicker than indexing for gathering rows)
+        rows[:, 0:3] = np.take(corner_positions, corner, axis=0)
+        if draw:
+            rows[:, 3:6] = np.take(faces.normals, face, axis=0)
+            rows[:, 6:8] = np.take(corner_uvs, corner, axis=0)
+            rows[:, 8:11] = np.take(faces.tangents, face, axis=0)
+            rows[:, 11:14] = np.take(faces.binormals, face, axis=0)
+    return vertices
+
+
 def _face_indices(sizes: Array, vertex_start: Array) -> Array:
     """Triangle v, v+1, v+2; quad v, v+1, v+2, v, v+2, v+3 (the Blender 1-3 diagonal after reversal)."""
-    index_counts = np.where(sizes == 4, 6, 3)
-    mask = np.arange(6)[None, :] < index_counts[:, None]
-    indices: Array = (vertex_start[:, None] + _FACE_INDEX_PATTERN[None, :])[mask].astype(np.uint32)
+    mask = np.arange(6, dtype=np.int8)[None, :] < np.where(sizes == 4, 6, 3).astype(np.int8)[:, None]
+    indices: Array = (vertex_start.astype(np.uint32)[:, None] + _FACE_INDEX_PATTERN[None, :])[mask]
     return indices
 
 
@@ -55,15 +76,7 @@ def emit_draw(faces: FaceSet, tree: Tree) -> tuple[Array, Array, NodeTable, Draw
     sizes = faces.sizes[order].astype(np.int64)
     vertex_start = _exclusive_cumsum(sizes)
     index_start = _exclusive_cumsum(np.where(sizes == 4, 6, 3))
-    source_face, source_corner = _emitted_corners(order, sizes)
-    vertices = np.empty((len(source_face), 14), dtype=np.float32)
-    # (np.take: several times quicker than indexing for gathering rows)
-    vertices[:, 0:3] = np.take(faces.positions.reshape(-1, 3), source_corner, axis=0)
-    vertices[:, 3:6] = np.take(faces.normals, source_face, axis=0)
-    vertices[:, 6:8] = np.take(faces.uvs.reshape(-1, 2), source_corner, axis=0)
-    vertices[:, 8:11] = np.take(faces.tangents, source_face, axis=0)
-    vertices[:, 11:14] = np.take(faces.binormals, source_face, axis=0)
-    del source_face, source_corner
+    vertices = _gather_vertices(faces, order, sizes, vertex_start, draw=True)
     indices = _face_indices(sizes, vertex_start[:-1])
     fragments = _fragments(pre[tree.face_node[order]], faces.material[order], vertex_start, index_start)
     return vertices, indices, table, fragments
@@ -97,7 +110,7 @@ def emit_collision(faces: FaceSet, tree: Tree) -> tuple[Array, Array, NodeTable,
     sizes = faces.sizes[order].astype(np.int64)
     vertex_start = _exclusive_cumsum(sizes)
     index_start = _exclusive_cumsum(np.where(sizes == 4, 6, 3))
-    vertices = np.take(faces.positions.reshape(-1, 3), _emitted_corners(order, sizes)[1], axis=0)
+    vertices = _gather_vertices(faces, order, sizes, vertex_start, draw=False)
     indices = _face_indices(sizes, vertex_start[:-1])
     sorted_post = face_post[order]
     node_post = post[np.argsort(pre)]
