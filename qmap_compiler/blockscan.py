@@ -167,10 +167,15 @@ class _Group:
     """Blocks joined into one buffer: their tokens, and for each token the block (within the group) it is in."""
 
     def __init__(self, text: bytes, spans: list[tuple[int, int]]) -> None:
-        joined = b"\n".join([text[start:end] for start, end in spans]) + b"}"
-        offsets = np.cumsum([0] + [end - start + 1 for start, end in spans[:-1]])
         self.block_count = len(spans)
-        scanned = _tokens(joined, 0)
+        if len(spans) == 1:  # read in place: a large block is not copied
+            offsets = np.zeros(1, np.int64)
+            scanned = _tokens(text, spans[0][0])
+        else:
+            view = memoryview(text)
+            joined = b"\n".join([view[start:end] for start, end in spans]) + b"}"
+            offsets = np.cumsum([0] + [end - start + 1 for start, end in spans[:-1]])
+            scanned = _tokens(joined, 0)
         self.tokens = scanned[0] if scanned is not None else None
         if self.tokens is not None:
             self.first = np.searchsorted(self.tokens.starts, offsets)  # each block's first token
