@@ -179,12 +179,22 @@ class _Group:
         self.tokens = scanned[0] if scanned is not None else None
         if self.tokens is not None:
             self.first = np.searchsorted(self.tokens.starts, offsets)  # each block's first token
-            self.owner = np.searchsorted(offsets, self.tokens.starts, side="right") - 1
+            self._owner = (np.searchsorted(offsets, self.tokens.starts, side="right") - 1 if len(spans) > 1
+                           else None)  # fmt: skip
             self.token_counts = np.diff(np.append(self.first, self.tokens.starts.shape[0]))
+
+    def owner(self, tokens: Array) -> Array:
+        """The block (within the group) of each of these tokens."""
+        if self._owner is None:  # one block: every token is in block 0 (a view, no array of zeros)
+            return np.broadcast_to(np.intp(0), np.shape(tokens))
+        owners: Array = self._owner[tokens]
+        return owners
 
     def blocks_of(self, tokens: Array) -> Array:
         """Which blocks hold any of these tokens (a mask over the group's blocks)."""
-        return np.bincount(self.owner[tokens], minlength=self.block_count) > 0
+        if self._owner is None:
+            return np.array([np.size(tokens) > 0])
+        return np.bincount(self._owner[tokens], minlength=self.block_count) > 0
 
     def split(self, values: Array, counts: Array) -> list[Array]:
         return np.split(values, np.cumsum(counts)[:-1])
@@ -206,6 +216,15 @@ def _groups(blocks: list[tuple[int, int]]) -> list[list[int]]:
 _VERTEX_LAYOUT = np.array([False, True, False, True, False])  # x , y , z
 
 
+def _vertex_layouts(group: _Group, commas: Array, sized: Array) -> Array:
+    """Per block: its tokens are `x , y , z` rows (`sized`: the block has 5 tokens per vertex)."""
+    if group.block_count == 1:
+        return np.array([bool(sized[0]) and bool((commas.reshape(-1, 5) == _VERTEX_LAYOUT).all())])
+    every_token = np.arange(commas.shape[0])
+    local = every_token - group.first[group.owner(every_token)]
+    return ~group.blocks_of(np.flatnonzero(commas != _VERTEX_LAYOUT[local % 5]))
+
+
 def parse_vertex_blocks(text: bytes, blocks: list[tuple[int, int, int]]) -> list[Array | None]:
     """Vertex blocks text[start:end] (after `{`, up to `}`) of `count` vec3s `x,y,z` each: float32 (count, 3)
     arrays, or None for a block to be read another way."""
@@ -217,12 +236,12 @@ def parse_vertex_blocks(text: bytes, blocks: list[tuple[int, int, int]]) -> list
             continue
         counts = np.array([blocks[i][2] for i in members], np.int64)
         good = group.token_counts == 5 * counts
-        local = np.arange(tokens.starts.shape[0]) - group.first[group.owner]
-        good &= ~group.blocks_of(np.flatnonzero(tokens.commas != _VERTEX_LAYOUT[local % 5]))
-        numbers = np.flatnonzero(~tokens.commas & good[group.owner])
+        good &= _vertex_layouts(group, tokens.commas, good)
+        in_good_block = good[group.owner(np.arange(tokens.starts.shape[0]))] if group.block_count > 1 else good[0]
+        numbers = np.flatnonzero(~tokens.commas & in_good_block)
         values, read = _floats(tokens, numbers)
         good &= ~group.blocks_of(numbers[~read])
-        kept = good[group.owner[numbers]]
+        kept = good[group.owner(numbers)]
         parts = group.split(values[kept], np.where(good, 3 * counts, 0))
         for slot, index in enumerate(members):
             if good[slot]:
@@ -261,7 +280,7 @@ def _group_faces(group: _Group, counts: Array, vertex_counts: Array, has_uv: boo
     if lines is None:
         return [None] * group.block_count
     first, sizes, is_face = lines
-    line_owner = group.owner[first]
+    line_owner = group.owner(first)
     good = ~group.blocks_of(first[~is_face])
     good &= np.bincount(line_owner, minlength=group.block_count) == counts
     present = np.arange(4)[None, :] < sizes[:, None]
@@ -272,7 +291,7 @@ def _group_faces(group: _Group, counts: Array, vertex_counts: Array, has_uv: boo
     good &= ~group.blocks_of(header_tokens[~header_read])
     corner_tokens = np.minimum(index_tokens[present], last)
     corner_indices, corner_read = _uints(tokens, corner_tokens)
-    corner_read &= corner_indices < vertex_counts[group.owner[corner_tokens]]
+    corner_read &= corner_indices < vertex_counts[group.owner(corner_tokens)]
     good &= ~group.blocks_of(corner_tokens[~corner_read])
     indices = np.zeros((first.shape[0], 4), np.int64)
     indices[present] = corner_indices
