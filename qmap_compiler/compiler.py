@@ -97,9 +97,10 @@ def _tree_stats(levels: Array, face_levels: Array) -> TreeStats:
     )
 
 
-def compile_faces(faces: FaceSet, options: CompileOptions | None = None,
-                  report: CompileReport | None = None) -> QmapModel:
-    """Back half (§7.4-§7.8): root box, both loose octrees and the buffer layout for faces already compiled."""
+def compile_faces(faces: FaceSet, options: CompileOptions | None = None, report: CompileReport | None = None,
+                  release_faces: bool = False) -> QmapModel:
+    """Back half (§7.4-§7.8): root box, both loose octrees and the buffer layout for faces already compiled.
+    `release_faces`: the caller owns `faces`, whose frames and UVs may be let go once the draw buffers exist."""
     options = options or CompileOptions()
     options.validate()
     if faces.face_count == 0:
@@ -114,7 +115,7 @@ def compile_faces(faces: FaceSet, options: CompileOptions | None = None,
     draw = build_tree(positions, root, k, options.max_depth, draw_split_rule(faces.material), extents)
     collision = build_tree(positions, root, k, options.max_depth, collision_split_rule, extents)
     del extents
-    model = build_model(faces, draw, collision)
+    model = build_model(faces, draw, collision, release_faces)
     if report is not None:
         _fill_report(report, faces, model, root)
         report.draw_tree = _tree_stats(draw.level, draw.level[draw.face_node])
@@ -158,9 +159,10 @@ def _front_end(tmp: TmpDocument, desc: DescDocument | None, options: CompileOpti
     return front
 
 
-def _back_half(front: FrontEndResult, options: CompileOptions, report: CompileReport) -> QmapModel:
+def _back_half(front: FrontEndResult, options: CompileOptions, report: CompileReport,
+               release_faces: bool = False) -> QmapModel:
     started = time.perf_counter()
-    model = compile_faces(front.faces, options, report)
+    model = compile_faces(front.faces, options, report, release_faces)
     report.timings["octrees"] = time.perf_counter() - started
     return model
 
@@ -195,7 +197,7 @@ def _compile_model(read_tmp: Callable[[], bytes], desc_data: bytes | None, optio
         front = _front_end(tmp, desc, options, report, release_meshes=True)
         del tmp
         release_free_memory()
-        return _back_half(front, options, report)
+        return _back_half(front, options, report, release_faces=True)
 
 
 def _read(path: str | os.PathLike[str]) -> bytes:

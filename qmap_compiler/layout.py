@@ -119,7 +119,11 @@ def emit_collision(faces: FaceSet, tree: Tree) -> tuple[Array, Array, NodeTable,
     return vertices, indices, table, np.stack([begin, end], axis=1).astype(np.uint32)
 
 
-def build_model(faces: FaceSet, draw_tree: Tree, collision_tree: Tree) -> QmapModel:
+def build_model(faces: FaceSet, draw_tree: Tree, collision_tree: Tree, release_faces: bool = False) -> QmapModel:
+    """Both buffers and node tables. With `release_faces` (a caller that owns `faces`), the per-face data only the
+    draw buffers need is let go before the collision buffers are made."""
     draw_vb, draw_ib, draw_nodes, fragments = emit_draw(faces, draw_tree)
+    if release_faces:
+        faces.uvs = faces.normals = faces.tangents = faces.binormals = np.zeros(0, np.float32)
     coll_vb, coll_ib, coll_nodes, ranges = emit_collision(faces, collision_tree)
     return QmapModel(faces.materials, draw_vb, draw_ib, draw_nodes, fragments, coll_vb, coll_ib, coll_nodes, ranges)
