@@ -7,6 +7,7 @@ module's token-by-token path produces the exact same values or the exact error.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -14,7 +15,7 @@ import numpy as np
 from . import blockscan, fastblocks
 from .arrays import Array
 from .errors import QmapError
-from .tokenizer import Kind, Source, Token, Tokenizer, uint_value
+from .tokenizer import Kind, Source, Token, Tokenizer, float_value, number_kind, uint_value
 
 Vec3 = tuple[float, float, float]
 
@@ -146,26 +147,30 @@ _MIN_ITEM_BYTES = {b"materials": 2, b"vertices": 5, b"faces": 11}
 
 def _counted_header(tokens: Tokenizer, word: bytes) -> int:
     tokens.expect_ident(word)
-    count_token = tokens.next()
-    count = uint_value(count_token, tokens)
-    if count > (len(tokens.text) - count_token.pos) // _MIN_ITEM_BYTES[word]:
-        raise tokens.error(count_token, f"{word.decode()} count {count} is more than the rest of the file can hold")
+    count = _checked_count(tokens, tokens.next(), word)
     tokens.expect_symbol(b"{")
     return count
 
 
+def _checked_count(tokens: Tokenizer, count_token: Token, word: bytes) -> int:
+    count = uint_value(count_token, tokens)
+    if count > (len(tokens.text) - count_token.pos) // _MIN_ITEM_BYTES[word]:
+        raise tokens.error(count_token, f"{word.decode()} count {count} is more than the rest of the file can hold")
+    return count
+
+
 def _parse_mesh(tokens: Tokenizer, head: Token, blocks: _DeferredBlocks) -> MeshObject:
-    name = tokens.expect_string().value
-    tokens.expect_symbol(b"{")
-    position, orientation, size = _vec3(tokens), _vec3(tokens), _vec3(tokens)
-    smooth_angle = tokens.get_float()
-    has_uv = tokens.get_uint() > 0
-    materials: list[bytes] = []
-    material_pos: list[int] = []
-    for _ in range(_counted_header(tokens, b"materials")):
-        token = tokens.expect_string()
-        materials.append(token.value)
-        material_pos.append(token.pos)
+    quick = _quick_mesh_head(tokens)
+    if quick is not None:
+        name, position, orientation, size, smooth_angle, has_uv, material_count = quick
+    else:
+        name = tokens.expect_string().value
+        tokens.expect_symbol(b"{")
+        position, orientation, size = _vec3(tokens), _vec3(tokens), _vec3(tokens)
+        smooth_angle = tokens.get_float()
+        has_uv = tokens.get_uint() > 0
+        material_count = _counted_header(tokens, b"materials")
+    materials, material_pos = _material_names(tokens, material_count)
     tokens.expect_symbol(b"}")
     mesh = MeshObject(name, position, orientation, size, smooth_angle, has_uv, materials, material_pos,
                       *_NO_GEOMETRY, pos=head.pos)  # fmt: skip
@@ -179,6 +184,49 @@ def _parse_mesh(tokens: Tokenizer, head: Token, blocks: _DeferredBlocks) -> Mesh
     tokens.expect_symbol(b"}")
     tokens.expect_symbol(b"}")
     return mesh
+
+
+_BLANKS = rb"[ \t\r\n\x0b]*"
+_NUMBER = rb"([0-9+\-][0-9A-Za-z+\-.]*)(?![0-9A-Za-z+\-.])"  # a whole number token, as the tokenizer cuts it
+_VEC3 = _BLANKS + _NUMBER + _BLANKS + b"," + _BLANKS + _NUMBER + _BLANKS + b"," + _BLANKS + _NUMBER
+# A mesh's head up to its material list, in the usual layout: no comments, a name without escapes.
+_QUICK_MESH_HEAD = re.compile(
+    _BLANKS + rb'"([^"\\\r\n]*)"' + _BLANKS + rb"\{" + _VEC3 * 3 + (_BLANKS + _NUMBER) * 2
+    + _BLANKS + rb"materials[ \t\r\n\x0b]+" + _NUMBER + _BLANKS + rb"\{"
+)
+_QUICK_STRING = re.compile(_BLANKS + rb'"([^"\\\r\n]*)"')
+
+
+def _quick_mesh_head(tokens: Tokenizer) -> tuple[bytes, Vec3, Vec3, Vec3, float, bool, int] | None:
+    """A mesh head read by one regular expression, its numbers converted (and refused) exactly as the tokenizer
+    would, token by token; None for any other layout, which the tokenizer then reads from the start."""
+    match = _QUICK_MESH_HEAD.match(tokens.text, tokens.pos)
+    if match is None:
+        return None
+    numbers = [Token(number_kind(match.group(i)), match.group(i), match.start(i)) for i in range(2, 14)]
+    floats = [float_value(token, tokens) for token in numbers[:10]]
+    has_uv = uint_value(numbers[10], tokens) > 0
+    count = _checked_count(tokens, numbers[11], b"materials")
+    tokens.seek(match.end())
+    vectors = (floats[0], floats[1], floats[2]), (floats[3], floats[4], floats[5]), (floats[6], floats[7], floats[8])
+    return match.group(1), *vectors, floats[9], has_uv, count
+
+
+def _material_names(tokens: Tokenizer, count: int) -> tuple[list[bytes], list[int]]:
+    """`count` material names (strings without escapes by a regular expression, others by the tokenizer)."""
+    names: list[bytes] = []
+    positions: list[int] = []
+    for _ in range(count):
+        quick = _QUICK_STRING.match(tokens.text, tokens.pos)
+        if quick is not None:
+            names.append(quick.group(1))
+            positions.append(quick.start(1) - 1)
+            tokens.seek(quick.end())
+        else:
+            token = tokens.expect_string()
+            names.append(token.value)
+            positions.append(token.pos)
+    return names, positions
 
 
 _NO_GEOMETRY = (np.zeros((0, 3), np.float32), np.zeros(0, np.int8), np.zeros(0, np.int64), np.zeros(0, bool),

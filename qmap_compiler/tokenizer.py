@@ -162,7 +162,7 @@ class Tokenizer:
                 return Token(Kind.IDENT, quick.group(kind), start)
             if kind == "n":
                 word = quick.group(kind)
-                return Token(_number_kind(word), word, start)
+                return Token(number_kind(word), word, start)
             if kind == "s":
                 return Token(Kind.SYMBOL, quick.group(kind), start)
             return Token(Kind.STRING, self.text[start - 1 : self.pos], start - 1, quick.group(kind))
@@ -190,7 +190,7 @@ class Tokenizer:
         if match:
             self.pos = match.end()
             word = match.group()
-            return Token(_number_kind(word), word, pos)
+            return Token(number_kind(word), word, pos)
         raise self.source.error(pos, f"unrecognised character (code {byte})")
 
     def _scan_escape(self, start: int, pos: int, out: bytearray) -> int:
@@ -280,7 +280,8 @@ class Tokenizer:
         return token.kind is Kind.SYMBOL and token.text == symbol
 
 
-def _number_kind(word: bytes) -> Kind:
+def number_kind(word: bytes) -> Kind:
+    """INTEGER or FLOAT, for a number token's text."""
     if word[:2] in (b"0x", b"0X"):
         return Kind.INTEGER
     if any(c in word for c in b".dDeE"):

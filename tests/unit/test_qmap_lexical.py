@@ -311,3 +311,36 @@ def test_an_error_in_a_block_read_later_is_still_the_first_error_reported() -> N
         parse_tmp(text)
     line = text[: text.index(b" 77 0,0")].count(b"\n") + 1
     assert f":{line}:" in str(caught.value) and "'77'" in str(caught.value)
+
+
+HEAD_VARIANTS = [
+    b'"P" { 0,0,0 0,0,0 1,1,1 30 1 materials 1 { "M" }',
+    b'"P"{0,0,0\n0,0,0\n1,1,1\n30\n1\nmaterials 1{"M"}',  # no blanks where none are needed
+    b'"P" { 0,0,0 /* c */ 0,0,0 1,1,1 30 1 materials 1 { "M" }',  # a comment: the tokenizer's way
+    b'"P\\x41" { 0,0,0 0,0,0 1,1,1 30 1 materials 1 { "M\\"" }',  # escapes
+    b'"P" { +0.,1e0,2d0 0,0,0 1,1,1 30 0x1 materials 0x1 { "M" }',  # number spellings
+    b'"P" { 0,0,0 0,0,0 1,1,1 30.0 materials 1 { "M" }',  # has_uv missing: no token may be split in two
+    b'"P" { 0,0,0 0,0,0 1,1,1 30 1.5 materials 1 { "M" }',  # a float where an integer must be
+    b'"P" { 0,0,0 0,0,0 1,1,1 30 1 materials 99999 { "M" }',  # a count the file cannot hold
+    b'"P" { 0,0,0 0,0,0 1,1,1 3-0 1 materials 1 { "M" }',  # a number token the conversion refuses
+]
+
+
+@pytest.mark.parametrize("head", HEAD_VARIANTS)
+def test_quick_mesh_heads_read_like_the_tokenizer(monkeypatch: pytest.MonkeyPatch, head: bytes) -> None:
+    from qmap_compiler import tmp_parser
+
+    text = (b"QMAP TMP 10\nobjects {\n mesh " + head + b" " + SQUARE + b" faces 1 { 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1 }"
+            b" }\n}\n")  # fmt: skip
+
+    def outcome() -> object:
+        try:
+            mesh = parse_tmp(text).meshes[0]
+        except QmapError as error:
+            return str(error)
+        return (mesh.name, mesh.position, mesh.orientation, mesh.size, mesh.auto_smooth_angle, mesh.has_uv,
+                mesh.materials, mesh.material_pos)  # fmt: skip
+
+    quick = outcome()
+    monkeypatch.setattr(tmp_parser, "_quick_mesh_head", lambda tokens: None)
+    assert quick == outcome()
