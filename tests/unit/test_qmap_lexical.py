@@ -344,3 +344,11 @@ def test_quick_mesh_heads_read_like_the_tokenizer(monkeypatch: pytest.MonkeyPatc
     quick = outcome()
     monkeypatch.setattr(tmp_parser, "_quick_mesh_head", lambda tokens: None)
     assert quick == outcome()
+
+
+@pytest.mark.parametrize("blocks", [b"vertices 0 {} faces 0 {}", b"vertices 0 { } faces 0 {\n}"])
+def test_empty_blocks_with_or_without_blanks_give_empty_meshes(blocks: bytes) -> None:
+    mesh = b'mesh "E" { 0,0,0 0,0,0 1,1,1 30 1 materials 1 { "M" } ' + blocks + b" }\n"
+    document = parse_tmp(b"QMAP TMP 10\nobjects {\n" + mesh + mesh.replace(b'"E"', b'"F"') + b"}\n")
+    for parsed in document.meshes:
+        assert parsed.vertices.shape == (0, 3) and parsed.face_indices.shape == (0, 4)
