@@ -1,8 +1,9 @@
 """Parser for `.qmap.tmp` intermediate map files (spec §5).
 
-Small structural parts go through the pull tokenizer; the big `vertices` and `faces` blocks first try the
-vectorised scanner in `fastblocks`, which gives up (returns None) on anything unusual so that this
-module's token-by-token path produces the exact same values or the exact error.
+Small structural parts go through the pull tokenizer (a mesh's head in the usual layout through one regular
+expression first). Plain `vertices` and `faces` blocks are skipped on the way and read together at the end by
+`blockscan`; a block it cannot read, and any block that is not plain, goes through `fastblocks` and then this
+module's token-by-token path, in file order, so that the values and the first error are exactly the same.
 """
 
 from __future__ import annotations
