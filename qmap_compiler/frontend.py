@@ -7,7 +7,7 @@ frame. Every step follows the x87 evaluation order of §13.1 so the output is by
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -111,13 +111,8 @@ def run_front_end(tmp: TmpDocument, desc: DescDocument | None, options: FrontEnd
     result_warnings: list[str] = []
     parts: list[_MeshFaces] = []
     skipped = 0
-    meshes = tmp.meshes[::-1] if release_meshes else tmp.meshes
-    if release_meshes:
-        tmp.meshes.clear()
-    for index in range(len(meshes)):
-        mesh = meshes.pop() if release_meshes else meshes[index]
+    for mesh in _meshes_of(tmp, release_meshes):
         part, mesh_skipped = _mesh_faces(mesh, desc, names, result_warnings)
-        del mesh
         parts.append(part)
         skipped += mesh_skipped
     merged = _concatenate(parts)
@@ -126,6 +121,17 @@ def run_front_end(tmp: TmpDocument, desc: DescDocument | None, options: FrontEnd
     result.warnings[:0] = result_warnings
     result.skipped_faces = skipped
     return result
+
+
+def _meshes_of(tmp: TmpDocument, release: bool) -> Iterator[MeshObject]:
+    """The document's meshes in order; with `release`, each leaves the document as it is handed out."""
+    if not release:
+        yield from tmp.meshes
+        return
+    pending = tmp.meshes[::-1]
+    tmp.meshes.clear()
+    while pending:
+        yield pending.pop()
 
 
 def _slot_options(mesh: MeshObject, desc: DescDocument | None, names: _NameTable) -> tuple[
