@@ -113,8 +113,7 @@ def blender_normals_match(mesh: bpy.types.Mesh, corner_normals: np.ndarray | Non
 def _face_normals_match(mesh: bpy.types.Mesh, corner_normals: np.ndarray) -> bool:
     """Whether every corner's normal is within 0.1 degree of its face's normal (flat shading would show it)."""
     face_normals = corner_floats(mesh.polygon_normals, "vector", 3)
-    corner_counts = np.empty(len(mesh.polygons), np.int32)
-    mesh.polygons.foreach_get("loop_total", corner_counts)
+    corner_counts = face_corners(mesh)[1]
     return _within_a_tenth_of_a_degree(np.repeat(face_normals, corner_counts, axis=0), corner_normals)
 
 
@@ -227,9 +226,7 @@ def mesh_triangles(
     loops, triangle_faces = triangle_corners(mesh)
     if matrix.determinant() < 0:  # a mirroring transform turns faces inside out: swap two corners back
         loops = loops.reshape(-1, 3)[:, [0, 2, 1]].ravel()
-    corner_vert = np.empty(len(mesh.loops), np.intc)
-    if len(corner_vert):  # a mesh without faces (edges only) has no corner attribute
-        mesh.attributes[".corner_vert"].data.foreach_get("value", corner_vert)
+    corner_vert = corner_vertices_of(mesh)
     vertex_positions = corner_floats(mesh.attributes["position"].data, "vector", 3)
     corner_vertices = corner_vert[loops]
     normals = corner_floats(mesh.corner_normals, "vector", 3)
@@ -262,6 +259,31 @@ def triangle_corners(mesh: bpy.types.Mesh) -> tuple[np.ndarray, np.ndarray]:
     faces = np.empty(triangle_count, np.intc)
     mesh.loop_triangle_polygons.foreach_get("value", faces)
     return loops, faces
+
+
+def face_corners(mesh: bpy.types.Mesh) -> tuple[np.ndarray, np.ndarray]:
+    """(F,) first corner and corner count of each face (the counts follow from the starts: reading `loop_total`
+    through RNA costs as much again)."""
+    starts = np.empty(len(mesh.polygons), np.intc)
+    mesh.polygons.foreach_get("loop_start", starts)
+    return starts, np.diff(starts, append=np.intc(len(mesh.loops))).astype(np.intc)
+
+
+def corner_vertices_of(mesh: bpy.types.Mesh) -> np.ndarray:
+    """(C,) vertex of each face corner, from the attribute (`loops` "vertex_index" is ~200x slower)."""
+    corner_vert = np.empty(len(mesh.loops), np.intc)
+    if len(corner_vert):  # a mesh without faces has no corner attribute
+        mesh.attributes[".corner_vert"].data.foreach_get("value", corner_vert)
+    return corner_vert
+
+
+def smooth_faces(mesh: bpy.types.Mesh) -> np.ndarray:
+    """(F,) whether each face is shaded smooth: not `sharp_face` (every face is smooth without the attribute)."""
+    sharp = np.zeros(len(mesh.polygons), np.bool_)
+    attribute = mesh.attributes.get("sharp_face")
+    if attribute is not None and attribute.domain == "FACE" and attribute.data_type == "BOOLEAN" and len(sharp):
+        attribute.data.foreach_get("value", sharp)
+    return ~sharp
 
 
 def face_materials(mesh: bpy.types.Mesh) -> np.ndarray:

@@ -107,11 +107,7 @@ def _floats(collection: bpy.types.bpy_prop_collection, key: str, width: int) -> 
 
 def _faces(mesh: bpy.types.Mesh, triangulate: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(loop of each face corner, face sizes, face material indices)."""
-    count = len(mesh.polygons)
-    sizes = np.empty(count, np.intc)
-    mesh.polygons.foreach_get("loop_total", sizes)
-    starts = np.empty(count, np.intc)
-    mesh.polygons.foreach_get("loop_start", starts)
+    starts, sizes = mesh_io.face_corners(mesh)
     materials = mesh_io.face_materials(mesh)
     if triangulate and not (sizes == 3).all():
         triangles = len(mesh.loop_triangles)

@@ -67,15 +67,9 @@ def object_transform(matrix: Matrix) -> tuple[tuple[float, ...], tuple[float, ..
 
 def mesh_faces(mesh: bpy.types.Mesh) -> dict[str, np.ndarray]:
     """Faces of 3 or 4 corners in polygon order (n-gons replaced in place by their triangles), padded to 4."""
-    count = len(mesh.polygons)
-    sizes = np.empty(count, np.intc)
-    mesh.polygons.foreach_get("loop_total", sizes)
-    starts = np.empty(count, np.intc)
-    mesh.polygons.foreach_get("loop_start", starts)
-    materials = np.empty(count, np.intc)
-    mesh.polygons.foreach_get("material_index", materials)
-    smooth = np.empty(count, bool)
-    mesh.polygons.foreach_get("use_smooth", smooth)
+    starts, sizes = mesh_io.face_corners(mesh)
+    materials = mesh_io.face_materials(mesh)
+    smooth = mesh_io.smooth_faces(mesh)
     small = np.flatnonzero(sizes <= 4)
     loops = starts[small, None] + np.minimum(np.arange(4), sizes[small, None] - 1)
     loops[sizes[small] == 3, 3] = starts[small][sizes[small] == 3]  # a triangle repeats corner 0 in slot 3
@@ -95,9 +89,8 @@ def mesh_faces(mesh: bpy.types.Mesh) -> dict[str, np.ndarray]:
 
 def mesh_object(obj: bpy.types.Object, mesh: bpy.types.Mesh, name: bytes, materials: list[bytes]) -> qc.MeshObject:
     faces = mesh_faces(mesh)
-    corner_vert = np.empty(len(mesh.loops), np.intc)
-    mesh.loops.foreach_get("vertex_index", corner_vert)
-    vertices = mesh_io.corner_floats(mesh.vertices, "co", 3)
+    corner_vert = mesh_io.corner_vertices_of(mesh)
+    vertices = mesh_io.corner_floats(mesh.attributes["position"].data, "vector", 3)
     uvs = None
     if mesh.uv_layers.active is not None:
         uvs = mesh_io.corner_floats(mesh.uv_layers.active.uv, "vector", 2)[faces["loops"]]

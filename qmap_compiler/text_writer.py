@@ -15,6 +15,9 @@ from .desc_parser import DescDocument
 from .errors import QmapError
 from .tmp_parser import LampObject, MeshObject, TmpDocument
 
+Bytes2D = npt.NDArray[np.uint8]
+FloatArray = npt.NDArray[np.float32] | npt.NDArray[np.float64]
+
 _ESCAPES = {13: b"\\r", 10: b"\\n", 34: b'\\"', 39: b"\\'", 92: b"\\\\", 0: b"\\0", 11: b"\\v", 8: b"\\b",
             12: b"\\f", 7: b"\\a", 9: b"\\t"}
 
@@ -43,46 +46,98 @@ def _mesh_lines(mesh: MeshObject, float_format: str, newline: str) -> list[bytes
     lines += [b"\t\t}", f"\t\tvertices {len(mesh.vertices)} {{".encode()]
     if not np.isfinite(mesh.vertices).all() or (mesh.face_uvs is not None and not np.isfinite(mesh.face_uvs).all()):
         raise QmapError(f"mesh '{mesh.name.decode('latin-1')}' has non-finite coordinates")
-    vertex_format = f"\t\t\t{float_format},{float_format},{float_format}"
-    lines += _table_lines(vertex_format, np.asarray(mesh.vertices, np.float64).reshape(-1, 3), newline)
+    lines += _vertex_lines(np.asarray(mesh.vertices).reshape(-1, 3), float_format, newline.encode())
     lines += [b"\t\t}", f"\t\tfaces {len(mesh.face_sizes)} {{".encode()]
-    lines += _face_lines(mesh, float_format, newline)
+    lines += _face_lines(mesh, float_format, newline.encode())
     lines += [b"\t\t}", b"\t}"]
     return lines
 
 
-def _table_lines(line_format: str, rows: npt.NDArray[np.float64], newline: str) -> list[bytes]:
-    """One chunk of text with a `line_format` line per row, made by a single %-formatting (C speed, not a Python
-    call per number); `%d` fields take whole floats."""
-    if not len(rows):
-        return []
-    text = newline.join([line_format] * len(rows)) % tuple(rows.ravel().tolist())
-    return [text.encode()]
+# Tables of numbers are made as uint8 matrices, one row per line and each field padded with 0 bytes, which are
+# dropped at the end: no Python call per number. A float is formatted once per distinct value (meshes repeat
+# coordinates a lot) by one %-formatting of all of them, so the text is exactly that of `float_format`.
+_ROWS_PER_PIECE = 32768
 
 
-def _face_lines(mesh: MeshObject, float_format: str, newline: str) -> list[bytes]:
-    """Face lines `size material smooth` then per corner `index` (and `u,v`), in face order. Faces of one size
-    are formatted together, then put back in order."""
+def _literal(text: bytes, rows: int) -> Bytes2D:
+    return np.broadcast_to(np.frombuffer(text, np.uint8), (rows, len(text)))
+
+
+def _float_fields(values: FloatArray, float_format: str) -> Bytes2D:
+    """(N,) floats to (N, width) text padded with 0 bytes; -0.0 and 0.0 kept apart (their bits differ)."""
+    bits = np.ascontiguousarray(values).view(np.uint32 if values.dtype == np.float32 else np.uint64)
+    distinct, inverse = np.unique(bits, return_inverse=True)
+    if not len(distinct):
+        return np.zeros((0, 1), np.uint8)
+    numbers = distinct.view(values.dtype).astype(np.float64).tolist()
+    texts = ("\n".join([float_format] * len(numbers)) % tuple(numbers)).encode().split(b"\n")
+    table = np.array(texts, dtype=bytes)
+    fields: Bytes2D = table.view(np.uint8).reshape(len(texts), table.dtype.itemsize)[inverse.ravel()]
+    return fields
+
+
+def _int_fields(values: npt.ArrayLike) -> Bytes2D:
+    """(N,) integers to (N, width) decimal text padded with 0 bytes (leading zeros become padding)."""
+    numbers = np.asarray(values, np.int64).ravel()
+    magnitude = np.abs(numbers)
+    width = len(str(int(magnitude.max()))) if len(numbers) else 1
+    powers = 10 ** np.arange(width - 1, -1, -1, dtype=np.int64)
+    digits = (magnitude[:, None] // powers) % 10
+    chars = (digits + ord("0")).astype(np.uint8)
+    chars[(magnitude[:, None] < powers) & (powers > 1)] = 0
+    sign = np.where(numbers < 0, ord("-"), 0).astype(np.uint8)[:, None]
+    return np.concatenate((sign, chars), axis=1)
+
+
+def _compact(rows: Bytes2D) -> bytes:
+    flat = rows.ravel()
+    return bytes(flat[flat != 0])
+
+
+def _joined(pieces: list[bytes], newline: bytes) -> list[bytes]:
+    """The table's pieces as one chunk without its last newline (the caller joins chunks with newlines)."""
+    text = b"".join(pieces)
+    return [text[: -len(newline)]] if text else []
+
+
+def _vertex_lines(vertices: FloatArray, float_format: str, newline: bytes) -> list[bytes]:
+    pieces = []
+    for start in range(0, len(vertices), _ROWS_PER_PIECE):
+        part = vertices[start : start + _ROWS_PER_PIECE]
+        rows = len(part)
+        comma = _literal(b",", rows)
+        columns = [_float_fields(part[:, axis], float_format) for axis in range(3)]
+        table = [_literal(b"\t\t\t", rows), columns[0], comma, columns[1], comma, columns[2], _literal(newline, rows)]
+        pieces.append(_compact(np.concatenate(table, axis=1)))
+    return _joined(pieces, newline)
+
+
+def _face_lines(mesh: MeshObject, float_format: str, newline: bytes) -> list[bytes]:
+    """Face lines `size material smooth` then per corner ` index` (and ` u,v`), in face order; the corners a
+    face does not have are blanked out."""
     sizes = np.asarray(mesh.face_sizes, np.int64)
-    corner_format = f"%d {float_format},{float_format}" if mesh.face_uvs is not None else "%d"
-    texts = np.empty(len(sizes), dtype=object)
-    distinct = np.unique(sizes).tolist()
-    for size in distinct:
-        rows = np.flatnonzero(sizes == size)
-        corners = [np.asarray(mesh.face_indices, np.float64)[rows, :size, None]]
-        if mesh.face_uvs is not None:
-            corners.append(np.asarray(mesh.face_uvs, np.float64)[rows, :size])
-        table = np.concatenate(
-            [np.asarray(mesh.face_materials, np.float64)[rows, None],
-             np.asarray(mesh.face_smooth, bool)[rows, None].astype(np.float64),
-             np.concatenate(corners, axis=2).reshape(len(rows), -1)], axis=1,
-        )  # fmt: skip
-        line_format = f"\t\t\t{size} %d %d " + " ".join([corner_format] * size)
-        chunk = _table_lines(line_format, table, newline)
-        if len(distinct) == 1:
-            return chunk  # one size: already in face order
-        texts[rows] = chunk[0].decode().split(newline)
-    return [newline.join(texts.tolist()).encode()] if len(sizes) else []
+    corner_count = int(sizes.max()) if len(sizes) else 0
+    pieces = []
+    for start in range(0, len(sizes), _ROWS_PER_PIECE):
+        part = slice(start, start + _ROWS_PER_PIECE)
+        rows = len(sizes[part])
+        space = _literal(b" ", rows)
+        table = [_literal(b"\t\t\t", rows), _int_fields(sizes[part]), space,
+                 _int_fields(np.asarray(mesh.face_materials)[part]), space,
+                 _int_fields(np.asarray(mesh.face_smooth, bool)[part])]  # fmt: skip
+        indices = np.asarray(mesh.face_indices)[part]
+        uvs = None if mesh.face_uvs is None else np.asarray(mesh.face_uvs)[part]
+        for corner in range(corner_count):
+            fields = [space, _int_fields(indices[:, corner])]
+            if uvs is not None:
+                fields += [space, _float_fields(uvs[:, corner, 0], float_format), _literal(b",", rows),
+                           _float_fields(uvs[:, corner, 1], float_format)]  # fmt: skip
+            block = np.concatenate(fields, axis=1)
+            block[sizes[part] <= corner] = 0
+            table.append(block)
+        table.append(_literal(newline, rows))
+        pieces.append(_compact(np.concatenate(table, axis=1)))
+    return _joined(pieces, newline)
 
 
 def _lamp_lines(lamp: LampObject, float_format: str) -> list[bytes]:

@@ -352,3 +352,45 @@ def test_empty_blocks_with_or_without_blanks_give_empty_meshes(blocks: bytes) ->
     document = parse_tmp(b"QMAP TMP 10\nobjects {\n" + mesh + mesh.replace(b'"E"', b'"F"') + b"}\n")
     for parsed in document.meshes:
         assert parsed.vertices.shape == (0, 3) and parsed.face_indices.shape == (0, 4)
+
+
+def _per_number_text(mesh: object, float_format: str) -> list[str]:
+    """Vertex and face lines of a mesh, one Python formatting per number (the layout of spec section 5.4)."""
+    vertices = [f"\t\t\t{float_format},{float_format},{float_format}" % tuple(map(float, row))
+                for row in mesh.vertices]  # type: ignore[attr-defined]  # fmt: skip
+    faces = []
+    for face, size in enumerate(mesh.face_sizes):  # type: ignore[attr-defined]
+        corners = []
+        for corner in range(size):
+            text = f" {mesh.face_indices[face][corner]}"  # type: ignore[attr-defined]
+            if mesh.face_uvs is not None:  # type: ignore[attr-defined]
+                u, v = (float(x) for x in mesh.face_uvs[face][corner])  # type: ignore[attr-defined]
+                text += f" {float_format % u},{float_format % v}"
+            corners.append(text)
+        head = f"\t\t\t{size} {mesh.face_materials[face]} {int(mesh.face_smooth[face])}"  # type: ignore[attr-defined]
+        faces.append(head + "".join(corners))
+    return vertices + faces
+
+
+@pytest.mark.parametrize("float_format", ["%.9g", "%f"])
+def test_tables_are_written_as_one_formatting_per_number_would(monkeypatch: pytest.MonkeyPatch,
+                                                               float_format: str) -> None:  # fmt: skip
+    from qmap_compiler import text_writer
+    from qmap_compiler.tmp_parser import MeshObject, TmpDocument
+
+    monkeypatch.setattr(text_writer, "_ROWS_PER_PIECE", 7)  # tables cut into pieces mid-way
+    rng = np.random.default_rng(5)
+    awkward = np.float32([0.0, -0.0, 1e-30, -1e-7, 3e38, 123456789, 0.1, -2.5, 1e-45])
+    vertices = rng.choice(np.concatenate([awkward, rng.normal(size=20).astype(np.float32)]), (40, 3))
+    sizes = rng.choice([3, 4], 30).astype(np.int8)
+    indices = rng.integers(0, 40, (30, 4)) * rng.choice([1, 1000, 10**9], (30, 4))
+    uvs = rng.choice(awkward, (30, 4, 2))
+    materials = rng.integers(-12, 40, 30)  # negative slots are out of range, but written as they are
+    mesh = MeshObject(b"m", (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (1.0, 1.0, 1.0), 0.5, True, [b"a"], [0],
+                      vertices, sizes, materials, rng.random(30) < 0.5, indices, uvs)  # fmt: skip
+    document = TmpDocument()
+    document.meshes.append(mesh)
+    lines = format_tmp(document, float_format, b"\n").decode().split("\n")
+    start = lines.index("\t\tvertices 40 {") + 1
+    written = lines[start : start + 40] + lines[start + 42 : start + 72]
+    assert written == _per_number_text(mesh, float_format)
