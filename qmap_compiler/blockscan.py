@@ -19,12 +19,15 @@ token-by-token fallback gives the exact value or the exact error.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 import numpy as np
 
 from .arrays import Array
+from .parallel import ordered_map
 
 FaceArrays = tuple[Array, Array, Array, Array, Array | None]
+Item = TypeVar("Item")
 
 _OTHER, _SPACE, _COMMA, _NUMBER = 0, 1, 2, 3
 _CLASS = np.zeros(256, np.uint8)
@@ -230,26 +233,37 @@ def _vertex_layouts(group: _Group, commas: Array, sized: Array) -> Array:
 
 def parse_vertex_blocks(text: bytes, blocks: list[tuple[int, int, int]]) -> list[Array | None]:
     """Vertex blocks text[start:end] (after `{`, up to `}`) of `count` vec3s `x,y,z` each: float32 (count, 3)
-    arrays, or None for a block to be read another way."""
-    results: list[Array | None] = [None] * len(blocks)
-    for members in _groups([(start, end) for start, end, _ in blocks]):
-        group = _Group(text, [blocks[i][:2] for i in members])
-        tokens = group.tokens
-        if tokens is None:
-            continue
-        counts = np.array([blocks[i][2] for i in members], np.int64)
-        good = group.token_counts == 5 * counts
-        good &= _vertex_layouts(group, tokens.commas, good)
-        in_good_block = good[group.owner(np.arange(tokens.starts.shape[0]))] if group.block_count > 1 else good[0]
-        numbers = np.flatnonzero(~tokens.commas & in_good_block)
-        values, read = _floats(tokens, numbers)
-        good &= ~group.blocks_of(numbers[~read])
-        kept = good[group.owner(numbers)]
-        parts = group.split(values[kept], np.where(good, 3 * counts, 0))
-        for slot, index in enumerate(members):
-            if good[slot]:
-                results[index] = parts[slot].reshape(-1, 3)
+    arrays, or None for a block to be read another way. Groups of blocks are read side by side."""
+    groups = _groups([(start, end) for start, end, _ in blocks])
+
+    def read(members: list[int]) -> list[Array | None]:
+        return _group_vertices(_Group(text, [blocks[i][:2] for i in members]),
+                               np.array([blocks[i][2] for i in members], np.int64))  # fmt: skip
+
+    return _in_block_order(len(blocks), groups, ordered_map(read, groups))
+
+
+def _in_block_order(count: int, groups: list[list[int]], found: list[list[Item]]) -> list[Item | None]:
+    results: list[Item | None] = [None] * count
+    for members, arrays in zip(groups, found, strict=True):
+        for index, array in zip(members, arrays, strict=True):
+            results[index] = array
     return results
+
+
+def _group_vertices(group: _Group, counts: Array) -> list[Array | None]:
+    tokens = group.tokens
+    if tokens is None:
+        return [None] * group.block_count
+    good = group.token_counts == 5 * counts
+    good &= _vertex_layouts(group, tokens.commas, good)
+    in_good_block = good[group.owner(np.arange(tokens.starts.shape[0]))] if group.block_count > 1 else good[0]
+    numbers = np.flatnonzero(~tokens.commas & in_good_block)
+    values, read = _floats(tokens, numbers)
+    good &= ~group.blocks_of(numbers[~read])
+    kept = good[group.owner(numbers)]
+    parts = group.split(values[kept], np.where(good, 3 * counts, 0))
+    return [parts[slot].reshape(-1, 3) if good[slot] else None for slot in range(group.block_count)]
 
 
 def parse_vertex_block(text: bytes, start: int, count: int) -> tuple[Array, int] | None:
@@ -263,16 +277,19 @@ def parse_vertex_block(text: bytes, start: int, count: int) -> tuple[Array, int]
 
 def parse_face_blocks(text: bytes, blocks: list[tuple[int, int, int, int]], has_uv: bool) -> list[FaceArrays | None]:
     """Face blocks text[start:end] of `count` faces each, one per line, indices below `vertex_count`, in
-    tmp_parser's layout (a triangle repeats corner 0 in slot 3); None for a block to be read another way."""
-    results: list[FaceArrays | None] = [None] * len(blocks)
-    for members in _groups([(start, end) for start, end, _, _ in blocks]):
+    tmp_parser's layout (a triangle repeats corner 0 in slot 3); None for a block to be read another way. Groups of
+    blocks are read side by side."""
+    groups = _groups([(start, end) for start, end, _, _ in blocks])
+
+    def read(members: list[int]) -> list[FaceArrays | None]:
         group = _Group(text, [blocks[i][:2] for i in members])
-        if group.tokens is not None:
-            counts = np.array([blocks[i][2] for i in members], np.int64)
-            vertex_counts = np.array([blocks[i][3] for i in members], np.int64)
-            for slot, arrays in enumerate(_group_faces(group, counts, vertex_counts, has_uv)):
-                results[members[slot]] = arrays
-    return results
+        if group.tokens is None:
+            return [None] * len(members)
+        counts = np.array([blocks[i][2] for i in members], np.int64)
+        vertex_counts = np.array([blocks[i][3] for i in members], np.int64)
+        return _group_faces(group, counts, vertex_counts, has_uv)
+
+    return _in_block_order(len(blocks), groups, ordered_map(read, groups))
 
 
 def _group_faces(group: _Group, counts: Array, vertex_counts: Array, has_uv: bool) -> list[FaceArrays | None]:

@@ -6,6 +6,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -13,11 +14,12 @@ import numpy as np
 from .arrays import Array
 from .desc_parser import DescDocument, parse_desc
 from .errors import QmapError
-from .frontend import FaceSet, FrontEndOptions, FrontEndResult, run_front_end
+from .frontend import MAX_NAME_BYTES, FaceSet, FrontEndOptions, FrontEndResult, run_front_end
 from .layout import build_model
 from .memory import release_free_memory
 from .model import QmapModel
 from .octree import build_tree, collision_split_rule, draw_split_rule, face_extents, root_bounds
+from .parallel import run_together
 from .tmp_parser import ParseOptions, TmpDocument, parse_tmp
 from .writer import serialize, serialize_parts, write_atomic
 
@@ -98,9 +100,10 @@ def _tree_stats(levels: Array, face_levels: Array) -> TreeStats:
 
 
 def compile_faces(faces: FaceSet, options: CompileOptions | None = None, report: CompileReport | None = None,
-                  release_faces: bool = False) -> QmapModel:
+                  release_faces: bool = False, deferred: bool = False) -> QmapModel:
     """Back half (§7.4-§7.8): root box, both loose octrees and the buffer layout for faces already compiled.
-    `release_faces`: the caller owns `faces`, whose frames and UVs may be let go once the draw buffers exist."""
+    `release_faces`: the caller owns `faces`, whose frames and UVs may be let go once the draw buffers exist.
+    `deferred`: the vertex tables are made as the model is written (`VertexRows`), for a caller that writes it."""
     options = options or CompileOptions()
     options.validate()
     if faces.face_count == 0:
@@ -112,10 +115,12 @@ def compile_faces(faces: FaceSet, options: CompileOptions | None = None, report:
         root = root_bounds(positions, options.fix_bounds)
     k = float(np.float32(options.k))
     extents = face_extents(positions)
-    draw = build_tree(positions, root, k, options.max_depth, draw_split_rule(faces.material), extents)
-    collision = build_tree(positions, root, k, options.max_depth, collision_split_rule, extents)
+    draw, collision = run_together(
+        partial(build_tree, positions, root, k, options.max_depth, draw_split_rule(faces.material), extents),
+        partial(build_tree, positions, root, k, options.max_depth, collision_split_rule, extents))
     del extents
-    model = build_model(faces, draw, collision, release_faces)
+    release_free_memory()  # what the threads freed stays in their malloc arenas until trimmed
+    model = build_model(faces, draw, collision, release_faces, deferred)
     if report is not None:
         _fill_report(report, faces, model, root)
         report.draw_tree = _tree_stats(draw.level, draw.level[draw.face_node])
@@ -160,9 +165,9 @@ def _front_end(tmp: TmpDocument, desc: DescDocument | None, options: CompileOpti
 
 
 def _back_half(front: FrontEndResult, options: CompileOptions, report: CompileReport,
-               release_faces: bool = False) -> QmapModel:
+               release_faces: bool = False, deferred: bool = False) -> QmapModel:
     started = time.perf_counter()
-    model = compile_faces(front.faces, options, report, release_faces)
+    model = compile_faces(front.faces, options, report, release_faces, deferred)
     report.timings["octrees"] = time.perf_counter() - started
     return model
 
@@ -191,13 +196,16 @@ def _compile_model(read_tmp: Callable[[], bytes], desc_data: bytes | None, optio
     with np.errstate(all="ignore"):
         started = time.perf_counter()
         tmp = parse_tmp(read_tmp(), tmp_name, ParseOptions(options.skip_unknown_objects))
+        if tmp.source is not None:  # the text is not needed after the parse, but for a too long name's position
+            tmp.source.forget_text(pos for mesh in tmp.meshes for name, pos in zip(mesh.materials, mesh.material_pos,
+                                   strict=False) if len(name) > MAX_NAME_BYTES)  # fmt: skip
         desc = parse_desc(desc_data, desc_name) if desc_data is not None else None
         release_free_memory()
         report.timings["parse"] = time.perf_counter() - started
         front = _front_end(tmp, desc, options, report, release_meshes=True)
         del tmp
         release_free_memory()
-        return _back_half(front, options, report, release_faces=True)
+        return _back_half(front, options, report, release_faces=True, deferred=True)  # written at once
 
 
 def _read(path: str | os.PathLike[str]) -> bytes:

@@ -16,6 +16,7 @@ from .arrays import Array
 from .desc_parser import DescDocument, MaterialDesc
 from .errors import QmapError
 from .f32math import cross3, dot3, normalize3, object_matrix, transform_points, x87_nans
+from .memory import release_free_memory
 from .tmp_parser import MeshObject, TmpDocument
 
 MAX_NAME_BYTES = 255
@@ -123,15 +124,32 @@ def run_front_end(tmp: TmpDocument, desc: DescDocument | None, options: FrontEnd
     return result
 
 
+_TRIM_AFTER_BYTES = 32 << 20
+
+
 def _meshes_of(tmp: TmpDocument, release: bool) -> Iterator[MeshObject]:
-    """The document's meshes in order; with `release`, each leaves the document as it is handed out."""
+    """The document's meshes in order; with `release`, each leaves the document as it is handed out, and the
+    memory of released meshes is handed back every _TRIM_AFTER_BYTES (the parser's threads allocated it, in malloc
+    arenas this thread does not reuse)."""
     if not release:
         yield from tmp.meshes
         return
     pending = tmp.meshes[::-1]
     tmp.meshes.clear()
+    released = 0
     while pending:
-        yield pending.pop()
+        mesh = pending.pop()
+        released += _array_bytes(mesh)
+        yield mesh
+        del mesh
+        if released > _TRIM_AFTER_BYTES:
+            release_free_memory()
+            released = 0
+
+
+def _array_bytes(mesh: MeshObject) -> int:
+    arrays = (mesh.vertices, mesh.face_sizes, mesh.face_materials, mesh.face_smooth, mesh.face_indices, mesh.face_uvs)
+    return sum(array.nbytes for array in arrays if array is not None)
 
 
 def _slot_options(mesh: MeshObject, desc: DescDocument | None, names: _NameTable) -> tuple[

@@ -6,7 +6,7 @@ import numpy as np
 
 from .arrays import Array
 from .compiler import CompileReport, TreeStats
-from .model import NodeTable, QmapModel
+from .model import NodeTable, QmapModel, vertex_table
 
 
 def _name(raw: bytes) -> str:
@@ -28,7 +28,8 @@ def describe_model(model: QmapModel) -> str:
     triangles_per_material = np.bincount(frags.material.astype(np.int64),
                                          weights=(frags.index_end - frags.index_begin) // 3,
                                          minlength=len(model.materials)).astype(np.int64)
-    nan_vertices = int(np.isnan(model.draw_vertices[:, 8:14]).any(axis=1).sum()) if len(model.draw_vertices) else 0
+    draw_vertices = vertex_table(model.draw_vertices)
+    nan_vertices = int(np.isnan(draw_vertices[:, 8:14]).any(axis=1).sum()) if len(draw_vertices) else 0
     lines = [f"materials: {len(model.materials)}"]
     lines += [f"  {i:3d} {_name(name)}: {int(triangles_per_material[i])} triangles"
               for i, name in enumerate(model.materials)]

@@ -4,11 +4,13 @@ so the buffers are laid out post-order while the node tables stay pre-order.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from .arrays import Array
 from .frontend import FaceSet
-from .model import DrawFragments, NodeTable, QmapModel
+from .model import DrawFragments, NodeTable, QmapModel, VertexRows
 from .octree import Tree, postorder_ranks, preorder_ranks
 
 _FACE_INDEX_PATTERN = np.array([0, 1, 2, 0, 2, 3], dtype=np.uint32)  # triangle uses the first 3
@@ -44,22 +46,35 @@ def _emitted_corners(order: Array, sizes: Array) -> tuple[Array, Array]:
 _FACES_AT_A_TIME = 1 << 17
 
 
-def _gather_vertices(faces: FaceSet, order: Array, sizes: Array, vertex_start: Array, draw: bool) -> Array:
+def _vertex_rows(faces: FaceSet, order: Array, sizes: Array, vertex_start: Array, draw: bool,
+                 deferred: bool) -> Array | VertexRows:
     """The vertex table of the faces in `order`: 14 columns (position, normal, uv, tangent, binormal) for drawing,
-    the positions alone for collision; filled a block of faces at a time to keep the index arrays small."""
-    vertices = np.empty((int(vertex_start[-1]), 14 if draw else 3), dtype=np.float32)
-    corner_positions, corner_uvs = faces.positions.reshape(-1, 3), faces.uvs.reshape(-1, 2)
-    for begin in range(0, len(order), _FACES_AT_A_TIME):
-        end = min(begin + _FACES_AT_A_TIME, len(order))
+    the positions alone for collision; made a block of faces at a time (small index arrays), now or, `deferred`,
+    as it is written."""
+    width = 14 if draw else 3
+
+    def fill(rows: Array, begin: int, end: int) -> None:
         face, corner = _emitted_corners(order[begin:end], sizes[begin:end])
-        rows = vertices[vertex_start[begin] : vertex_start[end]]
         # (np.take: several times quicker than indexing for gathering rows)
-        rows[:, 0:3] = np.take(corner_positions, corner, axis=0)
+        rows[:, 0:3] = np.take(faces.positions.reshape(-1, 3), corner, axis=0)
         if draw:
             rows[:, 3:6] = np.take(faces.normals, face, axis=0)
-            rows[:, 6:8] = np.take(corner_uvs, corner, axis=0)
+            rows[:, 6:8] = np.take(faces.uvs.reshape(-1, 2), corner, axis=0)
             rows[:, 8:11] = np.take(faces.tangents, face, axis=0)
             rows[:, 11:14] = np.take(faces.binormals, face, axis=0)
+
+    spans = [(begin, min(begin + _FACES_AT_A_TIME, len(order))) for begin in range(0, len(order), _FACES_AT_A_TIME)]
+    if deferred:
+        def blocks() -> Iterator[Array]:
+            for begin, end in spans:
+                block = np.empty((int(vertex_start[end] - vertex_start[begin]), width), np.float32)
+                fill(block, begin, end)
+                yield block
+
+        return VertexRows(int(vertex_start[-1]), width, blocks)
+    vertices = np.empty((int(vertex_start[-1]), width), dtype=np.float32)
+    for begin, end in spans:
+        fill(vertices[vertex_start[begin] : vertex_start[end]], begin, end)
     return vertices
 
 
@@ -75,13 +90,14 @@ def _face_indices(sizes: Array, vertex_start: Array, index_start: Array) -> Arra
     return indices
 
 
-def emit_draw(faces: FaceSet, tree: Tree) -> tuple[Array, Array, NodeTable, DrawFragments]:
+def emit_draw(faces: FaceSet, tree: Tree, deferred: bool = False) -> tuple[Array | VertexRows, Array, NodeTable,
+                                                                         DrawFragments]:
     table, pre, post = node_table(tree)
     order = np.argsort(post[tree.face_node], kind="stable")
     sizes = faces.sizes[order]
     vertex_start = _exclusive_cumsum(sizes)
     index_start = _exclusive_cumsum(np.where(sizes == 4, 6, 3))
-    vertices = _gather_vertices(faces, order, sizes, vertex_start, draw=True)
+    vertices = _vertex_rows(faces, order, sizes, vertex_start, True, deferred)
     indices = _face_indices(sizes, vertex_start, index_start)
     fragments = _fragments(pre[tree.face_node[order]], faces.material[order], vertex_start, index_start)
     return vertices, indices, table, fragments
@@ -108,14 +124,15 @@ def _fragments(node_pre: Array, material: Array, vertex_start: Array,
     )
 
 
-def emit_collision(faces: FaceSet, tree: Tree) -> tuple[Array, Array, NodeTable, Array]:
+def emit_collision(faces: FaceSet, tree: Tree, deferred: bool = False) -> tuple[Array | VertexRows, Array,
+                                                                               NodeTable, Array]:
     table, pre, post = node_table(tree)
     face_post = post[tree.face_node]
     order = np.argsort(face_post, kind="stable")
     sizes = faces.sizes[order]
     vertex_start = _exclusive_cumsum(sizes)
     index_start = _exclusive_cumsum(np.where(sizes == 4, 6, 3))
-    vertices = _gather_vertices(faces, order, sizes, vertex_start, draw=False)
+    vertices = _vertex_rows(faces, order, sizes, vertex_start, False, deferred)
     indices = _face_indices(sizes, vertex_start, index_start)
     sorted_post = face_post[order]
     node_post = post[np.argsort(pre)]
@@ -124,11 +141,13 @@ def emit_collision(faces: FaceSet, tree: Tree) -> tuple[Array, Array, NodeTable,
     return vertices, indices, table, np.stack([begin, end], axis=1).astype(np.uint32)
 
 
-def build_model(faces: FaceSet, draw_tree: Tree, collision_tree: Tree, release_faces: bool = False) -> QmapModel:
+def build_model(faces: FaceSet, draw_tree: Tree, collision_tree: Tree, release_faces: bool = False,
+                deferred: bool = False) -> QmapModel:
     """Both buffers and node tables. With `release_faces` (a caller that owns `faces`), the per-face data only the
-    draw buffers need is let go before the collision buffers are made."""
-    draw_vb, draw_ib, draw_nodes, fragments = emit_draw(faces, draw_tree)
-    if release_faces:
+    draw buffers need is let go before the collision buffers are made. `deferred`: the vertex tables are made as
+    they are written (the faces stay until then)."""
+    draw_vb, draw_ib, draw_nodes, fragments = emit_draw(faces, draw_tree, deferred)
+    if release_faces and not deferred:
         faces.uvs = faces.normals = faces.tangents = faces.binormals = np.zeros(0, np.float32)
-    coll_vb, coll_ib, coll_nodes, ranges = emit_collision(faces, collision_tree)
+    coll_vb, coll_ib, coll_nodes, ranges = emit_collision(faces, collision_tree, deferred)
     return QmapModel(faces.materials, draw_vb, draw_ib, draw_nodes, fragments, coll_vb, coll_ib, coll_nodes, ranges)

@@ -6,6 +6,7 @@ to rebuild the nesting.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,16 +51,40 @@ class DrawFragments:
                         axis=1).astype(np.uint32)
 
 
+class VertexRows:
+    """A vertex table made a block of rows at a time as it is written, never held whole (the draw table of a large
+    map is most of the file)."""
+
+    def __init__(self, count: int, width: int, blocks: Callable[[], Iterator[Array]]) -> None:
+        self.count, self.width, self._blocks = count, width, blocks
+
+    def __len__(self) -> int:
+        return self.count
+
+    def blocks(self) -> Iterator[Array]:
+        """Consecutive (rows, width) float32 blocks, from the first row to the last."""
+        return self._blocks()
+
+    def whole(self) -> Array:
+        table: Array = np.concatenate([np.zeros((0, self.width), np.float32), *self.blocks()])
+        return table
+
+
+def vertex_table(rows: Array | VertexRows) -> Array:
+    """The whole table, made now if it was deferred."""
+    return rows.whole() if isinstance(rows, VertexRows) else rows
+
+
 @dataclass
 class QmapModel:
     """Everything a `.qmap` holds."""
 
     materials: list[bytes]
-    draw_vertices: Array  # (V, 14) float32
+    draw_vertices: Array | VertexRows  # (V, 14) float32
     draw_indices: Array  # (I,) uint32
     draw_nodes: NodeTable
     draw_fragments: DrawFragments
-    collision_vertices: Array  # (C, 3) float32
+    collision_vertices: Array | VertexRows  # (C, 3) float32
     collision_indices: Array  # (J,) uint32
     collision_nodes: NodeTable
     collision_ranges: Array  # (M, 2) uint32 index begin/end per collision node, pre-order

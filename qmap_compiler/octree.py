@@ -144,15 +144,21 @@ def face_extents(positions: Array) -> tuple[Array, Array]:
     return low, high
 
 
+_FACES_AT_A_TIME = 1 << 17  # faces tested against their node's children at a time (bounded temporaries)
+
+
 def _level_moves(movable: Array, local: Array, level_count: int, level_boxes: Array, extents: tuple[Array, Array],
                  k: float, split_rule: SplitRule) -> tuple[Array, Array, Array]:
     """Faces of one level that move down: (face ids, their level-local node, child index 0..7)."""
     candidates = split_rule(local, level_count, movable)[local]
     faces, nodes = movable[candidates], local[candidates]
-    face_min, face_max = (np.take(extent, faces, axis=0) for extent in extents)
-    child = first_fitting_child(face_min, face_max, level_boxes, nodes, k)
-    moved = child >= 0
-    return faces[moved], nodes[moved], child[moved]
+    children = np.empty(len(faces), np.int64)
+    for begin in range(0, len(faces), _FACES_AT_A_TIME):
+        part = slice(begin, begin + _FACES_AT_A_TIME)
+        face_min, face_max = (np.take(extent, faces[part], axis=0) for extent in extents)
+        children[part] = first_fitting_child(face_min, face_max, level_boxes, nodes[part], k)
+    moved = children >= 0
+    return faces[moved], nodes[moved], children[moved]
 
 
 def build_tree(positions: Array, root_box: Array, k: float, max_depth: int, split_rule: SplitRule,

@@ -18,7 +18,7 @@ import numpy as np
 from .arrays import Array
 from .errors import QmapError
 from .frontend import FaceSet
-from .model import DRAW_VERTEX_FLOATS, MAGIC, DrawFragments, NodeTable, QmapModel
+from .model import DRAW_VERTEX_FLOATS, MAGIC, DrawFragments, NodeTable, QmapModel, vertex_table
 
 _BOX_FLAG = struct.Struct("<6fB")
 _U32 = struct.Struct("<I")
@@ -235,7 +235,7 @@ def model_faces(model: QmapModel) -> FaceSet:
     material = frags.material[tri_fragment[keep]].astype(np.int64)
     order = np.argsort(material, kind="stable")
     corners, sizes, material = corners[order], sizes[order], material[order]
-    vb = model.draw_vertices
+    vb = vertex_table(model.draw_vertices)
     first = vb[corners[:, 0]]
     corner_data = vb[corners]
     return FaceSet(list(model.materials), material, sizes, corner_data[:, :, 0:3].copy(),

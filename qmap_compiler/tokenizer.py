@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -71,6 +72,7 @@ class Source:
         self.raw = raw
         self.filename = filename
         self.text, self._anchors, self._deltas = _join_continuations(raw)
+        self._kept: dict[int, tuple[int | None, int | None, int | None]] | None = None
 
     def original_offset(self, pos: int) -> int:
         """Offset in the raw file of position `pos` in the joined text."""
@@ -79,10 +81,23 @@ class Source:
 
     def error(self, pos: int, message: str) -> QmapError:
         """A QmapError located at joined-text position `pos` (1-based line and column of the raw file)."""
+        if self._kept is not None:
+            line, column, offset = self._kept.get(pos, (None, None, None))
+            return QmapError(message, self.filename, line, column, offset)
         offset = min(self.original_offset(pos), len(self.raw))
         line = self.raw.count(b"\n", 0, offset) + 1
         column = offset - (self.raw.rfind(b"\n", 0, offset) + 1) + 1
         return QmapError(message, self.filename, line, column, offset)
+
+    def forget_text(self, positions: Iterable[int]) -> None:
+        """Let the file's bytes go, keeping the line and column of `positions`: the only places errors may still
+        be reported at (a compile then holds no copy of a large file while it works on the faces)."""
+        kept = {}
+        for pos in positions:
+            error = self.error(pos, "")
+            kept[pos] = (error.line, error.column, error.offset)
+        self._kept = kept
+        self.raw = self.text = b""
 
 
 def _join_continuations(raw: bytes) -> tuple[bytes, list[int], list[int]]:

@@ -9,15 +9,18 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from queue import Queue
+from typing import BinaryIO
 
 import numpy as np
 
 from .arrays import Array
 from .errors import QmapError
 from .f32math import canonical_nan
-from .model import MAGIC, NodeTable, QmapModel
+from .model import MAGIC, NodeTable, QmapModel, VertexRows
 
 HEADER_BYTES = 25  # 6 floats + 1 flag byte
 
@@ -34,11 +37,12 @@ def _raw(array: Array) -> memoryview:
 _ROWS_PER_PIECE = 1 << 16
 
 
-def _float_pieces(rows: Array) -> Iterator[memoryview]:
+def _float_pieces(table: Array | VertexRows) -> Iterator[memoryview]:
     """A float table as little-endian float32 with canonical NaNs, a bounded number of rows at a time (no copy of
-    the whole table)."""
-    for start in range(0, len(rows), _ROWS_PER_PIECE):
-        yield _raw(canonical_nan(rows[start : start + _ROWS_PER_PIECE]).astype("<f4", copy=False))
+    the whole table); a deferred table is made block by block meanwhile."""
+    for rows in table.blocks() if isinstance(table, VertexRows) else [table]:
+        for start in range(0, len(rows), _ROWS_PER_PIECE):
+            yield _raw(canonical_nan(rows[start : start + _ROWS_PER_PIECE]).astype("<f4", copy=False))
 
 
 def _headers(nodes: NodeTable) -> Array:
@@ -122,7 +126,8 @@ def serialize_parts(model: QmapModel) -> Iterator[bytes | memoryview]:
 
 def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes | memoryview]) -> None:
     """Write to a temporary file next to `path`, then rename it into place; nothing partial is ever left. `data` is
-    the bytes, or pieces written one after the other (made while writing, as `serialize_parts` makes them)."""
+    the bytes, or pieces written one after the other (made while writing, as `serialize_parts` makes them: the
+    next pieces are made while a second thread writes the last ones)."""
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
     try:
@@ -131,8 +136,7 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes | me
         raise QmapError(f"cannot create a file in {folder}: {error.strerror}", str(target)) from None
     try:
         with os.fdopen(handle, "wb") as stream:
-            for piece in [data] if isinstance(data, bytes) else data:
-                stream.write(piece)
+            _write_pieces(stream, [data] if isinstance(data, bytes) else data)
         # mkstemp creates 0600; keep an existing file's mode, else the usual 0644.
         os.chmod(temporary, target.stat().st_mode & 0o777 if target.exists() else 0o644)
         os.replace(temporary, target)
@@ -142,3 +146,34 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes | me
         if isinstance(error, OSError):
             raise QmapError(f"cannot write: {error.strerror}", str(target)) from None
         raise
+
+
+_PIECES_IN_FLIGHT = 8
+
+
+def _write_pieces(stream: BinaryIO, pieces: Iterable[bytes | memoryview]) -> None:
+    """Pieces made on this thread and written by another (the file's writes and the pieces' numpy work both let go
+    of the interpreter lock); the first error of either side is raised here."""
+    queue: Queue[bytes | memoryview | None] = Queue(_PIECES_IN_FLIGHT)  # None: no more pieces
+    failure: list[BaseException] = []
+
+    def write() -> None:
+        while (piece := queue.get()) is not None:
+            if not failure:
+                try:
+                    stream.write(piece)
+                except BaseException as error:  # handed to the other thread, which raises it
+                    failure.append(error)
+
+    writer = threading.Thread(target=write, name="qmap-writer", daemon=True)
+    writer.start()
+    try:
+        for piece in pieces:
+            if failure:
+                break
+            queue.put(piece)
+    finally:
+        queue.put(None)
+        writer.join()
+    if failure:
+        raise failure[0]

@@ -3,12 +3,28 @@ must not depend on where the pieces are cut."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from qmap_compiler import blockscan, compile_bytes, compile_map, layout, writer
+from qmap_compiler import (
+    QmapError,
+    blockscan,
+    compile_bytes,
+    compile_documents,
+    compile_faces,
+    compile_map,
+    layout,
+    model_faces,
+    parallel,
+    parse_desc,
+    parse_tmp,
+    serialize,
+    writer,
+)
+from qmap_compiler.model import VertexRows, vertex_table
 
 
 def _scene(seed: int, meshes: int) -> tuple[bytes, bytes]:
@@ -53,3 +69,54 @@ def test_compiling_files_gives_the_bytes_of_compiling_in_memory(tmp_path: Path) 
     (tmp_path / "m.qmap.desc").write_bytes(desc)
     compile_map(tmp_path / "m.qmap.tmp", tmp_path / "m.qmap.desc")
     assert (tmp_path / "m.qmap").read_bytes() == compile_bytes(tmp, desc)
+
+
+def test_one_thread_or_several_give_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp, desc = _scene(5, 30)
+    monkeypatch.setattr(blockscan, "_GROUP_BYTES", 300)  # many groups, read side by side
+    several = compile_bytes(tmp, desc)
+    monkeypatch.setattr(parallel, "worker_count", lambda: 1)
+    assert compile_bytes(tmp, desc) == several
+
+
+def test_vertex_tables_made_while_writing_equal_whole_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp, desc = _scene(6, 10)
+    monkeypatch.setattr(layout, "_FACES_AT_A_TIME", 4)  # many blocks per table
+    faces = model_faces(compile_documents(parse_tmp(tmp), parse_desc(desc)))
+    whole = compile_faces(faces)
+    deferred = compile_faces(faces, deferred=True)
+    assert isinstance(deferred.draw_vertices, VertexRows) and isinstance(whole.draw_vertices, np.ndarray)
+    for name in ("draw_vertices", "collision_vertices"):
+        made = vertex_table(getattr(deferred, name))
+        assert made.dtype == np.float32 and made.tobytes() == getattr(whole, name).tobytes()
+    assert serialize(deferred) == serialize(whole)
+
+
+def test_ordered_map_keeps_order_numpy_error_settings_and_raises_the_first_error() -> None:
+    def square_or_fail(value: int) -> int:
+        if value == 7:
+            raise ValueError("seven")
+        assert np.geterr()["over"] == "ignore"  # the caller's settings, in every thread
+        return value * value
+
+    with np.errstate(over="ignore"):
+        assert parallel.ordered_map(square_or_fail, range(7)) == [v * v for v in range(7)]
+        with pytest.raises(ValueError, match="seven"):
+            parallel.ordered_map(square_or_fail, range(20))
+
+
+def test_a_failure_while_writing_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:
+    target = tmp_path / "m.qmap"
+    target.write_bytes(b"old")
+
+    def pieces_then_failure() -> Iterator[bytes]:
+        yield b"new " * 1000
+        raise QmapError("made while writing")
+
+    with pytest.raises(QmapError, match="made while writing"):
+        writer.write_atomic(target, pieces_then_failure())
+    with pytest.raises(TypeError):  # refused by the writing thread, raised in the caller's
+        writer.write_atomic(target, iter([b"new", 12345, b"more"]))  # type: ignore[list-item]
+    assert target.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["m.qmap"]
+    writer.write_atomic(target, (bytes([n]) * 100_000 for n in range(40)))  # more pieces than the queue holds
+    assert target.read_bytes() == b"".join(bytes([n]) * 100_000 for n in range(40))
