@@ -75,6 +75,40 @@ def object_matrix(position: tuple[float, float, float], euler: tuple[float, floa
     return result
 
 
+def object_matrices(placements: list[tuple[tuple[float, float, float], ...]]) -> list[Matrix]:
+    """object_matrix of many (position, euler, size) at once, with the same bits: every product is the same double
+    arithmetic, rounded the same way. A placement whose numbers or steps are not all finite is done alone."""
+    if not placements:
+        return []
+    table = np.array([[value for vector in placement for value in vector] for placement in placements], np.float64)
+    count = len(table)
+    cos_sin = np.array([_cos_sin(angle) for angle in table[:, 3:6].ravel().tolist()]).reshape(count, 3, 2)
+    c, s = cos_sin[..., 0], cos_sin[..., 1]
+    factors = np.zeros((5, count, 4, 4))
+    factors[:, :, 3, 3] = 1.0
+    factors[0, :, [0, 1, 2], [0, 1, 2]] = table[:, 6:9].T  # scaling
+    # Rotations about x, y, z: the 2 x 2 block of the other two axes, [[c, s], [-s, c]] ([[c, -s], [s, c]] for y).
+    for axis, (first, second), sign in ((0, (1, 2), 1.0), (1, (0, 2), -1.0), (2, (0, 1), 1.0)):
+        rotation = factors[1 + axis]
+        rotation[:, axis, axis] = 1.0
+        rotation[:, first, first] = rotation[:, second, second] = c[:, axis]
+        rotation[:, first, second] = sign * s[:, axis]
+        rotation[:, second, first] = -sign * s[:, axis]
+    factors[4, :, [0, 1, 2], [0, 1, 2]] = 1.0  # translation
+    factors[4, :, 3, 0:3] = table[:, 0:3]
+    finite = np.isfinite(table).all(axis=1) & np.isfinite(cos_sin).all(axis=(1, 2))
+    result = factors[0]
+    with np.errstate(invalid="ignore", over="ignore"):
+        for factor in factors[1:]:
+            terms = result[:, :, :, None] * factor[:, None, :, :]  # [mesh, i, k, j]
+            result = f32(((terms[:, :, 0] + terms[:, :, 1]) + terms[:, :, 2]) + terms[:, :, 3])
+            finite &= np.isfinite(result).all(axis=(1, 2))
+    matrices: list[Matrix] = result.tolist()
+    for index in np.flatnonzero(~finite).tolist():
+        matrices[index] = object_matrix(*placements[index])
+    return matrices
+
+
 def transform_points(points: Array, matrix: Matrix) -> Array:
     """`F(((x*m1c + y*m2c) + z*m3c) + m4c)` per column c for (n, 3) points; float32 result."""
     coordinates = points.astype(np.float64)

@@ -15,8 +15,9 @@ import numpy as np
 from .arrays import Array
 from .desc_parser import DescDocument, MaterialDesc
 from .errors import QmapError
-from .f32math import cross3, dot3, normalize3, object_matrix, transform_points, x87_nans
+from .f32math import Matrix, cross3, dot3, normalize3, object_matrices, transform_points, x87_nans
 from .memory import release_free_memory
+from .parallel import ordered_map
 from .tmp_parser import MeshObject, TmpDocument
 
 MAX_NAME_BYTES = 255
@@ -112,12 +113,14 @@ def run_front_end(tmp: TmpDocument, desc: DescDocument | None, options: FrontEnd
     result_warnings: list[str] = []
     parts: list[_MeshFaces] = []
     skipped = 0
-    for mesh in _meshes_of(tmp, release_meshes):
-        part, mesh_skipped = _mesh_faces(mesh, desc, names, result_warnings)
+    matrices = object_matrices([(mesh.position, mesh.orientation, mesh.size) for mesh in tmp.meshes])
+    for mesh, matrix in zip(_meshes_of(tmp, release_meshes), matrices, strict=True):
+        part, mesh_skipped = _mesh_faces(mesh, matrix, desc, names, result_warnings)
         parts.append(part)
         skipped += mesh_skipped
     merged = _concatenate(parts)
     parts.clear()  # (the merged copy is all that is needed from here on)
+    _reverse_corners(merged)
     result = _finish(merged, names, tmp, desc, options)
     result.warnings[:0] = result_warnings
     result.skipped_faces = skipped
@@ -176,7 +179,7 @@ def _slot_options(mesh: MeshObject, desc: DescDocument | None, names: _NameTable
     return skip, name_ids, texgen, scale
 
 
-def _mesh_faces(mesh: MeshObject, desc: DescDocument | None, names: _NameTable,
+def _mesh_faces(mesh: MeshObject, matrix: Matrix, desc: DescDocument | None, names: _NameTable,
                 warnings: list[str]) -> tuple[_MeshFaces, int]:
     skip, name_ids, texgen, scale = _slot_options(mesh, desc, names)
     slots = np.minimum(mesh.face_materials, len(mesh.materials))
@@ -189,12 +192,10 @@ def _mesh_faces(mesh: MeshObject, desc: DescDocument | None, names: _NameTable,
     keep = ~skip[slots]
     sizes = mesh.face_sizes[keep]
     slots = slots[keep]
-    order = np.where(sizes[:, None] == 3, _REVERSED_CORNERS[3], _REVERSED_CORNERS[4])
-    corner_vertices = np.take_along_axis(mesh.face_indices[keep], order, axis=1)
-    world = transform_points(mesh.vertices, object_matrix(mesh.position, mesh.orientation, mesh.size))
-    positions = world[:, [0, 2, 1]][corner_vertices]
+    world = transform_points(mesh.vertices, matrix)
+    positions = world[:, [0, 2, 1]][mesh.face_indices[keep]]  # (corners reversed later, for all meshes at once)
     if mesh.face_uvs is not None:
-        raw = np.take_along_axis(mesh.face_uvs[keep], order[:, :, None], axis=1)
+        raw = mesh.face_uvs[keep]
         uvs = np.stack([raw[..., 0], np.float32(1.0) - raw[..., 1]], axis=-1)
         face_texgen = texgen[slots]
     else:
@@ -202,6 +203,29 @@ def _mesh_faces(mesh: MeshObject, desc: DescDocument | None, names: _NameTable,
         face_texgen = np.ones(len(slots), dtype=bool)
     part = _MeshFaces(positions, uvs, sizes, name_ids[slots], face_texgen, scale[slots])
     return part, int(np.count_nonzero(~keep))
+
+
+def _reverse_corners(merged: _MeshFaces) -> None:
+    """Every face's corners in reverse order (D3D's winding), in place, pieces of faces side by side."""
+
+    def reverse(begin: int) -> None:
+        piece = slice(begin, begin + _FACES_PER_PIECE)
+        triangles = merged.sizes[piece] == 3
+        for corners in (merged.positions, merged.uvs):
+            corners[piece] = _reversed_corners(corners[piece], triangles)
+
+    ordered_map(reverse, range(0, len(merged.sizes), _FACES_PER_PIECE))
+
+
+def _reversed_corners(corners: Array, triangles: Array) -> Array:
+    """Each face's (F, 4, ...) corners in reverse order (a triangle's padding slot repeats its new corner 0)."""
+    if triangles.all():
+        return corners[:, _REVERSED_CORNERS[3]]
+    if not triangles.any():
+        return corners[:, _REVERSED_CORNERS[4]]
+    mask = triangles.reshape(-1, *([1] * (corners.ndim - 1)))
+    result: Array = np.where(mask, corners[:, _REVERSED_CORNERS[3]], corners[:, _REVERSED_CORNERS[4]])
+    return result
 
 
 _NOTHING = np.zeros(0, np.float32)
@@ -260,7 +284,7 @@ def tangent_frames(positions: Array, uvs: Array, plane: Array) -> tuple[
 
 
 def _texture_and_frames(merged: _MeshFaces, arithmetic: Callable[[Array], Array] = np.asarray,
-                        only: Array | None = None) -> tuple[Array, Array, Array, Array]:
+                        only: Array | slice | None = None) -> tuple[Array, Array, Array, Array]:
     """Texture coordinates (texgen, then scale) and N, T, B of the faces (of those in `only`), computed with the
     given arithmetic (`x87_nans` for the x87's NaN signs)."""
     chosen = slice(None) if only is None else only
@@ -275,10 +299,28 @@ def _texture_and_frames(merged: _MeshFaces, arithmetic: Callable[[Array], Array]
     return np.asarray(uvs), np.asarray(normals), np.asarray(tangents), np.asarray(binormals)
 
 
+_FACES_PER_PIECE = 1 << 16
+
+
+def _all_texture_and_frames(merged: _MeshFaces) -> tuple[Array, Array, Array, Array]:
+    """_texture_and_frames of every face, pieces of faces side by side (bounded temporaries, every core)."""
+    count = len(merged.sizes)
+    outputs = (np.empty((count, 4, 2), np.float32), np.empty((count, 3), np.float32),
+               np.empty((count, 3), np.float32), np.empty((count, 3), np.float32))  # fmt: skip
+
+    def fill(begin: int) -> None:
+        piece = slice(begin, begin + _FACES_PER_PIECE)
+        for output, values in zip(outputs, _texture_and_frames(merged, only=piece), strict=True):
+            output[piece] = values
+
+    ordered_map(fill, range(0, count, _FACES_PER_PIECE))
+    return outputs
+
+
 def _finish(merged: _MeshFaces, names: _NameTable, tmp: TmpDocument, desc: DescDocument | None,
             options: FrontEndOptions) -> FrontEndResult:
     """Texture coordinates, tangent frames, the material table, and faces grouped by output material."""
-    uvs, normals, tangents, binormals = _texture_and_frames(merged)
+    uvs, normals, tangents, binormals = _all_texture_and_frames(merged)
     with_nans = (np.isnan(uvs).any(axis=(1, 2)) | np.isnan(normals).any(axis=1) | np.isnan(tangents).any(axis=1)
                  | np.isnan(binormals).any(axis=1))
     if with_nans.any():  # again with the x87's NaN signs (slow, so only where NaNs appeared)

@@ -242,3 +242,19 @@ def test_non_planar_quads_are_reported() -> None:
     flat = CompileReport()
     build(tmp_file(mesh([QUAD_UV], SQUARE)), report=flat)
     assert not any("non-planar" in w for w in flat.warnings)
+
+
+def test_object_matrices_of_many_meshes_have_the_bits_of_one_at_a_time() -> None:
+    from qmap_compiler.f32math import object_matrices, object_matrix
+
+    rng = np.random.default_rng(3)
+    specials = [0.0, -0.0, 1e38, 3.4e38, -1e39, math.pi, math.inf, -math.inf, math.nan]
+    placements = []
+    for index in range(3000):
+        vectors = [tuple(float(np.float32(v)) for v in rng.normal(size=3) * 10.0 ** rng.integers(-3, 6, 3))
+                   for _ in range(3)]  # fmt: skip
+        if index % 3:  # overflowing steps, infinities and NaNs somewhere: those go one at a time
+            vectors[index % 3] = tuple(rng.choice(specials, 3).tolist())
+        placements.append(tuple(vectors))
+    for placement, matrix in zip(placements, object_matrices(placements), strict=True):
+        assert np.array(matrix).tobytes() == np.array(object_matrix(*placement)).tobytes(), placement
