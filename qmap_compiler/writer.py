@@ -42,7 +42,8 @@ def _float_pieces(table: Array | VertexRows) -> Iterator[memoryview]:
     the whole table); a deferred table is made block by block meanwhile."""
     for rows in table.blocks() if isinstance(table, VertexRows) else [table]:
         for start in range(0, len(rows), _ROWS_PER_PIECE):
-            yield _raw(canonical_nan(rows[start : start + _ROWS_PER_PIECE]).astype("<f4", copy=False))
+            piece = np.ascontiguousarray(rows[start : start + _ROWS_PER_PIECE], "<f4")
+            yield _raw(canonical_nan(piece) if np.isnan(piece).any() else piece)  # (copied only to change NaNs)
 
 
 def _headers(nodes: NodeTable) -> Array:
