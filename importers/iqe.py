@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import bpy
 import numpy as np
@@ -29,6 +30,7 @@ from ..common.operators import (
     prepare_layout,
 )
 from ..formats import iqe
+from ..qmap_compiler.parallel import ordered_map
 from . import iqe_smoothing
 
 COLOR_NAME = "Color"
@@ -353,9 +355,12 @@ def import_iqe_files(
     context: bpy.types.Context,
     paths: list[str],
     options: IqeImportOptions,
-    load: Callable[[str], iqe.IqeDocument] = iqe.load_iqe,
+    load: Callable[[str], iqe.IqeDocument] | None = None,
 ) -> Summary:
-    """Import files that `load` reads into the IQE document model (IQE, and IQM through its own reader)."""
+    """Import files that `load` reads into the IQE document model (IQE, and IQM through its own reader); IQE by
+    default, its numbers read on every core."""
+    if load is None:
+        load = partial(iqe.load_iqe, map_pieces=ordered_map)
 
     def build(path: str, document: object, summary: Summary) -> None:
         assert isinstance(document, iqe.IqeDocument)

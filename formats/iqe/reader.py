@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import FormatError, Warnings
+from ..pieces import PieceMap, sequential
 from .document import (
     IDENTITY_POSE,
     MAX_INFLUENCES,
@@ -40,13 +41,15 @@ _MAX_JOINT_INDEX = 255  # blend indices are stored in a byte
 _FACE_LINES = 1 << 18  # face lines resolved at a time
 
 
-def read_iqe(data: bytes, path: str | None = None) -> IqeDocument:
-    """Parse IQE bytes. Raises FormatError (with path, line, column) for input that cannot be read faithfully."""
+def read_iqe(data: bytes, path: str | None = None, map_pieces: PieceMap = sequential) -> IqeDocument:
+    """Parse IQE bytes. Raises FormatError (with path, line, column) for input that cannot be read faithfully.
+    `map_pieces` runs the independent pieces of the number parsing (see formats.pieces)."""
     if data.startswith(_BOM):
         data = data[len(_BOM) :]
     _check_header(data, path)
     commands, comment_body = split_comment_section(data)
     scanned = scan_lines(commands, path)
+    scanned.map_pieces = map_pieces
     warnings = Warnings()
     events = read_keywords(scanned, warnings)
     document = IqeDocument(vertex_arrays=events.vertex_arrays, comments=events.comments, warnings=warnings)

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import FormatError
+from ..pieces import PieceMap, sequential
 from .decimals import parse_decimals
 
 Int64Array = npt.NDArray[np.int64]
@@ -46,7 +47,7 @@ COMMENT = -3
 HEADER = -4
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
-_SCAN_BYTES = 1 << 21  # text scanned at a time for token positions: bounds the memory of a large file
+_SCAN_BYTES = 1 << 20  # text scanned at a time for token positions: bounds the memory of a large file
 _SCAN_LINES = 1 << 18  # lines classified at a time
 _INDENT_STEPS = 16  # leading whitespace stepped through for all lines together; deeper indents one line at a time
 _WHITESPACE = b" \t\n\r\x0b\x0c"  # C isspace() in the "C" locale, and what bytes.split() splits on
@@ -128,6 +129,7 @@ class ScannedText:
     line_lengths: Int64Array  # bytes, without the newline
     data: bytes
     text: npt.NDArray[np.uint8] | None = None  # `data` as uint8 (a view)
+    map_pieces: PieceMap = sequential  # runs the independent pieces of `numbers_of_many`
 
     @property
     def line_count(self) -> int:
@@ -152,24 +154,19 @@ class ScannedText:
 
     def numbers_of_many(self, requests: list[tuple[Int64Array, str]]) -> list[tuple[Float64Array, Int64Array]]:
         """`numbers` of several sets of lines (each ascending), reading the text once for all of them: the
-        commands of one vertex are usually on neighbouring lines."""
+        commands of one vertex are usually on neighbouring lines. Pieces of text are read by `map_pieces`."""
         results = [_Numbers() for _ in requests]
-        text = self._text()
-        for first, last in self._line_pieces(requests):
-            begin, end = int(self.lines.starts[first]), int(self.lines.starts[last] + self.line_lengths[last])
-            starts, ends = _token_spans(text[begin:end])
-            line_firsts = np.searchsorted(starts, self.lines.starts[first : last + 1] - begin)
-            counts = np.diff(np.append(line_firsts, starts.shape[0]))  # the tokens of each line of the piece
-            for (lines, _), result in zip(requests, results, strict=True):
-                low, high = np.searchsorted(lines, (first, last + 1))
-                if low == high or result.failed:
+        for piece in self.map_pieces(lambda bounds: self._piece_numbers(requests, *bounds),
+                                     list(self._line_pieces(requests))):  # fmt: skip
+            for result, found in zip(results, piece, strict=True):
+                if found is None or result.failed:
                     continue
-                wanted = np.zeros(last - first + 1, np.bool_)
-                wanted[lines[low:high] - first] = True
-                keep = np.repeat(wanted, counts)
-                keep[line_firsts[wanted]] = False  # each line's command (a numeric line has one)
-                result.count_parts.append(counts[wanted] - 1)
-                self._parse_into(result, starts[keep] + begin, ends[keep] + begin)
+                counts, values = found
+                result.count_parts.append(counts)
+                if values is None:
+                    result.failed = True
+                else:
+                    result.value_parts.append(values)
         output = []
         for (lines, what), result in zip(requests, results, strict=True):
             values = self._numbers_slowly(lines, what) if result.failed else result.values
@@ -180,6 +177,28 @@ class ScannedText:
                 self._raise_at_value(lines, counts, int(np.argmin(usable)), message)
             output.append((values, counts))
         return output
+
+    def _piece_numbers(self, requests: list[tuple[Int64Array, str]], first: int, last: int) -> list[
+            tuple[Int64Array, Float64Array | None] | None]:
+        """For each request, the numbers of its lines among lines first..last (None: it has none there): how many
+        per line, and their values (None where some token is no number: the slow path then reports it)."""
+        text = self._text()
+        begin, end = int(self.lines.starts[first]), int(self.lines.starts[last] + self.line_lengths[last])
+        starts, ends = _token_spans(text[begin:end])
+        line_firsts = np.searchsorted(starts, self.lines.starts[first : last + 1] - begin)
+        counts = np.diff(np.append(line_firsts, starts.shape[0]))  # the tokens of each line of the piece
+        found: list[tuple[Int64Array, Float64Array | None] | None] = []
+        for lines, _ in requests:
+            low, high = np.searchsorted(lines, (first, last + 1))
+            if low == high:
+                found.append(None)
+                continue
+            wanted = np.zeros(last - first + 1, np.bool_)
+            wanted[lines[low:high] - first] = True
+            keep = np.repeat(wanted, counts)
+            keep[line_firsts[wanted]] = False  # each line's command (a numeric line has one)
+            found.append((counts[wanted] - 1, self._parsed(starts[keep] + begin, ends[keep] + begin)))
+        return found
 
     def _line_pieces(self, requests: list[tuple[Int64Array, str]]) -> Iterator[tuple[int, int]]:
         """(first, last) line of consecutive pieces of a few megabytes of text covering every requested line."""
@@ -194,7 +213,7 @@ class ScannedText:
         for low, high in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
             yield low, high - 1
 
-    def _parse_into(self, result: _Numbers, starts: Int64Array, ends: Int64Array) -> None:
+    def _parsed(self, starts: Int64Array, ends: Int64Array) -> Float64Array | None:
         part, parsed = parse_decimals(self._text(), starts, ends)
         if not parsed.all():
             others = np.flatnonzero(~parsed)
@@ -203,9 +222,8 @@ class ScannedText:
             try:
                 part[others] = np.array(texts, dtype=np.float64)
             except ValueError:  # the slow path finds the line and column
-                result.failed = True
-                return
-        result.value_parts.append(part)
+                return None
+        return part
 
     def _text(self) -> npt.NDArray[np.uint8]:
         if self.text is None:

@@ -8,6 +8,10 @@ import pytest
 
 from formats.errors import FormatError
 from formats.iqe import IqeDocument, read_iqe, reader, scan
+from formats.pieces import PieceMap, sequential
+from qmap_compiler.parallel import ordered_map
+
+MAPS = pytest.mark.parametrize("map_pieces", [sequential, ordered_map], ids=["one after another", "threads"])
 
 TEXT = (
     "# Inter-Quake Export\r\n"
@@ -50,17 +54,20 @@ TEXT = (
 )
 
 
-def _documents(monkeypatch: pytest.MonkeyPatch, text: bytes, piece_bytes: int) -> tuple[IqeDocument, IqeDocument]:
+def _documents(monkeypatch: pytest.MonkeyPatch, text: bytes, piece_bytes: int,
+               map_pieces: PieceMap) -> tuple[IqeDocument, IqeDocument]:  # fmt: skip
     whole = read_iqe(text, "whole.iqe")
     monkeypatch.setattr(scan, "_SCAN_BYTES", piece_bytes)
     monkeypatch.setattr(scan, "_SCAN_LINES", 3)
     monkeypatch.setattr(reader, "_FACE_LINES", 1)
-    return whole, read_iqe(text, "pieces.iqe")
+    return whole, read_iqe(text, "pieces.iqe", map_pieces)
 
 
+@MAPS
 @pytest.mark.parametrize("piece_bytes", [1, 2, 3, 7, 16, 64])
-def test_tiny_pieces_read_the_same_document(monkeypatch: pytest.MonkeyPatch, piece_bytes: int) -> None:
-    whole, pieces = _documents(monkeypatch, TEXT.encode(), piece_bytes)
+def test_tiny_pieces_read_the_same_document(monkeypatch: pytest.MonkeyPatch, piece_bytes: int,
+                                            map_pieces: PieceMap) -> None:  # fmt: skip
+    whole, pieces = _documents(monkeypatch, TEXT.encode(), piece_bytes, map_pieces)
     assert whole.warnings == pieces.warnings
     assert [j.__dict__ for j in whole.joints] == [j.__dict__ for j in pieces.joints]
     for a, b in zip(whole.meshes, pieces.meshes, strict=True):
@@ -74,16 +81,17 @@ def test_tiny_pieces_read_the_same_document(monkeypatch: pytest.MonkeyPatch, pie
     np.testing.assert_array_equal(mesh_b.face_corners[-3:], (3, 2, 1))  # negative indices count back
 
 
+@MAPS
 @pytest.mark.parametrize("piece_bytes", [1, 5, 64])
-def test_errors_name_the_same_line_and_column_with_tiny_pieces(monkeypatch: pytest.MonkeyPatch,
-                                                               piece_bytes: int) -> None:  # fmt: skip
+def test_errors_name_the_same_line_and_column_with_tiny_pieces(monkeypatch: pytest.MonkeyPatch, piece_bytes: int,
+                                                               map_pieces: PieceMap) -> None:  # fmt: skip
     text = TEXT.replace("vt 1 0\n", "vt 1 O\n", 1).encode()
     with pytest.raises(FormatError) as whole:
         read_iqe(text, "bad.iqe")
     monkeypatch.setattr(scan, "_SCAN_BYTES", piece_bytes)
     monkeypatch.setattr(reader, "_FACE_LINES", 1)
     with pytest.raises(FormatError) as pieces:
-        read_iqe(text, "bad.iqe")
+        read_iqe(text, "bad.iqe", map_pieces)
     assert str(whole.value) == str(pieces.value)
     assert (whole.value.line, whole.value.column) == (14, 6)
 
