@@ -18,7 +18,7 @@ token-by-token fallback gives the exact value or the exact error.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -28,6 +28,7 @@ from .parallel import ordered_map
 
 FaceArrays = tuple[Array, Array, Array, Array, Array | None]
 Item = TypeVar("Item")
+Block = tuple[int, ...]  # start, end, count (-1: what it holds), and for faces the mesh's vertex count
 
 _OTHER, _SPACE, _COMMA, _NUMBER = 0, 1, 2, 3
 _CLASS = np.zeros(256, np.uint8)
@@ -54,8 +55,9 @@ class _Tokens:
         self.commas = commas
 
 
-def _tokens(text: bytes, start: int) -> tuple[_Tokens, int] | None:
-    end = text.find(b"}", start)
+def _tokens(text: bytes, start: int, end: int | None = None) -> tuple[_Tokens, int] | None:
+    """The tokens of text[start:end] (to the next `}` without `end`; text[end] must be no number character)."""
+    end = text.find(b"}", start) if end is None else end
     if end < 0:
         return None
     block = np.frombuffer(text, np.uint8, count=end - start, offset=start)
@@ -176,7 +178,7 @@ class _Group:
         self.block_count = len(spans)
         if len(spans) == 1:  # read in place: a large block is not copied
             offsets = np.zeros(1, np.int64)
-            scanned = _tokens(text, spans[0][0])
+            scanned = _tokens(text, *spans[0])
         else:
             view = memoryview(text)
             joined = b"\n".join([view[start:end] for start, end in spans]) + b"}"
@@ -206,11 +208,11 @@ class _Group:
         return np.split(values, np.cumsum(counts)[:-1])
 
 
-def _groups(blocks: list[tuple[int, int]]) -> list[list[int]]:
+def _groups(blocks: Sequence[Block]) -> list[list[int]]:
     """Indices of consecutive blocks, a group at most _GROUP_BYTES long (or one block, if longer)."""
     groups: list[list[int]] = []
     size = 0
-    for index, (start, end) in enumerate(blocks):
+    for index, (start, end, *_) in enumerate(blocks):
         if not groups or size + end - start > _GROUP_BYTES:
             groups.append([])
             size = 0
@@ -233,14 +235,17 @@ def _vertex_layouts(group: _Group, commas: Array, sized: Array) -> Array:
 
 def parse_vertex_blocks(text: bytes, blocks: list[tuple[int, int, int]]) -> list[Array | None]:
     """Vertex blocks text[start:end] (after `{`, up to `}`) of `count` vec3s `x,y,z` each: float32 (count, 3)
-    arrays, or None for a block to be read another way. Groups of blocks are read side by side."""
-    groups = _groups([(start, end) for start, end, _ in blocks])
+    arrays, or None for a block to be read another way. Groups of blocks, and the parts of a large block, are read
+    side by side."""
+    parts, block_of_part = _parts(text, blocks)
+    groups = _groups(parts)
 
     def read(members: list[int]) -> list[Array | None]:
-        return _group_vertices(_Group(text, [blocks[i][:2] for i in members]),
-                               np.array([blocks[i][2] for i in members], np.int64))  # fmt: skip
+        return _group_vertices(_Group(text, [(parts[i][0], parts[i][1]) for i in members]),
+                               np.array([parts[i][2] for i in members], np.int64))  # fmt: skip
 
-    return _in_block_order(len(blocks), groups, ordered_map(read, groups))
+    found = _in_block_order(len(parts), groups, ordered_map(read, groups))
+    return _whole_blocks(found, block_of_part, [count for _, _, count in blocks], _joined_vertices)
 
 
 def _in_block_order(count: int, groups: list[list[int]], found: list[list[Item]]) -> list[Item | None]:
@@ -252,18 +257,75 @@ def _in_block_order(count: int, groups: list[list[int]], found: list[list[Item]]
 
 
 def _group_vertices(group: _Group, counts: Array) -> list[Array | None]:
+    """Vertices of each block of the group (a count of -1: as many as the block holds)."""
     tokens = group.tokens
     if tokens is None:
         return [None] * group.block_count
-    good = group.token_counts == 5 * counts
+    good = np.where(counts < 0, group.token_counts % 5 == 0, group.token_counts == 5 * counts)
     good &= _vertex_layouts(group, tokens.commas, good)
     in_good_block = good[group.owner(np.arange(tokens.starts.shape[0]))] if group.block_count > 1 else good[0]
     numbers = np.flatnonzero(~tokens.commas & in_good_block)
     values, read = _floats(tokens, numbers)
     good &= ~group.blocks_of(numbers[~read])
     kept = good[group.owner(numbers)]
-    parts = group.split(values[kept], np.where(good, 3 * counts, 0))
+    parts = group.split(values[kept], np.where(good, 3 * (group.token_counts // 5), 0))
     return [parts[slot].reshape(-1, 3) if good[slot] else None for slot in range(group.block_count)]
+
+
+_PART_BYTES = 1 << 20  # a block longer than this is read in parts of about this size, cut at line ends
+
+
+def _parts(text: bytes, blocks: Sequence[Block]) -> tuple[list[Block], list[int]]:
+    """The blocks, each large one cut at line ends into parts of unknown count (-1), and each part's block. A part
+    ends at a newline (no number character), which the next part starts with."""
+    parts: list[Block] = []
+    block_of_part: list[int] = []
+    for index, (start, end, *sizes) in enumerate(blocks):
+        begin = start
+        while end - begin > 2 * _PART_BYTES:
+            cut = text.find(b"\n", begin + _PART_BYTES, end)
+            if cut < 0:
+                break
+            parts.append((begin, cut, -1, *sizes[1:]))
+            block_of_part.append(index)
+            begin = cut
+        parts.append((begin, end, sizes[0] if begin == start else -1, *sizes[1:]))
+        block_of_part.append(index)
+    return parts, block_of_part
+
+
+def _whole_blocks(found: list[Item | None], block_of_part: list[int], counts: list[int],
+                  join: Callable[[list[Item]], tuple[Item, int]]) -> list[Item | None]:
+    """Each block's parts joined by `join` (which also counts the rows), None if any part is None: a block must hold
+    `count` rows in all."""
+    results: list[Item | None] = []
+    first = 0
+    for index, count in enumerate(counts):
+        last = first
+        while last < len(block_of_part) and block_of_part[last] == index:
+            last += 1
+        pieces = found[first:last]
+        first = last
+        if len(pieces) == 1:
+            results.append(pieces[0])
+            continue
+        present = [piece for piece in pieces if piece is not None]
+        joined, rows = join(present) if len(present) == len(pieces) else (None, -1)
+        results.append(joined if rows == count else None)
+    return results
+
+
+def _joined_vertices(pieces: list[Array]) -> tuple[Array, int]:
+    joined = np.concatenate(pieces)
+    return joined, len(joined)
+
+
+def _joined_faces(pieces: list[FaceArrays]) -> tuple[FaceArrays, int]:
+    sizes, materials, smooth, corners, uvs = (list(column) for column in zip(*pieces, strict=True))
+    joined_uvs = None if uvs[0] is None else np.concatenate([part for part in uvs if part is not None])
+    joined = (np.concatenate(sizes), np.concatenate(materials), np.concatenate(smooth), np.concatenate(corners),
+              joined_uvs)  # fmt: skip
+    return joined, len(joined[0])
 
 
 def parse_vertex_block(text: bytes, start: int, count: int) -> tuple[Array, int] | None:
@@ -278,18 +340,20 @@ def parse_vertex_block(text: bytes, start: int, count: int) -> tuple[Array, int]
 def parse_face_blocks(text: bytes, blocks: list[tuple[int, int, int, int]], has_uv: bool) -> list[FaceArrays | None]:
     """Face blocks text[start:end] of `count` faces each, one per line, indices below `vertex_count`, in
     tmp_parser's layout (a triangle repeats corner 0 in slot 3); None for a block to be read another way. Groups of
-    blocks are read side by side."""
-    groups = _groups([(start, end) for start, end, _, _ in blocks])
+    blocks, and the parts of a large block, are read side by side."""
+    parts, block_of_part = _parts(text, blocks)
+    groups = _groups(parts)
 
     def read(members: list[int]) -> list[FaceArrays | None]:
-        group = _Group(text, [blocks[i][:2] for i in members])
+        group = _Group(text, [(parts[i][0], parts[i][1]) for i in members])
         if group.tokens is None:
             return [None] * len(members)
-        counts = np.array([blocks[i][2] for i in members], np.int64)
-        vertex_counts = np.array([blocks[i][3] for i in members], np.int64)
+        counts = np.array([parts[i][2] for i in members], np.int64)
+        vertex_counts = np.array([parts[i][3] for i in members], np.int64)
         return _group_faces(group, counts, vertex_counts, has_uv)
 
-    return _in_block_order(len(blocks), groups, ordered_map(read, groups))
+    found = _in_block_order(len(parts), groups, ordered_map(read, groups))
+    return _whole_blocks(found, block_of_part, [count for _, _, count, _ in blocks], _joined_faces)
 
 
 def _group_faces(group: _Group, counts: Array, vertex_counts: Array, has_uv: bool) -> list[FaceArrays | None]:
@@ -302,7 +366,8 @@ def _group_faces(group: _Group, counts: Array, vertex_counts: Array, has_uv: boo
     first, sizes, is_face = lines
     line_owner = group.owner(first)
     good = ~group.blocks_of(first[~is_face])
-    good &= np.bincount(line_owner, minlength=group.block_count) == counts
+    face_counts = np.bincount(line_owner, minlength=group.block_count)
+    good &= (counts < 0) | (face_counts == counts)  # (a count of -1: as many as the block holds)
     present = np.arange(4)[None, :] < sizes[:, None]
     last = tokens.starts.shape[0] - 1  # (lines that are no face may be too short: their blocks are dropped)
     index_tokens = first[:, None] + 3 + stride * np.arange(4)[None, :]
@@ -332,7 +397,7 @@ def _group_faces(group: _Group, counts: Array, vertex_counts: Array, has_uv: boo
     else:
         good &= ~group.blocks_of(np.flatnonzero(tokens.commas))
     header = header.reshape(-1, 2)
-    line_counts = np.where(good, counts, 0)
+    line_counts = np.where(good, face_counts, 0)
     kept = good[line_owner]
     columns = [sizes[kept].astype(np.int8), header[kept, 0], header[kept, 1] > 0, indices[kept]]
     if uvs is not None:

@@ -394,3 +394,46 @@ def test_tables_are_written_as_one_formatting_per_number_would(monkeypatch: pyte
     start = lines.index("\t\tvertices 40 {") + 1
     written = lines[start : start + 40] + lines[start + 42 : start + 72]
     assert written == _per_number_text(mesh, float_format)
+
+
+def _large_mesh(rng: np.random.Generator, twist: str) -> bytes:
+    """A mesh with blocks of a few hundred lines; `twist` breaks the one-row-per-line layout somewhere."""
+    count, face_count = 300, 200
+    numbers = [n for n in _number_spellings(rng, 3 * count) if b"d" not in n.lower()]
+    numbers = (numbers * 3)[: 3 * count]
+    rows = [b",".join(numbers[i : i + 3]) for i in range(0, len(numbers), 3)]
+    lines = [b"%d %d 1 " % (size, rng.integers(2)) + b" ".join(b"%d %g,%g" % (rng.integers(count), *rng.random(2))
+             for _ in range(size)) for size in rng.integers(3, 5, face_count)]  # fmt: skip
+    if twist == "vertex over two lines":
+        rows[150] = rows[150].replace(b",", b",\n", 1)
+    elif twist == "two faces on one line":
+        lines[100:102] = [lines[100] + b" " + lines[101]]
+    elif twist == "one face too few":
+        lines.pop()
+    elif twist == "index out of range":
+        lines[120] = lines[120].replace(b"1 ", b"1 %d " % count, 1)
+    vertices = b"vertices %d {\n" % count + b"\n".join(rows) + b"\n}"
+    faces = b"faces %d {\n" % face_count + b"\n".join(lines) + b"\n}"
+    return b"QMAP TMP 10\nobjects {\n" + _mesh_block(0, vertices, faces, True) + b"}\n"
+
+
+def _read(text: bytes) -> object:
+    try:
+        mesh = parse_tmp(text).meshes[0]
+    except QmapError as error:
+        return str(error)
+    return [getattr(mesh, name).tobytes() for name in ("vertices", "face_uvs", "face_indices", "face_sizes",
+                                                           "face_materials", "face_smooth")]  # fmt: skip
+
+
+@pytest.mark.parametrize("twist", ["none", "vertex over two lines", "two faces on one line", "one face too few",
+                                   "index out of range"])  # fmt: skip
+def test_large_blocks_read_in_parts_match_blocks_read_whole(monkeypatch: pytest.MonkeyPatch, twist: str) -> None:
+    from qmap_compiler import blockscan
+
+    text = _large_mesh(np.random.default_rng(8), twist)
+    whole = _read(text)
+    for part_bytes in (1, 7, 40, 333):
+        monkeypatch.setattr(blockscan, "_PART_BYTES", part_bytes)  # parts of a line each, or of many lines
+        assert _read(text) == whole, part_bytes
+    assert isinstance(whole, str) == (twist in ("one face too few", "index out of range"))
