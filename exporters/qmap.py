@@ -176,17 +176,17 @@ def gather_scene(context: bpy.types.Context, objects: list[bpy.types.Object], ap
     return export
 
 
-def format_sources(export: SceneExport, write_desc: bool) -> tuple[bytes, bytes | None]:
-    """The .qmap.tmp and .qmap.desc texts (CRLF, as the original exporter wrote them on Windows)."""
-    tmp_bytes = compiler_call(qc.format_tmp, export.tmp, NUMBER_FORMAT, b"\r\n")
+def format_sources(export: SceneExport, write_desc: bool) -> tuple[list[bytes], bytes | None]:
+    """The .qmap.tmp (in pieces) and .qmap.desc texts (CRLF, as the original exporter wrote them on Windows)."""
+    tmp_pieces = compiler_call(qc.tmp_pieces, export.tmp, NUMBER_FORMAT, b"\r\n")
     desc_bytes = compiler_call(qc.format_desc, export.desc, NUMBER_FORMAT, b"\r\n") if write_desc else None
-    return tmp_bytes, desc_bytes
+    return tmp_pieces, desc_bytes
 
 
 def write_tmp(export: SceneExport, tmp_path: str, write_desc: bool) -> None:
     """Both files are fully formatted before either is written."""
-    tmp_bytes, desc_bytes = format_sources(export, write_desc)
-    files: list[tuple[str, Content]] = [(tmp_path, tmp_bytes)]
+    tmp_pieces, desc_bytes = format_sources(export, write_desc)
+    files: list[tuple[str, Content]] = [(tmp_path, tmp_pieces)]
     if desc_bytes is not None:
         files.append((desc_path_for(tmp_path), desc_bytes))
     write_files_atomically(files)  # both replaced, or neither
@@ -272,7 +272,9 @@ def export_and_compile(context: bpy.types.Context, qmap_path: str, operator: Qma
     succeeds, and without `write_desc` an old X.qmap.desc is not used."""
     export = gather_scene(context, operator.objects_to_export(context), operator.apply_modifiers)
     tmp_path, desc_path = qmap_path + ".tmp", desc_path_for(qmap_path + ".tmp")
-    tmp_bytes, desc_bytes = format_sources(export, operator.write_desc)
+    tmp_pieces, desc_bytes = format_sources(export, operator.write_desc)
+    tmp_bytes = b"".join(tmp_pieces)
+    del tmp_pieces
     report = qc.CompileReport(output=qmap_path)
     options = compile_options(operator)
     data = compiler_call(

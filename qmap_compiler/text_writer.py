@@ -37,7 +37,8 @@ def _vec(values: tuple[float, float, float], float_format: str, separator: str =
     return separator.join(_number(float(v), float_format) for v in values)
 
 
-def _mesh_lines(mesh: MeshObject, float_format: str, newline: str) -> list[bytes]:
+def _mesh_pieces(mesh: MeshObject, float_format: str, newline: bytes) -> list[bytes]:
+    """A mesh block as pieces of text, each of whole lines (newlines included)."""
     head = [f"\t\t{_vec(v, float_format)}" for v in (mesh.position, mesh.orientation, mesh.size)]
     head += [f"\t\t{_number(mesh.auto_smooth_angle, float_format)}", f"\t\t{1 if mesh.has_uv else 0}"]
     lines = [b"\tmesh " + quote(mesh.name) + b" {", *(h.encode() for h in head)]
@@ -46,11 +47,16 @@ def _mesh_lines(mesh: MeshObject, float_format: str, newline: str) -> list[bytes
     lines += [b"\t\t}", f"\t\tvertices {len(mesh.vertices)} {{".encode()]
     if not np.isfinite(mesh.vertices).all() or (mesh.face_uvs is not None and not np.isfinite(mesh.face_uvs).all()):
         raise QmapError(f"mesh '{mesh.name.decode('latin-1')}' has non-finite coordinates")
-    lines += _vertex_lines(np.asarray(mesh.vertices).reshape(-1, 3), float_format, newline.encode())
-    lines += [b"\t\t}", f"\t\tfaces {len(mesh.face_sizes)} {{".encode()]
-    lines += _face_lines(mesh, float_format, newline.encode())
-    lines += [b"\t\t}", b"\t}"]
-    return lines
+    pieces = [_lines(lines, newline)]
+    pieces += _vertex_lines(np.asarray(mesh.vertices).reshape(-1, 3), float_format, newline)
+    pieces.append(_lines([b"\t\t}", f"\t\tfaces {len(mesh.face_sizes)} {{".encode()], newline))
+    pieces += _face_lines(mesh, float_format, newline)
+    pieces.append(_lines([b"\t\t}", b"\t}"], newline))
+    return pieces
+
+
+def _lines(lines: list[bytes], newline: bytes) -> bytes:
+    return b"".join(line + newline for line in lines)
 
 
 # Tables of numbers are made as uint8 matrices, one row per line and each field padded with 0 bytes, which are
@@ -94,12 +100,6 @@ def _compact(rows: Bytes2D) -> bytes:
     return bytes(flat[flat != 0])
 
 
-def _joined(pieces: list[bytes], newline: bytes) -> list[bytes]:
-    """The table's pieces as one chunk without its last newline (the caller joins chunks with newlines)."""
-    text = b"".join(pieces)
-    return [text[: -len(newline)]] if text else []
-
-
 def _vertex_lines(vertices: FloatArray, float_format: str, newline: bytes) -> list[bytes]:
     pieces = []
     for start in range(0, len(vertices), _ROWS_PER_PIECE):
@@ -109,7 +109,7 @@ def _vertex_lines(vertices: FloatArray, float_format: str, newline: bytes) -> li
         columns = [_float_fields(part[:, axis], float_format) for axis in range(3)]
         table = [_literal(b"\t\t\t", rows), columns[0], comma, columns[1], comma, columns[2], _literal(newline, rows)]
         pieces.append(_compact(np.concatenate(table, axis=1)))
-    return _joined(pieces, newline)
+    return pieces
 
 
 def _face_lines(mesh: MeshObject, float_format: str, newline: bytes) -> list[bytes]:
@@ -137,7 +137,7 @@ def _face_lines(mesh: MeshObject, float_format: str, newline: bytes) -> list[byt
             table.append(block)
         table.append(_literal(newline, rows))
         pieces.append(_compact(np.concatenate(table, axis=1)))
-    return _joined(pieces, newline)
+    return pieces
 
 
 def _lamp_lines(lamp: LampObject, float_format: str) -> list[bytes]:
@@ -151,15 +151,20 @@ def _lamp_lines(lamp: LampObject, float_format: str) -> list[bytes]:
     return lines
 
 
+def tmp_pieces(document: TmpDocument, float_format: str = "%f", newline: bytes = b"\n") -> list[bytes]:
+    """format_tmp's text as consecutive pieces (written one after the other, the text is never joined whole)."""
+    pieces = [_lines([b"QMAP TMP 10", b"objects {"], newline)]
+    for mesh in document.meshes:
+        pieces += _mesh_pieces(mesh, float_format, newline)
+    for lamp in document.lamps:
+        pieces.append(_lines(_lamp_lines(lamp, float_format), newline))
+    pieces.append(b"}" + newline)
+    return pieces
+
+
 def format_tmp(document: TmpDocument, float_format: str = "%f", newline: bytes = b"\n") -> bytes:
     """The `.qmap.tmp` text of a document: meshes first, then lamps (object order only affects VB order)."""
-    lines = [b"QMAP TMP 10", b"objects {"]
-    for mesh in document.meshes:
-        lines += _mesh_lines(mesh, float_format, newline.decode())
-    for lamp in document.lamps:
-        lines += _lamp_lines(lamp, float_format)
-    lines.append(b"}")
-    return newline.join(lines) + newline
+    return b"".join(tmp_pieces(document, float_format, newline))
 
 
 def format_desc(document: DescDocument, float_format: str = "%f", newline: bytes = b"\n") -> bytes:
