@@ -584,7 +584,7 @@ def export_iqe(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     summary = Summary(files=1, face_kind="triangles")
     document = build_document(context, operator, settings, summary)
     notes = iqe.IqeDocument().warnings
-    data = iqe.write_iqe(document, notes)  # every check runs before the file is touched
+    data = iqe.iqe_pieces(document, notes)  # every check runs before the file is touched
     summary.warnings.extend(notes)
     write_bytes_atomically(path, data)
     return summary

@@ -24,7 +24,7 @@ from .document import (
     reverse_face_order,
 )
 from .reader import read_iqe
-from .writer import sanitize_name, write_iqe
+from .writer import iqe_pieces, sanitize_name, write_iqe
 
 __all__ = [
     "COMPONENT_TYPES",
@@ -38,6 +38,7 @@ __all__ = [
     "IqeMesh",
     "IqeVertexArrayFormat",
     "faces_repeating_a_vertex",
+    "iqe_pieces",
     "limit_blend_weights",
     "load_iqe",
     "parent_first_order",
@@ -57,4 +58,4 @@ def load_iqe(path: str | os.PathLike[str], map_pieces: PieceMap = sequential) ->
 
 def save_iqe(path: str | os.PathLike[str], document: IqeDocument) -> None:
     """Write an IQE file atomically: an existing file is replaced only when the whole document was written."""
-    write_bytes_atomically(path, write_iqe(document))
+    write_bytes_atomically(path, iqe_pieces(document))

@@ -67,9 +67,16 @@ def float_fields(values: npt.ArrayLike) -> Fields:
     width_before = int(whole_lengths.max()) if count else 1
     width_after = int(decimal_counts.max()) if count else 0
     stop = 8 + width_after if width_after else 7
-    chars = words.view(_U8).reshape(count, 24)[:, 7 - width_before : stop]
+    every_byte = words.view(_U8).reshape(count, 24)
+    chars = every_byte[:, 7 - width_before : stop]
     if not fast.all():
-        chars, lengths = _with_slow_values(chars, lengths, single, ~fast)
+        slow = np.flatnonzero(~fast)
+        texts = [b"%.9g" % value for value in single[slow].astype(np.float64).tolist()]
+        width = max(chars.shape[1], max(len(text) for text in texts))
+        if 7 - width_before + width <= 24:  # the rows' own bytes have room: widen in place, no copy of the table
+            every_byte[:, stop : 7 - width_before + width] = 0
+            chars = every_byte[:, 7 - width_before : 7 - width_before + width]
+        chars, lengths = _place_texts(chars, lengths, slow, texts)
     return Fields(chars, lengths)
 
 
@@ -198,19 +205,13 @@ def _nonzero_digits(words: UInt64Array) -> UInt64Array:
     return nonzero
 
 
-def _with_slow_values(
-    chars: Bytes2D, lengths: Int64Array, single: npt.NDArray[np.float32], slow_mask: npt.NDArray[np.bool_]
-) -> tuple[Bytes2D, Int64Array]:
-    slow = np.flatnonzero(slow_mask)
-    texts = [b"%.9g" % value for value in single[slow].astype(np.float64).tolist()]
-    return _place_texts(chars, lengths, slow, texts)
-
-
 def _place_texts(
     chars: Bytes2D, lengths: Int64Array, rows: Int64Array, texts: list[bytes]
 ) -> tuple[Bytes2D, Int64Array]:
+    """The texts written over these rows (left-aligned, 0-padded); the table is copied wider only if it must be."""
     width = max(chars.shape[1], max(len(text) for text in texts))
-    chars = np.pad(chars, ((0, 0), (0, width - chars.shape[1])))  # a copy, wider when needed
+    if width > chars.shape[1]:
+        chars = np.pad(chars, ((0, 0), (0, width - chars.shape[1])))  # a copy, wider
     block = np.frombuffer(b"".join(text.ljust(width, b"\0") for text in texts), np.uint8).reshape(-1, width)
     chars[rows] = block
     lengths = lengths.copy()

@@ -45,6 +45,11 @@ def sanitize_name(name: str) -> tuple[str, bool]:
 
 def write_iqe(document: IqeDocument, warnings: Warnings | None = None) -> bytes:
     """Serialise the document; `warnings` receives notes about data that had to be completed or split."""
+    return b"".join(iqe_pieces(document, warnings))
+
+
+def iqe_pieces(document: IqeDocument, warnings: Warnings | None = None) -> list[bytes]:
+    """write_iqe's text as consecutive pieces (written one after the other, a large text is never joined)."""
     notes = warnings if warnings is not None else Warnings()
     _check_document(document)
     lines = ["# Inter-Quake Export"]
@@ -62,7 +67,7 @@ def write_iqe(document: IqeDocument, warnings: Warnings | None = None) -> bytes:
     if document.comment_section is not None:
         out.append("comment")
         out.chunks.append(document.comment_section.encode("utf-8"))
-    return b"".join(out.chunks)
+    return out.chunks
 
 
 # ---------------------------------------------------------------------------------------------------- formatting
