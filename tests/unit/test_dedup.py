@@ -8,8 +8,12 @@ import pytest
 from formats import dedup
 
 
+@pytest.mark.parametrize("by_sorting", [False, True], ids=["hash table", "sorted keys"])
 @pytest.mark.parametrize("columns", [2, 3])
-def test_fast_keys_agree_with_whole_row_comparison(columns: int) -> None:
+def test_fast_keys_agree_with_whole_row_comparison(monkeypatch: pytest.MonkeyPatch, columns: int,
+                                                   by_sorting: bool) -> None:  # fmt: skip
+    if by_sorting:  # as when the hash table gives up
+        monkeypatch.setattr(dedup, "_probe_equal_rows", lambda key: None)
     rows = np.random.default_rng(7).integers(0, 30, (20_000, columns)).astype(np.float32)
     rows[3] = -0.0
     rows[4] = 0.0
@@ -30,6 +34,7 @@ def test_first_seen_order_and_signed_zero() -> None:
 
 def test_a_hash_collision_falls_back_to_whole_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     rows = np.array([[1, 2, 3], [4, 5, 6], [1, 2, 3]], np.float32)
+    monkeypatch.setattr(dedup, "_probe_equal_rows", lambda key: None)  # the sorted keys, then whole rows
     monkeypatch.setattr(
         dedup, "_unique_keys", lambda keys: (np.array([0]), np.zeros(len(keys), np.intp))  # everything collides
     )
