@@ -227,7 +227,7 @@ def mesh_triangles(
     if matrix.determinant() < 0:  # a mirroring transform turns faces inside out: swap two corners back
         loops = loops.reshape(-1, 3)[:, [0, 2, 1]].ravel()
     corner_vert = corner_vertices_of(mesh)
-    vertex_positions = corner_floats(mesh.attributes["position"].data, "vector", 3)
+    vertex_positions = vertex_positions_of(mesh)
     corner_vertices = corner_vert[loops]
     normals = corner_floats(mesh.corner_normals, "vector", 3)
     if stored_normals:
@@ -259,6 +259,13 @@ def triangle_corners(mesh: bpy.types.Mesh) -> tuple[np.ndarray, np.ndarray]:
     faces = np.empty(triangle_count, np.intc)
     mesh.loop_triangle_polygons.foreach_get("value", faces)
     return loops, faces
+
+
+def vertex_positions_of(mesh: bpy.types.Mesh) -> np.ndarray:
+    """(V, 3) float32 vertex positions, from the attribute (a mesh without vertices has none: (0, 3))."""
+    if not len(mesh.vertices):
+        return np.zeros((0, 3), np.float32)
+    return corner_floats(mesh.attributes["position"].data, "vector", 3)
 
 
 def face_corners(mesh: bpy.types.Mesh) -> tuple[np.ndarray, np.ndarray]:

@@ -90,7 +90,7 @@ def mesh_faces(mesh: bpy.types.Mesh) -> dict[str, np.ndarray]:
 def mesh_object(obj: bpy.types.Object, mesh: bpy.types.Mesh, name: bytes, materials: list[bytes]) -> qc.MeshObject:
     faces = mesh_faces(mesh)
     corner_vert = mesh_io.corner_vertices_of(mesh)
-    vertices = mesh_io.corner_floats(mesh.attributes["position"].data, "vector", 3)
+    vertices = mesh_io.vertex_positions_of(mesh)
     uvs = None
     if mesh.uv_layers.active is not None:
         uvs = mesh_io.corner_floats(mesh.uv_layers.active.uv, "vector", 2)[faces["loops"]]

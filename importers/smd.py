@@ -517,7 +517,7 @@ def match_points(
 
 
 def mesh_corner_data(mesh: bpy.types.Mesh) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    positions = mesh_io.corner_floats(mesh.attributes["position"].data, "vector", 3).astype(np.float64)
+    positions = mesh_io.vertex_positions_of(mesh).astype(np.float64)
     corner_vert = np.empty(len(mesh.loops), np.intc)
     mesh.attributes[".corner_vert"].data.foreach_get("value", corner_vert)
     stored = mesh.attributes.get(STORED_NORMALS)

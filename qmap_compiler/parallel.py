@@ -39,7 +39,13 @@ def ordered_map(function: Callable[[Item], Result], items: Iterable[Item]) -> li
             return function(item)
 
     with ThreadPoolExecutor(workers) as pool:
-        return list(pool.map(run, pieces))
+        futures = [pool.submit(run, item) for item in pieces]
+        try:
+            return [future.result() for future in futures]
+        except BaseException:
+            for future in futures:  # (pieces not started are dropped, not waited for)
+                future.cancel()
+            raise
 
 
 def run_together(*calls: Callable[[], Result]) -> list[Result]:

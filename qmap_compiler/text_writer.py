@@ -71,6 +71,8 @@ def _literal(text: bytes, rows: int) -> Bytes2D:
 
 def _float_fields(values: FloatArray, float_format: str) -> Bytes2D:
     """(N,) floats to (N, width) text padded with 0 bytes; -0.0 and 0.0 kept apart (their bits differ)."""
+    if values.dtype not in (np.float32, np.float64):
+        values = values.astype(np.float64)  # (any other numbers, formatted as the doubles they are)
     bits = np.ascontiguousarray(values).view(np.uint32 if values.dtype == np.float32 else np.uint64)
     distinct, inverse = np.unique(bits, return_inverse=True)
     if not len(distinct):

@@ -91,11 +91,15 @@ class Source:
 
     def forget_text(self, positions: Iterable[int]) -> None:
         """Let the file's bytes go, keeping the line and column of `positions`: the only places errors may still
-        be reported at (a compile then holds no copy of a large file while it works on the faces)."""
-        kept = {}
-        for pos in positions:
-            error = self.error(pos, "")
-            kept[pos] = (error.line, error.column, error.offset)
+        be reported at (a compile then holds no copy of a large file while it works on the faces). The lines are
+        counted in one pass over the file, however many positions there are."""
+        kept: dict[int, tuple[int | None, int | None, int | None]] = {}
+        line, counted_to = 1, 0
+        for pos in sorted(set(positions)):
+            offset = min(self.original_offset(pos), len(self.raw))
+            line += self.raw.count(b"\n", counted_to, offset)
+            counted_to = offset
+            kept[pos] = (line, offset - (self.raw.rfind(b"\n", 0, offset) + 1) + 1, offset)
         self._kept = kept
         self.raw = self.text = b""
 

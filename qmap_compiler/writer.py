@@ -12,7 +12,7 @@ import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from queue import Queue
+from queue import Empty, Queue
 from typing import BinaryIO
 
 import numpy as np
@@ -152,14 +152,25 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes | me
 _PIECES_IN_FLIGHT = 8
 
 
+_POLL_SECONDS = 0.05  # how soon the writer notices that the other side stopped
+
+
 def _write_pieces(stream: BinaryIO, pieces: Iterable[bytes | memoryview]) -> None:
     """Pieces made on this thread and written by another (the file's writes and the pieces' numpy work both let go
-    of the interpreter lock); the first error of either side is raised here."""
+    of the interpreter lock); the first error of either side is raised here. When this side stops early (an error,
+    an interrupt, wherever it strikes) the writer drops what is queued and ends before the error goes on."""
     queue: Queue[bytes | memoryview | None] = Queue(_PIECES_IN_FLIGHT)  # None: no more pieces
     failure: list[BaseException] = []
+    stop = threading.Event()
 
     def write() -> None:
-        while (piece := queue.get()) is not None:
+        while not stop.is_set():
+            try:
+                piece = queue.get(timeout=_POLL_SECONDS)
+            except Empty:
+                continue
+            if piece is None:
+                return
             if not failure:
                 try:
                     stream.write(piece)
@@ -173,8 +184,11 @@ def _write_pieces(stream: BinaryIO, pieces: Iterable[bytes | memoryview]) -> Non
             if failure:
                 break
             queue.put(piece)
-    finally:
         queue.put(None)
         writer.join()
+    except BaseException:
+        stop.set()
+        writer.join()
+        raise
     if failure:
         raise failure[0]

@@ -82,10 +82,12 @@ def test_objects_without_faces_are_left_out_with_a_warning(
     operator, extension = EXPORTERS[format_name]
     cube("Box")
     points_only("Dots")
+    mesh_object("Nothing", [], [])  # not even a vertex: the mesh has no position attribute at all
     target = tmp_path / f"out{extension}"
     assert operator(filepath=str(target), export_scope="SCENE") == {"FINISHED"}
     assert target.stat().st_size > 0
-    assert "Dots: no faces; left out" in capsys.readouterr().out
+    output = capsys.readouterr().out
+    assert "Dots: no faces; left out" in output and "Nothing: no faces; left out" in output
 
 
 @pytest.mark.parametrize("format_name", EXPORTERS)

@@ -13,7 +13,7 @@ from formats.atomic import write_files_atomically
 
 
 def test_pieces_are_written_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(atomic, "_PIECES_PER_WRITE", 3)  # several joins, the last one short
+    monkeypatch.setattr(atomic, "_JOINED_BYTES", 20)  # several joins, the last one short
     pieces = [f"line {i}\n".encode() for i in range(10)]
     target = tmp_path / "out.txt"
     atomic.write_bytes_atomically(target, pieces)
@@ -23,12 +23,29 @@ def test_pieces_are_written_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.txt", "out.txt"]  # no temporary left
 
 
+def test_small_pieces_are_joined_and_large_ones_written_as_they_are(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(atomic, "_JOINED_BYTES", 10)
+
+    class Recording:
+        writes: list[bytes] = []
+
+        def write(self, data: bytes) -> int:
+            self.writes.append(bytes(data))
+            return len(data)
+
+    stream = Recording()
+    atomic.write_content(stream, [b"ab", b"cd", b"x" * 30, b"ef", b"gh" * 5, b"ij"])  # type: ignore[arg-type]
+    assert b"".join(stream.writes) == b"abcd" + b"x" * 30 + b"ef" + b"gh" * 5 + b"ij"
+    assert b"x" * 30 in stream.writes  # the large piece on its own, never copied into a join
+    assert max(len(write) for write in stream.writes if write != b"x" * 30) <= 2 * 10
+
+
 def test_a_failure_while_writing_leaves_the_target_as_it_was(tmp_path: Path) -> None:
     target = tmp_path / "out.txt"
     target.write_bytes(b"before")
 
     class Failing(list[bytes]):
-        def __getitem__(self, index):  # type: ignore[no-untyped-def, override]
+        def __iter__(self):  # type: ignore[no-untyped-def]
             raise OSError("disk full")
 
     with pytest.raises(OSError, match="disk full"):

@@ -128,3 +128,17 @@ def test_reader_rejects_damaged_files() -> None:
         with pytest.raises(QmapError) as caught:
             read_qmap(damaged, "x.qmap")
         assert caught.value.offset is not None and caught.value.file == "x.qmap", name
+
+
+def test_positions_kept_when_the_text_is_let_go_locate_errors_as_before() -> None:
+    from qmap_compiler.tokenizer import Source
+
+    raw = b"".join(b"line %d \\\n joined\r\n  mesh \"%s\"\n" % (n, b"n" * n) for n in range(300))
+    positions = [7, 5000, 12, 9000, 5000, len(raw) - 3, 0]  # unsorted, repeated, at both ends
+    source = Source(raw, "m.qmap.tmp")
+    expected = {pos: source.error(pos, "x") for pos in positions}
+    source.forget_text(reversed(positions))
+    assert source.raw == source.text == b""
+    for pos, error in expected.items():
+        again = source.error(pos, "x")
+        assert (again.line, again.column, again.offset) == (error.line, error.column, error.offset), pos

@@ -120,3 +120,50 @@ def test_a_failure_while_writing_leaves_the_old_file_and_no_temporary(tmp_path: 
     assert target.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["m.qmap"]
     writer.write_atomic(target, (bytes([n]) * 100_000 for n in range(40)))  # more pieces than the queue holds
     assert target.read_bytes() == b"".join(bytes([n]) * 100_000 for n in range(40))
+
+
+@pytest.mark.parametrize("after_pieces", [3, 40])  # while pieces are made, or when the last is queued
+def test_an_interrupt_ends_the_writing_thread_too(after_pieces: int) -> None:
+    import _thread
+    import threading
+    import time
+
+    class SlowStream:
+        def write(self, data: bytes) -> int:
+            time.sleep(0.01)
+            return len(data)
+
+    def pieces() -> Iterator[bytes]:
+        for index in range(40):
+            if index == after_pieces - 1:
+                _thread.interrupt_main()  # Ctrl+C, taken wherever the main thread is next
+            yield b"x"
+
+    with pytest.raises(KeyboardInterrupt):
+        writer._write_pieces(SlowStream(), pieces())  # type: ignore[arg-type]
+        time.sleep(1)  # (should the interrupt come only after the call)
+    assert not [thread for thread in threading.enumerate() if thread.name == "qmap-writer"]
+
+
+def test_an_interrupt_while_the_queue_is_full_still_ends_the_writing_thread() -> None:
+    import _thread
+    import threading
+    import time
+
+    class SlowStream:
+        def write(self, data: bytes) -> int:
+            time.sleep(0.05)
+            return len(data)
+
+    def pieces() -> Iterator[bytes]:
+        yield from [b"x"] * 20  # the queue fills up behind the slow writes
+        threading.Timer(0.02, _thread.interrupt_main).start()  # Ctrl+C while the error is being handled
+        raise ValueError("a piece could not be made")
+
+    with pytest.raises((ValueError, KeyboardInterrupt)):
+        writer._write_pieces(SlowStream(), pieces())  # type: ignore[arg-type]
+        time.sleep(2)  # (should the interrupt come only after the call)
+    deadline = time.monotonic() + 2
+    while [t for t in threading.enumerate() if t.name == "qmap-writer"] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not [thread for thread in threading.enumerate() if thread.name == "qmap-writer"]
