@@ -10,7 +10,8 @@ from collections.abc import Iterator, Sequence
 from typing import BinaryIO
 
 Content = bytes | Sequence[bytes]  # a file's bytes, or pieces of them in order
-_JOINED_BYTES = 1 << 20  # small pieces are joined up to this size for one write: the joined bytes stay in the caches
+_PIECES_PER_WRITE = 16384  # small pieces are joined this many at a time: the joined bytes stay in the caches
+_JOINED_BYTES = 4 << 20  # unless they hold more than this
 
 
 @contextlib.contextmanager
@@ -57,25 +58,17 @@ def write_bytes_atomically(path: str | os.PathLike[str], data: Content) -> None:
 
 
 def write_content(stream: BinaryIO, content: Content) -> None:
-    """The bytes, or the pieces in order: small pieces joined about a megabyte at a time (one write each), large
-    ones written as they are (never joined into a copy of the whole text)."""
+    """The bytes, or the pieces in order: many small pieces joined for one write, a batch holding large ones written
+    piece by piece (never joined into a copy of a large text)."""
     if isinstance(content, bytes):
         stream.write(content)
         return
-    pending: list[bytes] = []
-    pending_bytes = 0
-    for piece in content:
-        if len(piece) >= _JOINED_BYTES:
-            stream.write(b"".join(pending))
-            pending, pending_bytes = [], 0
-            stream.write(piece)
-            continue
-        pending.append(piece)
-        pending_bytes += len(piece)
-        if pending_bytes >= _JOINED_BYTES:
-            stream.write(b"".join(pending))
-            pending, pending_bytes = [], 0
-    stream.write(b"".join(pending))
+    for start in range(0, len(content), _PIECES_PER_WRITE):
+        batch = content[start : start + _PIECES_PER_WRITE]
+        if len(batch) > 1 and sum(map(len, batch)) <= _JOINED_BYTES:
+            stream.write(b"".join(batch))
+        else:
+            stream.writelines(batch)
 
 
 def write_files_atomically(files: Sequence[tuple[str, Content]]) -> None:

@@ -177,10 +177,9 @@ def _triangles_text(tris: Triangles, flavour: Flavour) -> list[bytes]:
     if count == 0:
         return [b"triangles\nend\n"]
     corners = _Corners.of(tris, flavour)
-    columns = corners.columns()  # (checks every number can be written)
     names = [f"{name}\n".encode() for name in tris.material_names]
     distinct = corners.distinct(tris.corner_lines)
-    if distinct is not None:
+    if distinct is not None:  # (every corner equals its line's first: checking those checks every number)
         first, rank = distinct
         lines, _ = rows_text(first.size, corners.subset(first).columns(), lengths=False)
         pool = names + b"".join(lines).splitlines(keepends=True)
@@ -188,6 +187,7 @@ def _triangles_text(tris: Triangles, flavour: Flavour) -> list[bytes]:
         order[:, 0] = tris.material_indices
         order[:, 1:] = rank.reshape(count, 3) + len(names)
         return [b"triangles\n", *operator.itemgetter(*order.ravel().tolist())(pool), b"end\n"]
+    columns = corners.columns()  # (checks every number can be written)
     if any(b"\0" in name for name in names):  # cannot sit in a NUL-padded table: join line by line
         return [_join_by_triangle(names, tris.material_indices, columns)]
     name_words = np.stack([text_words(name.ljust(max(len(n) for n in names), b"\0")) for name in names])

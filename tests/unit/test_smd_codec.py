@@ -520,6 +520,16 @@ def test_writer_makes_each_line_of_corner_lines_once_after_checking_them() -> No
     assert write_smd(doc).count(b"0.250000\n") == 1
     assert write_smd(doc, "goldsrc") == write_smd(SmdDocument(doc.version, doc.flavour, doc.nodes, doc.skeleton,
         Triangles(**{**tris.__dict__, "corner_lines": None})), "goldsrc")  # fmt: skip
+    for bad in (np.nan, 1e13):  # a number that cannot be written, in every corner of one line: the same error
+        tris.positions = tris.positions.copy()
+        tris.positions.reshape(-1, 3)[good_lines.ravel() == good_lines.ravel()[4], 1] = bad
+        messages = []
+        for lines in (good_lines, None):
+            tris.corner_lines = lines
+            with pytest.raises(FormatError) as caught:
+                write_smd(doc)
+            messages.append(str(caught.value))
+        assert messages[0] == messages[1] and "cannot write the number" in messages[0]
 
 
 def test_a_block_of_distinct_lines_is_read_where_it_stands() -> None:
