@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 
 import bpy
 import numpy as np
@@ -30,6 +29,7 @@ from ..common.operators import (
     prepare_layout,
 )
 from ..formats import iqe
+from ..formats.pieces import sequential
 from ..qmap_compiler.parallel import ordered_map
 from . import iqe_smoothing
 
@@ -351,6 +351,18 @@ def _skin(obj: bpy.types.Object, armature: bpy.types.Object, bone_names: list[st
     armature_helpers.skin_to_armature(obj, armature)
 
 
+_THREADS_FROM_BYTES = 16 << 20  # smaller files are read without threads: little time saved for their memory
+
+
+def _load_iqe(path: str) -> iqe.IqeDocument:
+    """An IQE file, its numbers read on every core when it is large."""
+    try:
+        large = os.path.getsize(path) >= _THREADS_FROM_BYTES
+    except OSError:
+        large = False  # (load_iqe reports the file)
+    return iqe.load_iqe(path, map_pieces=ordered_map if large else sequential)
+
+
 def import_iqe_files(
     context: bpy.types.Context,
     paths: list[str],
@@ -360,7 +372,7 @@ def import_iqe_files(
     """Import files that `load` reads into the IQE document model (IQE, and IQM through its own reader); IQE by
     default, its numbers read on every core."""
     if load is None:
-        load = partial(iqe.load_iqe, map_pieces=ordered_map)
+        load = _load_iqe
 
     def build(path: str, document: object, summary: Summary) -> None:
         assert isinstance(document, iqe.IqeDocument)

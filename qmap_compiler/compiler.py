@@ -19,7 +19,7 @@ from .layout import build_model
 from .memory import release_free_memory
 from .model import QmapModel
 from .octree import build_tree, collision_split_rule, draw_split_rule, face_extents, root_bounds
-from .parallel import run_together
+from .parallel import one_at_a_time, run_together
 from .tmp_parser import ParseOptions, TmpDocument, parse_tmp
 from .writer import serialize, serialize_parts, write_atomic
 
@@ -186,6 +186,10 @@ def compile_bytes(tmp_data: bytes, desc_data: bytes | None = None, options: Comp
     return data
 
 
+_THREADS_FROM_BYTES = 32 << 20  # a smaller .qmap.tmp (about 250,000 faces) is compiled without threads: they would
+# save little time and cost memory (each thread keeps a malloc arena of freed memory: +15 MB at 100k faces)
+
+
 def _compile_model(read_tmp: Callable[[], bytes], desc_data: bytes | None, options: CompileOptions | None,
                    tmp_name: str, desc_name: str, report: CompileReport) -> QmapModel:
     """Parse, front end, back half. The `.qmap.tmp` text (from `read_tmp`) and the parsed meshes are let go as
@@ -193,9 +197,11 @@ def _compile_model(read_tmp: Callable[[], bytes], desc_data: bytes | None, optio
     options = options or CompileOptions()
     options.validate()
     # inf and NaN coordinates are legal input and are carried through exactly like the original does.
-    with np.errstate(all="ignore"):
-        started = time.perf_counter()
-        tmp = parse_tmp(read_tmp(), tmp_name, ParseOptions(options.skip_unknown_objects))
+    started = time.perf_counter()
+    text = read_tmp()
+    with np.errstate(all="ignore"), one_at_a_time(len(text) < _THREADS_FROM_BYTES):
+        tmp = parse_tmp(text, tmp_name, ParseOptions(options.skip_unknown_objects))
+        del text
         if tmp.source is not None:  # the text is not needed after the parse, but for a too long name's position
             tmp.source.forget_text(pos for mesh in tmp.meshes for name, pos in zip(mesh.materials, mesh.material_pos,
                                    strict=False) if len(name) > MAX_NAME_BYTES)  # fmt: skip

@@ -9,8 +9,10 @@ the caller (the compiler ignores overflow and NaN warnings, as the original comp
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TypeVar
 
 import numpy as np
@@ -20,10 +22,27 @@ Result = TypeVar("Result")
 _MOST_WORKERS = 4  # beyond this the pieces are too few to share out
 
 
+_one_at_a_time: ContextVar[bool] = ContextVar("one_at_a_time", default=False)
+
+
 def worker_count() -> int:
-    """Cores this process may run on (at most _MOST_WORKERS)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return max(1, min(_MOST_WORKERS, cores))
+    """Cores this process may run on (at most _MOST_WORKERS), or 1 inside `one_at_a_time()`."""
+    return 1 if _one_at_a_time.get() else max(1, min(_MOST_WORKERS, cores()))
+
+
+def cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+@contextmanager
+def one_at_a_time(when: bool = True) -> Iterator[None]:
+    """Pieces run in turn in this block (when `when`): for small work, where threads would cost more memory
+    (each keeps a malloc arena of freed memory) than they save time."""
+    token = _one_at_a_time.set(when or _one_at_a_time.get())
+    try:
+        yield
+    finally:
+        _one_at_a_time.reset(token)
 
 
 def ordered_map(function: Callable[[Item], Result], items: Iterable[Item]) -> list[Result]:

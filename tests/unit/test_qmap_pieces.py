@@ -4,6 +4,7 @@ must not depend on where the pieces are cut."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -72,11 +73,29 @@ def test_compiling_files_gives_the_bytes_of_compiling_in_memory(tmp_path: Path) 
 
 
 def test_one_thread_or_several_give_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from qmap_compiler import compiler
+
     tmp, desc = _scene(5, 30)
     monkeypatch.setattr(blockscan, "_GROUP_BYTES", 300)  # many groups, read side by side
+    monkeypatch.setattr(parallel, "cores", lambda: 2)  # (on any machine)
+    pools = []
+    monkeypatch.setattr(parallel, "ThreadPoolExecutor", lambda *a: pools.append(a) or ThreadPoolExecutor(*a))
+    small = compile_bytes(tmp, desc)  # a small map: compiled without threads
+    assert not pools
+    monkeypatch.setattr(compiler, "_THREADS_FROM_BYTES", 0)
     several = compile_bytes(tmp, desc)
+    assert len(pools) >= 3  # blocks, octrees, front-end pieces
     monkeypatch.setattr(parallel, "worker_count", lambda: 1)
-    assert compile_bytes(tmp, desc) == several
+    assert compile_bytes(tmp, desc) == several == small
+
+
+def test_one_at_a_time_holds_in_its_block_only() -> None:
+    with parallel.one_at_a_time():
+        assert parallel.worker_count() == 1
+        with parallel.one_at_a_time(False):  # an inner block cannot lift it
+            assert parallel.worker_count() == 1
+    with parallel.one_at_a_time(False):
+        assert parallel.worker_count() == min(4, parallel.cores())
 
 
 def test_vertex_tables_made_while_writing_equal_whole_ones(monkeypatch: pytest.MonkeyPatch) -> None:
