@@ -100,9 +100,8 @@ def _tree_stats(levels: Array, face_levels: Array) -> TreeStats:
 
 
 def compile_faces(faces: FaceSet, options: CompileOptions | None = None, report: CompileReport | None = None,
-                  release_faces: bool = False, deferred: bool = False) -> QmapModel:
+                  deferred: bool = False) -> QmapModel:
     """Back half (§7.4-§7.8): root box, both loose octrees and the buffer layout for faces already compiled.
-    `release_faces`: the caller owns `faces`, whose frames and UVs may be let go once the draw buffers exist.
     `deferred`: the vertex tables are made as the model is written (`VertexRows`), for a caller that writes it."""
     options = options or CompileOptions()
     options.validate()
@@ -120,7 +119,7 @@ def compile_faces(faces: FaceSet, options: CompileOptions | None = None, report:
         partial(build_tree, positions, root, k, options.max_depth, collision_split_rule, extents))
     del extents
     release_free_memory()  # what the threads freed stays in their malloc arenas until trimmed
-    model = build_model(faces, draw, collision, release_faces, deferred)
+    model = build_model(faces, draw, collision, deferred)
     if report is not None:
         _fill_report(report, faces, model, root)
         report.draw_tree = _tree_stats(draw.level, draw.level[draw.face_node])
@@ -165,9 +164,9 @@ def _front_end(tmp: TmpDocument, desc: DescDocument | None, options: CompileOpti
 
 
 def _back_half(front: FrontEndResult, options: CompileOptions, report: CompileReport,
-               release_faces: bool = False, deferred: bool = False) -> QmapModel:
+               deferred: bool = False) -> QmapModel:
     started = time.perf_counter()
-    model = compile_faces(front.faces, options, report, release_faces, deferred)
+    model = compile_faces(front.faces, options, report, deferred)
     report.timings["octrees"] = time.perf_counter() - started
     return model
 
@@ -211,7 +210,7 @@ def _compile_model(read_tmp: Callable[[], bytes], desc_data: bytes | None, optio
         front = _front_end(tmp, desc, options, report, release_meshes=True)
         del tmp
         release_free_memory()
-        return _back_half(front, options, report, release_faces=True, deferred=True)  # written at once
+        return _back_half(front, options, report, deferred=True)  # written at once
 
 
 def _read(path: str | os.PathLike[str]) -> bytes:

@@ -128,6 +128,7 @@ def run_front_end(tmp: TmpDocument, desc: DescDocument | None, options: FrontEnd
 
 
 _TRIM_AFTER_BYTES = 32 << 20
+_FACES_PER_PIECE = 1 << 16  # faces reversed, textured and framed at a time, pieces side by side
 
 
 def _meshes_of(tmp: TmpDocument, release: bool) -> Iterator[MeshObject]:
@@ -297,9 +298,6 @@ def _texture_and_frames(merged: _MeshFaces, arithmetic: Callable[[Array], Array]
         uvs = uvs * scale[:, None, None]
     normals, tangents, binormals = tangent_frames(positions, uvs, plane)
     return np.asarray(uvs), np.asarray(normals), np.asarray(tangents), np.asarray(binormals)
-
-
-_FACES_PER_PIECE = 1 << 16
 
 
 def _all_texture_and_frames(merged: _MeshFaces) -> tuple[Array, Array, Array, Array]:

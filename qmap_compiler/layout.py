@@ -141,13 +141,9 @@ def emit_collision(faces: FaceSet, tree: Tree, deferred: bool = False) -> tuple[
     return vertices, indices, table, np.stack([begin, end], axis=1).astype(np.uint32)
 
 
-def build_model(faces: FaceSet, draw_tree: Tree, collision_tree: Tree, release_faces: bool = False,
-                deferred: bool = False) -> QmapModel:
-    """Both buffers and node tables. With `release_faces` (a caller that owns `faces`), the per-face data only the
-    draw buffers need is let go before the collision buffers are made. `deferred`: the vertex tables are made as
-    they are written (the faces stay until then)."""
+def build_model(faces: FaceSet, draw_tree: Tree, collision_tree: Tree, deferred: bool = False) -> QmapModel:
+    """Both buffers and node tables. `deferred`: the vertex tables are made as they are written (the faces stay
+    until then)."""
     draw_vb, draw_ib, draw_nodes, fragments = emit_draw(faces, draw_tree, deferred)
-    if release_faces and not deferred:
-        faces.uvs = faces.normals = faces.tangents = faces.binormals = np.zeros(0, np.float32)
     coll_vb, coll_ib, coll_nodes, ranges = emit_collision(faces, collision_tree, deferred)
     return QmapModel(faces.materials, draw_vb, draw_ib, draw_nodes, fragments, coll_vb, coll_ib, coll_nodes, ranges)
