@@ -16,7 +16,7 @@ from .desc_parser import DescDocument, parse_desc
 from .errors import QmapError
 from .frontend import MAX_NAME_BYTES, FaceSet, FrontEndOptions, FrontEndResult, run_front_end
 from .layout import build_model
-from .memory import release_free_memory
+from .memory import freed_memory_kept, release_free_memory
 from .model import QmapModel
 from .octree import build_tree, collision_split_rule, draw_split_rule, face_extents, root_bounds
 from .parallel import one_at_a_time, run_together
@@ -176,10 +176,12 @@ def compile_bytes(tmp_data: bytes, desc_data: bytes | None = None, options: Comp
                   report: CompileReport | None = None) -> bytes:
     """Compile in memory: `.qmap.tmp` bytes (+ `.qmap.desc` bytes) to `.qmap` bytes."""
     report = report if report is not None else CompileReport()
-    model = _compile_model(lambda: tmp_data, desc_data, options, tmp_name, desc_name, report)
-    started = time.perf_counter()
-    with np.errstate(all="ignore"):
-        data = serialize(model)
+    with freed_memory_kept():
+        model = _compile_model(lambda: tmp_data, desc_data, options, tmp_name, desc_name, report)
+        started = time.perf_counter()
+        with np.errstate(all="ignore"):
+            data = serialize(model)
+        del model
     report.timings["serialise"] = time.perf_counter() - started
     report.output_bytes = len(data)
     return data
@@ -233,11 +235,13 @@ def compile_map(tmp_path: str | os.PathLike[str], desc_path: str | os.PathLike[s
         out_path = name[:-4] if name.lower().endswith(".tmp") else name + ".qmap"
     report = CompileReport(output=str(out_path))
     desc_data = _read(desc_path) if desc_path is not None else None
-    model = _compile_model(lambda: _read(tmp_path), desc_data, options, str(tmp_path), str(desc_path), report)
-    del desc_data
-    started = time.perf_counter()
-    with np.errstate(all="ignore"):
-        write_atomic(out_path, serialize_parts(model))  # piece by piece: the file is never in memory twice
+    with freed_memory_kept():
+        model = _compile_model(lambda: _read(tmp_path), desc_data, options, str(tmp_path), str(desc_path), report)
+        del desc_data
+        started = time.perf_counter()
+        with np.errstate(all="ignore"):
+            write_atomic(out_path, serialize_parts(model))  # piece by piece: the file is never in memory twice
+        report.timings["write"] = time.perf_counter() - started
+        del model
     report.output_bytes = Path(out_path).stat().st_size
-    report.timings["write"] = time.perf_counter() - started
     return report

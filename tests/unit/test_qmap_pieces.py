@@ -186,3 +186,35 @@ def test_an_interrupt_while_the_queue_is_full_still_ends_the_writing_thread() ->
     while [t for t in threading.enumerate() if t.name == "qmap-writer"] and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not [thread for thread in threading.enumerate() if thread.name == "qmap-writer"]
+
+
+class _RecordingLibc:
+    """Stands for glibc: records the malloc settings the compiler asks for."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int, int]] = []
+        self.trim = lambda pad: self.calls.append(("trim", pad, 0)) or 1
+        self.mallopt = lambda option, value: self.calls.append(("mallopt", option, value)) or 1
+
+
+def test_freed_memory_is_kept_during_a_compile_and_handed_back_after_it_even_on_an_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from qmap_compiler import memory
+
+    libc = _RecordingLibc()
+    monkeypatch.setattr(memory, "_libc", libc)
+    tmp, desc = _scene(4, 3)
+    compile_bytes(tmp, desc)
+    settings = [call for call in libc.calls if call[0] == "mallopt"]
+    assert settings == [("mallopt", -3, 32 << 20), ("mallopt", -1, 1 << 30), ("mallopt", -1, 64 << 20)]
+    assert libc.calls[-1] == ("trim", 0, 0)  # the kept memory handed back at the end
+    libc.calls.clear()
+    with pytest.raises(QmapError):
+        compile_bytes(b"QMAP TMP 10\nobjects {\n mesh oops\n")
+    assert [call for call in libc.calls if call[0] == "mallopt"][-1] == ("mallopt", -1, 64 << 20)
+    libc.calls.clear()
+    with memory.freed_memory_kept():  # nested (a compile inside a caller's block): set once, restored once
+        compile_bytes(tmp, desc)
+        assert [call[2] for call in libc.calls if call[0] == "mallopt"] == [32 << 20, 1 << 30]
+    assert [call[2] for call in libc.calls if call[0] == "mallopt"] == [32 << 20, 1 << 30, 64 << 20]
