@@ -36,8 +36,7 @@ _CLASS[list(b" \t\r\n\x0b")] = _SPACE
 _CLASS[ord(",")] = _COMMA
 _CLASS[list(b"0123456789+-.eE")] = _NUMBER
 _BLOCK_BYTES = bytes(np.flatnonzero(_CLASS != _OTHER).tolist())
-_IS_NUMBER = bytes((_CLASS == _NUMBER).astype(np.uint8).tolist())  # translation tables: byte -> 0 or 1
-_IS_COMMA = bytes((_CLASS == _COMMA).astype(np.uint8).tolist())
+_COMMA_BYTE, _PLUS_BYTE = np.uint8(ord(",")), np.uint8(ord("+"))
 _UINT32_MAX = 0xFFFFFFFF
 _EXACT_MANTISSA = 1 << 53
 _POWERS_OF_TEN = np.array([10.0**k for k in range(23)])
@@ -55,24 +54,31 @@ class _Tokens:
         self.commas = commas
 
 
-def _tokens(text: bytes, start: int, end: int | None = None) -> tuple[_Tokens, int] | None:
-    """The tokens of text[start:end] (to the next `}` without `end`; text[end] must be no number character)."""
+def _tokens(text: bytes, start: int, end: int | None = None, plain: bool = False) -> tuple[_Tokens, int] | None:
+    """The tokens of text[start:end] (to the next `}` without `end`; text[end] must be no number character).
+    `plain`: the caller has checked that the block holds only whitespace, commas and number characters."""
     end = text.find(b"}", start) if end is None else end
     if end < 0:
         return None
-    block = np.frombuffer(text, np.uint8, count=end - start, offset=start)
+    every_byte = np.frombuffer(text, np.uint8)
+    block = every_byte[start:end]
     starts, run_ends, commas = [np.zeros(0, np.intp)], [np.zeros(0, np.intp)], [np.zeros(0, np.bool_)]
     for begin in range(0, block.shape[0], _BYTES_AT_A_TIME):  # pieces that stay in the CPU caches
         finish = min(begin + _BYTES_AT_A_TIME, block.shape[0])
-        head = 1 if begin > 0 else 0
-        raw = text[start + begin - head : start + finish + 1]  # with a byte of each neighbour (the `}` at the end)
-        inner = raw[head : head + finish - begin]
-        if inner.translate(None, _BLOCK_BYTES):  # (bytes.translate classifies a megabyte in well under a ms)
-            return None
-        number = np.frombuffer(raw.translate(_IS_NUMBER), np.bool_)
-        if not head:
-            number = np.concatenate(([False], number))
-        comma = np.frombuffer(inner.translate(_IS_COMMA), np.bool_)
+        if not plain and text[start + begin : start + finish].translate(None, _BLOCK_BYTES):
+            return None  # (bytes.translate finds other bytes in a megabyte in well under a ms)
+        # Among those bytes, the number characters are `+` and everything above the comma. `number` also holds
+        # the byte before the piece (none before the block) and the one after it (none after the block).
+        inner = block[begin:finish]
+        number = np.zeros(finish - begin + 2, np.bool_)
+        np.greater(block[max(begin - 1, 0) : min(finish + 1, block.shape[0])], _COMMA_BYTE,
+                   out=number[1 - min(begin, 1) : number.shape[0] - 1 + (finish < block.shape[0])])  # fmt: skip
+        number[1:-1] |= inner == _PLUS_BYTE
+        if begin > 0:
+            number[0] |= block[begin - 1] == _PLUS_BYTE
+        if finish < block.shape[0]:
+            number[-1] |= block[finish] == _PLUS_BYTE
+        comma = inner == _COMMA_BYTE
         token_starts = np.flatnonzero((number[1:-1] & ~number[:-2]) | comma)
         starts.append(token_starts + begin)
         commas.append(comma[token_starts])
@@ -174,16 +180,16 @@ _GROUP_BYTES = 1 << 20
 class _Group:
     """Blocks joined into one buffer: their tokens, and for each token the block (within the group) it is in."""
 
-    def __init__(self, text: bytes, spans: list[tuple[int, int]]) -> None:
+    def __init__(self, text: bytes, spans: list[tuple[int, int]], plain: bool = False) -> None:
         self.block_count = len(spans)
         if len(spans) == 1:  # read in place: a large block is not copied
             offsets = np.zeros(1, np.int64)
-            scanned = _tokens(text, *spans[0])
+            scanned = _tokens(text, *spans[0], plain=plain)
         else:
             view = memoryview(text)
             joined = b"\n".join([view[start:end] for start, end in spans]) + b"}"
             offsets = np.cumsum([0] + [end - start + 1 for start, end in spans[:-1]])
-            scanned = _tokens(joined, 0)
+            scanned = _tokens(joined, 0, plain=plain)
         self.tokens = scanned[0] if scanned is not None else None
         if self.tokens is not None:
             self.first = np.searchsorted(self.tokens.starts, offsets)  # each block's first token
@@ -233,15 +239,15 @@ def _vertex_layouts(group: _Group, commas: Array, sized: Array) -> Array:
     return ~group.blocks_of(np.flatnonzero(commas != _VERTEX_LAYOUT[local % 5]))
 
 
-def parse_vertex_blocks(text: bytes, blocks: list[tuple[int, int, int]]) -> list[Array | None]:
+def parse_vertex_blocks(text: bytes, blocks: list[tuple[int, int, int]], plain: bool = False) -> list[Array | None]:
     """Vertex blocks text[start:end] (after `{`, up to `}`) of `count` vec3s `x,y,z` each: float32 (count, 3)
     arrays, or None for a block to be read another way. Groups of blocks, and the parts of a large block, are read
-    side by side."""
+    side by side. `plain`: the caller has checked that the blocks hold only whitespace, commas and numbers."""
     parts, block_of_part = _parts(text, blocks)
     groups = _groups(parts)
 
     def read(members: list[int]) -> list[Array | None]:
-        return _group_vertices(_Group(text, [(parts[i][0], parts[i][1]) for i in members]),
+        return _group_vertices(_Group(text, [(parts[i][0], parts[i][1]) for i in members], plain),
                                np.array([parts[i][2] for i in members], np.int64))  # fmt: skip
 
     found = _in_block_order(len(parts), groups, ordered_map(read, groups))
@@ -337,7 +343,8 @@ def parse_vertex_block(text: bytes, start: int, count: int) -> tuple[Array, int]
     return None if vertices is None else (vertices, end)
 
 
-def parse_face_blocks(text: bytes, blocks: list[tuple[int, int, int, int]], has_uv: bool) -> list[FaceArrays | None]:
+def parse_face_blocks(text: bytes, blocks: list[tuple[int, int, int, int]], has_uv: bool,
+                      plain: bool = False) -> list[FaceArrays | None]:
     """Face blocks text[start:end] of `count` faces each, one per line, indices below `vertex_count`, in
     tmp_parser's layout (a triangle repeats corner 0 in slot 3); None for a block to be read another way. Groups of
     blocks, and the parts of a large block, are read side by side."""
@@ -345,7 +352,7 @@ def parse_face_blocks(text: bytes, blocks: list[tuple[int, int, int, int]], has_
     groups = _groups(parts)
 
     def read(members: list[int]) -> list[FaceArrays | None]:
-        group = _Group(text, [(parts[i][0], parts[i][1]) for i in members])
+        group = _Group(text, [(parts[i][0], parts[i][1]) for i in members], plain)
         if group.tokens is None:
             return [None] * len(members)
         counts = np.array([parts[i][2] for i in members], np.int64)

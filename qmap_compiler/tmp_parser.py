@@ -275,7 +275,7 @@ class _DeferredBlocks:
         vertex_blocks, face_blocks, self.vertices, self.faces = self.vertices, self.faces, [], []
         text, unread = self.tokens.text, []  # (start, mesh, vertex count, face count or -1 for a vertex block)
         for (mesh, start, _end, count), vertices in zip(
-                vertex_blocks, blockscan.parse_vertex_blocks(text, [block[1:] for block in vertex_blocks]),
+                vertex_blocks, blockscan.parse_vertex_blocks(text, [block[1:] for block in vertex_blocks], plain=True),
                 strict=True):  # fmt: skip
             if vertices is None:
                 unread.append((start, mesh, count, -1))
@@ -283,7 +283,7 @@ class _DeferredBlocks:
                 mesh.vertices = vertices
         for has_uv in (False, True):
             chosen = [block for block in face_blocks if block[0].has_uv == has_uv]
-            found = blockscan.parse_face_blocks(text, [block[1:] for block in chosen], has_uv)
+            found = blockscan.parse_face_blocks(text, [block[1:] for block in chosen], has_uv, plain=True)
             for (mesh, start, _end, count, vertex_count), faces in zip(chosen, found, strict=True):
                 if faces is None:
                     unread.append((start, mesh, vertex_count, count))
