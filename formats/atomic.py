@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 import tempfile
 from collections.abc import Iterator, Sequence
 from typing import BinaryIO
@@ -16,8 +17,17 @@ _JOINED_BYTES = 4 << 20  # unless they hold more than this
 
 @contextlib.contextmanager
 def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
-    """Yield a binary file that becomes `path` only when the block finishes without an exception."""
-    target = os.fspath(path)
+    """Yield a binary file that becomes `path` only when the block finishes without an exception. A symbolic link
+    is written through (its target replaced, the link kept); a device or a pipe (/dev/null, a FIFO) is written
+    directly, as nothing can be renamed over it."""
+    target, special = _write_target(os.fspath(path))
+    if special:
+        try:
+            with open(target, "wb") as stream:
+                yield stream
+        except OSError as error:
+            raise naming(target, error) from error
+        return
     folder = os.path.dirname(os.path.abspath(target))
     try:
         fd, temp_path = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=folder)
@@ -34,6 +44,16 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     except BaseException:
         _remove_quietly(temp_path)
         raise
+
+
+def _write_target(path: str) -> tuple[str, bool]:
+    """The file to write for `path` (a link's target) and whether it is a device or pipe rather than a file."""
+    target = os.path.realpath(path) if os.path.islink(path) else path
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        return target, False
+    return target, not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
 def naming(target: str, error: OSError) -> OSError:
@@ -77,7 +97,7 @@ def write_files_atomically(files: Sequence[tuple[str, Content]]) -> None:
     All are written to temporary files first. Then each existing target is moved aside to a backup and its new
     file renamed into place; if any of those steps fails (a target is a folder, a name too long, a full disk),
     the new files are removed and the backups put back. Only a crash between the renames can leave a mix."""
-    targets = [os.path.abspath(path) for path, _ in files]
+    targets = [os.path.abspath(_write_target(os.fspath(path))[0]) for path, _ in files]
     if len(set(targets)) != len(targets):
         duplicates = sorted({t for t in targets if targets.count(t) > 1})
         raise ValueError(f"two outputs would be written to the same file: {', '.join(duplicates)}")
@@ -85,8 +105,11 @@ def write_files_atomically(files: Sequence[tuple[str, Content]]) -> None:
         if os.path.isdir(target):
             raise IsADirectoryError(errno.EISDIR, "a folder has this name", target)
     staged: list[tuple[str, str]] = []
+    special = [(target, data) for target, (_, data) in zip(targets, files, strict=True) if _write_target(target)[1]]
     try:
         for target, (_, data) in zip(targets, files, strict=True):
+            if _write_target(target)[1]:
+                continue  # written directly once the others are in place
             try:
                 fd, temp_path = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=os.path.dirname(target))
                 staged.append((temp_path, target))
@@ -100,6 +123,8 @@ def write_files_atomically(files: Sequence[tuple[str, Content]]) -> None:
         for temp_path, _ in staged:
             _remove_quietly(temp_path)
         raise
+    for target, data in special:
+        write_bytes_atomically(target, data)
 
 
 def _swap_into_place(staged: Sequence[tuple[str, str]]) -> None:

@@ -5,7 +5,12 @@ or `python -m qmap_compiler --info MAP.qmap` to describe an existing file.
 from __future__ import annotations
 
 import argparse
+import math
+import os
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from .compiler import Box, CompileOptions, compile_map
 from .errors import QmapError
@@ -20,6 +25,65 @@ def parse_bounds(text: str) -> Box:
     if len(corners) != 2 or len(values) != 6:
         raise ValueError(text)
     return values[0], values[1], values[2], values[3], values[4], values[5]
+
+
+class UsageError(Exception):
+    """A mistake in the command line, found before any work: exit code 2."""
+
+
+def _checked(args: argparse.Namespace) -> CompileOptions:
+    """The compile options, once the command line is known to make sense (UsageError otherwise)."""
+    try:
+        bounds = parse_bounds(args.bounds) if args.bounds else None
+    except ValueError:
+        raise UsageError(f"--bounds must look like x1,y1,z1;x2,y2,z2, not {args.bounds!r}") from None
+    if bounds is not None and not all(math.isfinite(value) for value in bounds):
+        raise UsageError(f"--bounds {args.bounds!r}: every coordinate must be a finite number")
+    if bounds is not None and any(bounds[axis] > bounds[axis + 3] for axis in range(3)):
+        raise UsageError(f"--bounds {args.bounds!r}: the first corner must be the lower one on every axis")
+    options = CompileOptions(k=args.k, max_depth=args.max_depth, bounds=bounds, fix_bounds=args.fix_bounds,
+                             drop_degenerate=args.drop_degenerate, skip_unknown_objects=args.skip_unknown_objects)
+    try:
+        options.validate()
+    except QmapError as error:
+        raise UsageError(str(error)) from None
+    _check_files(args)
+    return options
+
+
+def _check_files(args: argparse.Namespace) -> None:
+    inputs = [args.input] + ([args.desc] if args.desc else [])
+    for path in inputs:
+        if not os.path.isfile(path):
+            raise UsageError(f"{path}: no such file")
+    if args.info and not args.input.lower().endswith(".tmp"):
+        return
+    output = args.output or _default_output(args.input)
+    folder = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(folder):
+        raise UsageError(f"{output}: the folder {folder} does not exist")
+    if os.path.isdir(output):
+        raise UsageError(f"{output} is a folder, not a file to write")
+    for path in inputs:
+        if os.path.exists(output) and os.path.samefile(output, path):
+            raise UsageError(f"{output} is also an input: compiling would replace the file being read")
+
+
+def _default_output(tmp_path: str) -> str:
+    return tmp_path[:-4] if tmp_path.lower().endswith(".tmp") else tmp_path + ".qmap"
+
+
+@contextmanager
+def _stopped_by_sigterm() -> Iterator[None]:
+    """SIGTERM (a CI timeout, a cancelled job) stops the compile like Ctrl-C, so its temporary file is removed."""
+    def interrupt(_signal: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _argument_parser() -> argparse.ArgumentParser:
@@ -38,12 +102,6 @@ def _argument_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _options(args: argparse.Namespace) -> CompileOptions:
-    return CompileOptions(k=args.k, max_depth=args.max_depth,
-                          bounds=parse_bounds(args.bounds) if args.bounds else None, fix_bounds=args.fix_bounds,
-                          drop_degenerate=args.drop_degenerate, skip_unknown_objects=args.skip_unknown_objects)
-
-
 def main(argv: list[str]) -> int:
     """Run the command line; returns the exit code (0 ok, 1 compile/read error, 2 usage error)."""
     parser = _argument_parser()
@@ -55,25 +113,33 @@ def main(argv: list[str]) -> int:
     except SystemExit as stop:
         return int(stop.code or 0)
     try:
-        options = _options(args)
-    except ValueError:
+        options = _checked(args)
+    except UsageError as error:
         parser.print_usage(sys.stderr)
-        print(f"error: --bounds must look like x1,y1,z1;x2,y2,z2, not {args.bounds!r}", file=sys.stderr)
+        print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 2
     try:
-        if args.info and not args.input.lower().endswith(".tmp"):
-            print(describe_model(read_qmap_file(args.input)))
-            return 0
-        report = compile_map(args.input, args.desc, args.output, options)
-        for warning in report.warnings:
-            print(f"warning: {warning}", file=sys.stderr)
-        print(describe_report(report, args.verbose))
-        if args.info and report.output:
-            print(describe_model(read_qmap_file(report.output)))
+        with _stopped_by_sigterm():
+            _run(args, options)
     except QmapError as error:
         print(str(error), file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("interrupted: no file was written", file=sys.stderr)
+        return 130
     return 0
+
+
+def _run(args: argparse.Namespace, options: CompileOptions) -> None:
+    if args.info and not args.input.lower().endswith(".tmp"):
+        print(describe_model(read_qmap_file(args.input)))
+        return
+    report = compile_map(args.input, args.desc, args.output, options)
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(describe_report(report, args.verbose))
+    if args.info and report.output:
+        print(describe_model(read_qmap_file(report.output)))
 
 
 if __name__ == "__main__":

@@ -110,6 +110,9 @@ def compile_faces(faces: FaceSet, options: CompileOptions | None = None, report:
     positions = faces.positions
     if options.bounds is not None and any(options.bounds):
         root = np.array(options.bounds, dtype=np.float32)
+        if report is not None and _reaches_outside(positions, root):
+            report.warnings.append("the geometry reaches outside the given root box: the faces that do not fit it "
+                                   "stay in the root node of both octrees")  # fmt: skip
     else:
         root = root_bounds(positions, options.fix_bounds)
     k = float(np.float32(options.k))
@@ -125,6 +128,15 @@ def compile_faces(faces: FaceSet, options: CompileOptions | None = None, report:
         report.draw_tree = _tree_stats(draw.level, draw.level[draw.face_node])
         report.collision_tree = _tree_stats(collision.level, collision.level[collision.face_node])
     return model
+
+
+def _reaches_outside(positions: Array, root: Array) -> bool:
+    corners = positions.reshape(-1, 3)
+    if not len(corners):
+        return False
+    with np.errstate(invalid="ignore"):
+        low, high = np.nanmin(corners, axis=0), np.nanmax(corners, axis=0)
+    return bool((low < root[:3]).any() or (high > root[3:]).any())
 
 
 def _fill_report(report: CompileReport, faces: FaceSet, model: QmapModel, root: Array) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator
@@ -129,7 +130,14 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes | me
     """Write to a temporary file next to `path`, then rename it into place; nothing partial is ever left. `data` is
     the bytes, or pieces written one after the other (made while writing, as `serialize_parts` makes them: the
     next pieces are made while a second thread writes the last ones)."""
-    target = Path(path)
+    target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)  # a link: written through
+    if _is_device_or_pipe(target):  # (/dev/null, a FIFO): written directly, nothing can be renamed over it
+        try:
+            with open(target, "wb") as stream:
+                _write_pieces(stream, [data] if isinstance(data, bytes) else data)
+        except OSError as error:
+            raise QmapError(f"cannot write: {error.strerror}", str(target)) from None
+        return
     folder = target.parent if str(target.parent) else Path(".")
     try:
         handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=folder)
@@ -147,6 +155,14 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes | me
         if isinstance(error, OSError):
             raise QmapError(f"cannot write: {error.strerror}", str(target)) from None
         raise
+
+
+def _is_device_or_pipe(path: Path) -> bool:
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
 _PIECES_IN_FLIGHT = 8

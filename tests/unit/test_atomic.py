@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,32 @@ def test_a_failed_rename_names_the_target_not_the_temporary_file(tmp_path: Path)
             write()
         assert raised.value.filename == str(too_long)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("several", [False, True], ids=["one file", "files together"])
+def test_a_link_is_written_through_and_a_pipe_is_written_into(tmp_path: Path, several: bool) -> None:
+    real = tmp_path / "real.bin"
+    real.write_bytes(b"old")
+    link = tmp_path / "link.bin"
+    link.symlink_to(real)
+
+    def write(path: Path, data: bytes) -> None:
+        if several:
+            write_files_atomically([(str(path), data), (str(tmp_path / "other.bin"), b"other")])
+        else:
+            atomic.write_bytes_atomically(path, data)
+
+    write(link, b"new")
+    assert link.is_symlink() and real.read_bytes() == b"new"  # the link kept, its target replaced
+    assert real.is_file() and not real.is_symlink()
+    write(Path(os.devnull), b"discarded")  # a device: written into, never renamed over
+    assert Path(os.devnull).is_char_device()
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    write(fifo, b"through the pipe")
+    reader.join(5)
+    assert received == [b"through the pipe"] and fifo.is_fifo()
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left

@@ -93,13 +93,18 @@ def test_cli_compiles_and_reports(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "draw: 4 vertices, 6 indices" in capsys.readouterr().out
 
 
-def test_cli_bounds_option(tmp_path: Path) -> None:
+def test_cli_bounds_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = tmp_path / "m.qmap.tmp"
     source.write_bytes(GOOD)
     out = tmp_path / "m.qmap"
     assert main([str(source), "-o", str(out), "--bounds", "-60,-20,-60;60,40,0"]) == 0
     assert read_qmap(out.read_bytes()).draw_nodes.boxes[0].tolist() == [-60, -20, -60, 60, 40, 0]
+    assert "warning: the geometry reaches outside the given root box" in capsys.readouterr().err  # (z = 1 > 0)
     assert main([str(source), "-o", str(out), "--bounds", "1,2;3"]) == 2
+    assert main([str(source), "-o", str(out), "--bounds", "-60,-20,-60;60,40,60"]) == 0
+    assert "reaches outside the given root box" not in capsys.readouterr().err
+    assert main([str(source), "-o", str(out), "--bounds", "1,1,1;1,1,1"]) == 0  # legal, but it holds nothing
+    assert "warning: the geometry reaches outside the given root box" in capsys.readouterr().err
 
 
 def test_cli_error_message_and_exit_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -107,8 +112,8 @@ def test_cli_error_message_and_exit_code(tmp_path: Path, capsys: pytest.CaptureF
     source.write_bytes(_with(b"QMAP TMP 10", b"QMAP TMP 11"))
     assert main([str(source), "-o", str(tmp_path / "m.qmap")]) == 1
     assert capsys.readouterr().err.strip() == f"{source}:1:10: wrong version (expected QMAP TMP 10)"
-    assert main([str(tmp_path / "missing.qmap.tmp")]) == 1
-    assert main([str(source), "--k", "1.5"]) == 1
+    assert main([str(tmp_path / "missing.qmap.tmp")]) == 2
+    assert main([str(source), "--k", "1.5"]) == 2
     assert not (tmp_path / "m.qmap").exists()
 
 
@@ -142,3 +147,74 @@ def test_positions_kept_when_the_text_is_let_go_locate_errors_as_before() -> Non
     for pos, error in expected.items():
         again = source.error(pos, "x")
         assert (again.line, again.column, again.offset) == (error.line, error.column, error.offset), pos
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["{source}", "-o", "{source}"], "is also an input: compiling would replace the file being read"),
+        (["{source}", "-d", "{desc}", "-o", "{desc}"], "is also an input"),
+        (["{source}", "-o", "{folder}/missing/m.qmap"], "the folder"),
+        (["{source}", "-o", "{folder}"], "is a folder, not a file to write"),
+        (["{folder}/missing.qmap.tmp"], "missing.qmap.tmp: no such file"),
+        (["{source}", "-d", "{folder}/missing.qmap.desc"], "missing.qmap.desc: no such file"),
+        (["{source}", "--k", "1.5"], "K must satisfy 0 <= K < 1"),
+        (["{source}", "--max-depth", "-3"], "depth must be >= 0"),
+        (["{source}", "--bounds", "10,10,10;-10,-10,-10"], "the first corner must be the lower one"),
+        (["{source}", "--bounds", "nan,0,0;1,1,1"], "every coordinate must be a finite number"),
+        (["{source}", "--bounds", "1,2;3"], "--bounds must look like"),
+    ],
+)
+def test_cli_refuses_a_mistake_before_any_work_with_exit_code_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], arguments: list[str], message: str
+) -> None:
+    source = tmp_path / "m.qmap.tmp"
+    source.write_bytes(GOOD)
+    desc = tmp_path / "m.qmap.desc"
+    desc.write_bytes(b"QMAP DESC 10\nmaterials {\n}\n")
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    argv = [a.format(source=source, desc=desc, folder=tmp_path) for a in arguments]
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert message in error and "python -m qmap_compiler: error: " in error, error
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+
+
+def test_cli_stops_on_sigterm_as_on_ctrl_c_and_keeps_the_old_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    import os
+    import signal
+
+    import qmap_compiler.__main__ as cli
+
+    source = tmp_path / "m.qmap.tmp"
+    source.write_bytes(GOOD)
+    out = tmp_path / "m.qmap"
+    out.write_bytes(b"old map")
+
+    def terminated(*_arguments: object, **_keywords: object) -> object:
+        os.kill(os.getpid(), signal.SIGTERM)  # as a CI timeout would, in the middle of the compile
+        raise AssertionError("SIGTERM did not stop the compile")
+
+    monkeypatch.setattr(cli, "compile_map", terminated)
+    assert main([str(source), "-o", str(out)]) == 130
+    assert "interrupted" in capsys.readouterr().err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["m.qmap", "m.qmap.tmp"]
+    assert out.read_bytes() == b"old map"
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handler is put back
+
+
+def test_the_compiler_writes_through_a_link_and_into_a_device(tmp_path: Path) -> None:
+    import os
+
+    source = tmp_path / "m.qmap.tmp"
+    source.write_bytes(GOOD)
+    real = tmp_path / "real.qmap"
+    real.write_bytes(b"old")
+    link = tmp_path / "link.qmap"
+    link.symlink_to(real)
+    assert main([str(source), "-o", str(link)]) == 0
+    assert link.is_symlink() and read_qmap(real.read_bytes()).materials
+    assert main([str(source), "-o", os.devnull]) == 0
+    assert Path(os.devnull).is_char_device()
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
