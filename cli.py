@@ -10,13 +10,18 @@ import ast
 import contextlib
 import ctypes
 import os
+import signal
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import NoReturn
 
 import bpy
+
+from .common.qmap_io import desc_path_for
+from .formats.errors import FormatError
 
 COMMAND_ID = "io_game_formats"
 
@@ -127,6 +132,19 @@ def check_settings(idname: str | None, settings: dict[str, object], flag: str, w
             raise UsageError(f"{flag} {key}: not an option of {what}; valid: {', '.join(sorted(options))}")
         if not value_fits(options[key], value):
             raise UsageError(f"{flag} {key}={value!r}: {what} expects {type_name(options[key])}")
+        if (limits := out_of_range(options[key], value)) is not None:
+            raise UsageError(f"{flag} {key}={value!r}: {what} takes values from {limits[0]:g} to {limits[1]:g}")
+
+
+def out_of_range(prop: bpy.types.Property, value: object) -> tuple[float, float] | None:
+    """The option's limits when `value` lies outside them (Blender would clamp it silently), else None."""
+    if prop.type not in {"INT", "FLOAT"}:
+        return None
+    low, high = prop.hard_min, prop.hard_max
+    items = value if isinstance(value, (tuple, list)) else [value]
+    if all(low <= item <= high for item in items if isinstance(item, (int, float))):  # (nan fails too)
+        return None
+    return low, high
 
 
 def value_fits(prop: bpy.types.Property, value: object) -> bool:
@@ -183,7 +201,9 @@ class BlenderOutput:
         text = self.capture.read().decode("utf-8", errors="replace")
         self.capture.close()
         for line in text.splitlines():
-            if self.verbose or line.startswith("Info: ") or ": warning: " in line:
+            if ": warning: " in line:
+                print(line, file=sys.stderr)
+            elif self.verbose or line.startswith("Info: "):
                 print(line)
 
 
@@ -248,6 +268,43 @@ def output_format(path: str | None, explicit: str | None) -> FileFormat:
     return target
 
 
+def check_outputs(inputs: Sequence[str], outputs: Sequence[tuple[str, str]], made_folder: str | None = None) -> None:
+    """Refuse, before any work, outputs (file, what writes it) that would replace an input, that two inputs would
+    both write, or whose folder is missing (but `made_folder`, which the command makes)."""
+    seen: dict[str, str] = {}
+    made = os.path.abspath(made_folder) if made_folder else None
+    for path, writer in outputs:
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder) and folder != made:
+            raise UsageError(f"{path}: the folder {folder} does not exist")
+        if os.path.isdir(path):
+            raise UsageError(f"{path} is a folder, not a file to write")
+        for source in inputs:
+            if same_file(path, source):
+                raise UsageError(f"{path} is also an input: {writer} would replace the file being read")
+        key = os.path.normcase(os.path.realpath(path))
+        if key in seen:
+            raise UsageError(f"{seen[key]} and {writer} would both write {path}")
+        seen[key] = writer
+
+
+def same_file(first: str, second: str) -> bool:
+    try:
+        return os.path.samefile(first, second)
+    except OSError:  # one does not exist yet
+        return os.path.normcase(os.path.realpath(first)) == os.path.normcase(os.path.realpath(second))
+
+
+def files_written(path: str, target: FileFormat, settings: dict[str, object]) -> Iterator[str]:
+    """The file an export writes, and the sources the QMAP exporters write beside it."""
+    yield path
+    source = path + ".tmp" if target.name == "qmap" else path
+    if target.name == "qmap":
+        yield source
+    if target.name in {"qmap", "qmap_tmp"} and settings.get("write_desc", True):
+        yield desc_path_for(source)
+
+
 def stem_of(path: str) -> str:
     """The file name without its format's extension ("map.qmap.tmp" -> "map")."""
     name = os.path.basename(path)
@@ -279,11 +336,16 @@ def command_import(args: argparse.Namespace) -> None:
     check_inputs(args.files, settings)
     if args.output and not args.output.lower().endswith(".blend"):
         raise UsageError(f"{args.output}: the scene is saved as a .blend file")
+    if args.output:
+        check_outputs(args.files, [(args.output, "saving the scene")])
     reset_scene()
     import_files(args.files, settings)
     if args.output:
-        with BlenderOutput():
-            bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath(args.output))
+        try:
+            with BlenderOutput():
+                bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath(args.output))
+        except RuntimeError as error:
+            raise CliError(f"{args.output}: cannot save the scene ({str(error).strip()})") from None
         print(f"saved {args.output}")
     print(f"imported {len(args.files)} file(s): {len(bpy.data.objects)} objects")
 
@@ -292,8 +354,11 @@ def command_export(args: argparse.Namespace) -> None:
     settings = parse_settings(args.set)
     if not os.path.isfile(args.blend):
         raise UsageError(f"{args.blend}: no such file")
+    if not args.blend.lower().endswith(".blend"):
+        raise UsageError(f"{args.blend}: export reads a .blend file (to convert other files, use convert)")
     target = output_format(args.output, args.format)
     check_settings(target.export_operator, settings, "--set", f"the exporter {target.export_operator}")
+    check_outputs([args.blend], [(p, f"exporting {args.output}") for p in files_written(args.output, target, settings)])
     with BlenderOutput():
         bpy.ops.wm.open_mainfile(filepath=os.path.abspath(args.blend))
     export_scene(args.output, target, settings, args.collection)
@@ -308,27 +373,88 @@ def command_convert(args: argparse.Namespace) -> None:
     target = output_format(args.output, args.to)
     check_inputs(args.inputs, import_settings, "--import-set")
     check_settings(target.export_operator, export_settings, "--set", f"the exporter {target.export_operator}")
+    compiled = compiles_sources(args.inputs, target, args.output_dir is not None)
+    if compiled:
+        check_compile_settings(import_settings, export_settings)
+    if args.output_dir and os.path.exists(args.output_dir) and not os.path.isdir(args.output_dir):
+        raise UsageError(f"{args.output_dir}: not a folder")
+    if args.output_dir:
+        outputs = {path: os.path.join(args.output_dir, stem_of(path) + target.extension) for path in args.inputs}
+    else:
+        outputs = {path: args.output for path in args.inputs[:1]}  # (every input goes into the one output)
+    check_outputs(args.inputs, [
+        (written, f"converting {path}")
+        for path, output in outputs.items()
+        for written in ([output] if compiled else files_written(output, target, export_settings))
+    ], made_folder=args.output_dir)  # fmt: skip
+    convert = compile_source if compiled else convert_files
     if args.output_dir:
         os.makedirs(args.output_dir, exist_ok=True)
         failures = 0
         for path in args.inputs:  # a batch goes on past a bad file and fails at the end
-            output = os.path.join(args.output_dir, stem_of(path) + target.extension)
             try:
-                reset_scene()
-                import_files([path], import_settings)
-                export_scene(output, target, export_settings, None)
+                convert([path], outputs[path], target, import_settings, export_settings)
             except CliError as error:
                 failures += 1
-                print(f"error: {path}: {error}", file=sys.stderr)
+                message = str(error)
+                print(f"error: {message if os.path.basename(path) in message else f'{path}: {message}'}",
+                      file=sys.stderr)  # fmt: skip
                 continue
-            print(f"{path} -> {output}")
+            print(f"{path} -> {outputs[path]}")
         if failures:
             raise CliError(f"{failures} of {len(args.inputs)} conversions failed")
     else:
-        reset_scene()
-        import_files(args.inputs, import_settings)
-        export_scene(args.output, target, export_settings, None)
+        convert(args.inputs, args.output, target, import_settings, export_settings)
         print(f"{len(args.inputs)} file(s) -> {args.output}")
+
+
+def convert_files(paths: Sequence[str], output: str, target: FileFormat, import_settings: dict[str, object],
+                  export_settings: dict[str, object]) -> None:  # fmt: skip
+    reset_scene()
+    import_files(paths, import_settings)
+    export_scene(output, target, export_settings, None)
+
+
+# A .qmap.tmp converted to .qmap is compiled as it is (with the .qmap.desc beside it), as the standalone compiler
+# and Tools.exe do: through a Blender scene its numbers would be rounded again and the sources rewritten.
+COMPILE_OPTIONS = {"k", "max_depth", "use_bounds", "bounds_min", "bounds_max", "fix_bounds", "drop_degenerate"}
+
+
+def compiles_sources(inputs: Sequence[str], target: FileFormat, one_output_each: bool) -> bool:
+    sources = all(format_of(path).name == "qmap_tmp" for path in inputs)
+    return target.name == "qmap" and sources and (one_output_each or len(inputs) == 1)
+
+
+def check_compile_settings(import_settings: dict[str, object], export_settings: dict[str, object]) -> None:
+    for key in import_settings:
+        if key != "use_desc":
+            raise UsageError(f"--import-set {key} does not apply: a .qmap.tmp is compiled as it is, without "
+                             "importing it (only use_desc does)")  # fmt: skip
+    for key in export_settings:
+        if key not in COMPILE_OPTIONS:
+            raise UsageError(f"--set {key} does not apply: a .qmap.tmp is compiled as it is, without a Blender "
+                             f"scene; compile options: {', '.join(sorted(COMPILE_OPTIONS))}")  # fmt: skip
+
+
+def compile_source(paths: Sequence[str], output: str, target: FileFormat, import_settings: dict[str, object],
+                   export_settings: dict[str, object]) -> None:  # fmt: skip
+    from . import qmap_compiler as qc
+    from .common.qmap_io import compiler_call
+    from .exporters.qmap import compile_options
+
+    assert target.export_operator is not None
+    defaults = {prop.identifier: default_of(prop) for prop in visible_options(target.export_operator)}
+    options = compile_options(SimpleNamespace(**{**defaults, **export_settings}))
+    desc = desc_path_for(paths[0])  # the .qmap.desc beside the source, as the importer and the panel use it
+    use_desc = import_settings.get("use_desc", True) and os.path.isfile(desc)
+    try:
+        report = compiler_call(qc.compile_map, paths[0], desc if use_desc else None, os.path.abspath(output), options)
+    except FormatError as error:
+        raise CliError(str(error)) from None
+    except OSError as error:
+        raise CliError(f"{error.filename or output}: {error.strerror or error}") from None
+    for warning in report.warnings:
+        print(f"{os.path.basename(paths[0])}: warning: {warning}", file=sys.stderr)
 
 
 def command_options(args: argparse.Namespace) -> None:
@@ -337,7 +463,7 @@ def command_options(args: argparse.Namespace) -> None:
         if idname is None:
             print(f"{chosen.name}: no {what}")
             continue
-        flags = "import/export --set, convert --import-set" if what == "import" else "export/convert --set"
+        flags = "import --set, convert --import-set" if what == "import" else "export/convert --set"
         print(f"{chosen.name} {what} options ({flags} KEY=VALUE; bpy.ops.{idname}):")
         for prop in visible_options(idname):
             print(f"  {prop.identifier} = {default_of(prop)!r}  ({type_name(prop)})")
@@ -360,16 +486,21 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
         epilog=f"Exit codes: 0 done, 1 a file could not be read or written, 2 a mistake in the command line "
         f"(nothing was done). Options of each format: {prog} options FORMAT.",
     )
+    verbose = OneLineParser(add_help=False)  # -v before or after the subcommand
+    verbose.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                         help="also show Blender's own log lines")  # fmt: skip
     parser.add_argument("-v", "--verbose", action="store_true", help="also show Blender's own log lines")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
-    imp = commands.add_parser("import", help="import files into an empty scene, optionally save it as .blend")
+    imp = commands.add_parser(
+        "import", parents=[verbose], help="import files into an empty scene, optionally save it as .blend"
+    )
     imp.add_argument("files", nargs="+", help="files to import (the type comes from the extension)")
     imp.add_argument("-o", "--output", help="save the scene to this .blend")
     imp.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an import option")
     imp.set_defaults(run=command_import)
 
-    exp = commands.add_parser("export", help="export a .blend's scene or one of its collections")
+    exp = commands.add_parser("export", parents=[verbose], help="export a .blend's scene or one of its collections")
     exp.add_argument("blend", help="the .blend file to open")
     exp.add_argument("-o", "--output", required=True, help="the file to write (its extension picks the format)")
     exp.add_argument("--format", help=f"the format, when the extension does not say it ({known})")
@@ -377,7 +508,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     exp.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an export option")
     exp.set_defaults(run=command_export)
 
-    conv = commands.add_parser("convert", help="convert files to another format")
+    conv = commands.add_parser("convert", parents=[verbose], help="convert files to another format")
     conv.add_argument("inputs", nargs="+", help="input files of any importable format")
     conv.add_argument("--to", help=f"output format ({known}); with -o, the extension may say it")
     where = conv.add_mutually_exclusive_group(required=True)
@@ -387,7 +518,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     conv.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an export option")
     conv.set_defaults(run=command_convert)
 
-    opts = commands.add_parser("options", help="list a format's import and export options")
+    opts = commands.add_parser("options", parents=[verbose], help="list a format's import and export options")
     opts.add_argument("format", help=f"a format ({known})")
     opts.set_defaults(run=command_options)
     return parser
@@ -401,11 +532,33 @@ def main(argv: Sequence[str], prog: str = f"blender --command {COMMAND_ID}") -> 
         return int(exit_request.code or 0)
     BlenderOutput.verbose = args.verbose
     try:
-        args.run(args)
+        with stopped_by_sigterm():
+            args.run(args)
     except UsageError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return 2
     except CliError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("interrupted: no file was left half-written", file=sys.stderr)
+        return 130
     return 0
+
+
+@contextlib.contextmanager
+def stopped_by_sigterm() -> Iterator[None]:
+    """A SIGTERM (a CI timeout, a cancelled job) stops the work like Ctrl-C does, so that the files being written
+    are removed rather than left as temporaries; outside the main thread the signal keeps its handler."""
+    def interrupt(_signal: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -35,6 +35,18 @@ MISTAKES = [
     (["import", "{model}", "-o", "{out}/scene.joe"], "scene.joe: the scene is saved as a .blend file"),
     (["export", "{out}/missing.blend", "-o", "{out}/x.iqe"], "missing.blend: no such file"),
     (["options", "obj"], "unknown format 'obj'"),
+    (["convert", "{model}", "--to", "joe", "-o", "{model}"], "box.joe is also an input: converting "),
+    (["convert", "{model}", "--to", "joe", "-d", "{model_dir}"], "box.joe is also an input"),
+    (["convert", "{model}", "--to", "iqe", "-d", "{model}"], "box.joe: not a folder"),
+    (["convert", "{model}", "-o", "{out}/missing/x.iqe"], "x.iqe: the folder "),
+    (["import", "{model}", "-o", "{out}/missing/x.blend"], "x.blend: the folder "),
+    (["export", "{model}", "-o", "{out}/x.iqe"], "box.joe: export reads a .blend file"),
+    (["convert", "{model}", "-o", "{out}/x.iqe", "--set", "global_scale=0"],
+     "--set global_scale=0: the exporter export_scene.iqe takes values from "),
+    (["convert", "{model}", "-o", "{out}/x.iqe", "--set", "max_influences=99"], "takes values from 1 to "),
+    (["convert", "{model}", "-o", "{out}/x.qmap", "--set", "k=1.5"],
+     "--set k=1.5: the exporter export_scene.qmap takes "),
+    (["convert", "{model}", "-o", "{out}/x.qmap", "--set", "max_depth=21"], "takes values from 0 to 20"),
 ]  # fmt: skip
 
 
@@ -47,7 +59,7 @@ def test_a_mistake_is_refused_before_any_work_with_exit_code_2(
     out = tmp_path / "out"
     out.mkdir()
     sentinel = cube("Sentinel")
-    argv = [a.format(model=model, out=out) for a in arguments]
+    argv = [a.format(model=model, model_dir=tmp_path, out=out) for a in arguments]
     assert extension.cli.main(argv, prog="iogf") == 2
     captured = capsys.readouterr()
     assert captured.out == ""
@@ -80,3 +92,43 @@ def test_known_options_of_the_right_type_are_accepted(
     assert extension.cli.main(argv, prog="iogf") == 0
     assert out.is_file()
     assert capsys.readouterr().out.splitlines()[-1] == f"1 file(s) -> {out}"
+
+
+def test_inputs_of_one_name_from_two_folders_are_refused_for_one_output_folder(
+    tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "x.joe").write_bytes(fx.cube_bytes())
+    argv = ["convert", str(tmp_path / "a" / "x.joe"), str(tmp_path / "b" / "x.joe"), "--to", "iqe", "-d",
+            str(tmp_path / "out")]  # fmt: skip
+    assert extension.cli.main(argv, prog="iogf") == 2
+    assert "would both write" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_qmap_source_converted_to_a_map_is_compiled_as_it_is(
+    tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As the standalone compiler does: the same bytes, the sources beside it untouched (through a scene they
+    would be rewritten and their numbers rounded again)."""
+    import qmap_compiler as qc
+
+    source = tmp_path / "level.qmap.tmp"
+    source.write_bytes(b'QMAP TMP 10\nobjects {\n mesh "P" {\n  0,0,0 0,0,0 1,1,1 30 1\n  materials 1 { "M" }\n'
+                       b"  vertices 4 { 0,0,0 1,0,0 1,1,0 0,1,0 }\n"
+                       b"  faces 1 { 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1 }\n }\n}\n")
+    desc = tmp_path / "level.qmap.desc"
+    desc.write_bytes(b"QMAP DESC 10\n// hand-written\nmaterials {\n \"M\" { name \"wall\"; }\n}\n")
+    sources = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    out = tmp_path / "level.qmap"
+    argv = ["convert", str(source), "--to", "qmap", "-o", str(out), "--set", "k=0.5", "--set", "max_depth=3"]
+    assert extension.cli.main(argv, prog="iogf") == 0, capsys.readouterr().err
+    expected = qc.compile_bytes(source.read_bytes(), desc.read_bytes(), qc.CompileOptions(k=0.5, max_depth=3))
+    assert out.read_bytes() == expected
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir() if path != out} == sources
+    assert extension.cli.main([*argv[:6], "--import-set", "use_desc=False"], prog="iogf") == 0
+    assert out.read_bytes() == qc.compile_bytes(source.read_bytes())  # without the desc
+    assert extension.cli.main([*argv[:6], "--import-set", "global_scale=2"], prog="iogf") == 2
+    assert extension.cli.main([*argv[:6], "--set", "apply_modifiers=False"], prog="iogf") == 2
+    assert "--set apply_modifiers does not apply" in capsys.readouterr().err
