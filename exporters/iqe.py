@@ -144,6 +144,7 @@ def _gather_layers(
         normals = _floats(mesh.corner_normals, "vector", 3)  # unedited file normals: the stored vectors, exactly
         layers.corner["normal"] = mesh_io.prefer_stored_normals(mesh, normals, STORED_NORMALS, corner_vert)
     handled = {STORED_NORMALS}
+    tags = _custom_tags(obj)
     if settings.export_uvs and len(mesh.uv_layers):
         main = next((uv for uv in mesh.uv_layers if uv.active_render), mesh.uv_layers[0])
         for uv in mesh.uv_layers:
@@ -153,7 +154,7 @@ def _gather_layers(
             handled.add(uv.name)
             if uv == main:
                 layers.corner["texcoord"] = values
-            elif (custom := customs.claim(uv.name, 2)) is not None:
+            elif (custom := _claim_tagged(customs, uv.name, 2, tags)) is not None:  # a custom float 2, like vt
                 layers.corner[f"custom{custom.slot}"] = values
     if settings.export_colors != "NONE" and len(mesh.color_attributes):
         colors = mesh.color_attributes
@@ -170,17 +171,30 @@ def _gather_layers(
             elif (custom := customs.claim(attribute.name, 4)) is not None:
                 target[f"custom{custom.slot}"] = values
     if settings.export_attributes != "NONE":
-        _gather_generic(obj, mesh, settings.export_attributes, handled, layers, customs)
+        _gather_generic(mesh, settings.export_attributes, handled, layers, customs, tags, settings.flip_v)
     if settings.export_tangents:
         _gather_tangents(mesh, layers, customs, settings.flip_v)
     return layers
 
 
-def _gather_generic(
-    obj: bpy.types.Object, mesh: bpy.types.Mesh, mode: str, handled: set[str], layers: _Layers, customs: _Customs
-) -> None:
+def _custom_tags(obj: bpy.types.Object) -> dict[str, str]:
+    """What the importer noted of each custom array (`slot component size name`), by attribute or UV map."""
     source = obj.data if isinstance(obj.data, bpy.types.Mesh) else None
-    tags = dict(source.get(CUSTOM_TAG, {})) if source is not None else {}
+    return {str(key): str(value) for key, value in source.get(CUSTOM_TAG, {}).items()} if source is not None else {}
+
+
+def _claim_tagged(customs: _Customs, name: str, width: int, tags: dict[str, str]) -> _Custom | None:
+    """The custom array for an attribute: in its imported slot and under its declared name when it has a tag."""
+    tag = tags.get(name, "").split(" ", 3)
+    if len(tag) == 4 and tag[0].isdigit() and tag[2].isdigit() and int(tag[2]) == width:
+        return customs.claim(tag[3] or name, width, tag[1], int(tag[0]))
+    return customs.claim(name, width)
+
+
+def _gather_generic(
+    mesh: bpy.types.Mesh, mode: str, handled: set[str], layers: _Layers, customs: _Customs, tags: dict[str, str],
+    flip_v: bool,
+) -> None:  # fmt: skip
     for attribute in mesh.attributes:
         name = attribute.name
         if name in handled or name.startswith(".") or name in _INTERNAL or attribute.domain not in {"POINT", "CORNER"}:
@@ -188,14 +202,12 @@ def _gather_generic(
         if attribute.data_type not in _ATTRIBUTE_WIDTHS or (mode == "IQE" and name not in tags):
             continue
         width, key = _ATTRIBUTE_WIDTHS[attribute.data_type]
-        tag = str(tags.get(name, "")).split(" ", 3)
-        if len(tag) == 4 and tag[0].isdigit() and tag[2].isdigit() and int(tag[2]) == width:
-            custom = customs.claim(tag[3] or name, width, tag[1], int(tag[0]))  # the declared name (see import)
-        else:
-            custom = customs.claim(name, width)
+        custom = _claim_tagged(customs, name, width, tags)  # the declared name (see import)
         if custom is None:
             continue
         values = _floats(attribute.data, key, width)
+        if width == 2 and flip_v:  # 2 floats read back as a UV map: V flipped like every UV map's
+            values[:, 1] = 1.0 - values[:, 1]
         target = layers.corner if attribute.domain == "CORNER" else layers.point
         target[f"custom{custom.slot}"] = values
 

@@ -166,7 +166,7 @@ def _build_object(
         del uvs
     _add_normals(blender_mesh, meshes, corner_verts, generated_parts, options)
     _add_colors(blender_mesh, meshes, options.import_colors)
-    _add_customs(blender_mesh, meshes, document, warnings)
+    _add_customs(blender_mesh, meshes, document, corner_verts, warnings)
     obj = bpy.data.objects.new(name or "mesh", blender_mesh)  # linked by the caller
     if obj.name != name:
         obj[iqe_rig.ORIGINAL_NAME] = name
@@ -245,12 +245,17 @@ _RESERVED_ATTRIBUTES = {"position", "material_index", "sharp_face", "sharp_edge"
 RESERVED_PREFIX = "iqe_"  # a custom array whose name Blender cannot take becomes an attribute iqe_<name>
 
 
+_UV_COMPONENTS = {"float", "half", "double"}  # a custom of 2 of these is a UV map (exporters flip its V like vt's)
+
+
 def _add_customs(
-    mesh: bpy.types.Mesh, meshes: list[iqe.IqeMesh], document: iqe.IqeDocument, warnings: list[str]
-) -> None:
-    """One point attribute per custom array, named as declared; a name Blender reserves or that is already taken
-    (a built-in attribute, the UV map, the colour) becomes iqe_<name>. The `iqe_custom` tag keeps the declared
-    name, so export writes it back."""
+    mesh: bpy.types.Mesh, meshes: list[iqe.IqeMesh], document: iqe.IqeDocument, corner_verts: np.ndarray,
+    warnings: list[str],
+) -> None:  # fmt: skip
+    """One point attribute per custom array, named as declared, but for 2 floats: a UV map with V flipped back (a
+    second UV map or lightmap, as IQE exporters write them). A name Blender reserves or that is already taken (a
+    built-in attribute, the UV map, the colour) becomes iqe_<name>. The `iqe_custom` tag keeps the declared name
+    and slot, so export writes them back."""
     slots = sorted({slot for m in meshes for slot in m.custom})
     tags: dict[str, str] = {}
     for slot in slots:
@@ -267,6 +272,12 @@ def _add_customs(
                             f"imported as attribute {name!r} (exported under its own name)")  # fmt: skip
         else:
             name = wanted
+        if width == 2 and declared.component in _UV_COMPONENTS:
+            flipped = np.array(values, np.float32)
+            flipped[:, 1] = 1.0 - flipped[:, 1]
+            mesh_io.add_uv_map(mesh, name, flipped[corner_verts])
+            tags[mesh.uv_layers[-1].name] = f"{slot} {declared.component} {width} {declared.name}"
+            continue
         attribute = mesh.attributes.new(name, data_type, "POINT")
         if attribute is None:  # still refused by this Blender: skip rather than fail the import
             warnings.append(f"{mesh.name}: custom array {wanted!r} could not be made an attribute; skipped")

@@ -214,6 +214,10 @@ def test_fixture_with_every_rare_feature_round_trips(tmp_path: Path) -> None:
     assert len(mesh.polygons) == 2 and [p.loop_total for p in mesh.polygons] == [4, 3]
     assert {"wind", "mask"} <= set(mesh.attributes.keys())
     assert mesh.attributes["wind"].data_type == "FLOAT2" and mesh.attributes["mask"].data_type == "FLOAT"
+    assert "wind" in mesh.uv_layers  # 2 floats: a second UV map, V flipped back like vt's
+    wind = np.empty(2 * len(mesh.loops), np.float32)
+    mesh.uv_layers["wind"].uv.foreach_get("vector", wind)
+    assert wind.reshape(-1, 2)[0].tolist() == [0.5, 0.75]  # v0 0.5 0.25 of vertex 0, the quad's first corner
     assert mesh.color_attributes.active_color.name == "Color"
     text = bpy.data.texts["hand.iqe comment"]
     assert text.as_string() == original.comment_section
@@ -783,3 +787,39 @@ def test_custom_normals_only_where_blender_would_point_elsewhere(tmp_path: Path,
     assert export_iqe(out) == {"FINISHED"}
     written = [[float(v) for v in line.split()[1:]] for line in out.read_text().splitlines() if line.startswith("vn ")]
     assert np.array_equal(np.array(written, np.float32), np.tile(expected.astype(np.float32), (4, 1)))
+
+
+@pytest.mark.parametrize("extension_name", ["iqe", "iqm"])
+def test_a_second_uv_map_comes_back_as_a_uv_map_with_its_values(tmp_path: Path, extension_name: str) -> None:
+    obj = cube("Box")
+    second = obj.data.uv_layers.new(name="Lightmap")
+    values = np.random.default_rng(3).random(2 * len(obj.data.loops)).astype(np.float32)
+    second.uv.foreach_set("vector", values)
+    out = tmp_path / f"box.{extension_name}"
+    exporter, importer = getattr(bpy.ops.export_scene, extension_name), getattr(bpy.ops.import_scene, extension_name)
+    assert exporter(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    if extension_name == "iqe":
+        assert 'vertexarray custom0 float 2 "Lightmap"' in out.read_text()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert importer(filepath=str(out)) == {"FINISHED"}
+    mesh = bpy.data.objects["Box"].data
+    assert [uv.name for uv in mesh.uv_layers][1:] == ["Lightmap"]
+    back = np.empty(2 * len(mesh.loops), np.float32)
+    mesh.uv_layers["Lightmap"].uv.foreach_get("vector", back)
+    corners = np.empty(len(mesh.loops), np.intc)
+    mesh.attributes[".corner_vert"].data.foreach_get("value", corners)
+    positions = np.empty(3 * len(mesh.vertices), np.float32)
+    mesh.vertices.foreach_get("co", positions)
+
+    def pairs(uvs: np.ndarray, points: np.ndarray) -> set[tuple[float, ...]]:
+        return {tuple(np.round(row, 5).tolist()) for row in np.hstack([points, uvs.reshape(-1, 2)])}
+
+    original = cube("Again")  # the same (position, UV) pairs, whatever order the corners come back in
+    original_corners = np.empty(len(original.data.loops), np.intc)
+    original.data.attributes[".corner_vert"].data.foreach_get("value", original_corners)
+    original_points = np.array([v.co for v in original.data.vertices], np.float32)[original_corners]
+    assert pairs(back, positions.reshape(-1, 3)[corners]) == pairs(values, original_points)
+    again = tmp_path / f"again.{extension_name}"
+    bpy.data.objects.remove(original)
+    assert exporter(filepath=str(again), export_scope="SCENE") == {"FINISHED"}
+    assert again.read_bytes() == out.read_bytes()  # and out again as it was
