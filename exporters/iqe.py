@@ -580,8 +580,16 @@ def _animations(
     if settings.export_animations == "NLA":
         return [iqe_rig.scene_animation(rig, context.scene)]
     actions = iqe_rig.armature_actions(rig.armature, rig.bone_names, settings.export_animations)
-    return [iqe_rig.action_animation(context, action, rig, bake=settings.bake_pose, warnings=warnings)
-            for action in actions]  # fmt: skip
+    animations = [iqe_rig.action_animation(context, action, rig, bake=settings.bake_pose, warnings=warnings)
+                  for action in actions]  # fmt: skip
+    taken: set[str] = set()
+    for action, animation in zip(actions, animations, strict=True):
+        if animation.name in taken:  # two actions of one name in the file (a rig imported twice): Blender's names
+            warnings.append(f"action {action.name!r} keys these bones too and its file name {animation.name!r} is "
+                            f"taken: written as {action.name!r}")  # fmt: skip
+            animation.name = action.name
+        taken.add(animation.name)
+    return animations
 
 
 def _comment(objects: list[bpy.types.Object], armature: bpy.types.Object | None) -> str | None:

@@ -823,3 +823,15 @@ def test_a_second_uv_map_comes_back_as_a_uv_map_with_its_values(tmp_path: Path, 
     bpy.data.objects.remove(original)
     assert exporter(filepath=str(again), export_scope="SCENE") == {"FINISHED"}
     assert again.read_bytes() == out.read_bytes()  # and out again as it was
+
+
+def test_actions_of_one_file_name_get_unique_names_on_export(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A rig imported twice: both copies' actions key the same bones, and both came as "wave" from the file."""
+    path = write(tmp_path, "hand.iqe", FIXTURE)
+    assert import_iqe(path) == {"FINISHED"}
+    assert import_iqe(path) == {"FINISHED"}
+    assert sorted(action.name for action in bpy.data.actions) == ["wave", "wave.001"]
+    out = tmp_path / "again.iqe"
+    assert export_iqe(out, export_scope="SELECTED") == {"FINISHED"}
+    assert [animation.name for animation in iqe.load_iqe(out).animations] == ["wave", "wave.001"]
+    assert "its file name 'wave' is taken: written as 'wave.001'" in capsys.readouterr().out
