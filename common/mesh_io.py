@@ -21,12 +21,20 @@ def original_name(block: bpy.types.ID) -> str:
     return str(block.get(ORIGINAL_NAME, block.name))
 
 
-def material_named(name: str, warnings: list[str]) -> bpy.types.Material:
-    """The material a file calls `name`: an existing one (also when Blender had shortened that name), or a new
-    one, remembering the full name (and saying so) when Blender cannot hold it."""
+def existing_material(name: str) -> bpy.types.Material | None:
+    """The material a file calls `name`, also when Blender had shortened that name; None if there is none."""
     for material in bpy.data.materials:
         if material.name == name or material.get(ORIGINAL_NAME) == name:
             return material
+    return None
+
+
+def material_named(name: str, warnings: list[str]) -> bpy.types.Material:
+    """The material a file calls `name`: an existing one (also when Blender had shortened that name), or a new
+    one, remembering the full name (and saying so) when Blender cannot hold it."""
+    existing = existing_material(name)
+    if existing is not None:
+        return existing
     material = bpy.data.materials.new(name)
     if material.name != name:
         material[ORIGINAL_NAME] = name
@@ -145,9 +153,16 @@ def add_corner_vectors(mesh: bpy.types.Mesh, name: str, vectors: np.ndarray) -> 
     attribute.data.foreach_set("vector", np.ascontiguousarray(vectors, np.float32).ravel())
 
 
-def link_new_object(context: bpy.types.Context, name: str, data: bpy.types.ID | None) -> bpy.types.Object:
+def link_new_object(
+    context: bpy.types.Context, name: str, data: bpy.types.ID | None, warnings: list[str] | None = None
+) -> bpy.types.Object:
+    """A new object in the active collection; with `warnings`, a name Blender cannot hold (too long on 4.2) is kept
+    for writing back, and said."""
     obj = bpy.data.objects.new(name, data)
     context.collection.objects.link(obj)
+    if warnings is not None and obj.name != name and len(name.encode()) > len(obj.name.encode()):
+        obj[ORIGINAL_NAME] = name
+        warnings.append(f"object {name!r} is too long for this Blender; shown as {obj.name!r} and written back in full")
     return obj
 
 

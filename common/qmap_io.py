@@ -18,7 +18,9 @@ def encode_name(name: str, what: str) -> bytes:
         encoded = name.encode(ENCODING)
     except UnicodeEncodeError as error:
         bad = name[error.start : error.end]
-        raise FormatError(f"{what} {name!r} has {bad!r}, which Windows-1250 (the QMAP encoding) cannot hold") from None
+        which = "" if bad == name else f" ({bad!r})"
+        raise FormatError(f"{what} {name!r} has characters that Windows-1250 (the QMAP encoding) cannot hold{which}"
+                          ) from None  # fmt: skip
     if len(encoded) > MAX_NAME_BYTES:
         raise FormatError(f"{what} {name!r} is {len(encoded)} bytes in Windows-1250; QMAP allows {MAX_NAME_BYTES}")
     return encoded

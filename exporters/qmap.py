@@ -147,10 +147,10 @@ def gather_scene(context: bpy.types.Context, objects: list[bpy.types.Object], ap
     chosen_meshes = 0
     depsgraph = context.evaluated_depsgraph_get()
     for obj in objects:
-        name = encode_name(obj.name, "object")
+        name = encode_name(mesh_io.original_name(obj), "object")
         if obj.type == "MESH":
             materials = [slot.material for slot in obj.material_slots]
-            names = [encode_name(m.name, "material") if m else b"" for m in materials]
+            names = [encode_name(mesh_io.original_name(m), "material") if m else b"" for m in materials]
             with mesh_io.evaluated_mesh(obj, depsgraph, apply_modifiers) as mesh:
                 exported = mesh_object(obj, mesh, name, names)
             chosen_meshes += 1

@@ -29,19 +29,16 @@ def _read(path: str) -> bytes:
 # ------------------------------------------------------------------------------------------ material options
 
 
-def material_named(name: bytes) -> bpy.types.Material | None:
+def material_named(name: bytes, warnings: list[str]) -> bpy.types.Material | None:
     """The material for a QMAP name: an existing one of that name, or a new one; "" is an empty slot."""
-    if not name:
-        return None
-    text = decode_name(name)
-    return bpy.data.materials.get(text) or bpy.data.materials.new(text)
+    return mesh_io.material_named(decode_name(name), warnings) if name else None
 
 
 def apply_desc(desc: qc.DescDocument, create_missing: bool) -> tuple[int, int]:
     """Copy each entry's options onto the material of that name; returns (applied, unmatched)."""
     applied = unmatched = 0
     for name, entry in desc.entries.items():
-        material = material_named(name) if create_missing else bpy.data.materials.get(decode_name(name))
+        material = material_named(name, []) if create_missing else mesh_io.existing_material(decode_name(name))
         if material is None:
             unmatched += 1
             continue
@@ -83,7 +80,7 @@ def object_matrix(position: tuple[float, ...], orientation: tuple[float, ...], s
     return Matrix.LocRotScale(position, Euler(orientation, "XYZ"), size)
 
 
-def build_tmp_mesh(context: bpy.types.Context, source: qc.MeshObject) -> bpy.types.Object:
+def build_tmp_mesh(context: bpy.types.Context, source: qc.MeshObject, warnings: list[str]) -> bpy.types.Object:
     name = decode_name(source.name)
     sizes = source.face_sizes.astype(np.intp)
     corner_mask = np.arange(4) < sizes[:, None]
@@ -93,14 +90,14 @@ def build_tmp_mesh(context: bpy.types.Context, source: qc.MeshObject) -> bpy.typ
         mesh_io.add_uv_map(mesh, "UVMap", source.face_uvs[corner_mask])
     mesh.polygons.foreach_set("use_smooth", source.face_smooth.astype(bool))
     for material_name in source.materials:
-        mesh.materials.append(material_named(material_name))
+        mesh.materials.append(material_named(material_name, warnings))
     mesh.polygons.foreach_set("material_index", source.face_materials.astype(np.intc))
-    obj = mesh_io.link_new_object(context, name, mesh)
+    obj = mesh_io.link_new_object(context, name, mesh, warnings)
     obj.matrix_world = object_matrix(source.position, source.orientation, source.size)
     return obj
 
 
-def build_tmp_lamp(context: bpy.types.Context, source: qc.LampObject) -> bpy.types.Object:
+def build_tmp_lamp(context: bpy.types.Context, source: qc.LampObject, warnings: list[str]) -> bpy.types.Object:
     name = decode_name(source.name)
     light = bpy.data.lights.new(name, "POINT" if source.lamp_type == "Lamp" else "SPOT")
     light.color = source.color
@@ -109,7 +106,7 @@ def build_tmp_lamp(context: bpy.types.Context, source: qc.LampObject) -> bpy.typ
     if source.lamp_type == "Spot":
         light.spot_blend = min(max(source.softness, 0.0), 1.0)
         light.spot_size = math.radians(min(max(source.angle, 1.0), 180.0))
-    obj = mesh_io.link_new_object(context, name, light)
+    obj = mesh_io.link_new_object(context, name, light, warnings)
     obj.matrix_world = object_matrix(source.position, source.orientation, source.size)
     return obj
 
@@ -128,11 +125,11 @@ def build_tmp(
 ) -> None:
     tmp, desc = document
     for mesh in tmp.meshes:
-        build_tmp_mesh(context, mesh)
+        build_tmp_mesh(context, mesh, summary.warnings)
         summary.objects += 1
         summary.faces += len(mesh.face_sizes)
     for lamp in tmp.lamps:
-        build_tmp_lamp(context, lamp)
+        build_tmp_lamp(context, lamp, summary.warnings)
         summary.objects += 1
     summary.warnings.extend(tmp.warnings)
     if desc is not None:
@@ -164,7 +161,7 @@ def build_compiled(context: bpy.types.Context, path: str, model: qc.QmapModel, s
         name = f"{stem}: {decode_name(material_name) or '(no material)'}"
         mesh = mesh_io.new_mesh(name, vertices, corner_verts, np.concatenate([[0], np.cumsum(sizes)[:-1]]))
         mesh_io.add_uv_map(mesh, "UVMap", uvs.astype(np.float32))
-        mesh.materials.append(material_named(material_name))
+        mesh.materials.append(material_named(material_name, summary.warnings))
         mesh_io.link_new_object(context, name, mesh)
         summary.objects += 1
         summary.faces += len(chosen)

@@ -312,3 +312,23 @@ def test_failed_source_import_restores_material_options(tmp_path: Path, extensio
         bpy.ops.import_scene.qmap_tmp(directory=str(tmp_path), files=[{"name": "a.qmap.tmp"}, {"name": "b.qmap.tmp"}])
     assert bpy.data.materials["stone"].qmap.tex_scale == 3.0  # file a's desc was applied, then taken back
     assert data_state() == before
+
+
+def test_names_too_long_for_blender_4_2_are_kept_and_written_back_in_full(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Blender 4.2 holds 63-byte names (5.x: 255): the file's names survive an import and export all the same."""
+    material, obj = "M" * 200, "O" * 150
+    source = tmp_path / "long.qmap.tmp"
+    source.write_bytes(f'QMAP TMP 10\nobjects {{\n mesh "{obj}" {{\n  0,0,0 0,0,0 1,1,1 30 1\n'
+                       f'  materials 1 {{ "{material}" }}\n  vertices 3 {{ 0,0,0 1,0,0 1,1,0 }}\n'
+                       "  faces 1 { 3 0 0 0 0,0 1 1,0 2 1,1 }\n }\n}\n".encode())  # fmt: skip
+    (tmp_path / "long.qmap.desc").write_bytes(f'QMAP DESC 10\nmaterials {{\n "{material}" {{ tex gen; }}\n}}\n'.encode())
+    assert bpy.ops.import_scene.qmap_tmp(filepath=str(source)) == {"FINISHED"}
+    (blender_material,) = bpy.data.materials
+    assert blender_material.qmap.tex_gen  # the desc entry found its material by the full name
+    shortened = len(blender_material.name) < len(material)
+    assert ("too long for this Blender" in capsys.readouterr().out) == shortened
+    out = tmp_path / "again.qmap.tmp"
+    assert bpy.ops.export_scene.qmap_tmp(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    again = qc.parse_tmp(out.read_bytes())
+    assert again.meshes[0].name == obj.encode() and again.meshes[0].materials == [material.encode()]
+    assert material.encode() in qc.parse_desc((tmp_path / "again.qmap.desc").read_bytes()).entries
