@@ -321,7 +321,8 @@ def test_names_too_long_for_blender_4_2_are_kept_and_written_back_in_full(tmp_pa
     source.write_bytes(f'QMAP TMP 10\nobjects {{\n mesh "{obj}" {{\n  0,0,0 0,0,0 1,1,1 30 1\n'
                        f'  materials 1 {{ "{material}" }}\n  vertices 3 {{ 0,0,0 1,0,0 1,1,0 }}\n'
                        "  faces 1 { 3 0 0 0 0,0 1 1,0 2 1,1 }\n }\n}\n".encode())  # fmt: skip
-    (tmp_path / "long.qmap.desc").write_bytes(f'QMAP DESC 10\nmaterials {{\n "{material}" {{ tex gen; }}\n}}\n'.encode())
+    desc = f'QMAP DESC 10\nmaterials {{\n "{material}" {{ tex gen; }}\n}}\n'
+    (tmp_path / "long.qmap.desc").write_bytes(desc.encode())
     assert bpy.ops.import_scene.qmap_tmp(filepath=str(source)) == {"FINISHED"}
     (blender_material,) = bpy.data.materials
     assert blender_material.qmap.tex_gen  # the desc entry found its material by the full name
