@@ -46,7 +46,9 @@ def collector_paused() -> Iterator[None]:
 
 
 # ---- IQE and IQM
-IQE_STORED_NORMALS = "iqe_normal"  # per-vertex file normals, so an untouched mesh re-exports them exactly
+IQE_STORED_NORMALS = "iqe_normal"  # the file normals (per vertex, or per corner when vertices were merged), so an
+# untouched mesh re-exports them exactly
+IQE_FILE_VERTEX = "iqe_vertex"  # per corner: its vertex in the file, once vertices are merged: export keeps that order
 CUSTOM_TAG = "iqe_custom"  # mesh property: attribute name -> "slot component size" of IQE custom arrays
 COLOR_SPACE = "iqe_color_space"  # mesh property: how `vc` was stored ("SRGB" or "LINEAR")
 COMMENT = "iqe_comment"  # object property: the text block holding the file's `comment` section

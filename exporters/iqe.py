@@ -18,7 +18,7 @@ from bpy_extras.io_utils import ExportHelper, orientation_helper
 from ..common import armature as armature_helpers
 from ..common import iqe_rig as rig_math
 from ..common import mesh_io
-from ..common.conventions import COMMENT, CUSTOM_TAG, IMPORT_COLORS, linear_to_srgb
+from ..common.conventions import COMMENT, CUSTOM_TAG, IMPORT_COLORS, IQE_FILE_VERTEX, linear_to_srgb
 from ..common.conventions import IQE_STORED_NORMALS as STORED_NORMALS
 from ..common.operators import (
     ExportScopeMixin,
@@ -44,7 +44,7 @@ EXPORT_ATTRIBUTES = (
 )
 _ATTRIBUTE_WIDTHS = {"FLOAT": (1, "value"), "FLOAT2": (2, "vector"), "FLOAT_VECTOR": (3, "vector"),
                      "QUATERNION": (4, "value"), "FLOAT_COLOR": (4, "color"), "BYTE_COLOR": (4, "color")}  # fmt: skip
-_INTERNAL = {"position", STORED_NORMALS, "sharp_face", "sharp_edge", "material_index", "custom_normal"}
+_INTERNAL = {"position", STORED_NORMALS, IQE_FILE_VERTEX, "sharp_face", "sharp_edge", "material_index", "custom_normal"}
 
 
 @dataclass
@@ -142,7 +142,10 @@ def _gather_layers(
     layers = _Layers()
     if settings.export_normals:
         normals = _floats(mesh.corner_normals, "vector", 3)  # unedited file normals: the stored vectors, exactly
-        layers.corner["normal"] = mesh_io.prefer_stored_normals(mesh, normals, STORED_NORMALS, corner_vert)
+        stored = mesh.attributes.get(STORED_NORMALS)
+        per_vertex = stored is not None and stored.domain == "POINT"  # (per corner once the import merged vertices)
+        layers.corner["normal"] = mesh_io.prefer_stored_normals(mesh, normals, STORED_NORMALS,
+                                                                corner_vert if per_vertex else None)  # fmt: skip
     handled = {STORED_NORMALS}
     tags = _custom_tags(obj)
     if settings.export_uvs and len(mesh.uv_layers):
@@ -279,6 +282,7 @@ class _ObjectData:
     material_names: list[str]
     weights: tuple[np.ndarray, np.ndarray] | None  # (V, K) joints and weights, limited and normalised
     reverse: bool = True  # write each face's corners in reverse order
+    file_vertex: np.ndarray | None = None  # per corner: its vertex in the imported file (vertices merged on import)
 
 
 def _object_data(
@@ -306,6 +310,7 @@ def _object_data(
                     mesh.calc_loop_triangles()
                 loops, sizes, face_materials = _faces(mesh, settings.triangulate)
                 layers = _gather_layers(obj, mesh, corner_vert, settings, customs)
+                file_vertex = _file_vertices(mesh)
                 weights = None
                 if joint_of_name is not None:
                     joints = np.array([joint_of_name[name] for name in bone_groups], np.int64)
@@ -328,7 +333,17 @@ def _object_data(
     name = _clean(str(obj.get(rig_math.ORIGINAL_NAME, obj.name)), "mesh", customs.warnings)
     material_names = [_clean(material, "material", customs.warnings) for material in material_names]
     return _ObjectData(name, positions, corner_vert, layers, loops, sizes, face_materials, material_names, weights,
-                       reverse=settings.reverse_winding != mirrored)  # fmt: skip
+                       reverse=settings.reverse_winding != mirrored, file_vertex=file_vertex)  # fmt: skip
+
+
+def _file_vertices(mesh: bpy.types.Mesh) -> np.ndarray | None:
+    """Each corner's vertex in the file it was imported from, where the import merged the file's vertices."""
+    attribute = mesh.attributes.get(IQE_FILE_VERTEX)
+    if attribute is None or attribute.domain != "CORNER" or attribute.data_type != "INT":
+        return None
+    values = np.empty(len(mesh.loops), np.int32)
+    attribute.data.foreach_get("value", values)
+    return values
 
 
 def _clean(name: str, what: str, warnings: list[str]) -> str:
@@ -423,6 +438,10 @@ def _blocks(data: _ObjectData, taken: set[tuple[str, str]]) -> list[iqe.IqeMesh]
         if corner_keys
         else np.zeros((len(data.corner_vert), 0), np.float32)
     )
+    # Corners of one merged vertex that were different file vertices stay different vertices (the file's own
+    # split, even where their data is equal), in the file's order.
+    split_table = (corner_table if data.file_vertex is None else
+                   np.column_stack([corner_table.astype(np.float32), data.file_vertex.view(np.float32)]))  # fmt: skip
     widths = [data.layers.corner[key].reshape(len(data.corner_vert), -1).shape[1] for key in corner_keys]
     materials = np.clip(data.face_materials, 0, len(data.material_names) - 1)
     names = [data.material_names[i] for i in range(len(data.material_names))]
@@ -444,9 +463,11 @@ def _blocks(data: _ObjectData, taken: set[tuple[str, str]]) -> list[iqe.IqeMesh]
             corners = np.repeat(face_starts[faces] - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
             loops = data.loops[corners]
         if len(loops) == len(data.corner_vert) and np.array_equal(loops, np.arange(len(loops))):
-            first, new_vertex = _split_vertices(data.corner_vert, corner_table)  # triangles or polygons in order
+            first, new_vertex = _split_vertices(data.corner_vert, split_table)  # triangles or polygons in order
         else:
-            first, new_vertex = _split_vertices(data.corner_vert[loops], corner_table[loops])
+            first, new_vertex = _split_vertices(data.corner_vert[loops], split_table[loops])
+        if data.file_vertex is not None:
+            first, new_vertex = _in_file_order(first, new_vertex, data.file_vertex[loops[first]])
         source_loop = loops[first]
         source_vertex = data.corner_vert[source_loop]
         mesh = iqe.IqeMesh(_unique_name(data.name, material, taken), material, data.positions[source_vertex])
@@ -464,6 +485,14 @@ def _blocks(data: _ObjectData, taken: set[tuple[str, str]]) -> list[iqe.IqeMesh]
         mesh.face_corners = iqe.reverse_face_order(corners, mesh.face_sizes) if data.reverse else corners
         blocks.append(mesh)
     return blocks
+
+
+def _in_file_order(first: np.ndarray, new_vertex: np.ndarray, file_vertex: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The new vertices (a corner of each, the vertex of each corner) reordered by their vertex in the file."""
+    order = np.argsort(file_vertex, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return first[order], rank[new_vertex]
 
 
 def _set_layer(mesh: iqe.IqeMesh, key: str, values: np.ndarray) -> None:

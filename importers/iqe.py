@@ -16,7 +16,7 @@ from mathutils import Matrix
 from ..common import animation as animation_helpers
 from ..common import armature as armature_helpers
 from ..common import iqe_rig, mesh_io, textures
-from ..common.conventions import COLOR_SPACE, COMMENT, CUSTOM_TAG, IMPORT_COLORS, srgb_to_linear
+from ..common.conventions import COLOR_SPACE, COMMENT, CUSTOM_TAG, IMPORT_COLORS, IQE_FILE_VERTEX, srgb_to_linear
 from ..common.conventions import IQE_STORED_NORMALS as STORED_NORMALS
 from ..common.operators import (
     ImportFilesMixin,
@@ -28,7 +28,7 @@ from ..common.operators import (
     import_matrix,
     prepare_layout,
 )
-from ..formats import iqe
+from ..formats import dedup, iqe
 from ..formats.pieces import sequential
 from ..qmap_compiler.parallel import ordered_map
 from . import iqe_smoothing
@@ -46,6 +46,7 @@ class IqeImportOptions:
     bone_axis: str = "Y"
     matrix: Matrix | None = None
     find_textures: bool = True
+    merge_vertices: bool = True
 
 
 # ------------------------------------------------------------------------------------------------ building
@@ -65,10 +66,10 @@ def build_document(
     normals_by_mesh = _file_or_generated_normals(document, warnings, stem)
     objects = []
     for name, members in _object_groups(document, options.merge_by_name):
-        obj = _build_object(name, [document.meshes[i] for i in members],
-                            [normals_by_mesh[i] for i in members], document, options, warnings)  # fmt: skip
+        obj, points = _build_object(name, [document.meshes[i] for i in members],
+                                    [normals_by_mesh[i] for i in members], document, options, warnings)  # fmt: skip
         if armature_obj is not None and any(document.meshes[i].blend_indices is not None for i in members):
-            _skin(obj, armature_obj, bone_names, [document.meshes[i] for i in members])
+            _skin(obj, armature_obj, bone_names, [document.meshes[i] for i in members], points)
         elif obj.parent is None:
             root_objects.append(obj)
         context.collection.objects.link(obj)  # once built: nothing is evaluated before
@@ -131,7 +132,7 @@ def _build_object(
     document: iqe.IqeDocument,
     options: IqeImportOptions,
     warnings: list[str],
-) -> bpy.types.Object:
+) -> tuple[bpy.types.Object, _PointData]:
     vertex_offsets = np.cumsum([0, *(m.vertex_count for m in meshes)])
     corner_parts, size_parts, material_parts, generated_parts = [], [], [], []
     materials: list[str] = []
@@ -146,14 +147,20 @@ def _build_object(
         generated_normals = generated[index]
         if generated_normals is not None:
             generated_parts.append(generated_normals[keep_corners])
-    corner_verts = np.concatenate(corner_parts).astype(np.intc)
+    file_corners = np.concatenate(corner_parts).astype(np.intc)  # each corner's vertex in the file
     sizes = np.concatenate(size_parts).astype(np.int64)
     del corner_parts, size_parts  # a large file's peak comes later, while Blender sets the custom normals
     loop_starts = (np.cumsum(sizes) - sizes).astype(np.intc)
+    welded = _welded_vertices(meshes, file_corners, sizes, options) if options.merge_vertices else None
     del sizes
-    positions = np.concatenate([m.positions for m in meshes])
-    blender_mesh = mesh_io.new_mesh(name or "mesh", positions, corner_verts, loop_starts)
-    del positions, loop_starts
+    points = _PointData(welded)
+    corner_verts = file_corners if welded is None else welded.vertex_of_file_vertex[file_corners].astype(np.intc)
+    blender_mesh = mesh_io.new_mesh(name or "mesh", points.of(np.concatenate([m.positions for m in meshes])),
+                                    corner_verts, loop_starts)  # fmt: skip
+    del loop_starts
+    if welded is not None:  # the file's vertex order, for export
+        order = blender_mesh.attributes.new(IQE_FILE_VERTEX, "INT", "CORNER")
+        order.data.foreach_set("value", file_corners)
     if len(materials) > 1 or materials != [""]:
         for material in materials:
             blender_mesh.materials.append(_material(material))
@@ -162,15 +169,96 @@ def _build_object(
     del material_parts
     if all(m.texcoords is not None for m in meshes):
         uvs = np.concatenate([m.blender_texcoords() for m in meshes])
-        mesh_io.add_uv_map(blender_mesh, UV_NAME, uvs[corner_verts])
+        mesh_io.add_uv_map(blender_mesh, UV_NAME, uvs[file_corners])
         del uvs
-    _add_normals(blender_mesh, meshes, corner_verts, generated_parts, options)
-    _add_colors(blender_mesh, meshes, options.import_colors)
-    _add_customs(blender_mesh, meshes, document, corner_verts, warnings)
+    _add_normals(blender_mesh, meshes, file_corners, corner_verts, generated_parts, options, points)
+    _add_colors(blender_mesh, meshes, options.import_colors, points)
+    _add_customs(blender_mesh, meshes, document, file_corners, points, warnings)
     obj = bpy.data.objects.new(name or "mesh", blender_mesh)  # linked by the caller
     if obj.name != name:
         obj[iqe_rig.ORIGINAL_NAME] = name
-    return obj
+    return obj, points
+
+
+@dataclass
+class _Welded:
+    """File vertices joined into Blender vertices: the Blender vertex of each file vertex, and a file vertex of
+    each Blender vertex (its point data stands for all of them)."""
+
+    vertex_of_file_vertex: np.ndarray
+    representative: np.ndarray
+
+
+class _PointData:
+    """Per-vertex data of the file as the Blender mesh holds it: one row per Blender vertex."""
+
+    def __init__(self, welded: _Welded | None) -> None:
+        self.welded = welded
+
+    def of(self, per_file_vertex: np.ndarray) -> np.ndarray:
+        return per_file_vertex if self.welded is None else per_file_vertex[self.welded.representative]
+
+
+def _welded_vertices(
+    meshes: list[iqe.IqeMesh], file_corners: np.ndarray, sizes: np.ndarray, options: IqeImportOptions
+) -> _Welded | None:
+    """File vertices with the same position and the same per-vertex data (weights, colour, custom arrays that
+    are no UV map) become one Blender vertex: IQE splits a vertex wherever its UV or normal changes, and those
+    are per corner in Blender. A face that would then use one vertex twice keeps its own vertices."""
+    columns = [np.concatenate([m.positions for m in meshes]).astype(np.float32).view(np.int32)]
+    if any(m.blend_indices is not None for m in meshes):
+        columns.append(_file_blend(meshes)[0].astype(np.int32))
+        columns.append(_file_blend(meshes)[1].astype(np.float32).view(np.int32))
+    if options.import_colors != "NONE" and any(m.colors is not None for m in meshes):
+        columns.append(_file_colors(meshes).astype(np.float32).view(np.int32))
+    for slot in sorted({slot for m in meshes for slot in m.custom}):
+        width = next(m.custom[slot].shape[1] for m in meshes if slot in m.custom)
+        columns.append(np.concatenate([m.custom[slot] if slot in m.custom else np.zeros((m.vertex_count, width))
+                                       for m in meshes]).astype(np.float32).view(np.int32))  # fmt: skip
+    key = np.concatenate(columns, axis=1).astype(np.int64)
+    first = dedup.first_equal_rows(key)
+    is_first = first == np.arange(first.size)
+    vertex_of_file_vertex = (np.cumsum(is_first) - 1)[first]
+    representative = np.flatnonzero(is_first)
+    if representative.size == first.size:
+        return None  # nothing to merge: one Blender vertex per file vertex, in the file's order
+    if iqe.faces_repeating_a_vertex(vertex_of_file_vertex[file_corners], sizes).any():
+        vertex_of_file_vertex, representative = _apart_within_faces(vertex_of_file_vertex, file_corners, sizes)
+    return _Welded(vertex_of_file_vertex, representative)
+
+
+def _apart_within_faces(
+    vertex_of_file_vertex: np.ndarray, file_corners: np.ndarray, sizes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Where a face would use one merged vertex twice (a face of no area), those file vertices stay apart; the
+    vertices are then numbered anew, in order, with a file vertex standing for each."""
+    merged = vertex_of_file_vertex[file_corners]
+    face = np.repeat(np.arange(sizes.size), sizes)
+    _, slot, count = np.unique(face * (int(merged.max()) + 1) + merged, return_inverse=True, return_counts=True)
+    apart = np.unique(file_corners[count[slot.ravel()] > 1])
+    numbered = vertex_of_file_vertex.copy()
+    numbered[apart] = int(numbered.max()) + 1 + np.arange(apart.size)
+    _, first, vertex = np.unique(numbered, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # in order of first file vertex, as before
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return rank[vertex.ravel()], first[order]
+
+
+def _file_blend(meshes: list[iqe.IqeMesh]) -> tuple[np.ndarray, np.ndarray]:
+    indices = np.concatenate(
+        [m.blend_indices if m.blend_indices is not None else np.zeros((m.vertex_count, 4), np.int32) for m in meshes]
+    )
+    weights = np.concatenate(
+        [m.blend_weights if m.blend_weights is not None else np.zeros((m.vertex_count, 4), np.float32) for m in meshes]
+    )
+    return indices, weights
+
+
+def _file_colors(meshes: list[iqe.IqeMesh]) -> np.ndarray:
+    return np.concatenate(
+        [m.colors if m.colors is not None else np.ones((m.vertex_count, 4), np.float32) for m in meshes]
+    )
 
 
 def _material(name: str) -> bpy.types.Material | None:
@@ -188,12 +276,20 @@ def _material(name: str) -> bpy.types.Material | None:
 def _add_normals(
     mesh: bpy.types.Mesh,
     meshes: list[iqe.IqeMesh],
+    file_corners: np.ndarray,
     corner_verts: np.ndarray,
     generated_parts: list[np.ndarray],
     options: IqeImportOptions,
+    points: _PointData,
 ) -> None:
-    if all(m.normals is not None for m in meshes):
-        normals = np.concatenate([m.normals for m in meshes])
+    file_normals = np.concatenate([m.normals for m in meshes]) if all(m.normals is not None for m in meshes) else None
+    normals = None if file_normals is None else np.asarray(points.of(file_normals), np.float32)
+    if normals is not None and points.welded is not None:
+        corner_normals = np.asarray(file_normals, np.float32)[file_corners]
+        if not np.array_equal(corner_normals.view(np.uint32), normals[corner_verts].view(np.uint32)):
+            _add_corner_normals(mesh, corner_normals, corner_verts, options)  # merged vertices with several normals
+            return
+    if normals is not None:
         stored = mesh.attributes.new(STORED_NORMALS, "FLOAT_VECTOR", "POINT")
         stored.data.foreach_set("vector", np.ascontiguousarray(normals, np.float32).ravel())
         _smooth(mesh)
@@ -210,18 +306,26 @@ def _add_normals(
         mesh_io.set_custom_normals(mesh, corner_verts, corner_normals)
 
 
+def _add_corner_normals(
+    mesh: bpy.types.Mesh, corner_normals: np.ndarray, corner_verts: np.ndarray, options: IqeImportOptions
+) -> None:
+    stored = mesh.attributes.new(STORED_NORMALS, "FLOAT_VECTOR", "CORNER")
+    stored.data.foreach_set("vector", np.ascontiguousarray(corner_normals, np.float32).ravel())
+    _smooth(mesh)
+    if options.use_custom_normals:
+        mesh_io.set_custom_normals(mesh, corner_verts, mesh_io.unit_vectors(corner_normals))
+
+
 def _smooth(mesh: bpy.types.Mesh) -> None:
     """Smooth shading on every face: a new mesh already has it when it holds no `sharp_face` attribute."""
     if mesh.attributes.get("sharp_face") is not None:
         mesh_io.set_smooth(mesh)
 
 
-def _add_colors(mesh: bpy.types.Mesh, meshes: list[iqe.IqeMesh], mode: str) -> None:
+def _add_colors(mesh: bpy.types.Mesh, meshes: list[iqe.IqeMesh], mode: str, points: _PointData) -> None:
     if mode == "NONE" or not any(m.colors is not None for m in meshes):
         return
-    colors = np.concatenate(
-        [m.colors if m.colors is not None else np.ones((m.vertex_count, 4), np.float32) for m in meshes]
-    ).astype(np.float64)
+    colors = points.of(_file_colors(meshes)).astype(np.float64)
     if mode == "SRGB":
         colors[:, :3] = srgb_to_linear(colors[:, :3])
     attribute = mesh.color_attributes.new(COLOR_NAME, "FLOAT_COLOR", "POINT")
@@ -249,8 +353,8 @@ _UV_COMPONENTS = {"float", "half", "double"}  # a custom of 2 of these is a UV m
 
 
 def _add_customs(
-    mesh: bpy.types.Mesh, meshes: list[iqe.IqeMesh], document: iqe.IqeDocument, corner_verts: np.ndarray,
-    warnings: list[str],
+    mesh: bpy.types.Mesh, meshes: list[iqe.IqeMesh], document: iqe.IqeDocument, file_corners: np.ndarray,
+    points: _PointData, warnings: list[str],
 ) -> None:  # fmt: skip
     """One point attribute per custom array, named as declared, but for 2 floats: a UV map with V flipped back (a
     second UV map or lightmap, as IQE exporters write them). A name Blender reserves or that is already taken (a
@@ -275,14 +379,14 @@ def _add_customs(
         if width == 2 and declared.component in _UV_COMPONENTS:
             flipped = np.array(values, np.float32)
             flipped[:, 1] = 1.0 - flipped[:, 1]
-            mesh_io.add_uv_map(mesh, name, flipped[corner_verts])
+            mesh_io.add_uv_map(mesh, name, flipped[file_corners])
             tags[mesh.uv_layers[-1].name] = f"{slot} {declared.component} {width} {declared.name}"
             continue
         attribute = mesh.attributes.new(name, data_type, "POINT")
         if attribute is None:  # still refused by this Blender: skip rather than fail the import
             warnings.append(f"{mesh.name}: custom array {wanted!r} could not be made an attribute; skipped")
             continue
-        attribute.data.foreach_set(key, np.ascontiguousarray(values, np.float32).ravel())
+        attribute.data.foreach_set(key, np.ascontiguousarray(points.of(values), np.float32).ravel())
         tags[attribute.name] = f"{slot} {declared.component} {width} {declared.name}"
     if tags:
         mesh[CUSTOM_TAG] = tags
@@ -351,14 +455,12 @@ def _build_action(
     return action if count and assign else None
 
 
-def _skin(obj: bpy.types.Object, armature: bpy.types.Object, bone_names: list[str], meshes: list[iqe.IqeMesh]) -> None:
-    indices = np.concatenate(
-        [m.blend_indices if m.blend_indices is not None else np.zeros((m.vertex_count, 4), np.int32) for m in meshes]
-    )
-    weights = np.concatenate(
-        [m.blend_weights if m.blend_weights is not None else np.zeros((m.vertex_count, 4), np.float32) for m in meshes]
-    )
-    iqe_rig.add_vertex_groups(obj, bone_names, indices, weights)
+def _skin(
+    obj: bpy.types.Object, armature: bpy.types.Object, bone_names: list[str], meshes: list[iqe.IqeMesh],
+    points: _PointData,
+) -> None:  # fmt: skip
+    indices, weights = _file_blend(meshes)
+    iqe_rig.add_vertex_groups(obj, bone_names, points.of(indices), points.of(weights))
     armature_helpers.skin_to_armature(obj, armature)
 
 
@@ -420,6 +522,13 @@ class IqeImportProperties:
     )
     global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0)
     find_textures: BoolProperty(**textures.FIND_TEXTURES)
+    merge_vertices: BoolProperty(
+        name="Merge Vertices",
+        default=True,
+        description="Join the file's vertices that share a position and weights (IQE splits them at UV seams and "
+        "hard edges) into one vertex, UVs and normals kept per corner; export splits them again in the file's "
+        "order. Off: one Blender vertex per file vertex",
+    )
 
     def import_options(self) -> IqeImportOptions:
         return IqeImportOptions(
@@ -431,6 +540,7 @@ class IqeImportProperties:
             bone_axis=self.bone_axis,
             matrix=import_matrix(self),
             find_textures=self.find_textures,
+            merge_vertices=self.merge_vertices,
         )
 
 
@@ -457,7 +567,7 @@ def draw_iqe_import_options(layout: bpy.types.UILayout, operator: object) -> Non
     prepare_layout(layout)
     draw_panel(
         layout, operator, "IOGF_iqe_import_geometry", "Geometry",
-        ("merge_by_name", "use_custom_normals", "import_colors", "find_textures"),
+        ("merge_by_name", "merge_vertices", "use_custom_normals", "import_colors", "find_textures"),
     )  # fmt: skip
     draw_panel(
         layout, operator, "IOGF_iqe_import_armature", "Armature",

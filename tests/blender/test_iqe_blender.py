@@ -835,3 +835,45 @@ def test_actions_of_one_file_name_get_unique_names_on_export(tmp_path: Path, cap
     assert export_iqe(out, export_scope="SELECTED") == {"FINISHED"}
     assert [animation.name for animation in iqe.load_iqe(out).animations] == ["wave", "wave.001"]
     assert "its file name 'wave' is taken: written as 'wave.001'" in capsys.readouterr().out
+
+
+SEAM = """# Inter-Quake Export
+mesh "sheet"
+vp 0 0 0
+vt 0 0
+vp 1 0 0
+vt 1 0
+vp 1 1 0
+vt 1 1
+vp 1 0 0
+vt 0.5 0
+vp 1 1 0
+vt 0.5 1
+vp 2 1 0
+vt 1 1
+vp 2 1 0
+vt 0 0
+fm 0 1 2
+fm 3 5 4
+fm 5 6 4
+"""
+
+
+@pytest.mark.parametrize("merge", [True, False])
+def test_vertices_split_at_a_seam_are_merged_and_written_back_as_in_the_file(tmp_path: Path, merge: bool) -> None:
+    """Two triangles meeting at a UV seam (file vertices 1-3 and 2-4 share positions) and a flat triangle whose
+    corners 5 and 6 share one: merged, the sheet is one piece; the flat triangle keeps its own vertices."""
+    path = write(tmp_path, "seam.iqe", SEAM)
+    assert import_iqe(path, merge_vertices=merge) == {"FINISHED"}
+    mesh = bpy.data.objects["sheet"].data
+    assert len(mesh.vertices) == (5 if merge else 7) and len(mesh.polygons) == 3
+    assert len(mesh.edges) == (7 if merge else 8)  # merged: the seam edge is one edge of both triangles
+    uvs = np.empty(2 * len(mesh.loops), np.float32)
+    mesh.uv_layers[0].uv.foreach_get("vector", uvs)
+    assert uvs.reshape(-1, 2)[3].tolist() == [0.5, 1.0]  # (V flipped back) the UVs stay per corner
+    out = tmp_path / "again.iqe"
+    assert export_iqe(out) == {"FINISHED"}
+    again, original = iqe.load_iqe(out), iqe.load_iqe(path)
+    np.testing.assert_array_equal(again.meshes[0].positions, original.meshes[0].positions)
+    np.testing.assert_array_equal(again.meshes[0].texcoords, original.meshes[0].texcoords)  # type: ignore[arg-type]
+    np.testing.assert_array_equal(again.meshes[0].face_corners, original.meshes[0].face_corners)
