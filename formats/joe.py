@@ -163,16 +163,16 @@ def _floats(data: memoryview, offset: int, rows: int, columns: int) -> FloatArra
 def _check_indices(frame: JoeFrame, faces_offset: int, label: str) -> None:
     """Out-of-range indices are an error, except texcoord indices when the file has no texcoords at all."""
     checks = (
-        ("vertex", frame.vertex_indices, len(frame.positions), 0),
-        ("normal", frame.normal_indices, len(frame.normals), 6),
+        ("vertex", "vertices", frame.vertex_indices, len(frame.positions), 0),
+        ("normal", "normals", frame.normal_indices, len(frame.normals), 6),
     )
-    for kind, indices, count, field_offset in checks:
+    for kind, kinds, indices, count, field_offset in checks:
         bad = np.flatnonzero((indices >= count).any(axis=1))
         if len(bad):
             face = int(bad[0])
             raise FormatError(
                 f"{label}: face {face} has a {kind} index {int(indices[face].max())} but there are only "
-                f"{count} {kind}s ({len(bad)} faces are out of range)",
+                f"{count} {kinds} ({len(bad)} face(s) out of range)",
                 offset=faces_offset + face * FACE_DTYPE.itemsize + field_offset,
             )
     if frame.has_texcoords:

@@ -115,8 +115,9 @@ def _parse_object(tokens: Tokenizer, document: TmpDocument, options: ParseOption
         document.lamps.append(_parse_lamp(tokens))
     elif head.kind is Kind.IDENT and (head.text == b"lattice" or options.skip_unknown_objects):
         _skip_block(tokens)
-        line = tokens.source.error(head.pos, "").line
-        document.warnings.append(f"line {line}: '{head.text.decode()}' object skipped (only mesh and lamp compile)")
+        where = tokens.source.error(head.pos, "")  # the file and line, as errors give them
+        document.warnings.append(f"{where.file}:{where.line}: '{head.text.decode()}' object skipped (only mesh and "
+                                 "lamp compile)")  # fmt: skip
     else:
         raise tokens.error(head, f"expected an object (mesh or lamp), found {head.describe()}")
 
