@@ -151,6 +151,8 @@ def gather_scene(context: bpy.types.Context, objects: list[bpy.types.Object], ap
         if obj.type == "MESH":
             materials = [slot.material for slot in obj.material_slots]
             names = [encode_name(mesh_io.original_name(m), "material") if m else b"" for m in materials]
+            if not names:  # no slots: one empty slot, which compiles alike without an "index beyond" warning
+                materials, names = [None], [b""]
             with mesh_io.evaluated_mesh(obj, depsgraph, apply_modifiers) as mesh:
                 exported = mesh_object(obj, mesh, name, names)
             chosen_meshes += 1

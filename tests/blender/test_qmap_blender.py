@@ -333,3 +333,12 @@ def test_names_too_long_for_blender_4_2_are_kept_and_written_back_in_full(tmp_pa
     again = qc.parse_tmp(out.read_bytes())
     assert again.meshes[0].name == obj.encode() and again.meshes[0].materials == [material.encode()]
     assert material.encode() in qc.parse_desc((tmp_path / "again.qmap.desc").read_bytes()).entries
+
+
+def test_a_mesh_without_materials_compiles_without_an_index_warning(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    cube("Box")
+    out = tmp_path / "box.qmap"
+    assert bpy.ops.export_scene.qmap(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    printed = capsys.readouterr().out
+    assert "beyond" not in printed and 'material "" is used' in printed  # the engine's need is still said
+    assert qc.parse_tmp((tmp_path / "box.qmap.tmp").read_bytes()).meshes[0].materials == [b""]
