@@ -21,7 +21,7 @@ def export_iqm(
     settings: ExportSettings,
     options: iqm.IqmWriteOptions,
 ) -> Summary:
-    summary = Summary(files=1)
+    summary = Summary(files=1, face_kind="triangles")  # (IQM holds triangles only)
     document = build_document(context, operator, settings, summary)
     notes = Warnings()
     data = iqm.write_iqm(document, options, notes)  # every check runs before the file is touched
