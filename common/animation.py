@@ -376,3 +376,18 @@ def continuous_quaternions(q: np.ndarray) -> np.ndarray:
 def continuous_eulers(e: np.ndarray) -> np.ndarray:
     """(F, ..., 3) Euler angles unwrapped over frames (no jumps of 2 pi between consecutive frames)."""
     return np.unwrap(e, axis=0) if len(e) > 1 else np.array(e, np.float64)
+
+
+def play_in_scene(scene: bpy.types.Scene, first: int, last: int, frame_rate: float | None = None) -> None:
+    """Show an imported animation as it plays: the scene's frame range (and frame rate, when the file has one)
+    set to it, put back should the import fail."""
+    previous = scene.frame_start, scene.frame_end, scene.render.fps, scene.render.fps_base
+
+    def restore() -> None:
+        scene.frame_start, scene.frame_end, scene.render.fps, scene.render.fps_base = previous
+
+    undo_on_failure(restore)
+    scene.frame_start, scene.frame_end = first, max(first, last)
+    if frame_rate is not None and math.isfinite(frame_rate) and frame_rate > 0:
+        whole = min(max(round(frame_rate), 1), 1000)  # Blender's fps is a whole number, fps_base refines it
+        scene.render.fps, scene.render.fps_base = whole, whole / frame_rate

@@ -413,6 +413,9 @@ def _build_skeleton(
     assigned = False
     for order, animation in enumerate(document.animations):
         action = _build_action(obj, animation, bone_names, parents, base_world, rest, order, not assigned)
+        if action is not None and not assigned:  # the armature plays it: so does the scene, at the file's rate
+            rate = animation.framerate if animation.framerate > 0 else None
+            animation_helpers.play_in_scene(context.scene, 1, round(action.frame_end), rate)
         assigned = assigned or action is not None
     return obj, bone_names
 

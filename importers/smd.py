@@ -17,7 +17,13 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper
 
 from ..common import compat, mesh_io, textures
-from ..common.animation import basis_from_pose, continuous_eulers, continuous_quaternions, create_bone_action
+from ..common.animation import (
+    basis_from_pose,
+    continuous_eulers,
+    continuous_quaternions,
+    create_bone_action,
+    play_in_scene,
+)
 from ..common.armature import (
     BONE_AXES,
     Skeleton,
@@ -451,14 +457,7 @@ def build_animation(
     create_bone_action(
         armature, name, matched, frames, basis[..., :3, 3], rotations, rotation_mode=options.rotation_mode
     )
-    scene = context.scene
-    previous_range = scene.frame_start, scene.frame_end
-
-    def restore_range() -> None:
-        scene.frame_start, scene.frame_end = previous_range
-
-    undo_on_failure(restore_range)
-    scene.frame_start, scene.frame_end = int(frames[0]), int(frames[-1])
+    play_in_scene(context.scene, int(frames[0]), int(frames[-1]))  # (SMD has no frame rate: the QC's $fps)
 
 
 # ------------------------------------------------------------------------------------------------ VTA

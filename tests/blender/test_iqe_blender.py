@@ -877,3 +877,21 @@ def test_vertices_split_at_a_seam_are_merged_and_written_back_as_in_the_file(tmp
     np.testing.assert_array_equal(again.meshes[0].positions, original.meshes[0].positions)
     np.testing.assert_array_equal(again.meshes[0].texcoords, original.meshes[0].texcoords)  # type: ignore[arg-type]
     np.testing.assert_array_equal(again.meshes[0].face_corners, original.meshes[0].face_corners)
+
+
+def test_the_scene_plays_the_imported_animation_at_the_file_rate(tmp_path: Path, extension, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end, scene.render.fps, scene.render.fps_base = 10, 20, 25, 1.0
+    path = write(tmp_path, "hand.iqe", FIXTURE.replace("framerate 24", "framerate 29.97"))
+    assert import_iqe(path) == {"FINISHED"}
+    assert (scene.frame_start, scene.frame_end) == (1, 2)  # "wave": 2 frames
+    assert scene.render.fps == 30 and scene.render.fps / scene.render.fps_base == pytest.approx(29.97)
+    scene.frame_start, scene.frame_end, scene.render.fps, scene.render.fps_base = 10, 20, 25, 1.0
+
+    def failing(*_arguments: object) -> None:  # after the armature and its action were made
+        raise extension.formats.errors.FormatError("simulated failure")
+
+    monkeypatch.setattr(extension.importers.iqe, "_skin", failing)
+    with pytest.raises(RuntimeError, match="simulated failure"):
+        import_iqe(path)
+    assert (scene.frame_start, scene.frame_end, scene.render.fps, scene.render.fps_base) == (10, 20, 25, 1.0)
