@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import bpy
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, StringProperty
-from bpy_extras.io_utils import axis_conversion, poll_file_object_drop
+from bpy_extras.io_utils import axis_conversion, orientation_helper, poll_file_object_drop
 from mathutils import Matrix
 
 from ..formats.errors import FormatError
@@ -130,6 +130,41 @@ class ImportFilesMixin:
         return {"RUNNING_MODAL"}
 
 
+SCALE_LIMITS = {"name": "Scale", "default": 1.0, "min": 1e-6, "max": 1e6, "soft_min": 0.001, "soft_max": 1000.0}
+IMPORT_SCALE = {
+    **SCALE_LIMITS,
+    "description": "Multiply the file's coordinates by this; change it when the file's units are not the scene's "
+    "(a model that comes in far too large or too small)",
+}
+AXIS_DESCRIPTIONS = {
+    "import": {
+        "axis_forward": "The file's axis that becomes Blender's Y axis; change it when models come in facing the "
+        "wrong way",
+        "axis_up": "The file's axis that becomes Blender's Z (up) axis; change it when models come in lying down",
+    },
+    "export": {
+        "axis_forward": "The file axis that Blender's Y axis is written as; change it when the game expects "
+        "another forward axis",
+        "axis_up": "The file axis that Blender's Z (up) axis is written as; change it when the game expects "
+        "another up axis",
+    },
+}
+
+
+def axis_options(direction: str, axis_forward: str = "Y", axis_up: str = "Z") -> Callable[[type], type]:
+    """bpy_extras' orientation_helper (Forward and Up, kept apart), with the tooltips its properties lack;
+    `direction` is "import" or "export"."""
+
+    def decorate(cls: type) -> type:
+        cls = orientation_helper(axis_forward=axis_forward, axis_up=axis_up)(cls)
+        for name, description in AXIS_DESCRIPTIONS[direction].items():
+            deferred = cls.__annotations__[name]
+            cls.__annotations__[name] = deferred.function(**{**deferred.keywords, "description": description})
+        return cls
+
+    return decorate
+
+
 EXPORT_SCOPES = (
     ("SELECTED", "Selected Objects", "Export the selected objects only"),
     ("VISIBLE", "Visible Objects", "Export every object visible in the viewport"),
@@ -137,12 +172,23 @@ EXPORT_SCOPES = (
 )
 
 
+EXPORT_SCOPE_DESCRIPTION = "Which objects of the scene to export (a Collection Exporter exports its collection)"
+APPLY_MODIFIERS = {
+    "name": "Apply Modifiers",
+    "default": True,
+    "description": "Export the meshes as their modifiers shape them, as the viewport shows them; off: the meshes "
+    "without modifiers",
+}
+
+
 class ObjectScopeMixin:
     """Which objects to export; `collection` is filled in by Collection Exporters."""
 
     collection: StringProperty(name="Collection", options={"HIDDEN"})
-    export_scope: EnumProperty(name="Limit to", items=EXPORT_SCOPES, default="SELECTED")
-    apply_modifiers: BoolProperty(name="Apply Modifiers", default=True)
+    export_scope: EnumProperty(
+        name="Limit to", items=EXPORT_SCOPES, default="SELECTED", description=EXPORT_SCOPE_DESCRIPTION
+    )
+    apply_modifiers: BoolProperty(**APPLY_MODIFIERS)
 
     def objects_to_export(self, context: bpy.types.Context) -> list[bpy.types.Object]:
         if self.collection:
@@ -164,7 +210,10 @@ class ExportScopeMixin(ObjectScopeMixin):
     apply_transform: BoolProperty(
         name="Apply Object Transform", default=True, description="Write world-space positions and normals"
     )
-    global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0)
+    global_scale: FloatProperty(
+        **SCALE_LIMITS, description="Multiply the written coordinates by this; change it when the game uses "
+        "other units than Blender's (metres by default)",
+    )  # fmt: skip
 
     def export_matrix(self, obj: bpy.types.Object) -> Matrix:
         axes = axis_conversion(to_forward=self.axis_forward, to_up=self.axis_up).to_4x4()

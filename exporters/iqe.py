@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
-from bpy_extras.io_utils import ExportHelper, orientation_helper
+from bpy_extras.io_utils import ExportHelper
 
 from ..common import armature as armature_helpers
 from ..common import iqe_rig as rig_math
@@ -23,6 +23,7 @@ from ..common.conventions import IQE_STORED_NORMALS as STORED_NORMALS
 from ..common.operators import (
     ExportScopeMixin,
     Summary,
+    axis_options,
     draw_panel,
     geometry_objects,
     guarded,
@@ -671,12 +672,18 @@ class IqeExportProperties:
         name="Vertex Colors", items=IMPORT_COLORS, default="SRGB",
         description="Colour space written for colour attributes (the render colour as vc, others as customs)",
     )  # fmt: skip
-    export_attributes: EnumProperty(name="Attributes", items=EXPORT_ATTRIBUTES, default="IQE")
+    export_attributes: EnumProperty(
+        name="Attributes", items=EXPORT_ATTRIBUTES, default="IQE",
+        description="Which generic float attributes to write as custom vertex arrays (v0-v9)",
+    )  # fmt: skip
     export_tangents: BoolProperty(name="Tangents", default=False, description="Write tangents (vx) from the UV map")
     export_skeleton: BoolProperty(name="Skeleton", default=True, description="Write the armature and weights")
     max_influences: IntProperty(name="Max Influences", default=4, min=1, max=4,
                                 description="Largest weights kept per vertex (normalised)")  # fmt: skip
-    export_animations: EnumProperty(name="Animations", items=iqe_rig.EXPORT_ANIMATIONS, default="ALL")
+    export_animations: EnumProperty(
+        name="Animations", items=iqe_rig.EXPORT_ANIMATIONS, default="ALL",
+        description="Which animation of the armature to write, one IQE animation per action",
+    )  # fmt: skip
     bake_pose: BoolProperty(
         name="Bake Constraints and Drivers",
         default=True,
@@ -712,7 +719,7 @@ class IqeExportProperties:
         )
 
 
-@orientation_helper(axis_forward="Y", axis_up="Z")
+@axis_options("export")
 class EXPORT_SCENE_OT_iqe(bpy.types.Operator, ExportHelper, ExportScopeMixin, IqeExportProperties):
     """Export meshes, armature and actions as Inter-Quake Export text"""
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import bpy
 from bpy.props import BoolProperty, StringProperty
-from bpy_extras.io_utils import ExportHelper, orientation_helper
+from bpy_extras.io_utils import ExportHelper
 
-from ..common.operators import ExportScopeMixin, Summary, draw_panel, guarded
+from ..common.operators import ExportScopeMixin, Summary, axis_options, draw_panel, guarded
 from ..formats import iqm
 from ..formats.atomic import write_bytes_atomically
 from ..formats.errors import Warnings
@@ -30,7 +30,7 @@ def export_iqm(
     return summary
 
 
-@orientation_helper(axis_forward="Y", axis_up="Z")
+@axis_options("export")
 class EXPORT_SCENE_OT_iqm(bpy.types.Operator, ExportHelper, ExportScopeMixin, IqeExportProperties):
     """Export meshes, armature and actions as an Inter-Quake Model"""
 

@@ -7,13 +7,14 @@ import os
 import bpy
 import numpy as np
 from bpy.props import StringProperty
-from bpy_extras.io_utils import ExportHelper, orientation_helper
+from bpy_extras.io_utils import ExportHelper
 
 from ..common import mesh_io
 from ..common.conventions import JOE_STORED_NORMALS as STORED_NORMALS
 from ..common.operators import (
     ExportScopeMixin,
     Summary,
+    axis_options,
     draw_panel,
     geometry_objects,
     guarded,
@@ -107,7 +108,7 @@ def draw_export_options(layout: bpy.types.UILayout, operator: object, context: b
     )  # fmt: skip
 
 
-@orientation_helper(axis_forward="Y", axis_up="Z")
+@axis_options("export")
 class EXPORT_SCENE_OT_joe(bpy.types.Operator, ExportHelper, ExportScopeMixin):
     """Export mesh objects as one VDrift JOE model (triangulated, CCW, V flipped)"""
 
@@ -125,7 +126,7 @@ class EXPORT_SCENE_OT_joe(bpy.types.Operator, ExportHelper, ExportScopeMixin):
         draw_export_options(self.layout, self, context)
 
 
-@orientation_helper(axis_forward="Y", axis_up="Z")
+@axis_options("export")
 class EXPORT_SCENE_OT_jpk(bpy.types.Operator, ExportHelper, ExportScopeMixin):
     """Export mesh objects as a VDrift JPK pack, one JOE member per object"""
 

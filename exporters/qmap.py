@@ -21,6 +21,7 @@ from mathutils import Matrix
 from .. import qmap_compiler as qc
 from ..common import mesh_io
 from ..common.operators import (
+    EXPORT_SCOPE_DESCRIPTION,
     EXPORT_SCOPES,
     ObjectScopeMixin,
     Summary,
@@ -247,7 +248,9 @@ class QmapCompileOptionsMixin:
 
 
 class QmapSceneMixin(ObjectScopeMixin):
-    export_scope: EnumProperty(name="Limit to", items=EXPORT_SCOPES, default="SCENE")
+    export_scope: EnumProperty(
+        name="Limit to", items=EXPORT_SCOPES, default="SCENE", description=EXPORT_SCOPE_DESCRIPTION
+    )
     write_desc: BoolProperty(
         name="Write .qmap.desc", default=True, description="Write the materials' QMAP options beside the .qmap.tmp"
     )

@@ -323,6 +323,8 @@ def mesh_corners(
     if uvs is None:
         warnings.append(f"{obj.name}: no UV map; texture coordinates written as 0")
         uvs = np.zeros((len(geometry.positions), 2), np.float32)
+    for what, values in (("vertex positions", geometry.positions), ("normals", geometry.normals), ("UVs", uvs)):
+        require_writable(obj, what, values)
     return MeshCorners(
         positions=geometry.positions.astype(np.float64),
         normals=geometry.normals.astype(np.float64),
@@ -334,6 +336,14 @@ def mesh_corners(
         weights=weights_v[rows],
         lines=corner_lines(corner_vertices, geometry.normals, uvs),
     )
+
+
+def require_writable(obj: bpy.types.Object, what: str, values: np.ndarray) -> None:
+    """Refuse numbers the SMD text cannot hold naming their object, before anything is written."""
+    bad = smd.first_unwritable(values)
+    if bad is not None:
+        raise FormatError(f"object {obj.name!r} has {what} that SMD cannot write ({bad!r}: not finite, or 1e12 "
+                          "or more); fix them before exporting")  # fmt: skip
 
 
 def corner_lines(corner_vertices: np.ndarray, normals: np.ndarray, uvs: np.ndarray) -> np.ndarray | None:
@@ -448,6 +458,9 @@ def shape_corners(
         context, obj, apply_modifiers=settings.apply_modifiers, shape_index=index, weight_groups=[]
     ) as (mesh, _):
         geometry = corner_geometry(mesh, settings.matrix(obj))
+    shape = obj.data.shape_keys.key_blocks[index].name
+    require_writable(obj, f"shape key {shape!r} positions", geometry.positions)
+    require_writable(obj, f"shape key {shape!r} normals", geometry.normals)
     return geometry.positions.astype(np.float64), geometry.normals.astype(np.float64)
 
 
@@ -603,9 +616,18 @@ class EXPORT_SCENE_OT_valve_smd(bpy.types.Operator, ExportHelper, ExportScopeMix
     filename_ext = ".smd"
     filter_glob: StringProperty(default="*.smd;*.vta", options={"HIDDEN"})
 
-    export_mode: EnumProperty(name="Export", items=EXPORT_MODES, default="REFERENCE")
-    action_scope: EnumProperty(name="Actions", items=ACTION_SCOPES, default="ACTIVE")
-    flavour: EnumProperty(name="Target Engine", items=FLAVOURS, default="SOURCE")
+    export_mode: EnumProperty(
+        name="Export", items=EXPORT_MODES, default="REFERENCE",
+        description="What to write: the reference mesh, animations, the shape keys as VTA, or all of them",
+    )  # fmt: skip
+    action_scope: EnumProperty(
+        name="Actions", items=ACTION_SCOPES, default="ACTIVE",
+        description="Which actions of the armature become animation SMDs",
+    )  # fmt: skip
+    flavour: EnumProperty(
+        name="Target Engine", items=FLAVOURS, default="SOURCE",
+        description="The engine whose studiomdl compiles the files: Source, or GoldSrc (Half-Life 1)",
+    )  # fmt: skip
     limit_weights: BoolProperty(
         name="Limit Weights",
         default=False,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
-from bpy_extras.io_utils import ImportHelper, orientation_helper
+from bpy_extras.io_utils import ImportHelper
 from mathutils import Matrix
 
 from ..common import animation as animation_helpers
@@ -19,8 +19,10 @@ from ..common import iqe_rig, mesh_io, textures
 from ..common.conventions import COLOR_SPACE, COMMENT, CUSTOM_TAG, IMPORT_COLORS, IQE_FILE_VERTEX, srgb_to_linear
 from ..common.conventions import IQE_STORED_NORMALS as STORED_NORMALS
 from ..common.operators import (
+    IMPORT_SCALE,
     ImportFilesMixin,
     Summary,
+    axis_options,
     draw_panel,
     file_handler,
     guarded,
@@ -514,7 +516,11 @@ class IqeImportProperties:
         default=True,
         description="Use the file's normals (or those its smoothing commands generate) as custom split normals",
     )
-    import_colors: EnumProperty(name="Vertex Colors", items=IMPORT_COLORS, default="SRGB")
+    import_colors: EnumProperty(
+        name="Vertex Colors", items=IMPORT_COLORS, default="SRGB",
+        description="How to read the file's vertex colours (vc and colour custom arrays) into colour attributes: "
+        "as sRGB (most exporters), as linear values, or not at all",
+    )  # fmt: skip
     import_armature: BoolProperty(name="Armature", default=True, description="Build the skeleton and vertex groups")
     import_animations: BoolProperty(name="Animations", default=True, description="One action per animation")
     bone_axis: EnumProperty(
@@ -523,7 +529,7 @@ class IqeImportProperties:
         default="Y",
         description="The axis the file's joints point along; Blender bones are turned to it",
     )
-    global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0)
+    global_scale: FloatProperty(**IMPORT_SCALE)
     find_textures: BoolProperty(**textures.FIND_TEXTURES)
     merge_vertices: BoolProperty(
         name="Merge Vertices",
@@ -547,7 +553,7 @@ class IqeImportProperties:
         )
 
 
-@orientation_helper(axis_forward="Y", axis_up="Z")
+@axis_options("import")
 class IMPORT_SCENE_OT_iqe(bpy.types.Operator, ImportHelper, ImportFilesMixin, IqeImportProperties):
     """Import Inter-Quake Export models: meshes, materials, skeleton, weights and animations"""
 

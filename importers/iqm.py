@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import bpy
 from bpy.props import StringProperty
-from bpy_extras.io_utils import ImportHelper, orientation_helper
+from bpy_extras.io_utils import ImportHelper
 
-from ..common.operators import ImportFilesMixin, file_handler, guarded
+from ..common.operators import ImportFilesMixin, axis_options, file_handler, guarded
 from ..formats import iqm
 from .iqe import IqeImportProperties, draw_iqe_import_options, import_iqe_files
 
 
-@orientation_helper(axis_forward="Y", axis_up="Z")
+@axis_options("import")
 class IMPORT_SCENE_OT_iqm(bpy.types.Operator, ImportHelper, ImportFilesMixin, IqeImportProperties):
     """Import Inter-Quake Models: meshes, materials, skeleton, weights and animations"""
 

@@ -8,14 +8,16 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 from bpy.props import BoolProperty, FloatProperty, StringProperty
-from bpy_extras.io_utils import ImportHelper, orientation_helper
+from bpy_extras.io_utils import ImportHelper
 from mathutils import Matrix
 
 from ..common import mesh_io, textures
 from ..common.conventions import JOE_STORED_NORMALS as STORED_NORMALS
 from ..common.operators import (
+    IMPORT_SCALE,
     ImportFilesMixin,
     Summary,
+    axis_options,
     draw_panel,
     file_handler,
     guarded,
@@ -112,7 +114,7 @@ def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeI
 # ------------------------------------------------------------------------------------------------- operator
 
 
-@orientation_helper(axis_forward="Y", axis_up="Z")
+@axis_options("import")
 class IMPORT_SCENE_OT_joe(bpy.types.Operator, ImportHelper, ImportFilesMixin):
     """Import VDrift JOE models and JPK model packs"""
 
@@ -136,7 +138,7 @@ class IMPORT_SCENE_OT_joe(bpy.types.Operator, ImportHelper, ImportFilesMixin):
     use_custom_normals: BoolProperty(
         name="Custom Normals", default=True, description="Use the file's normals as custom split normals"
     )
-    global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0)
+    global_scale: FloatProperty(**IMPORT_SCALE)
     find_textures: BoolProperty(**textures.FIND_TEXTURES)
 
     def execute(self, context: bpy.types.Context) -> set[str]:

@@ -111,8 +111,12 @@ def build_tmp_lamp(context: bpy.types.Context, source: qc.LampObject, warnings: 
     return obj
 
 
+def is_map_source(path: str) -> bool:
+    return path.lower().endswith(".qmap.tmp")
+
+
 def parse_tmp_with_desc(path: str, use_desc: bool) -> tuple[qc.TmpDocument, qc.DescDocument | None]:
-    if not path.lower().endswith(".qmap.tmp"):
+    if not is_map_source(path):
         raise FormatError(f"{path}: not a QMAP source (the name must end in .qmap.tmp)")
     document = compiler_call(qc.parse_tmp, _read(path), path)
     desc_path = desc_path_for(path)
@@ -136,6 +140,16 @@ def build_tmp(
         _, unmatched = apply_desc(desc, create_missing=False)
         if unmatched:
             summary.warnings.append(f"{unmatched} .qmap.desc entries name no material of the map")
+
+
+def import_map_sources(context: bpy.types.Context, paths: list[str], use_desc: bool) -> Summary:
+    """Blender hands a drop every file ending in ".tmp" (see IOGF_FH_qmap_tmp): the map sources among `paths`
+    are imported and the other files left out with a warning; with no map source at all the first file is refused."""
+    sources = [path for path in paths if is_map_source(path)] or paths[:1]
+    summary = import_all(context, sources, lambda path: parse_tmp_with_desc(path, use_desc),
+                         lambda _path, document, summary: build_tmp(context, document, summary))  # fmt: skip
+    summary.warnings += [f"{path}: not a QMAP source (.qmap.tmp); left out" for path in paths if path not in sources]
+    return summary
 
 
 # ------------------------------------------------------------------------------------------ compiled .qmap
@@ -183,14 +197,18 @@ class IMPORT_SCENE_OT_qmap_tmp(bpy.types.Operator, ImportHelper, ImportFilesMixi
         name="Read .qmap.desc", default=True, description="Apply the .qmap.desc beside the file to the materials"
     )
 
+    def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
+        if self.filepath and not any(is_map_source(path) for path in self.selected_paths()):
+            # a drop of ".tmp" files (see IOGF_FH_qmap_tmp) none of which is a map source: no options to confirm
+            self.report({"ERROR"}, f"{os.path.basename(self.filepath)}: not a QMAP source (the name must end in "
+                                   ".qmap.tmp); nothing imported")  # fmt: skip
+            return {"CANCELLED"}
+        opened: set[str] = set(super().invoke(context, event))
+        return opened
+
     def execute(self, context: bpy.types.Context) -> set[str]:
         paths = self.selected_paths()
-        return guarded(
-            self,
-            lambda: import_all(context, paths, lambda p: parse_tmp_with_desc(p, self.use_desc),
-                               lambda _p, doc, summary: build_tmp(context, doc, summary)),
-            "Imported",
-        )  # fmt: skip
+        return guarded(self, lambda: import_map_sources(context, paths, self.use_desc), "Imported")
 
     def draw(self, context: bpy.types.Context) -> None:
         prepare_layout(self.layout)
@@ -217,7 +235,9 @@ class IMPORT_SCENE_OT_qmap(bpy.types.Operator, ImportHelper, ImportFilesMixin):
         )  # fmt: skip
 
 
-# Blender matches a dropped file by its last extension only, so ".tmp" is what lets ".qmap.tmp" drops in.
+# Blender matches a dropped file by its last extension only (every release 4.2-5.2), so ".qmap.tmp" alone would
+# match nothing and ".tmp" is what lets map sources in. `poll_drop` cannot see the file names: the importer
+# refuses a drop without a map source before showing its options, and imports only the map sources of a drop.
 IOGF_FH_qmap_tmp = file_handler(
     "IOGF_FH_qmap_tmp", "QMAP source", "import_scene.qmap_tmp", "export_scene.qmap_tmp", ".qmap.tmp;.tmp"
 )

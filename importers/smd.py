@@ -42,7 +42,16 @@ from ..common.armature import (
 )
 from ..common.conventions import SMD_STORED_NORMALS as STORED_NORMALS
 from ..common.conventions import UP_AXES, collector_paused, up_axis_matrix
-from ..common.operators import ImportFilesMixin, Summary, draw_panel, file_handler, guarded, prepare_layout, progress
+from ..common.operators import (
+    SCALE_LIMITS,
+    ImportFilesMixin,
+    Summary,
+    draw_panel,
+    file_handler,
+    guarded,
+    prepare_layout,
+    progress,
+)
 from ..common.rollback import rollback_on_error, undo_on_failure
 from ..common.selection import selecting_new_objects
 from ..formats import smd
@@ -653,7 +662,10 @@ class IMPORT_SCENE_OT_valve_smd(bpy.types.Operator, ImportHelper, ImportFilesMix
     filter_glob: StringProperty(default="*.smd;*.vta;*.qc;*.qci", options={"HIDDEN"})
 
     up_axis: EnumProperty(name="Up Axis", items=UP_AXES, default="Z", description="The file's up axis ($upaxis)")
-    global_scale: FloatProperty(name="Scale", default=1.0, min=1e-6, max=1e6, soft_min=0.001, soft_max=1000.0)
+    global_scale: FloatProperty(
+        **SCALE_LIMITS, description="Multiply the file's coordinates by this; Source and GoldSrc units are "
+        "about an inch, so 0.0254 gives metres",
+    )  # fmt: skip
     rotation_mode: EnumProperty(
         name="Rotation Keys",
         items=(
@@ -661,6 +673,8 @@ class IMPORT_SCENE_OT_valve_smd(bpy.types.Operator, ImportHelper, ImportFilesMix
             ("QUATERNION", "Quaternion", "Key bone rotations as quaternions"),
         ),
         default="XYZ",
+        description="How animation keys store bone rotations: Euler XYZ as the file does, or quaternions (no "
+        "gimbal lock or 360-degree wraps between keys)",
     )
     weight_mode: EnumProperty(
         name="Weights",
@@ -673,8 +687,14 @@ class IMPORT_SCENE_OT_valve_smd(bpy.types.Operator, ImportHelper, ImportFilesMix
             ),
         ),
         default="RAW",
+        description="Which vertex weights to import: every link as written, or only what studiomdl would keep, to "
+        "see the compiled model's skinning",
     )
-    bone_axis: EnumProperty(name="Bone Direction", items=BONE_AXES, default="Y")
+    bone_axis: EnumProperty(
+        name="Bone Direction", items=BONE_AXES, default="Y",
+        description="The axis Blender's bones point along; X suits Valve skeletons, whose bones run along X "
+        "(export turns them back)",
+    )  # fmt: skip
     use_custom_normals: BoolProperty(
         name="Custom Normals", default=True, description="Use the file's normals as custom split normals"
     )
@@ -717,8 +737,9 @@ def draw_import_options(layout: bpy.types.UILayout, operator: object) -> None:
     draw_panel(layout, operator, "IOGF_smd_import_transform", "Transform", ("up_axis", "global_scale"), closed=True)
 
 
+# The label names the Collection Exporter, which cannot write a QC; drops of .qc and .qci still reach the importer.
 IOGF_FH_smd = file_handler(
-    "IOGF_FH_smd", "Valve SMD/VTA/QC", "import_scene.valve_smd", "export_scene.valve_smd", ".smd;.vta;.qc;.qci"
+    "IOGF_FH_smd", "Valve SMD/VTA", "import_scene.valve_smd", "export_scene.valve_smd", ".smd;.vta;.qc;.qci"
 )
 
 

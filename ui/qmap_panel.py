@@ -3,6 +3,8 @@ options of the active object's materials, the last compile's report and the octr
 
 from __future__ import annotations
 
+import os
+
 import bpy
 import numpy as np
 from bpy.props import (
@@ -45,9 +47,20 @@ class QmapReportLine(bpy.types.PropertyGroup):
 
 
 class QmapSceneSettings(bpy.types.PropertyGroup):
-    tmp_path: StringProperty(name="Source", subtype="FILE_PATH", default="//map.qmap.tmp")
-    qmap_path: StringProperty(name="Map", subtype="FILE_PATH", default="//map.qmap")
-    apply_modifiers: BoolProperty(name="Apply Modifiers", default=True)
+    tmp_path: StringProperty(
+        name="Source", subtype="FILE_PATH", default="//map.qmap.tmp",
+        description="The .qmap.tmp written by Export and read by Compile (its .qmap.desc goes beside it); "
+        "// means the folder of the saved .blend file",
+    )  # fmt: skip
+    qmap_path: StringProperty(
+        name="Map", subtype="FILE_PATH", default="//map.qmap",
+        description="The compiled .qmap written by Compile and read by Show Octrees; "
+        "// means the folder of the saved .blend file",
+    )  # fmt: skip
+    apply_modifiers: BoolProperty(
+        name="Apply Modifiers", default=True,
+        description="Export the meshes as their modifiers shape them; off: the meshes without modifiers",
+    )  # fmt: skip
     k: FloatProperty(name="K", default=0.25, min=0.0, max=0.999, description="Loose-octree factor, 0 <= K < 1")
     max_depth: IntProperty(name="Max Depth", default=9, min=0, max=20, description="Deepest octree level")
     use_bounds: BoolProperty(name="Fixed Bounds", default=False, description="Use a fixed root box")
@@ -64,25 +77,34 @@ def scene_settings(context: bpy.types.Context) -> QmapSceneSettings:
     return context.scene.qmap
 
 
-def absolute(path: str) -> str:
+def panel_path(settings: QmapSceneSettings, name: str) -> str:
+    """The panel's path `name` made absolute. A path left relative would be resolved against the working folder
+    of the Blender process, wherever that is, so it is refused: `//` needs a saved .blend file."""
+    path: str = getattr(settings, name)
+    label = settings.bl_rna.properties[name].name
     if not path:
-        raise FormatError("set the output path in the QMAP panel first")
-    return bpy.path.abspath(path)
+        raise FormatError(f"set the {label} path in the QMAP panel first")
+    if path.startswith("//") and not bpy.data.filepath:
+        raise FormatError(
+            f"the QMAP {label} path {path!r} is relative to the .blend file, which is not saved: save the .blend "
+            f"file first or set an absolute path for {label}"
+        )
+    resolved: str = bpy.path.abspath(path)
+    if not os.path.isabs(resolved):
+        raise FormatError(f"the QMAP {label} path {path!r} is relative: set an absolute path for {label}")
+    return resolved
 
 
 # ---------------------------------------------------------------------------------------------- operators
 
 
-def export_scene_source(context: bpy.types.Context) -> Summary:
+def export_scene_source(context: bpy.types.Context, tmp_path: str) -> Summary:
     settings = scene_settings(context)
-    return qmap_export.export_objects(
-        context, list(context.scene.objects), absolute(settings.tmp_path), settings.apply_modifiers, True
-    )
+    return qmap_export.export_objects(context, list(context.scene.objects), tmp_path, settings.apply_modifiers, True)
 
 
-def compile_scene_source(context: bpy.types.Context) -> Summary:
-    settings = scene_settings(context)
-    report = qmap_export.compile_to(context, absolute(settings.tmp_path), absolute(settings.qmap_path), settings)
+def compile_scene_source(context: bpy.types.Context, tmp_path: str, qmap_path: str) -> Summary:
+    report = qmap_export.compile_to(context, tmp_path, qmap_path, scene_settings(context))
     summary = Summary(files=1)
     qmap_export.report_summary(report, summary)
     return summary
@@ -95,7 +117,8 @@ class QMAP_OT_export_source(bpy.types.Operator):
     bl_label = "Export .qmap.tmp"
 
     def execute(self, context: bpy.types.Context) -> set[str]:
-        return guarded(self, lambda: export_scene_source(context), "Exported")
+        return guarded(self, lambda: export_scene_source(context, panel_path(scene_settings(context), "tmp_path")),
+                       "Exported")  # fmt: skip
 
 
 class QMAP_OT_compile(bpy.types.Operator):
@@ -105,7 +128,11 @@ class QMAP_OT_compile(bpy.types.Operator):
     bl_label = "Compile"
 
     def execute(self, context: bpy.types.Context) -> set[str]:
-        return guarded(self, lambda: compile_scene_source(context), "Compiled")
+        def work() -> Summary:
+            settings = scene_settings(context)
+            return compile_scene_source(context, panel_path(settings, "tmp_path"), panel_path(settings, "qmap_path"))
+
+        return guarded(self, work, "Compiled")
 
 
 class QMAP_OT_export_and_compile(bpy.types.Operator):
@@ -116,8 +143,10 @@ class QMAP_OT_export_and_compile(bpy.types.Operator):
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         def work() -> Summary:
-            summary = export_scene_source(context)
-            compiled = compile_scene_source(context)
+            settings = scene_settings(context)
+            tmp_path, qmap_path = panel_path(settings, "tmp_path"), panel_path(settings, "qmap_path")  # both first
+            summary = export_scene_source(context, tmp_path)
+            compiled = compile_scene_source(context, tmp_path, qmap_path)
             summary.faces = compiled.faces
             summary.warnings += compiled.warnings
             return summary
@@ -134,7 +163,7 @@ class QMAP_OT_show_octrees(bpy.types.Operator):
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         def work() -> Summary:
-            model = compiler_call(qc.read_qmap_file, absolute(scene_settings(context).qmap_path))
+            model = compiler_call(qc.read_qmap_file, panel_path(scene_settings(context), "qmap_path"))
             return show_octrees(context, model)
 
         return guarded(self, work, "Showed the octrees of")

@@ -46,6 +46,7 @@ def read_iqe(data: bytes, path: str | None = None, map_pieces: PieceMap = sequen
     `map_pieces` runs the independent pieces of the number parsing (see formats.pieces)."""
     if data.startswith(_BOM):
         data = data[len(_BOM) :]
+    data = _with_lf_line_ends(data)
     _check_header(data, path)
     commands, comment_body = split_comment_section(data)
     scanned = scan_lines(commands, path)
@@ -67,6 +68,14 @@ def read_iqe(data: bytes, path: str | None = None, map_pieces: PieceMap = sequen
     if vertices.count and not faces.sizes.shape[0]:
         warnings.add("the file has vertices but no faces; the reference compiler makes no mesh from it")
     return document
+
+
+def _with_lf_line_ends(data: bytes) -> bytes:
+    """Old Mac text ends lines with CR alone. The reference compiler reads such a file as one long line; with no
+    LF anywhere the line ends are unambiguous, so they are read as LF (a CR beside LF stays whitespace)."""
+    if b"\n" in data or b"\r" not in data:
+        return data
+    return data.replace(b"\r", b"\n")
 
 
 def _check_header(data: bytes, path: str | None) -> None:

@@ -18,6 +18,7 @@ from .animation import DenseAnimation, dense_skeleton
 from .document import Flavour, SkeletonFrame, SmdDocument, SmdNode, Triangles, VertexFrame
 from .qc import QcDocument, QcFlexFile, QcMesh, load_qc
 from .reader import read_smd
+from .render import first_unwritable
 from .weights import (
     STUDIOMDL_CULL,
     STUDIOMDL_MAX_LINKS,
@@ -50,6 +51,7 @@ __all__ = [
     "dense_skeleton",
     "dominant_bones",
     "effective_links",
+    "first_unwritable",
     "links_from_padded",
     "load_qc",
     "load_smd",

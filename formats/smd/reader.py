@@ -1,7 +1,8 @@
 """SMD / VTA reader with studiomdl's tolerance (spec Part B, bar Part F).
 
 Accepted: keywords in any case; `end` with surrounding spaces; blank lines and `//` `#` `;` comment lines inside
-blocks; LF, CRLF or CR; no final newline; no `version` line; unquoted bone names (warning). Small blocks are read
+blocks; LF, CRLF or CR; no final newline; no `version` line; unquoted bone names (warning). A file with
+neither a `version` line nor a block (empty, or only blanks and comments) is an error. Small blocks are read
 line by line; the triangles block and long skeleton / vertex-animation blocks are converted in bulk (numeric.py).
 """
 
@@ -209,6 +210,8 @@ def read_smd(data: bytes, path: str | None = None, *, blank_material: str | None
             doc.warnings.append(f"line {line_number}: 'end' outside a block ignored")
         else:
             raise FormatError(f"unknown keyword {word!r}", path=path, line=line_number, column=column)
+    if not saw_version and not seen:  # nothing but blank and comment lines: refused, as every other format does
+        raise FormatError("empty file: an SMD or VTA file starts with a 'version' line", path=path, line=1)
     if not saw_version:
         doc.warnings.append("no 'version' line; read as version 1")
     _check_references(doc)

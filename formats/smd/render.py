@@ -84,11 +84,19 @@ def number_column(
     one kind for all rows, or a kind per row (SPACE or NEWLINE only). Raises FormatError for a number that cannot
     be written (`present` or not)."""
     values = np.asarray(values, dtype=np.float64).reshape(-1)  # a view where the strides allow
-    if values.size and not (float(values.max()) < _LIMIT and float(values.min()) > -_LIMIT):  # also catches nan
-        bad = float(values[~(np.abs(values) < _LIMIT)][0])
+    bad = first_unwritable(values)
+    if bad is not None:
         raise FormatError(f"cannot write the number {bad!r} (not finite, or 1e12 or more)")
     largest = max(float(values.max()), -float(values.min())) if values.size else 0.0
     return NumberColumn(values, is_float, separator, integer_groups(largest), present)
+
+
+def first_unwritable(values: npt.ArrayLike) -> float | None:
+    """The first number the text cannot hold (NaN, infinite, or 1e12 or more in size), or None."""
+    values = np.asarray(values, dtype=np.float64).reshape(-1)
+    if not values.size or (float(values.max()) < _LIMIT and float(values.min()) > -_LIMIT):  # (nan fails both)
+        return None
+    return float(values[~(np.abs(values) < _LIMIT)][0])
 
 
 def integer_groups(largest: float) -> int:

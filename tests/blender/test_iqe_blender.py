@@ -12,6 +12,7 @@ import pytest
 
 from formats import iqe
 from tests.blender.conftest import data_state
+from tests.blender.scene_dump import dump_scene
 from tests.blender.scene_helpers import active_collection_holding, chain_rig, cube, grid_object, select_only, turn_keys
 from tests.sample_paths import sample_files
 
@@ -230,6 +231,37 @@ def test_fixture_with_every_rare_feature_round_trips(tmp_path: Path) -> None:
         ("custom0", "float", 2, "wind"),
         ("custom3", "ubyte", 1, "mask"),
     ]
+
+
+RIGGED_TRIANGLE = """# Inter-Quake Export
+joint "root" -1
+pq 0 0 0 0 0 0 1
+joint "tip" 0
+pq 0 1 0 0 0 0 1
+mesh "blade"
+material "steel"
+vp 0 0 0
+vt 0 0
+vb 0 1
+vp 1 0 0
+vt 1 0
+vb 1 1
+vp 0 1 0
+vt 0 1
+vb 0 0.5 1 0.5
+fm 0 1 2
+"""
+
+
+def test_cr_only_line_ends_import_the_same_scene_as_lf(tmp_path: Path) -> None:
+    dumps = []
+    for folder, newline in (("lf", "\n"), ("old_mac", "\r")):
+        (tmp_path / folder).mkdir()
+        bpy.ops.wm.read_homefile(use_empty=True)
+        assert import_iqe(write(tmp_path / folder, "rig.iqe", RIGGED_TRIANGLE, newline)) == {"FINISHED"}
+        assert sorted(o.type for o in bpy.context.scene.objects) == ["ARMATURE", "MESH"]
+        dumps.append(dump_scene())
+    assert dumps[1] == dumps[0]
 
 
 def test_srgb_colours_round_trip_exactly(tmp_path: Path) -> None:

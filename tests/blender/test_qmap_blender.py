@@ -152,6 +152,72 @@ def test_compile_errors_carry_line_and_column(tmp_path: Path) -> None:
     assert not (tmp_path / "bad.qmap").exists()
 
 
+PANEL_OPERATORS = ["export_source", "compile", "export_and_compile", "show_octrees"]
+
+
+@pytest.mark.parametrize("operator", PANEL_OPERATORS)
+def test_panel_paths_relative_to_an_unsaved_blend_are_refused_and_nothing_is_written(
+    operator: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # where `//map.qmap.tmp` would land without a saved .blend file
+    cube("Room")
+    with pytest.raises(RuntimeError, match=r"save the \.blend file first or set an absolute path for (Source|Map)"):
+        getattr(bpy.ops.qmap, operator)()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_export_and_compile_checks_both_panel_paths_before_writing(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)
+    cube("Room")
+    bpy.context.scene.qmap.tmp_path = str(tmp_path / "level.qmap.tmp")  # absolute; the map path stays `//`
+    with pytest.raises(RuntimeError, match="set an absolute path for Map"):
+        bpy.ops.qmap.export_and_compile()
+    bpy.context.scene.qmap.qmap_path = "level.qmap"  # relative to whatever the working folder is
+    with pytest.raises(RuntimeError, match=r"'level\.qmap' is relative: set an absolute path for Map"):
+        bpy.ops.qmap.export_and_compile()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_panel_paths_are_beside_the_saved_blend(tmp_path: Path) -> None:
+    cube("Room")
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "level.blend"))
+    assert bpy.ops.qmap.export_and_compile() == {"FINISHED"}
+    assert {"map.qmap.tmp", "map.qmap"} <= {path.name for path in tmp_path.iterdir()}
+    assert bpy.ops.qmap.show_octrees() == {"FINISHED"}
+
+
+def drop(tmp_path: Path, *names: str) -> set[str]:
+    """Drop files on the 3D viewport as Blender does: the FileHandlers whose extensions match choose."""
+    window = bpy.context.window_manager.windows[0]
+    area = next(area for area in window.screen.areas if area.type == "VIEW_3D")
+    with bpy.context.temp_override(window=window, area=area, region=area.regions[-1]):
+        return bpy.ops.wm.drop_import_file(directory=str(tmp_path), files=[{"name": name} for name in names])
+
+
+def test_a_drop_imports_the_map_sources_and_leaves_other_tmp_files_alone(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    cube("Room")
+    bpy.ops.export_scene.qmap_tmp(filepath=str(tmp_path / "level.qmap.tmp"), export_scope="SCENE")
+    (tmp_path / "notes.tmp").write_bytes(b"an editor's swap file\n")
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.types.IOGF_FH_qmap_tmp.bl_file_extensions == ".qmap.tmp;.tmp"  # Blender matches ".tmp" only
+    drop(tmp_path, "notes.tmp", "level.qmap.tmp")
+    assert [obj.name for obj in bpy.context.scene.objects] == ["Room"]
+    assert "notes.tmp: not a QMAP source (.qmap.tmp); left out" in capsys.readouterr().out
+
+
+def test_a_drop_without_a_map_source_is_refused_before_the_options_are_shown(tmp_path: Path) -> None:
+    """Headless Blender runs `execute` where the UI runs `invoke`: invoke is called here as the UI would."""
+    notes = str(tmp_path / "notes.tmp")
+    reports: list[tuple[set[str], str]] = []
+    dropped = SimpleNamespace(filepath=notes, selected_paths=lambda: [notes], report=lambda *r: reports.append(r))
+    invoke = bpy.types.IMPORT_SCENE_OT_qmap_tmp.invoke
+    assert invoke(dropped, bpy.context, None) == {"CANCELLED"}
+    assert reports == [({"ERROR"}, "notes.tmp: not a QMAP source (the name must end in .qmap.tmp); nothing imported")]
+    before = data_state()
+    drop(tmp_path, "notes.tmp")  # (the importer's report goes to the window, not to this call)
+    assert data_state() == before
+
+
 @pytest.mark.parametrize("name", ["Fpp.qmap", "PacMan.qmap"])
 def test_compiled_maps_import_one_object_per_material_facing_the_right_way(name: str) -> None:
     path = sample_dir("qmap") / name

@@ -83,6 +83,37 @@ def test_file_handlers_accept_drops_only_in_the_viewport_and_outliner() -> None:
     assert bpy.types.IOGF_FH_jpk.bl_file_extensions == ".jpk"
 
 
+def test_the_smd_exporter_label_names_only_what_it_writes() -> None:
+    handler = bpy.types.IOGF_FH_smd
+    assert handler.bl_label == "Valve SMD/VTA"  # the Collection Exporter's name: QC cannot be exported
+    assert ".qc" in handler.bl_file_extensions.split(";")  # a dropped QC still reaches the importer
+    assert "QC" in bpy.types.IMPORT_SCENE_OT_valve_smd.bl_label
+
+
+def our_operators_and_settings(extension: ModuleType) -> list[tuple[str, bpy.types.Struct]]:
+    """(name, RNA) of every operator the add-on registers, and of the settings its QMAP panel draws."""
+    found = []
+    for module in extension.FORMAT_MODULES:
+        for cls in module.classes:
+            if issubclass(cls, bpy.types.Operator):
+                group, name = cls.bl_idname.split(".")
+                found.append((cls.bl_idname, getattr(getattr(bpy.ops, group), name).get_rna_type()))
+            elif cls.__name__ in ("QmapSceneSettings", "QmapMaterialSettings"):
+                found.append((cls.__name__, cls.bl_rna))
+    return found
+
+
+INTERNAL_PROPERTIES = {"rna_type", "filepath", "directory", "files", "filter_glob", "check_existing", "report"}
+
+
+def test_every_option_has_a_tooltip(extension: ModuleType) -> None:
+    found = our_operators_and_settings(extension)
+    assert len([name for name, _ in found if "." in name]) == len(OPERATORS) - 1  # every operator (not the panel)
+    shown = [(name, prop) for name, rna in found for prop in rna.properties
+             if prop.identifier not in INTERNAL_PROPERTIES and not prop.is_hidden]  # fmt: skip
+    assert [f"{name}.{prop.identifier}" for name, prop in shown if not prop.description.strip()] == []
+
+
 def test_a_drop_runs_the_importer_through_invoke(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from tests.joe_fixtures import cube_bytes
 

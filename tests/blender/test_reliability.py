@@ -123,16 +123,34 @@ def test_joe_and_jpk_refuse_non_finite_positions_naming_the_object(
 ) -> None:
     operator, suffix = EXPORTERS[format_name]
     cube("Fine")
-    mesh = cube("Broken", location=(4, 0, 0)).data
+    break_a_position(cube("Broken", location=(4, 0, 0)).data, bad)
+    target = tmp_path / f"out{suffix}"
+    with pytest.raises(RuntimeError, match="object 'Broken' has vertex positions that are NaN or infinite"):
+        operator(filepath=str(target), export_scope="SCENE")
+    assert list(tmp_path.iterdir()) == []
+
+
+def break_a_position(mesh: bpy.types.Mesh, bad: float) -> None:
     positions = np.zeros(len(mesh.vertices) * 3, np.float32)
     mesh.attributes["position"].data.foreach_get("vector", positions)
     positions[6] = bad  # foreach_set, as scripts do: `co` would clamp infinity to the largest float
     mesh.attributes["position"].data.foreach_set("vector", positions)
     mesh.update()  # Blender 4.2 re-evaluates the mesh only when told
+
+
+@pytest.mark.parametrize("format_name", [*EXPORTERS, "iqm"])
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_every_exporter_names_the_object_with_non_finite_positions_and_keeps_the_old_file(
+    format_name: str, bad: float, tmp_path: Path
+) -> None:
+    operator, suffix = EXPORTERS.get(format_name) or (bpy.ops.export_scene.iqm, ".iqm")
+    cube("Fine")
+    break_a_position(cube("Prop", location=(4, 0, 0)).data, bad)
     target = tmp_path / f"out{suffix}"
-    with pytest.raises(RuntimeError, match="object 'Broken' has vertex positions that are NaN or infinite"):
+    target.write_bytes(b"old")
+    with pytest.raises(RuntimeError, match=r"(object|mesh) 'Prop'"):
         operator(filepath=str(target), export_scope="SCENE")
-    assert list(tmp_path.iterdir()) == []
+    assert [path.name for path in tmp_path.iterdir()] == [target.name] and target.read_bytes() == b"old"
 
 
 def test_joe_import_warns_of_non_finite_positions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -537,6 +537,16 @@ def test_failed_import_leaves_blender_data_exactly_as_before(tmp_path: Path) -> 
     assert data_state() == before
 
 
+@pytest.mark.parametrize("text", ["", "\n\n   \n", "// exported by nothing\n"])
+def test_an_empty_file_is_refused_and_changes_nothing(tmp_path: Path, text: str) -> None:
+    empty = write(tmp_path, "empty.smd", text)
+    cube("Existing")
+    before = data_state()
+    with pytest.raises(RuntimeError, match=r"empty\.smd, line 1: empty file: an SMD or VTA file starts with a "):
+        import_smd(empty)
+    assert data_state() == before
+
+
 def test_failure_while_building_rolls_back(tmp_path: Path) -> None:
     reference = write(tmp_path, "model.smd", reference_text())
     text = CHAIN + "skeleton\ntime 0\nend\nvertexanimation\ntime 0\n0 9 9 9 0 0 1\nend\n"

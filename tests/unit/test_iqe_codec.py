@@ -162,6 +162,23 @@ def test_crlf_bom_quoted_names_leading_space_and_hash_comments() -> None:
     assert_same_document(document, read_iqe(write_iqe(document)))
 
 
+CR_FIXTURE = (
+    HEADER + 'joint "root" -1\npq 0 0 1 0 0 0 1\nmesh "box"\nmaterial "stone"\nvp 0 0 0\nvp 1 0 0\nvp 0 1 0\n'
+    "vt 0 0\nvt 1 0\nvt 0 1\nvb 0 1\nvb 0 1\nvb 0 1\nfm 0 1 2\n"
+)
+
+
+def test_cr_only_line_ends_read_as_the_lf_file() -> None:
+    lf = parse(CR_FIXTURE)
+    old_mac = read_iqe(CR_FIXTURE.replace("\n", "\r").encode(), "mac.iqe")
+    assert old_mac.warnings == lf.warnings == []
+    assert [(j.name, j.parent, j.translation) for j in old_mac.joints] == [("root", -1, (0.0, 0.0, 1.0))]
+    assert_same_document(old_mac, lf)
+    np.testing.assert_array_equal(old_mac.meshes[0].texcoords, lf.meshes[0].texcoords)  # type: ignore[arg-type]
+    long_line = CR_FIXTURE.replace("vp 1 0 0", "vp 1 0 0" + " " * 600).replace("\n", "\r").encode()
+    assert any("longer than 511 bytes" in w for w in read_iqe(long_line).warnings)  # still told of real long lines
+
+
 def test_pq_without_w_pm_and_pa() -> None:
     text = (
         HEADER

@@ -89,6 +89,18 @@ def test_parent_loop_is_an_error() -> None:
         read_smd(b'nodes\n0 "a" 1\n1 "b" 0\nend\n')
 
 
+@pytest.mark.parametrize("data", [b"", b"\r\n  \t\n", b"// made by hand\n# nothing else\n; really\n"])
+def test_an_empty_file_is_an_error(data: bytes) -> None:
+    with pytest.raises(FormatError, match="empty file: an SMD or VTA file starts with a 'version' line") as caught:
+        read_smd(data, "empty.smd")
+    assert (caught.value.path, caught.value.line) == ("empty.smd", 1)
+
+
+def test_a_version_line_without_blocks_is_still_read() -> None:
+    doc = read_smd(b"// skeleton-only animations need no triangles\nversion 1\n")
+    assert (doc.version, doc.nodes, doc.triangles) == (1, [], None)
+
+
 def test_base_fixture_is_valid() -> None:
     doc = read_smd(BASE.encode())
     assert doc.triangles is not None and len(doc.triangles) == 1
