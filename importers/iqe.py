@@ -554,7 +554,7 @@ class IqeImportProperties:
 
 
 @axis_options("import")
-class IMPORT_SCENE_OT_iqe(bpy.types.Operator, ImportHelper, ImportFilesMixin, IqeImportProperties):
+class IMPORT_SCENE_OT_iqe(bpy.types.Operator, ImportFilesMixin, ImportHelper, IqeImportProperties):
     """Import Inter-Quake Export models: meshes, materials, skeleton, weights and animations"""
 
     bl_idname = "import_scene.iqe"

@@ -14,7 +14,7 @@ from .iqe import IqeImportProperties, draw_iqe_import_options, import_iqe_files
 
 
 @axis_options("import")
-class IMPORT_SCENE_OT_iqm(bpy.types.Operator, ImportHelper, ImportFilesMixin, IqeImportProperties):
+class IMPORT_SCENE_OT_iqm(bpy.types.Operator, ImportFilesMixin, ImportHelper, IqeImportProperties):
     """Import Inter-Quake Models: meshes, materials, skeleton, weights and animations"""
 
     bl_idname = "import_scene.iqm"

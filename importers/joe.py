@@ -115,7 +115,7 @@ def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeI
 
 
 @axis_options("import")
-class IMPORT_SCENE_OT_joe(bpy.types.Operator, ImportHelper, ImportFilesMixin):
+class IMPORT_SCENE_OT_joe(bpy.types.Operator, ImportFilesMixin, ImportHelper):
     """Import VDrift JOE models and JPK model packs"""
 
     bl_idname = "import_scene.joe"

@@ -184,7 +184,7 @@ def build_compiled(context: bpy.types.Context, path: str, model: qc.QmapModel, s
 # ------------------------------------------------------------------------------------------------ operators
 
 
-class IMPORT_SCENE_OT_qmap_tmp(bpy.types.Operator, ImportHelper, ImportFilesMixin):
+class IMPORT_SCENE_OT_qmap_tmp(bpy.types.Operator, ImportFilesMixin, ImportHelper):
     """Import QMAP intermediate maps (.qmap.tmp), with the material options of the .qmap.desc beside them"""
 
     bl_idname = "import_scene.qmap_tmp"
@@ -215,7 +215,7 @@ class IMPORT_SCENE_OT_qmap_tmp(bpy.types.Operator, ImportHelper, ImportFilesMixi
         draw_panel(self.layout, self, "IOGF_qmap_tmp_import", "Materials", ("use_desc",))
 
 
-class IMPORT_SCENE_OT_qmap(bpy.types.Operator, ImportHelper, ImportFilesMixin):
+class IMPORT_SCENE_OT_qmap(bpy.types.Operator, ImportFilesMixin, ImportHelper):
     """Import compiled QMAP maps (.qmap) to check what the engine will draw: one object per material"""
 
     bl_idname = "import_scene.qmap"

@@ -650,7 +650,7 @@ def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdI
 # ------------------------------------------------------------------------------------------------- operator
 
 
-class IMPORT_SCENE_OT_valve_smd(bpy.types.Operator, ImportHelper, ImportFilesMixin):
+class IMPORT_SCENE_OT_valve_smd(bpy.types.Operator, ImportFilesMixin, ImportHelper):
     """Import Valve SMD models and animations and VTA vertex animations (Source and GoldSrc), or everything a QC
     names"""
 

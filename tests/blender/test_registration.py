@@ -125,6 +125,19 @@ def test_a_drop_runs_the_importer_through_invoke(tmp_path) -> None:  # type: ign
     assert result == {"FINISHED"} and "dropped" in bpy.data.objects
 
 
+@pytest.mark.parametrize("name", [name for name in OPERATORS if name.startswith("IMPORT_SCENE_OT_")])
+def test_a_drop_shows_the_import_options_rather_than_the_file_browser(extension: ModuleType, name: str) -> None:
+    """ImportHelper.invoke opens the file browser; the add-on's own invoke (a drop: the options popup) must come
+    first in every importer's bases (headless Blender runs execute instead of invoke, so the order is checked)."""
+    from bpy_extras.io_utils import ImportHelper
+
+    mixin = extension.common.operators.ImportFilesMixin
+    cls = getattr(bpy.types, name)
+    providers = [klass for klass in cls.__mro__ if "invoke" in vars(klass)]
+    assert mixin in providers and ImportHelper in providers
+    assert providers.index(mixin) < providers.index(ImportHelper), providers
+
+
 class FakeLayout:
     """Records what draw() code asks for; panels are always open."""
 
