@@ -120,7 +120,6 @@ def run_front_end(tmp: TmpDocument, desc: DescDocument | None, options: FrontEnd
         skipped += mesh_skipped
     merged = _concatenate(parts)
     parts.clear()  # (the merged copy is all that is needed from here on)
-    _reverse_corners(merged)
     result = _finish(merged, names, tmp, desc, options)
     result.warnings[:0] = result_warnings
     result.skipped_faces = skipped
@@ -128,7 +127,7 @@ def run_front_end(tmp: TmpDocument, desc: DescDocument | None, options: FrontEnd
 
 
 _TRIM_AFTER_BYTES = 32 << 20
-_FACES_PER_PIECE = 1 << 16  # faces reversed, textured and framed at a time, pieces side by side
+_FACES_PER_PIECE = 1 << 16  # faces textured and framed at a time, pieces side by side
 
 
 def _meshes_of(tmp: TmpDocument, release: bool) -> Iterator[MeshObject]:
@@ -194,9 +193,10 @@ def _mesh_faces(mesh: MeshObject, matrix: Matrix, desc: DescDocument | None, nam
     sizes = mesh.face_sizes[keep]
     slots = slots[keep]
     world = transform_points(mesh.vertices, matrix)
-    positions = world[:, [0, 2, 1]][mesh.face_indices[keep]]  # (corners reversed later, for all meshes at once)
+    order = _reversed_order(sizes == 3)  # every face's corners in reverse order (D3D's winding)
+    positions = world[:, [0, 2, 1]][_in_order(mesh.face_indices[keep], order)]
     if mesh.face_uvs is not None:
-        raw = mesh.face_uvs[keep]
+        raw = _in_order(mesh.face_uvs[keep], order)
         uvs = np.stack([raw[..., 0], np.float32(1.0) - raw[..., 1]], axis=-1)
         face_texgen = texgen[slots]
     else:
@@ -206,27 +206,23 @@ def _mesh_faces(mesh: MeshObject, matrix: Matrix, desc: DescDocument | None, nam
     return part, int(np.count_nonzero(~keep))
 
 
-def _reverse_corners(merged: _MeshFaces) -> None:
-    """Every face's corners in reverse order (D3D's winding), in place, pieces of faces side by side."""
-
-    def reverse(begin: int) -> None:
-        piece = slice(begin, begin + _FACES_PER_PIECE)
-        triangles = merged.sizes[piece] == 3
-        for corners in (merged.positions, merged.uvs):
-            corners[piece] = _reversed_corners(corners[piece], triangles)
-
-    ordered_map(reverse, range(0, len(merged.sizes), _FACES_PER_PIECE))
-
-
-def _reversed_corners(corners: Array, triangles: Array) -> Array:
-    """Each face's (F, 4, ...) corners in reverse order (a triangle's padding slot repeats its new corner 0)."""
+def _reversed_order(triangles: Array) -> Array:
+    """Each face's corners in reverse order: (4,) when all faces have one size, else (F, 4). A triangle's padding
+    slot repeats its new corner 0."""
     if triangles.all():
-        return corners[:, _REVERSED_CORNERS[3]]
+        return _REVERSED_CORNERS[3]
     if not triangles.any():
-        return corners[:, _REVERSED_CORNERS[4]]
-    mask = triangles.reshape(-1, *([1] * (corners.ndim - 1)))
-    result: Array = np.where(mask, corners[:, _REVERSED_CORNERS[3]], corners[:, _REVERSED_CORNERS[4]])
-    return result
+        return _REVERSED_CORNERS[4]
+    order: Array = np.where(triangles[:, None], _REVERSED_CORNERS[3], _REVERSED_CORNERS[4])
+    return order
+
+
+def _in_order(corners: Array, order: Array) -> Array:
+    """(F, 4, ...) corners taken in `order` (see _reversed_order)."""
+    if order.ndim == 1:
+        return corners[:, order]
+    taken: Array = np.take_along_axis(corners, order.reshape(*order.shape, *([1] * (corners.ndim - 2))), axis=1)
+    return taken
 
 
 _NOTHING = np.zeros(0, np.float32)
