@@ -197,6 +197,7 @@ _QUICK_MESH_HEAD = re.compile(
     + _BLANKS + rb"materials[ \t\r\n\x0b]+" + _NUMBER + _BLANKS + rb"\{"
 )
 _QUICK_STRING = re.compile(_BLANKS + rb'"([^"\\\r\n]*)"')
+_PLAIN_DECIMAL = re.compile(rb"[+-]?[0-9]{1,30}(?:\.[0-9]{0,30})?")  # read by float() exactly as atof reads it
 
 
 def _quick_mesh_head(tokens: Tokenizer) -> tuple[bytes, Vec3, Vec3, Vec3, float, bool, int] | None:
@@ -205,10 +206,16 @@ def _quick_mesh_head(tokens: Tokenizer) -> tuple[bytes, Vec3, Vec3, Vec3, float,
     match = _QUICK_MESH_HEAD.match(tokens.text, tokens.pos)
     if match is None:
         return None
-    numbers = [Token(number_kind(match.group(i)), match.group(i), match.start(i)) for i in range(2, 14)]
-    floats = [float_value(token, tokens) for token in numbers[:10]]
-    has_uv = uint_value(numbers[10], tokens) > 0
-    count = _checked_count(tokens, numbers[11], b"materials")
+    words = match.groups()[1:13]
+    if all(_PLAIN_DECIMAL.fullmatch(word) for word in words[:10]):  # the usual case: all ten at once
+        floats = np.array([float(word) for word in words[:10]]).astype(np.float32).tolist()  # (= atof, narrowed)
+        numbers = [Token(number_kind(words[i]), words[i], match.start(i + 2)) for i in (10, 11)]
+    else:
+        tokens_of = [Token(number_kind(match.group(i)), match.group(i), match.start(i)) for i in range(2, 14)]
+        floats = [float_value(token, tokens) for token in tokens_of[:10]]
+        numbers = tokens_of[10:]
+    has_uv = uint_value(numbers[0], tokens) > 0
+    count = _checked_count(tokens, numbers[1], b"materials")
     tokens.seek(match.end())
     vectors = (floats[0], floats[1], floats[2]), (floats[3], floats[4], floats[5]), (floats[6], floats[7], floats[8])
     return match.group(1), *vectors, floats[9], has_uv, count
