@@ -437,3 +437,24 @@ def test_large_blocks_read_in_parts_match_blocks_read_whole(monkeypatch: pytest.
         monkeypatch.setattr(blockscan, "_PART_BYTES", part_bytes)  # parts of a line each, or of many lines
         assert _read(text) == whole, part_bytes
     assert isinstance(whole, str) == (twist in ("one face too few", "index out of range"))
+
+
+def test_plain_decimal_mesh_heads_read_as_token_by_token() -> None:
+    """A head of plain decimals is converted all at once; with one exponent among them, token by token: the same
+    float32 values either way."""
+    from qmap_compiler import parse_tmp
+
+    numbers = ["1.", "+3.25", "-0.000", "123456789.123456789", "0.1", "-7", "16777217", "0.30000001192092896",
+               "340282346638528859811704183484516925440.0"[:30], "30"]  # fmt: skip
+
+    def head(words: list[str]) -> bytes:
+        return (f'QMAP TMP 10\nobjects {{\n mesh "M" {{ {words[0]},{words[1]},{words[2]} {words[3]},{words[4]},'
+                f"{words[5]} {words[6]},{words[7]},{words[8]} {words[9]} 0 materials 0 {{ }}\n"
+                "  vertices 0 { }\n  faces 0 { }\n }\n}\n").encode()
+
+    quick = parse_tmp(head(numbers)).meshes[0]
+    slow = parse_tmp(head([*numbers[:9], "3e1"])).meshes[0]
+    for field in ("position", "orientation", "size"):
+        assert [np.float32(v).tobytes() for v in getattr(quick, field)] == [
+            np.float32(v).tobytes() for v in getattr(slow, field)]
+    assert quick.auto_smooth_angle == slow.auto_smooth_angle == 30.0
