@@ -106,7 +106,7 @@ def create_bone_action(
 def _remember(owner: bpy.types.bpy_struct, attribute: str) -> None:
     """Put `attribute` back if the running import fails (the owner existed before the import)."""
     value = getattr(owner, attribute)
-    path = owner.path_from_id()
+    path = compat.path_from_id(owner)
     holder = owner.id_data
 
     def restore() -> None:

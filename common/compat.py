@@ -107,6 +107,18 @@ def assigned_slot(animation: bpy.types.AnimData | None) -> object | None:
     return getattr(animation, "action_slot", None) if animation is not None else None
 
 
+def path_from_id(struct: bpy.types.bpy_struct) -> str:
+    """The data path of `struct` from its ID. Blender 4.2 cannot give one for an object's AnimData (4.3+ says
+    "animation_data"), which is where an ID keeps it."""
+    try:
+        path: str = struct.path_from_id()
+    except ValueError:
+        if isinstance(struct, bpy.types.AnimData):
+            return "animation_data"
+        raise
+    return path
+
+
 def playback_properties(animation: bpy.types.AnimData) -> list[str]:
     """The AnimData properties that choose what plays: action, its slot (4.4+) and whether the NLA plays."""
     return [name for name in ("action", "action_slot", "use_nla") if name in animation.bl_rna.properties]

@@ -282,6 +282,22 @@ def test_animation_keeps_its_time_numbers_and_holds_missing_bones(tmp_path: Path
     assert_same_animation(smd.read_smd(animation.read_bytes()), smd.load_smd(out))
 
 
+@pytest.mark.parametrize("together", [True, False], ids=["in one import", "one after another"])
+def test_two_animations_onto_one_armature(tmp_path: Path, together: bool) -> None:
+    """The second animation replaces the first as the armature's action (Blender 4.2 could not say where an
+    object's animation data is, which the import must know to put the first back should it fail)."""
+    reference = write(tmp_path, "model.smd", reference_text())
+    walk, idle = (write(tmp_path, f"{name}.smd", ANIMATION_TIME_5) for name in ("walk", "idle"))
+    if together:
+        assert import_smd(reference, walk, idle) == {"FINISHED"}
+    else:
+        for path in (reference, walk, idle):
+            assert import_smd(path) == {"FINISHED"}
+    armature = bpy.data.objects["model_skeleton"]
+    assert {"walk", "idle"} <= set(bpy.data.actions.keys())
+    assert armature.animation_data.action == bpy.data.actions["idle"]
+
+
 @pytest.mark.parametrize("rotation_mode", ["XYZ", "QUATERNION"])
 def test_animation_rotation_keys(tmp_path: Path, rotation_mode: str) -> None:
     animation = write(tmp_path, "walk.smd", ANIMATION_TIME_5)
