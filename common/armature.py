@@ -11,7 +11,8 @@ Matrices are numpy (..., 4, 4) arrays in row-major mathematical form (as `np.arr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import bpy
@@ -351,6 +352,32 @@ def skin_to_armature(obj: bpy.types.Object, armature_object: bpy.types.Object) -
     obj.parent = armature_object
     modifier = obj.modifiers.new("Armature", "ARMATURE")
     modifier.object = armature_object
+
+
+@contextlib.contextmanager
+def bone_children_at_rest(context: bpy.types.Context, objects: Sequence[bpy.types.Object]) -> Iterator[None]:
+    """Objects parented to a bone (a hat on the head bone), directly or through their parents, placed as at the
+    rest pose while evaluated: their armatures switched to Rest Position, then back. A reference mesh is the
+    bind pose, whatever frame the scene shows."""
+    armatures = []
+    for obj in objects:
+        child = obj
+        while child.parent is not None:
+            if child.parent_type == "BONE" and child.parent.type == "ARMATURE" and child.parent not in armatures:
+                armatures.append(child.parent)
+            child = child.parent
+    changed = [armature for armature in armatures if armature.data.pose_position != "REST"]
+    for armature in changed:
+        armature.data.pose_position = "REST"
+    if changed:
+        context.view_layer.update()
+    try:
+        yield
+    finally:
+        for armature in changed:
+            armature.data.pose_position = "POSE"
+        if changed:
+            context.view_layer.update()
 
 
 def armature_of(obj: bpy.types.Object) -> bpy.types.Object | None:

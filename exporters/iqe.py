@@ -563,7 +563,8 @@ def build_document(
     joint_of_name = {name: i for i, name in enumerate(rig.bone_names)} if rig is not None else None
     customs = _Customs()
     taken: set[tuple[str, str]] = set()
-    with _rest_pose(context, objects, armature, operator.apply_modifiers):
+    at_rest = armature_helpers.bone_children_at_rest(context, objects)  # (a hat on the head bone: as at rest)
+    with _rest_pose(context, objects, armature, operator.apply_modifiers), at_rest:
         for obj in objects:
             skinned = joint_of_name is not None and _uses_armature(obj, armature)
             data = _object_data(context, obj, operator, settings, customs, joint_of_name if skinned else None)

@@ -41,6 +41,7 @@ from ..common.armature import (
     Skeleton,
     armature_of,
     bone_axis_of,
+    bone_children_at_rest,
     correction,
     local_from_world,
     matrix_to_euler_xyz,
@@ -565,7 +566,8 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     if mode in ("REFERENCE", "VTA", "ALL"):
         if not meshes:
             raise FormatError("no mesh objects to export (check the selection or the export scope)")
-        chosen = [(obj, mesh_corners(context, obj, table, settings, summary.warnings)) for obj in meshes]
+        with bone_children_at_rest(context, meshes):
+            chosen = [(obj, mesh_corners(context, obj, table, settings, summary.warnings)) for obj in meshes]
         kept = [(obj, part) for obj, part in chosen if has_faces(obj.name, len(part.positions), summary.warnings)]
         refuse_if_nothing_left(len(kept), len(meshes))
         meshes, parts = [obj for obj, _ in kept], [part for _, part in kept]
@@ -575,7 +577,8 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
         document = reference_document(parts, table, settings, summary.warnings)
         plan.files.append((path, smd.smd_pieces(document, flavour)))
     if mode in ("VTA", "ALL"):
-        vta = vta_document(context, meshes, parts, settings)
+        with bone_children_at_rest(context, meshes):
+            vta = vta_document(context, meshes, parts, settings)
         if vta is None and mode == "VTA":
             raise FormatError("no shape keys to export as VTA")
         if vta is not None:

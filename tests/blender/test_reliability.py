@@ -10,6 +10,7 @@ from types import ModuleType
 import bpy
 import numpy as np
 import pytest
+from mathutils import Matrix
 
 from formats import joe
 from tests import joe_fixtures as fx
@@ -164,3 +165,27 @@ def test_joe_import_warns_of_non_finite_positions(tmp_path: Path, capsys: pytest
     path.write_bytes(bytes(data))
     assert bpy.ops.import_scene.joe(filepath=str(path)) == {"FINISHED"}
     assert "holes: 1 of 8 positions are NaN or infinite" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("operator", ["valve_smd", "iqe", "iqm"])
+def test_an_object_on_a_bone_is_written_at_the_rest_pose_whatever_the_frame(tmp_path: Path, operator: str) -> None:
+    """A hat parented to the head bone goes into the reference mesh where it sits at rest, like the skinned body,
+    not where the current frame's pose has moved it."""
+    from tests.blender.scene_helpers import chain_rig, cube, turn_keys
+
+    armature = chain_rig("root", "head")
+    turn_keys(armature, "head", {1: 0.0, 10: 1.2})
+    hat = cube("Hat", size=0.5, location=(0, 0, 2.2))
+    hat.parent, hat.parent_type, hat.parent_bone = armature, "BONE", "head"
+    hat.matrix_parent_inverse = (armature.matrix_world @ armature.data.bones["head"].matrix_local
+                                 @ Matrix.Translation((0, 1, 0))).inverted()  # fmt: skip
+    bpy.context.scene.frame_set(1)
+    exporter = getattr(bpy.ops.export_scene, operator)
+    extension = ".smd" if operator == "valve_smd" else f".{operator}"
+    at_rest, posed = tmp_path / f"rest{extension}", tmp_path / f"posed{extension}"
+    assert exporter(filepath=str(at_rest), export_scope="SCENE") == {"FINISHED"}
+    bpy.context.scene.frame_set(10)
+    assert hat.matrix_world.translation.y < -0.5  # the pose has moved it
+    assert exporter(filepath=str(posed), export_scope="SCENE") == {"FINISHED"}
+    assert posed.read_bytes() == at_rest.read_bytes()
+    assert armature.data.pose_position == "POSE"
