@@ -375,6 +375,20 @@ def corner_lines(corner_vertices: np.ndarray, normals: np.ndarray, uvs: np.ndarr
     return (np.cumsum(is_first) - 1)[first]
 
 
+def _name_warnings(materials: list[str], bones: list[str], flavour: str, warnings: list[str]) -> None:
+    """What studiomdl would trip over in names: characters outside ASCII (as Blender Source Tools warns), and in
+    GoldSrc a material line that is not a .bmp texture file ("unknown graphics type")."""
+    foreign = [name for name in (*bones, *materials) if not name.isascii()]
+    if foreign:
+        warnings.append(f"{len(foreign)} name(s) outside ASCII, which studiomdl and the engines may not read: "
+                        f"{', '.join(map(repr, foreign[:5]))}{' ...' if len(foreign) > 5 else ''}")  # fmt: skip
+    not_bitmaps = [name for name in materials if not name.lower().endswith(".bmp")]
+    if flavour == "goldsrc" and not_bitmaps:
+        warnings.append(f"GoldSrc's studiomdl reads each material as a .bmp texture file; {len(not_bitmaps)} "
+                        f"material(s) are not: {', '.join(map(repr, not_bitmaps[:5]))}"
+                        f"{' ...' if len(not_bitmaps) > 5 else ''} (name materials after their textures)")  # fmt: skip
+
+
 def joined(arrays: list[np.ndarray], empty_shape: tuple[int, ...], dtype: type = np.float64) -> np.ndarray:
     """The arrays one after another (one array as it is, no copy)."""
     if not arrays:
@@ -441,6 +455,7 @@ def reference_document(
         corner_lines=lines,
     )
     flavour = "goldsrc" if settings.flavour == "GOLDSRC" else "source"
+    _name_warnings(list(material_names), [node.name for node in table.nodes()], flavour, warnings)
     if flavour == "goldsrc" and bool((counts > 1).any()):
         warnings.append(f"GoldSrc skins rigidly: {int((counts > 1).sum())} corner(s) with several weights were "
                         "bound to their heaviest bone")  # fmt: skip

@@ -848,3 +848,15 @@ def test_flat_normals_become_flat_faces_and_go_back_out_exactly(tmp_path: Path) 
     again = smd.load_smd(out).triangles
     assert again is not None
     np.testing.assert_array_equal(np.unique(again.normals.reshape(-1, 3), axis=0), [[0, -1, 0], [0, 0, 1]])
+
+
+def test_names_studiomdl_would_trip_over_are_warned_about(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    reference = write(tmp_path, "model.smd", reference_text(material="métal"))
+    assert import_smd(reference) == {"FINISHED"}
+    capsys.readouterr()
+    assert export_smd(tmp_path / "source.smd") == {"FINISHED"}
+    printed = capsys.readouterr().out
+    assert "1 name(s) outside ASCII" in printed and "'métal'" in printed and ".bmp" not in printed
+    assert export_smd(tmp_path / "goldsrc.smd", flavour="GOLDSRC") == {"FINISHED"}
+    printed = capsys.readouterr().out
+    assert "reads each material as a .bmp texture file; 2 material(s) are not: 'métal', 'metal dark'" in printed
