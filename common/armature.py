@@ -20,6 +20,7 @@ import numpy as np
 from mathutils import Matrix
 
 from . import compat
+from .mesh_io import ORIGINAL_NAME
 
 BONE_AXIS_PROPERTY = "iogf_bone_axis"
 FILE_ORDER = "iogf_file_order"  # bone property: the bone's index in the file it was imported from
@@ -282,7 +283,14 @@ def build_armature(
         view_layer.objects.active = previous
     for row, bone_name in enumerate(names):
         armature.bones[bone_name][FILE_ORDER] = row
+        if bone_name != skeleton.names[row]:  # too long, or cut to a name already taken: the file's is kept
+            armature.bones[bone_name][ORIGINAL_NAME] = skeleton.names[row]
     return obj, names
+
+
+def file_name_of(bone: bpy.types.Bone) -> str:
+    """The bone's name in the file it was imported from (Blender may have had to shorten it)."""
+    return str(bone.get(ORIGINAL_NAME, bone.name))
 
 
 def bone_axis_of(armature_object: bpy.types.Object) -> str:

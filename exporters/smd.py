@@ -43,6 +43,7 @@ from ..common.armature import (
     bone_axis_of,
     bone_children_at_rest,
     correction,
+    file_name_of,
     local_from_world,
     matrix_to_euler_xyz,
     read_skeleton,
@@ -131,8 +132,10 @@ class BoneTable:
         return row_of[self.full.names[parent]] if parent >= 0 else None
 
     def nodes(self) -> list[smd.SmdNode]:
+        bones = self.armature.data.bones if self.armature is not None else {}
+        names = [file_name_of(bones[name]) if name in bones else name for name in self.skeleton.names]
         nodes = [smd.SmdNode(row, name, parent) for row, (name, parent) in
-                 enumerate(zip(self.skeleton.names, self.skeleton.parents, strict=True))]  # fmt: skip
+                 enumerate(zip(names, self.skeleton.parents, strict=True))]  # fmt: skip
         if self.implicit is not None:
             taken = set(self.skeleton.names)
             name = IMPLICIT_BONE

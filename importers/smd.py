@@ -33,6 +33,7 @@ from ..common.armature import (
     correction,
     ensure_object_mode,
     euler_to_matrix,
+    file_name_of,
     matrix_to_euler_xyz,
     matrix_to_quaternion,
     read_skeleton,
@@ -437,7 +438,12 @@ def build_animation(
     for row, node in enumerate(document.nodes):
         file_row.setdefault(node.name, row)
         file_row.setdefault(blender_bone_name(node.name), row)
-    matched = [bone for bone in skeleton.names if bone in file_row]
+    source_row: dict[str, int] = {}  # each bone's node in the file, by its file name (Blender may have shortened it)
+    for bone in armature.data.bones:
+        found = file_row.get(file_name_of(bone), file_row.get(bone.name))
+        if found is not None:
+            source_row[bone.name] = found
+    matched = [bone for bone in skeleton.names if bone in source_row]
     missing = len(document.nodes) - len(matched)
     if not matched:
         raise FormatError(f"none of the animation's {len(document.nodes)} bones is in armature {armature.name!r}",
@@ -449,8 +455,8 @@ def build_animation(
     inverse_rest = np.linalg.inv(blender_rest)
     for row, bone in enumerate(skeleton.names):
         parent = skeleton.parents[row]
-        if bone in file_row:
-            pose[:, row] = file_world[:, file_row[bone]] @ turn
+        if bone in source_row:
+            pose[:, row] = file_world[:, source_row[bone]] @ turn
         elif parent < 0:
             pose[:, row] = blender_rest[row]
         else:

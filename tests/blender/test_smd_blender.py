@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from types import ModuleType
 
 import bpy
 import numpy as np
@@ -860,3 +861,27 @@ def test_names_studiomdl_would_trip_over_are_warned_about(tmp_path: Path, capsys
     assert export_smd(tmp_path / "goldsrc.smd", flavour="GOLDSRC") == {"FINISHED"}
     printed = capsys.readouterr().out
     assert "reads each material as a .bmp texture file; 2 material(s) are not: 'métal', 'metal dark'" in printed
+
+
+def test_bones_whose_names_blender_shortens_keep_their_animation_and_file_names(
+    tmp_path: Path, extension: ModuleType
+) -> None:
+    """Two bones of 80 bytes sharing their first 70: Blender cuts both to 63 bytes and must number the second;
+    the animation still finds both, and export writes the file's names."""
+    long_names = ["b" * 70 + "_upper_arm", "b" * 70 + "_lower_arm"]
+    nodes = f'version 1\nnodes\n0 "root" -1\n1 "{long_names[0]}" 0\n2 "{long_names[1]}" 1\nend\n'
+    reference = write(tmp_path, "model.smd", nodes + REST + "triangles\nskin\n"
+                      "0 0 0 0 0 0 1 0 0 1 2 1.0\n0 1 0 0 0 0 1 1 0 1 2 1.0\n0 0 1 0 0 0 1 0 1 1 2 1.0\nend\n")
+    animation = write(tmp_path, "wave.smd", nodes + "skeleton\ntime 0\n0 0 0 0 0 0 0\n1 0 0 1 0.5 0 0\n"
+                      "2 0 1 0 0 0 0.3\ntime 1\n0 0 0 0 0 0 0\n1 0 0 1 0.9 0 0\n2 0 1 0 0 0 0.8\nend\n")
+    assert import_smd(reference, animation) == {"FINISHED"}
+    armature = bpy.data.objects["model_skeleton"]
+    assert len({bone.name for bone in armature.data.bones}) == 3
+    compat, action = extension.common.compat, bpy.data.actions["wave"]
+    slots = compat.object_slots(action)
+    keyed = {curve.data_path.split('"')[1] for curve in compat.action_fcurves(action, slots[0] if slots else None)}
+    assert keyed == {bone.name for bone in armature.data.bones}  # all three bones, the renamed two included
+    out = tmp_path / "again.smd"
+    assert export_smd(out) == {"FINISHED"}
+    assert [node.name for node in smd.load_smd(out).nodes][:3] == ["root", *long_names]
+
