@@ -12,6 +12,7 @@ Matrices are numpy (..., 4, 4) arrays in row-major mathematical form (as `np.arr
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -208,10 +209,13 @@ class Skeleton:
         return len(self.names)
 
 
-def bone_lengths(skeleton: Skeleton) -> np.ndarray:
-    """A display length per bone: the mean distance to its children, else half its parent's, never tiny."""
+def bone_lengths(skeleton: Skeleton, model_size: float | None = None) -> np.ndarray:
+    """A display length per bone: the mean distance to its children, else half its parent's, never tiny. Where
+    the bones alone give no size (one bone, a static prop's), `model_size` (the mesh's extent) does."""
     heads = skeleton.rest[:, :3, 3] if len(skeleton) else np.zeros((0, 3))
-    extent = float(np.ptp(heads, axis=0).max()) if len(heads) else 1.0
+    extent = float(np.ptp(heads, axis=0).max()) if len(heads) else 0.0
+    if not extent > 0.0:
+        extent = model_size if model_size is not None and math.isfinite(model_size) and model_size > 0 else 1.0
     floor = max(extent * 0.01, 1e-3)
     lengths = np.zeros(len(skeleton))
     counts = np.zeros(len(skeleton))

@@ -28,6 +28,7 @@ from ..common.armature import (
     BONE_AXES,
     Skeleton,
     add_vertex_weights,
+    bone_lengths,
     build_armature,
     compose,
     correction,
@@ -213,7 +214,15 @@ def build_skeleton_object(
     if too_long:
         summary.warnings.append(f"{name}: {len(too_long)} bone name(s) longer than Blender's {limit} bytes were "
                                 "shortened")
-    armature, bone_names = build_armature(context, f"{name}_skeleton", skeleton, bone_axis=options.bone_axis)
+    triangles = document.triangles
+    model_size = None  # (the bones alone give no size for one bone: the mesh's extent does)
+    if triangles is not None and len(triangles):
+        finite = triangles.positions.reshape(-1, 3)
+        finite = finite[np.isfinite(finite).all(axis=1)]
+        model_size = float(np.ptp(finite, axis=0).max()) * options.global_scale if len(finite) else None
+    lengths = bone_lengths(skeleton, model_size)
+    armature, bone_names = build_armature(context, f"{name}_skeleton", skeleton, bone_axis=options.bone_axis,
+                                          lengths=lengths)  # fmt: skip
     summary.objects += 1
     return armature, bone_names
 
