@@ -601,6 +601,8 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
             raise FormatError("no shape keys to export as VTA")
         if vta is not None:
             plan.files.append((stem + ".vta", smd.write_vta(vta)))
+            if flavour == "goldsrc":
+                summary.warnings.append("GoldSrc has no vertex animation: the .vta is written for Source's studiomdl")
     if mode in ("ANIMATION", "ALL"):
         if table.armature is None:
             if mode == "ANIMATION":

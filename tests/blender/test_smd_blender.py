@@ -530,6 +530,14 @@ def test_shape_keys_export_as_vta(tmp_path: Path) -> None:
     assert len(smd.load_smd(out).triangles) == 12
 
 
+def test_a_goldsrc_export_says_its_vta_is_for_source(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    obj = cube("Box")
+    obj.shape_key_add(name="Basis")
+    obj.shape_key_add(name="grow").data[0].co = (3, 3, 3)
+    assert export_smd(tmp_path / "box.smd", export_mode="ALL", flavour="GOLDSRC") == {"FINISHED"}
+    assert "GoldSrc has no vertex animation" in capsys.readouterr().out
+
+
 def test_collection_exporter_exports_only_its_collection(tmp_path: Path) -> None:
     inside = cube("Inside")
     cube("Outside", location=(5, 0, 0))
