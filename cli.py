@@ -16,12 +16,15 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import bpy
 
 from .common.qmap_io import desc_path_for
 from .formats.errors import FormatError
+
+if TYPE_CHECKING:
+    from . import qmap_compiler as qc
 
 COMMAND_ID = "io_game_formats"
 
@@ -358,6 +361,8 @@ def command_export(args: argparse.Namespace) -> None:
         raise UsageError(f"{args.blend}: export reads a .blend file (to convert other files, use convert)")
     target = output_format(args.output, args.format)
     check_settings(target.export_operator, settings, "--set", f"the exporter {target.export_operator}")
+    if target.name == "qmap":
+        compile_options_for(target, settings)
     check_outputs([args.blend], [(p, f"exporting {args.output}") for p in files_written(args.output, target, settings)])
     with BlenderOutput():
         bpy.ops.wm.open_mainfile(filepath=os.path.abspath(args.blend))
@@ -373,6 +378,8 @@ def command_convert(args: argparse.Namespace) -> None:
     target = output_format(args.output, args.to)
     check_inputs(args.inputs, import_settings, "--import-set")
     check_settings(target.export_operator, export_settings, "--set", f"the exporter {target.export_operator}")
+    if target.name == "qmap":
+        compile_options_for(target, export_settings)
     compiled = compiles_sources(args.inputs, target, args.output_dir is not None)
     if compiled:
         check_compile_settings(import_settings, export_settings)
@@ -440,11 +447,8 @@ def compile_source(paths: Sequence[str], output: str, target: FileFormat, import
                    export_settings: dict[str, object]) -> None:  # fmt: skip
     from . import qmap_compiler as qc
     from .common.qmap_io import compiler_call
-    from .exporters.qmap import compile_options
 
-    assert target.export_operator is not None
-    defaults = {prop.identifier: default_of(prop) for prop in visible_options(target.export_operator)}
-    options = compile_options(SimpleNamespace(**{**defaults, **export_settings}))
+    options = compile_options_for(target, export_settings)
     desc = desc_path_for(paths[0])  # the .qmap.desc beside the source, as the importer and the panel use it
     use_desc = import_settings.get("use_desc", True) and os.path.isfile(desc)
     try:
@@ -455,6 +459,19 @@ def compile_source(paths: Sequence[str], output: str, target: FileFormat, import
         raise CliError(f"{error.filename or output}: {error.strerror or error}") from None
     for warning in report.warnings:
         print(f"{os.path.basename(paths[0])}: warning: {warning}", file=sys.stderr)
+
+
+def compile_options_for(target: FileFormat, settings: dict[str, object]) -> qc.CompileOptions:
+    """The QMAP compile options of `settings` over the exporter's defaults; fixed bounds the compiler would refuse
+    (not finite, minimum above maximum) are a mistake in the command line."""
+    from .exporters.qmap import compile_options
+
+    assert target.export_operator is not None
+    defaults = {prop.identifier: default_of(prop) for prop in visible_options(target.export_operator)}
+    try:
+        return compile_options(SimpleNamespace(**{**defaults, **settings}))
+    except FormatError as error:
+        raise UsageError(f"--set {error}") from None
 
 
 def command_options(args: argparse.Namespace) -> None:

@@ -13,12 +13,23 @@ from mathutils import Matrix
 # ------------------------------------------------------------------------------------------------ building
 
 
-ORIGINAL_NAME = "iogf_name"  # a file's name for a datablock when Blender could not take it (too long on 4.2)
+ORIGINAL_NAME = "iogf_name"  # a file's name for a datablock when Blender could not take it (too long, taken)
+GIVEN_NAME = "iogf_given_name"  # the name Blender gave instead: a block renamed since goes by its new name
 
 
 def original_name(block: bpy.types.ID) -> str:
-    """The name to write back: the file's own one when Blender had to shorten it."""
-    return str(block.get(ORIGINAL_NAME, block.name))
+    """The name to write back: the file's own one when Blender had to change it (shortened on 4.2, or numbered
+    because another block has it), as long as the block keeps the name Blender gave it."""
+    stored = block.get(ORIGINAL_NAME)
+    if stored is None or block.get(GIVEN_NAME, block.name) != block.name:
+        return str(block.name)
+    return str(stored)
+
+
+def remember_file_name(block: bpy.types.ID, name: str) -> None:
+    """Keep the file's `name` for writing back, because Blender gave `block` another one."""
+    block[ORIGINAL_NAME] = name
+    block[GIVEN_NAME] = block.name
 
 
 def existing_material(name: str) -> bpy.types.Material | None:
@@ -37,7 +48,7 @@ def material_named(name: str, warnings: list[str]) -> bpy.types.Material:
         return existing
     material = bpy.data.materials.new(name)
     if material.name != name:
-        material[ORIGINAL_NAME] = name
+        remember_file_name(material, name)
         warnings.append(f"material {name!r} is too long for this Blender; shown as {material.name!r} and "
                         "written back in full")  # fmt: skip
     return material
@@ -154,15 +165,23 @@ def add_corner_vectors(mesh: bpy.types.Mesh, name: str, vectors: np.ndarray) -> 
 
 
 def link_new_object(
-    context: bpy.types.Context, name: str, data: bpy.types.ID | None, warnings: list[str] | None = None
+    context: bpy.types.Context, name: str, data: bpy.types.ID | None, warnings: list[str] | None = None,
+    keep_taken_name: bool = False,
 ) -> bpy.types.Object:
     """A new object in the active collection; with `warnings`, a name Blender cannot hold (too long on 4.2) is kept
-    for writing back, and said."""
+    for writing back, and said; with `keep_taken_name` as well, a name another object has (Blender numbers it)."""
+    taken = name in bpy.data.objects
     obj = bpy.data.objects.new(name, data)
     context.collection.objects.link(obj)
-    if warnings is not None and obj.name != name and len(name.encode()) > len(obj.name.encode()):
-        obj[ORIGINAL_NAME] = name
+    if warnings is None or obj.name == name:
+        return obj
+    if not taken:
+        remember_file_name(obj, name)
         warnings.append(f"object {name!r} is too long for this Blender; shown as {obj.name!r} and written back in full")
+    elif keep_taken_name:
+        remember_file_name(obj, name)
+        warnings.append(f"object name {name!r} is taken in this file; shown as {obj.name!r} and written back as "
+                        f"{name!r}")  # fmt: skip
     return obj
 
 

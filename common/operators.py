@@ -27,13 +27,15 @@ class Summary:
     faces: int = 0
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
-    face_kind: str = "polygons"  # what `faces` counts: "triangles" for the formats that store only triangles
+    face_kind: str = "polygons"  # what `faces` counts ("triangles" for the formats that store only them); "": none
+    object_kind: str = "objects"  # what `objects` counts ("materials" for a .qmap.desc); "": none
     textures_found: set[str] = field(default_factory=set)  # image paths an import wired into its materials
     textures_missing: set[str] = field(default_factory=set)  # material (or model) names no image was found for
 
     def line(self, verb: str) -> str:
-        files = f"{self.files} file{'s' if self.files != 1 else ''}"
-        text = f"{verb} {files}: {self.objects} objects, {self.faces:,} {self.face_kind} in {self.seconds:.2f} s"
+        pairs = ((self.objects, self.object_kind), (self.faces, self.face_kind))
+        counts = ", ".join(counted(number, kind) for number, kind in pairs if kind)
+        text = f"{verb} {counted(self.files, 'files')}{': ' if counts else ''}{counts} in {self.seconds:.2f} s"
         if self.textures_found or self.textures_missing:
             text += f"; {len(self.textures_found)} texture{'s' if len(self.textures_found) != 1 else ''} found"
             if self.textures_missing:
@@ -41,6 +43,11 @@ class Summary:
         if self.warnings:
             text += f" ({len(self.warnings)} warning{'s' if len(self.warnings) != 1 else ''}, see the console)"
         return text
+
+
+def counted(number: int, plural: str) -> str:
+    """"1 file", "2 files", "1,024 polygons": the noun is given in the plural."""
+    return f"{number:,} {plural.removesuffix('s') if number == 1 else plural}"
 
 
 def report_summary(operator: bpy.types.Operator, summary: Summary, verb: str) -> None:

@@ -10,6 +10,7 @@ from ..formats.errors import FormatError
 
 ENCODING = "cp1250"  # "ANSI" on the Polish Windows the original tools ran on
 MAX_NAME_BYTES = 255
+OCTREE_DISPLAY = "iogf_qmap_octree"  # marks the wireframe objects Show Octrees makes: no QMAP export takes them
 Result = TypeVar("Result")
 
 

@@ -41,6 +41,8 @@ def object_triangles(
 
 
 def joe_document(triangles: mesh_io.Triangles, label: str, warnings: list[str]) -> joe.JoeDocument:
+    """The JOE model of `triangles`; `label` names it (the file, or the object and its pack member) in warnings
+    and in the errors of VDrift's limits."""
     if triangles.triangle_count == 0:
         raise FormatError(f"{label}: nothing to export (no faces)")
     if triangles.uvs is None:
@@ -48,8 +50,11 @@ def joe_document(triangles: mesh_io.Triangles, label: str, warnings: list[str]) 
     table = None
     if triangles.vertex_positions is not None and triangles.corner_vertices is not None:
         table = (triangles.vertex_positions, triangles.corner_vertices)
-    document = joe.document_from_triangles(triangles.positions, triangles.normals, triangles.uvs, table)
-    joe.write_joe(document, warnings)  # checks VDrift's limits before anything is written
+    try:
+        document = joe.document_from_triangles(triangles.positions, triangles.normals, triangles.uvs, table)
+        joe.write_joe(document, warnings)  # checks VDrift's limits before anything is written
+    except FormatError as error:
+        raise FormatError(f"{label}: {error}") from None
     if joe.normal_swap_would_fire(document):
         warnings.append(f"{label}: VDrift's normal-swap heuristic would fire on this model and swap its normals")
     return document
@@ -80,19 +85,48 @@ def export_joe(context: bpy.types.Context, path: str, operator: ExportScopeMixin
 
 def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin) -> Summary:
     summary = Summary(files=1, face_kind="triangles")
-    members = []
     objects = chosen_objects(context, operator)
-    for obj in objects:
-        triangles = object_triangles(context, obj, operator)
-        if not has_faces(obj.name, triangles.triangle_count, summary.warnings):
-            continue
-        document = joe_document(triangles, obj.name, summary.warnings)
-        members.append(jpk.JpkMember(name=f"{obj.name}.joe", data=joe.write_joe(document)))
+    parts = [(obj, object_triangles(context, obj, operator)) for obj in objects]
+    parts = [(obj, part) for obj, part in parts if has_faces(obj.name, part.triangle_count, summary.warnings)]
+    refuse_if_nothing_left(len(parts), len(objects))
+    members = []
+    names = member_names([obj for obj, _ in parts], summary.warnings)
+    for (obj, triangles), name in zip(parts, names, strict=True):
+        document = joe_document(triangles, f"{obj.name} (pack member {name!r})", summary.warnings)
+        members.append(jpk.JpkMember(name=name, data=joe.write_joe(document)))
         summary.objects += 1
         summary.faces += triangles.triangle_count
-    refuse_if_nothing_left(len(members), len(objects))
     jpk.save_jpk(path, jpk.JpkDocument(members=members))
     return summary
+
+
+def member_names(objects: list[bpy.types.Object], warnings: list[str]) -> list[str]:
+    """Each object's pack member, "<name>.joe": the name of the file or member it was imported from (kept when
+    Blender had to change it, see mesh_io.original_name), else its Blender name. No two objects get one name:
+    objects named as they were imported claim theirs first, and an object whose name is taken falls back to its
+    Blender name, numbered if that is taken too, with a warning."""
+    wanted = [mesh_io.original_name(obj) for obj in objects]
+    taken = {name for obj, name in zip(objects, wanted, strict=True) if name == obj.name}
+    chosen = []
+    for obj, name in zip(objects, wanted, strict=True):
+        if name != obj.name:
+            unique = name if name not in taken else _unused_name(obj.name, taken)
+            if unique != name:
+                warnings.append(f"{obj.name}: pack member {name + '.joe'!r} is another object's; written as "
+                                f"{unique + '.joe'!r}")  # fmt: skip
+            name = unique
+            taken.add(name)
+        chosen.append(f"{name}.joe")
+    return chosen
+
+
+def _unused_name(name: str, taken: set[str]) -> str:
+    number = 0
+    candidate = name
+    while candidate in taken:
+        number += 1
+        candidate = f"{name}.{number:03d}"
+    return candidate
 
 
 # ------------------------------------------------------------------------------------------------ operators

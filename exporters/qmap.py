@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import bpy
@@ -32,13 +34,14 @@ from ..common.operators import (
     prepare_layout,
     refuse_if_nothing_left,
 )
-from ..common.qmap_io import compiler_call, desc_path_for, encode_name
+from ..common.qmap_io import OCTREE_DISPLAY, compiler_call, desc_path_for, encode_name
 from ..formats.atomic import Content, write_files_atomically
 from ..formats.errors import FormatError
 
 NUMBER_FORMAT = "%.9g"
 SKIPPED_WITH_WARNING = {"CURVE", "SURFACE", "META", "FONT", "ARMATURE", "LATTICE", "CURVES", "POINTCLOUD",
                         "VOLUME", "GPENCIL", "GREASEPENCIL", "SPEAKER", "LIGHT_PROBE"}  # fmt: skip
+REPORT_TEXT = "QMAP compile report"  # the text block holding the last compile's report
 AUTO_SMOOTH_ANGLE = 30.0  # parsed and ignored by the compiler; the 2.44 default
 
 
@@ -148,6 +151,8 @@ def gather_scene(context: bpy.types.Context, objects: list[bpy.types.Object], ap
     chosen_meshes = 0
     depsgraph = context.evaluated_depsgraph_get()
     for obj in objects:
+        if obj.get(OCTREE_DISPLAY):  # the panel's octree boxes show a compiled map; they are not part of it
+            continue
         name = encode_name(mesh_io.original_name(obj), "object")
         if obj.type == "MESH":
             materials = [slot.material for slot in obj.material_slots]
@@ -196,15 +201,32 @@ def write_tmp(export: SceneExport, tmp_path: str, write_desc: bool) -> None:
 
 
 def compile_options(settings: object) -> qc.CompileOptions:
-    """Compile options from anything with the QMAP option names (an operator or the scene settings)."""
+    """Compile options from anything with the QMAP option names (an operator or the scene settings); fixed bounds
+    that are not finite or whose minimum exceeds the maximum are refused."""
     bounds = None
     if getattr(settings, "use_bounds", False):
-        low, high = settings.bounds_min, settings.bounds_max
+        low, high = tuple(settings.bounds_min), tuple(settings.bounds_max)
+        check_bounds(low, high)
         bounds = (low[0], low[2], low[1], high[0], high[2], high[1])  # Blender (x, y, z) -> map (x, z, y)
     return qc.CompileOptions(
         k=settings.k, max_depth=settings.max_depth, bounds=bounds,
         fix_bounds=settings.fix_bounds, drop_degenerate=settings.drop_degenerate,
     )  # fmt: skip
+
+
+def check_bounds(low: tuple[float, ...], high: tuple[float, ...]) -> None:
+    """The rule of the standalone compiler's --bounds, in the panel's and the operators' words."""
+    if not all(math.isfinite(value) for value in low + high):
+        raise FormatError(f"Fixed Bounds: every coordinate must be a finite number (Bounds Min {_xyz(low)}, "
+                          f"Bounds Max {_xyz(high)})")  # fmt: skip
+    inverted = [f"{axis} {a:g} > {b:g}" for axis, a, b in zip("XYZ", low, high, strict=True) if a > b]
+    if inverted:
+        raise FormatError(f"Fixed Bounds: Bounds Min exceeds Bounds Max on {', '.join(inverted)}; the minimum "
+                          "must be the lower corner on every axis")  # fmt: skip
+
+
+def _xyz(values: tuple[float, ...]) -> str:
+    return f"({', '.join(f'{value:g}' for value in values)})"
 
 
 def compile_tmp(tmp_path: str, qmap_path: str, options: qc.CompileOptions) -> qc.CompileReport:
@@ -272,32 +294,56 @@ def export_objects(
     return summary
 
 
+@dataclass
+class MapPaths:
+    """Where an export and compile writes: the .qmap.tmp, the .qmap.desc beside it, and the .qmap."""
+
+    tmp: str
+    qmap: str
+
+    @property
+    def desc(self) -> str:
+        return desc_path_for(self.tmp)
+
+
 def export_and_compile(context: bpy.types.Context, qmap_path: str, operator: QmapSceneMixin) -> Summary:
-    """Write X.qmap.tmp and X.qmap.desc beside X.qmap and compile them; nothing is replaced unless the compile
-    succeeds, and without `write_desc` an old X.qmap.desc is not used."""
-    export = gather_scene(context, operator.objects_to_export(context), operator.apply_modifiers)
-    tmp_path, desc_path = qmap_path + ".tmp", desc_path_for(qmap_path + ".tmp")
-    tmp_pieces, desc_bytes = format_sources(export, operator.write_desc)
+    """X.qmap.tmp and X.qmap.desc beside X.qmap, compiled: see `export_and_compile_objects`."""
+    objects = operator.objects_to_export(context)
+    return export_and_compile_objects(context, objects, MapPaths(qmap_path + ".tmp", qmap_path),
+                                      operator.apply_modifiers, operator.write_desc, operator)  # fmt: skip
+
+
+def export_and_compile_objects(
+    context: bpy.types.Context, objects: list[bpy.types.Object], paths: MapPaths, apply_modifiers: bool,
+    write_desc: bool, settings: object,
+) -> Summary:
+    """Write the .qmap.tmp (and its .qmap.desc) and compile them into the .qmap: the compile runs in memory
+    first, so all the files are replaced or none (a compile that fails leaves every old file as it was); without
+    `write_desc` an old .qmap.desc is not used. `settings` holds the compile options."""
+    options = compile_options(settings)  # bad bounds are refused before any work
+    export = gather_scene(context, objects, apply_modifiers)
+    tmp_pieces, desc_bytes = format_sources(export, write_desc)
     tmp_bytes = b"".join(tmp_pieces)
     del tmp_pieces
-    report = qc.CompileReport(output=qmap_path)
-    options = compile_options(operator)
-    data = compiler_call(
-        lambda: qc.compile_bytes(tmp_bytes, desc_bytes, options, tmp_name=tmp_path, desc_name=desc_path, report=report)
-    )
-    files: list[tuple[str, Content]] = [(qmap_path, data), (tmp_path, tmp_bytes)]
-    if desc_bytes is not None:
-        files.append((desc_path, desc_bytes))
-    write_files_atomically(files)  # all three replaced, or none
+    report = qc.CompileReport(output=paths.qmap)
+    with failure_recorded(context.scene, paths.qmap):
+        data = compiler_call(lambda: qc.compile_bytes(tmp_bytes, desc_bytes, options, tmp_name=paths.tmp,
+                                                      desc_name=paths.desc, report=report))  # fmt: skip
+        files: list[tuple[str, Content]] = [(paths.qmap, data), (paths.tmp, tmp_bytes)]
+        if desc_bytes is not None:
+            files.append((paths.desc, desc_bytes))
+        write_files_atomically(files)  # all replaced, or none
     store_report(context.scene, report)
-    summary = Summary(files=3 if desc_bytes is not None else 2, objects=len(export.tmp.meshes) + len(export.tmp.lamps))
+    summary = Summary(files=len(files), objects=len(export.tmp.meshes) + len(export.tmp.lamps))
     summary.warnings += export.warnings
     report_summary(report, summary)
     return summary
 
 
 def compile_to(context: bpy.types.Context, tmp_path: str, qmap_path: str, settings: object) -> qc.CompileReport:
-    report = compile_tmp(tmp_path, qmap_path, compile_options(settings))
+    options = compile_options(settings)
+    with failure_recorded(context.scene, qmap_path):
+        report = compile_tmp(tmp_path, qmap_path, options)
     store_report(context.scene, report)
     return report
 
@@ -357,12 +403,29 @@ def store_report(scene: bpy.types.Scene, report: qc.CompileReport) -> None:
     """Keep the last compile's report on the scene (shown by the QMAP panel) and as a text block."""
     text = qc.describe_report(report, verbose=True)
     text += "".join(f"\nwarning: {warning}" for warning in report.warnings)
+    store_report_text(scene, text)
+
+
+@contextmanager
+def failure_recorded(scene: bpy.types.Scene, qmap_path: str) -> Iterator[None]:
+    """A compile that fails replaces the last report with its error, so the panel does not go on showing the
+    previous compile's report as if it were this one's."""
+    try:
+        yield
+    except (FormatError, OSError) as error:
+        message = str(error) if isinstance(error, FormatError) else f"{error.filename or ''}: {error.strerror or error}"
+        store_report_text(scene, f"error: compile failed: {message.lstrip(': ')}\n"
+                                 f"{os.path.basename(qmap_path)} was not replaced")  # fmt: skip
+        raise
+
+
+def store_report_text(scene: bpy.types.Scene, text: str) -> None:
     settings = getattr(scene, "qmap", None)
     if settings is not None:
         settings.report.clear()
         for line in text.splitlines():
             settings.report.add().text = line
-    block = bpy.data.texts.get("QMAP compile report") or bpy.data.texts.new("QMAP compile report")
+    block = bpy.data.texts.get(REPORT_TEXT) or bpy.data.texts.new(REPORT_TEXT)
     block.from_string(text)
 
 

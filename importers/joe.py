@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import bpy
 import numpy as np
@@ -37,21 +37,28 @@ class JoeImportOptions:
     find_textures: bool = True
 
 
-def parse_file(path: str) -> list[tuple[str, joe.JoeDocument]]:
-    """(object name, document) for a .joe file, or for every JOE member of a .jpk pack."""
-    if path.lower().endswith(".jpk"):
-        pack = jpk.load_jpk(path)
-        models = []
-        for member in pack.members:
-            if not member.name.lower().endswith(".joe"):
-                pack.warnings.append(f"pack member {member.name!r} is not a .joe model and was skipped")
-                continue
-            document = joe.read_joe(member.data, f"{path}:{member.name}")
-            models.append((member.name[: -len(".joe")], document))
-        if models and pack.warnings:
-            models[0][1].warnings[:0] = pack.warnings
-        return models
-    return [(os.path.splitext(os.path.basename(path))[0], joe.load_joe(path))]
+@dataclass
+class JoeSource:
+    """The models of a .joe file or of a .jpk pack's JOE members, and the pack's own warnings."""
+
+    models: list[tuple[str, joe.JoeDocument]]  # (object name, document)
+    pack_warnings: list[str] = field(default_factory=list)
+
+
+def parse_file(path: str) -> JoeSource:
+    if not path.lower().endswith(".jpk"):
+        return JoeSource([(os.path.splitext(os.path.basename(path))[0], joe.load_joe(path))])
+    pack = jpk.load_jpk(path)
+    source = JoeSource([], pack.warnings)
+    for member in pack.members:
+        if not member.name.lower().endswith(".joe"):
+            source.pack_warnings.append(f"pack member {member.name!r} is not a .joe model and was skipped")
+            continue
+        document = joe.read_joe(member.data, f"{path}:{member.name}")
+        source.models.append((member.name[: -len(".joe")], document))
+    if not source.models:
+        source.pack_warnings.append("the pack has no .joe member; nothing imported from it")
+    return source
 
 
 def build_object(
@@ -76,8 +83,10 @@ def build_object(
     mesh = _build_mesh(name, frame, faces, options)
     summary.objects += 1
     summary.faces += len(mesh.polygons)
+    # A member's name is what list.txt and objects.txt call it: kept for export when Blender must number it.
+    obj = mesh_io.link_new_object(context, name, mesh, warnings, keep_taken_name=True)
     summary.warnings.extend(warnings)
-    return mesh_io.link_new_object(context, name, mesh)
+    return obj
 
 
 def _build_mesh(
@@ -99,11 +108,12 @@ def _build_mesh(
 
 
 def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeImportOptions) -> Summary:
-    def build(path: str, models: object, summary: Summary) -> None:
-        assert isinstance(models, list)
+    def build(path: str, source: object, summary: Summary) -> None:
+        assert isinstance(source, JoeSource)
         packed = path.lower().endswith(".jpk")
+        summary.warnings += [f"{os.path.basename(path)}: {text}" for text in source.pack_warnings]
         textures.new_search()
-        for name, document in models:
+        for name, document in source.models:
             obj = build_object(context, name, document, options, summary)
             if options.find_textures:  # a member's texture is found by its name in the pack's folder
                 textures.texture_joe_object(obj, path, f"{name}.joe" if packed else None, summary)

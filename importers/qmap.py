@@ -155,6 +155,37 @@ def import_map_sources(context: bpy.types.Context, paths: list[str], use_desc: b
 # ------------------------------------------------------------------------------------------ compiled .qmap
 
 
+def welded_vertices(positions: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices shared by position, and each corner's vertex. A compiled map keeps zero-area faces (PacMan.qmap
+    has 408 quads with two corners in one place), and faces that repeat another's corners: welded, those would
+    use a vertex twice or duplicate a face, which Blender's mesh validation collapses. They keep their own
+    vertices instead, so every face of the file arrives."""
+    vertices, corner_verts = unique_rows(positions)
+    own = faces_spoiled_by_welding(corner_verts, sizes)
+    if not own.any():
+        return vertices, corner_verts
+    own_corners = np.repeat(own, sizes)
+    used = np.zeros(len(vertices), bool)
+    used[corner_verts[~own_corners]] = True  # a vertex only spoiled faces used would be left loose
+    renumbered = np.cumsum(used) - 1
+    corner_verts = renumbered[corner_verts]
+    corner_verts[own_corners] = used.sum() + np.arange(own_corners.sum())
+    return np.concatenate([vertices[used], positions[own_corners]]), corner_verts
+
+
+def faces_spoiled_by_welding(corner_verts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """(F,) whether each face of 3 or 4 corners uses a vertex twice, or the same vertices as an earlier face."""
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
+    in_face = np.arange(4) < sizes[:, None]
+    slots = starts[:, None] + np.minimum(np.arange(4), sizes[:, None] - 1)
+    face_verts = np.sort(np.where(in_face, corner_verts[slots], -1), axis=1)  # a triangle's slot 3 is -1
+    repeats = (face_verts[:, 1:] == face_verts[:, :-1]).any(axis=1)
+    _, first = np.unique(face_verts, axis=0, return_index=True)
+    duplicate = np.ones(len(sizes), bool)
+    duplicate[first] = False
+    return np.asarray(repeats | duplicate)
+
+
 def build_compiled(context: bpy.types.Context, path: str, model: qc.QmapModel, summary: Summary) -> None:
     """One object per material. Map (X, Y, Z) is Blender (X, Z, Y); faces are turned back to counter-clockwise
     and V is flipped back. Quads written as two triangles are rejoined."""
@@ -171,10 +202,11 @@ def build_compiled(context: bpy.types.Context, path: str, model: qc.QmapModel, s
         positions = faces.positions[rows, reverse][corner_mask][:, [0, 2, 1]]
         uvs = faces.uvs[rows, reverse][corner_mask].astype(np.float64)
         uvs[:, 1] = 1.0 - uvs[:, 1]
-        vertices, corner_verts = unique_rows(positions.astype(np.float32))
+        vertices, corner_verts = welded_vertices(positions.astype(np.float32), sizes)
         name = f"{stem}: {decode_name(material_name) or '(no material)'}"
         mesh = mesh_io.new_mesh(name, vertices, corner_verts, np.concatenate([[0], np.cumsum(sizes)[:-1]]))
         mesh_io.add_uv_map(mesh, "UVMap", uvs.astype(np.float32))
+        mesh_io.set_smooth(mesh, False)  # the file holds one normal per face
         mesh.materials.append(material_named(material_name, summary.warnings))
         mesh_io.link_new_object(context, name, mesh)
         summary.objects += 1

@@ -20,7 +20,7 @@ from bpy_extras.io_utils import ImportHelper
 
 from .. import qmap_compiler as qc
 from ..common.operators import Summary, guarded
-from ..common.qmap_io import compiler_call
+from ..common.qmap_io import OCTREE_DISPLAY, compiler_call
 from ..exporters import qmap as qmap_export
 from ..formats.errors import FormatError
 from ..importers import qmap as qmap_import
@@ -105,9 +105,17 @@ def export_scene_source(context: bpy.types.Context, tmp_path: str) -> Summary:
 
 def compile_scene_source(context: bpy.types.Context, tmp_path: str, qmap_path: str) -> Summary:
     report = qmap_export.compile_to(context, tmp_path, qmap_path, scene_settings(context))
-    summary = Summary(files=1)
+    summary = Summary(files=1, object_kind="")  # a compile counts faces, not objects
     qmap_export.report_summary(report, summary)
     return summary
+
+
+def export_and_compile_scene(context: bpy.types.Context) -> Summary:
+    """The scene to the panel's .qmap.tmp, .qmap.desc and .qmap: all three replaced or none, as File > Export."""
+    settings = scene_settings(context)
+    paths = qmap_export.MapPaths(panel_path(settings, "tmp_path"), panel_path(settings, "qmap_path"))  # both first
+    return qmap_export.export_and_compile_objects(context, list(context.scene.objects), paths,
+                                                  settings.apply_modifiers, True, settings)  # fmt: skip
 
 
 class QMAP_OT_export_source(bpy.types.Operator):
@@ -142,16 +150,7 @@ class QMAP_OT_export_and_compile(bpy.types.Operator):
     bl_label = "Export and Compile"
 
     def execute(self, context: bpy.types.Context) -> set[str]:
-        def work() -> Summary:
-            settings = scene_settings(context)
-            tmp_path, qmap_path = panel_path(settings, "tmp_path"), panel_path(settings, "qmap_path")  # both first
-            summary = export_scene_source(context, tmp_path)
-            compiled = compile_scene_source(context, tmp_path, qmap_path)
-            summary.faces = compiled.faces
-            summary.warnings += compiled.warnings
-            return summary
-
-        return guarded(self, work, "Exported and compiled")
+        return guarded(self, lambda: export_and_compile_scene(context), "Exported and compiled")
 
 
 class QMAP_OT_show_octrees(bpy.types.Operator):
@@ -194,7 +193,7 @@ class QMAP_OT_import_desc(bpy.types.Operator, ImportHelper):
     def execute(self, context: bpy.types.Context) -> set[str]:
         def work() -> Summary:
             applied, unmatched = qmap_import.apply_desc(qmap_import.load_desc(self.filepath), create_missing=False)
-            summary = Summary(files=1, objects=applied)
+            summary = Summary(files=1, objects=applied, object_kind="materials", face_kind="")
             if unmatched:
                 summary.warnings.append(f"{unmatched} entries name no material of this file")
             return summary
@@ -235,7 +234,7 @@ def show_octrees(context: bpy.types.Context, model: qc.QmapModel) -> Summary:
     remove_octrees()
     collection = bpy.data.collections.new(OCTREE_COLLECTION)
     context.scene.collection.children.link(collection)
-    summary = Summary(files=1)
+    summary = Summary(files=1, face_kind="")  # wireframe boxes: no faces to count
     for label, nodes in (("draw", model.draw_nodes), ("collision", model.collision_nodes)):
         boxes = np.asarray(nodes.boxes, np.float64)
         depth = np.asarray(nodes.depth)
@@ -245,6 +244,7 @@ def show_octrees(context: bpy.types.Context, model: qc.QmapModel) -> Summary:
             obj.display_type = "WIRE"
             obj.hide_render = True
             obj.hide_select = True
+            obj[OCTREE_DISPLAY] = True
             collection.objects.link(obj)
             summary.objects += 1
     return summary
@@ -325,9 +325,10 @@ class VIEW3D_PT_qmap_report(QmapPanel, bpy.types.Panel):
             layout.label(text="Not compiled yet")
         column = layout.column(align=True)
         for text in lines[:REPORT_LINES_SHOWN]:
-            column.label(text=text, icon="ERROR" if text.startswith("warning") else "NONE")
+            column.label(text=text, icon="ERROR" if text.startswith(("warning", "error")) else "NONE")
         if len(lines) > REPORT_LINES_SHOWN:
-            column.label(text=f"... {len(lines) - REPORT_LINES_SHOWN} more lines in the text 'QMAP compile report'")
+            column.label(text=f"... {len(lines) - REPORT_LINES_SHOWN} more lines in the text "
+                              f"'{qmap_export.REPORT_TEXT}'")  # fmt: skip
         row = layout.row(align=True)
         row.operator(QMAP_OT_show_octrees.bl_idname, icon="MESH_CUBE")
         row.operator(QMAP_OT_hide_octrees.bl_idname, icon="X")

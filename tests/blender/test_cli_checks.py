@@ -47,6 +47,8 @@ MISTAKES = [
     (["convert", "{model}", "-o", "{out}/x.qmap", "--set", "k=1.5"],
      "--set k=1.5: the exporter export_scene.qmap takes "),
     (["convert", "{model}", "-o", "{out}/x.qmap", "--set", "max_depth=21"], "takes values from 0 to 20"),
+    (["convert", "{model}", "-o", "{out}/x.qmap", "--set", "use_bounds=True", "--set", "bounds_min=(0, 2, 0)"],
+     "--set Fixed Bounds: Bounds Min exceeds Bounds Max on Y 2 > 0"),
 ]  # fmt: skip
 
 

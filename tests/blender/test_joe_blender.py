@@ -345,3 +345,99 @@ def test_mirrored_objects_export_facing_outwards(tmp_path: Path) -> None:
     outward = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
     assert ((outward * corners.mean(axis=1)).sum(axis=1) > 0).all()
     assert not joe.clockwise_faces(frame).any()
+
+
+# ------------------------------------------------------------------------------------------------ names
+
+
+def last_warnings(extension) -> list[str]:  # type: ignore[no-untyped-def]
+    return list(extension.common.operators.LAST_SUMMARY[0].warnings)
+
+
+def member_names_of(path: Path) -> list[str]:
+    return sorted(member.name for member in jpk.load_jpk(str(path)).members)
+
+
+def test_a_member_whose_name_is_taken_is_written_back_under_it(tmp_path: Path, extension) -> None:  # type: ignore[no-untyped-def]
+    cube("Cube")
+    pack = tmp_path / "objects.jpk"
+    pack.write_bytes(fx.pack_of({"Cube.joe": fx.cube_bytes(), "Wheel.joe": fx.cube_bytes()}))
+    assert import_joe(pack, find_textures=False) == {"FINISHED"}
+    assert sorted(obj.name for obj in bpy.context.selected_objects) == ["Cube.001", "Wheel"]
+    assert "object name 'Cube' is taken in this file; shown as 'Cube.001' and written back as 'Cube'" in (
+        last_warnings(extension))
+    again = tmp_path / "again.jpk"
+    assert bpy.ops.export_scene.jpk(filepath=str(again)) == {"FINISHED"}  # the selection: what was imported
+    assert member_names_of(again) == ["Cube.joe", "Wheel.joe"]
+    bpy.data.objects["Cube.001"].name = "Lid"  # renamed by the user: the new name counts
+    assert bpy.ops.export_scene.jpk(filepath=str(again)) == {"FINISHED"}
+    assert member_names_of(again) == ["Lid.joe", "Wheel.joe"]
+
+
+def test_two_objects_wanting_one_member_name_get_two(tmp_path: Path, extension) -> None:  # type: ignore[no-untyped-def]
+    pack = tmp_path / "objects.jpk"
+    pack.write_bytes(fx.pack_of({"Cube.joe": fx.cube_bytes()}))
+    assert import_joe(pack, find_textures=False) == {"FINISHED"}
+    bpy.data.objects["Cube"].name = "Body"
+    cube("Cube")  # a new object takes the name back
+    assert import_joe(pack, find_textures=False) == {"FINISHED"}  # "Cube.001", written back as "Cube"
+    out = tmp_path / "again.jpk"
+    assert bpy.ops.export_scene.jpk(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    assert member_names_of(out) == ["Body.joe", "Cube.001.joe", "Cube.joe"]
+    assert "Cube.001: pack member 'Cube.joe' is another object's; written as 'Cube.001.joe'" in (
+        last_warnings(extension))
+
+
+def test_a_member_name_too_long_for_blender_is_written_back_in_full(tmp_path: Path, extension) -> None:  # type: ignore[no-untyped-def]
+    """Blender 4.2 holds 63-byte names (5.x: 255)."""
+    name = "track_object_" + "x" * 60 + ".dof-00"
+    pack = tmp_path / "long.jpk"
+    pack.write_bytes(fx.pack_of({f"{name}.joe": fx.cube_bytes()}))
+    assert import_joe(pack, find_textures=False) == {"FINISHED"}
+    (obj,) = bpy.data.objects
+    assert (obj.name != name) == any("too long for this Blender" in text for text in last_warnings(extension))
+    out = tmp_path / "again.jpk"
+    assert bpy.ops.export_scene.jpk(filepath=str(out)) == {"FINISHED"}
+    assert member_names_of(out) == [f"{name}.joe"]
+
+
+def triangle_soup(name: str, count: int) -> bpy.types.Object:
+    """`count` separate triangles: 3 * count distinct positions."""
+    corners = np.repeat(np.arange(count, dtype=np.float32)[:, None] * [1.0, 0.0, 0.0], 3, axis=0)
+    corners += np.tile(np.array([[0, 0, 0], [0.5, 1, 0], [0, 1, 0]], np.float32), (count, 1))
+    mesh = bpy.data.meshes.new(name)
+    mesh.vertices.add(len(corners))
+    mesh.vertices.foreach_set("co", corners.astype(np.float32).ravel())
+    mesh.loops.add(len(corners))
+    mesh.loops.foreach_set("vertex_index", np.arange(len(corners), dtype=np.intc))
+    mesh.polygons.add(count)
+    mesh.polygons.foreach_set("loop_start", np.arange(0, len(corners), 3, dtype=np.intc))
+    mesh.update(calc_edges=True)
+    obj = bpy.data.objects.new(name, mesh)
+    bpy.context.collection.objects.link(obj)
+    return obj
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda: grid_object("Big", 127), r"Big \(pack member 'Big\.joe'\): 32258 triangles: VDrift refuses"),
+    (lambda: triangle_soup("Big", 22000), r"Big \(pack member 'Big\.joe'\): 66000 distinct vertices"),
+], ids=["faces", "indices"])  # fmt: skip
+def test_jpk_limit_errors_name_the_object_and_member(make, message: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    cube("Small")
+    make()
+    out = tmp_path / "p.jpk"
+    with pytest.raises(RuntimeError, match=message):
+        bpy.ops.export_scene.jpk(filepath=str(out), export_scope="SCENE")
+    assert not out.exists()
+
+
+def test_pack_warnings_name_the_pack(tmp_path: Path, extension) -> None:  # type: ignore[no-untyped-def]
+    pack = tmp_path / "mixed.jpk"
+    pack.write_bytes(fx.pack_of({"joist.joe": fx.cube_bytes(), "readme.txt": b"notes"}))
+    assert import_joe(pack, find_textures=False) == {"FINISHED"}
+    assert last_warnings(extension) == ["mixed.jpk: pack member 'readme.txt' is not a .joe model and was skipped"]
+    notes = tmp_path / "notes.jpk"
+    notes.write_bytes(fx.pack_of({"readme.txt": b"notes"}))
+    assert import_joe(notes) == {"FINISHED"}
+    assert last_warnings(extension) == ["notes.jpk: pack member 'readme.txt' is not a .joe model and was skipped",
+                                        "notes.jpk: the pack has no .joe member; nothing imported from it"]  # fmt: skip

@@ -236,6 +236,56 @@ def test_compiled_maps_import_one_object_per_material_facing_the_right_way(name:
         assert ((stored[usable] * blender[usable]).sum(axis=1) > 0.99).mean() > 0.99
 
 
+def mesh_problems(mesh: bpy.types.Mesh) -> bool:
+    """Whether Blender's validation would change a copy of `mesh` (it collapses faces that use a vertex twice)."""
+    copy = mesh.copy()
+    try:
+        return bool(copy.validate(verbose=True))
+    finally:
+        bpy.data.meshes.remove(copy)
+
+
+@pytest.mark.parametrize("name", ["Fpp.qmap", "PacMan.qmap"])
+def test_compiled_maps_import_flat_valid_meshes_with_every_face(name: str) -> None:
+    path = sample_dir("qmap") / name
+    assert bpy.ops.import_scene.qmap(filepath=str(path)) == {"FINISHED"}
+    meshes = [obj.data for obj in bpy.data.objects]
+    assert sum(len(mesh.polygons) for mesh in meshes) == qc.model_faces(qc.read_qmap_file(path)).face_count
+    for mesh in meshes:
+        assert not any(polygon.use_smooth for polygon in mesh.polygons), mesh.name  # one normal per face
+        assert not mesh_problems(mesh), mesh.name
+
+
+# Corners 2 and 4 share a place: quad 1 is zero-area once welded; triangles 2 and 3 are one face, both sides.
+SPOILED_BY_WELDING = b"""QMAP TMP 10
+objects {
+ mesh "Box" {
+  0,0,0 0,0,0 1,1,1 30 1
+  materials 1 { "stone" }
+  vertices 6 { 0,0,0 1,0,0 1,1,0 0,1,0 1,1,0 2,0,0 }
+  faces 4 {
+   4 0 0 0 0,0 1 1,0 2 1,1 3 0,1
+   4 0 0 0 0,0 1 1,0 2 1,1 4 1,1
+   3 0 0 1 1,0 5 1,0 2 1,1
+   3 0 0 2 1,1 5 1,0 1 1,0
+  }
+ }
+}
+"""
+
+
+def test_faces_that_welding_would_spoil_keep_their_own_vertices(tmp_path: Path) -> None:
+    compiled = tmp_path / "spoiled.qmap"
+    compiled.write_bytes(qc.compile_bytes(SPOILED_BY_WELDING))
+    assert bpy.ops.import_scene.qmap(filepath=str(compiled)) == {"FINISHED"}
+    (obj,) = bpy.data.objects
+    mesh = obj.data
+    assert sorted(len(polygon.vertices) for polygon in mesh.polygons) == [3, 3, 4, 4]
+    assert not mesh_problems(mesh)
+    assert not any(polygon.use_smooth for polygon in mesh.polygons)
+    assert len(mesh.vertices) == 5 + 4 + 3  # 5 places shared by the sound faces; the spoiled ones their own
+
+
 def test_failed_import_of_a_damaged_map_changes_nothing(tmp_path: Path) -> None:
     damaged = tmp_path / "broken.qmap"
     damaged.write_bytes((sample_dir("qmap") / "Fpp.qmap").read_bytes()[:5000])
@@ -408,3 +458,99 @@ def test_a_mesh_without_materials_compiles_without_an_index_warning(tmp_path: Pa
     printed = capsys.readouterr().out
     assert "beyond" not in printed and 'material "" is used' in printed  # the engine's need is still said
     assert qc.parse_tmp((tmp_path / "box.qmap.tmp").read_bytes()).meshes[0].materials == [b""]
+
+
+def use_panel_paths(tmp_path: Path) -> None:
+    settings = bpy.context.scene.qmap
+    settings.tmp_path = str(tmp_path / "level.qmap.tmp")
+    settings.qmap_path = str(tmp_path / "level.qmap")
+
+
+def report_lines() -> list[str]:
+    return [line.text for line in bpy.context.scene.qmap.report]
+
+
+def test_panel_export_and_compile_replaces_all_three_files_or_none(tmp_path: Path, extension) -> None:  # type: ignore[no-untyped-def]
+    cube("Room").data.materials.append(material("stone"))
+    use_panel_paths(tmp_path)
+    assert bpy.ops.qmap.export_and_compile() == {"FINISHED"}
+    assert extension.common.operators.LAST_SUMMARY[0].line("Exported and compiled").startswith(
+        "Exported and compiled 3 files: 1 object, 6 polygons")
+    written = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    assert sorted(written) == ["level.qmap", "level.qmap.desc", "level.qmap.tmp"]
+    bpy.data.materials["stone"].qmap.skip = True  # every face skipped: the compile fails, "the map is empty"
+    with pytest.raises(RuntimeError, match="empty"):
+        bpy.ops.qmap.export_and_compile()
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == written
+    assert report_lines()[0].startswith("error: compile failed: ") and "empty" in report_lines()[0]
+
+
+def test_a_failed_compile_replaces_the_previous_report(tmp_path: Path) -> None:
+    cube("Room")
+    use_panel_paths(tmp_path)
+    assert bpy.ops.qmap.export_and_compile() == {"FINISHED"}
+    assert not report_lines()[0].startswith("error")
+    (tmp_path / "level.qmap.tmp").write_bytes(b"QMAP TMP 11\nobjects {\n}\n")
+    with pytest.raises(RuntimeError, match=r"level\.qmap\.tmp:1:"):
+        bpy.ops.qmap.compile()
+    lines = report_lines()
+    assert lines[0].startswith("error: compile failed: ") and "level.qmap.tmp:1:" in lines[0]
+    assert lines[1] == "level.qmap was not replaced"
+    assert bpy.data.texts["QMAP compile report"].as_string().splitlines() == lines
+
+
+def test_desc_import_counts_materials(tmp_path: Path, extension) -> None:  # type: ignore[no-untyped-def]
+    material("brick")
+    desc = tmp_path / "m.qmap.desc"
+    desc.write_bytes(b'QMAP DESC 10\nmaterials {\n "brick" { tex gen; }\n}\n')
+    assert bpy.ops.qmap.import_desc(filepath=str(desc)) == {"FINISHED"}
+    line = extension.common.operators.LAST_SUMMARY[0].line("Read the material options of")
+    assert line.startswith("Read the material options of 1 file: 1 material in "), line
+
+
+def test_octree_boxes_are_left_out_of_every_qmap_export(tmp_path: Path, extension) -> None:  # type: ignore[no-untyped-def]
+    cube("Room")
+    use_panel_paths(tmp_path)
+    assert bpy.ops.qmap.export_and_compile() == {"FINISHED"}
+    assert bpy.ops.qmap.show_octrees() == {"FINISHED"}
+    boxes = bpy.data.collections["QMAP Octrees"].objects
+    assert len(boxes) and all(box.select_get() is False for box in boxes)
+    for box in boxes:
+        box.hide_select = False
+        box.select_set(True)  # even chosen on purpose
+    exports = [
+        lambda: bpy.ops.qmap.export_source(),
+        lambda: bpy.ops.qmap.export_and_compile(),
+        lambda: bpy.ops.export_scene.qmap_tmp(filepath=str(tmp_path / "a.qmap.tmp"), export_scope="SCENE"),
+        lambda: bpy.ops.export_scene.qmap(filepath=str(tmp_path / "b.qmap"), export_scope="SELECTED"),
+    ]
+    cube("Pillar", location=(4, 0, 0)).select_set(True)
+    for export in exports:
+        assert export() == {"FINISHED"}
+        assert not [text for text in extension.common.operators.LAST_SUMMARY[0].warnings if "octree" in text]
+    for source in ("level.qmap.tmp", "a.qmap.tmp"):
+        assert [mesh.name for mesh in parse(tmp_path / source).meshes] == [b"Room", b"Pillar"]
+    assert [mesh.name for mesh in parse(tmp_path / "b.qmap.tmp").meshes] == [b"Pillar"]
+
+
+BAD_BOUNDS = [((0, 0, 0), (1, -1, 1), "Bounds Min exceeds Bounds Max on Y 0 > -1"),
+              ((0, 0, 0), (1, math.nan, 1), "every coordinate must be a finite number")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("low", "high", "message"), BAD_BOUNDS, ids=["inverted", "nan"])
+def test_bad_fixed_bounds_are_refused_before_anything_is_written(
+    low: tuple[float, ...], high: tuple[float, ...], message: str, tmp_path: Path
+) -> None:
+    cube("Room")
+    with pytest.raises(RuntimeError, match=message):
+        bpy.ops.export_scene.qmap(filepath=str(tmp_path / "x.qmap"), use_bounds=True, bounds_min=low, bounds_max=high)
+    settings = bpy.context.scene.qmap
+    use_panel_paths(tmp_path)
+    settings.use_bounds, settings.bounds_min, settings.bounds_max = True, low, high
+    with pytest.raises(RuntimeError, match=message):
+        bpy.ops.qmap.export_and_compile()
+    assert list(tmp_path.iterdir()) == []
+    assert bpy.ops.qmap.export_source() == {"FINISHED"}  # the source alone takes no bounds
+    with pytest.raises(RuntimeError, match=message):
+        bpy.ops.qmap.compile()
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["level.qmap.desc", "level.qmap.tmp"]
