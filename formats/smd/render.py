@@ -93,7 +93,10 @@ def number_column(
 
 def first_unwritable(values: npt.ArrayLike) -> float | None:
     """The first number the text cannot hold (NaN, infinite, or 1e12 or more in size), or None."""
-    values = np.asarray(values, dtype=np.float64).reshape(-1)
+    values = np.asarray(values)
+    if values.dtype.kind != "f":  # (floats are checked as they are: no float64 copy of a large array)
+        values = values.astype(np.float64)
+    values = values.reshape(-1)
     if not values.size or (float(values.max()) < _LIMIT and float(values.min()) > -_LIMIT):  # (nan fails both)
         return None
     return float(values[~(np.abs(values) < _LIMIT)][0])
