@@ -570,12 +570,30 @@ def choose_armature(objects: list[bpy.types.Object], meshes: list[bpy.types.Obje
     return armatures[0] if armatures else None
 
 
+def _meshes_of_the_armature(
+    context: bpy.types.Context, objects: list[bpy.types.Object], warnings: list[str]
+) -> list[bpy.types.Object]:
+    """With only an armature chosen (as Blender Source Tools users select the rig), the visible meshes it deforms
+    or carries are the reference."""
+    armatures = [obj for obj in objects if obj.type == "ARMATURE"]
+    if len(armatures) != 1:
+        return []
+    found = [obj for obj in geometry_objects(context.view_layer.objects)
+             if armature_of(obj) == armatures[0] and obj.visible_get()]  # fmt: skip
+    if found:
+        warnings.append(f"no mesh chosen: the {len(found)} visible mesh(es) of armature {armatures[0].name!r} are "
+                        "exported with it")  # fmt: skip
+    return found
+
+
 def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin, settings: ExportSettings) -> Summary:
     summary = Summary(face_kind="triangles")
     objects = operator.objects_to_export(context)
     meshes = geometry_objects(objects)
-    armature = choose_armature(objects, meshes)
     mode = "VTA" if path.lower().endswith(".vta") else settings.mode
+    if not meshes and mode in ("REFERENCE", "VTA", "ALL"):
+        meshes = _meshes_of_the_armature(context, objects, summary.warnings)
+    armature = choose_armature(objects, meshes)
     stem = os.path.splitext(path)[0]
     table = bone_table(armature, settings, summary.warnings)
     plan = Plan()

@@ -12,7 +12,7 @@ import pytest
 
 from formats import smd
 from tests.blender.conftest import data_state
-from tests.blender.scene_helpers import active_collection_holding, chain_rig, cube, turn_keys
+from tests.blender.scene_helpers import active_collection_holding, chain_rig, cube, select_only, turn_keys
 from tests.sample_paths import sample_files
 
 SAMPLES = sample_files("smd", ".smd", ".vta")
@@ -893,3 +893,15 @@ def test_bones_whose_names_blender_shortens_keep_their_animation_and_file_names(
     assert export_smd(out) == {"FINISHED"}
     assert [node.name for node in smd.load_smd(out).nodes][:3] == ["root", *long_names]
 
+
+
+def test_with_only_the_armature_selected_its_meshes_are_the_reference(tmp_path: Path) -> None:
+    """As Blender Source Tools users export: the rig selected, its skinned (and bone-parented) meshes come along."""
+    armature = chain_rig("root", "arm")
+    body = cube("Body")
+    body.modifiers.new("Armature", "ARMATURE").object = armature
+    cube("Unrelated", location=(5, 0, 0))
+    select_only(armature)
+    out = tmp_path / "rig.smd"
+    assert export_smd(out, export_scope="SELECTED") == {"FINISHED"}
+    assert len(smd.load_smd(out).triangles) == 12  # the body's, not the unrelated cube's
