@@ -137,8 +137,9 @@ def lamp_object(obj: bpy.types.Object, name: bytes) -> qc.LampObject | None:
     )  # fmt: skip
 
 
-def material_entry(material: bpy.types.Material) -> qc.MaterialDesc | None:
-    settings = material.qmap
+def material_entry(material: bpy.types.Material | None, scene: bpy.types.Scene) -> qc.MaterialDesc | None:
+    """The desc entry of a material (of empty slots: the scene's), None when every option is the default."""
+    settings = material.qmap if material is not None else scene.qmap.empty_slot
     entry = qc.MaterialDesc(
         skip=settings.skip, tex_gen=settings.tex_gen, tex_scale=float(settings.tex_scale),
         new_name=encode_name(settings.output_name, "output name of material") if settings.output_name else b"",
@@ -167,7 +168,7 @@ def gather_scene(context: bpy.types.Context, objects: list[bpy.types.Object], ap
             export.tmp.meshes.append(exported)
             export.faces += len(exported.face_sizes)
             for material, encoded in zip(materials, names, strict=True):
-                entry = material_entry(material) if material else None
+                entry = material_entry(material, context.scene)
                 if entry is not None and encoded not in export.desc.entries:
                     export.desc.entries[encoded] = entry
         elif obj.type == "LIGHT":

@@ -34,16 +34,21 @@ def material_named(name: bytes, warnings: list[str]) -> bpy.types.Material | Non
     return mesh_io.material_named(decode_name(name), warnings) if name else None
 
 
-def apply_desc(desc: qc.DescDocument, create_missing: bool) -> tuple[int, int]:
-    """Copy each entry's options onto the material of that name; returns (applied, unmatched)."""
+def apply_desc(desc: qc.DescDocument, create_missing: bool, scene: bpy.types.Scene) -> tuple[int, int]:
+    """Copy each entry's options onto the material of that name (the `""` entry, for empty material slots, onto
+    the scene's QMAP settings); returns (applied, unmatched)."""
     applied = unmatched = 0
     for name, entry in desc.entries.items():
-        material = material_named(name, []) if create_missing else mesh_io.existing_material(decode_name(name))
-        if material is None:
-            unmatched += 1
-            continue
-        settings = material.qmap
-        remember_settings(material)
+        if not name:
+            settings = scene.qmap.empty_slot
+            remember_options(settings)
+        else:
+            material = material_named(name, []) if create_missing else mesh_io.existing_material(decode_name(name))
+            if material is None:
+                unmatched += 1
+                continue
+            settings = material.qmap
+            remember_options(settings)
         settings.skip = entry.skip
         settings.tex_gen = entry.tex_gen
         settings.tex_scale = entry.tex_scale
@@ -55,16 +60,18 @@ def apply_desc(desc: qc.DescDocument, create_missing: bool) -> tuple[int, int]:
 QMAP_OPTIONS = ("skip", "tex_gen", "tex_scale", "output_name")
 
 
-def remember_settings(material: bpy.types.Material) -> None:
-    """Restore a material's QMAP options if the import that changes them fails."""
-    saved = {name: getattr(material.qmap, name) for name in QMAP_OPTIONS}
-    name = material.name
+def remember_options(settings: bpy.types.PropertyGroup) -> None:
+    """Restore a material's (or the empty slot's) QMAP options if the import that changes them fails."""
+    saved = {name: getattr(settings, name) for name in QMAP_OPTIONS}
+    owner, path = settings.id_data, settings.path_from_id()
 
     def restore() -> None:
-        target = bpy.data.materials.get(name)
-        if target is not None:
-            for option, value in saved.items():
-                setattr(target.qmap, option, value)
+        try:
+            target = owner.path_resolve(path)
+        except (ReferenceError, ValueError):  # (a material the failed import had made is gone)
+            return
+        for option, value in saved.items():
+            setattr(target, option, value)
 
     undo_on_failure(restore)
 
@@ -137,7 +144,7 @@ def build_tmp(
         summary.objects += 1
     summary.warnings.extend(tmp.warnings)
     if desc is not None:
-        _, unmatched = apply_desc(desc, create_missing=False)
+        _, unmatched = apply_desc(desc, create_missing=False, scene=context.scene)
         if unmatched:
             summary.warnings.append(f"{unmatched} .qmap.desc entries name no material of the map")
 

@@ -71,6 +71,10 @@ class QmapSceneSettings(bpy.types.PropertyGroup):
     )
     drop_degenerate: BoolProperty(name="Drop Degenerate Faces", description="Instead of writing NaN normals")
     report: CollectionProperty(type=QmapReportLine)
+    empty_slot: PointerProperty(
+        type=QmapMaterialSettings, name="Empty Slots",
+        description='The .qmap.desc entry of faces in empty material slots (the material named "")',
+    )  # fmt: skip
 
 
 def scene_settings(context: bpy.types.Context) -> QmapSceneSettings:
@@ -192,7 +196,8 @@ class QMAP_OT_import_desc(bpy.types.Operator, ImportHelper):
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         def work() -> Summary:
-            applied, unmatched = qmap_import.apply_desc(qmap_import.load_desc(self.filepath), create_missing=False)
+            desc = qmap_import.load_desc(self.filepath)
+            applied, unmatched = qmap_import.apply_desc(desc, create_missing=False, scene=context.scene)
             summary = Summary(files=1, objects=applied, object_kind="materials", face_kind="")
             if unmatched:
                 summary.warnings.append(f"{unmatched} entries name no material of this file")
@@ -301,16 +306,18 @@ class VIEW3D_PT_qmap_materials(QmapPanel, bpy.types.Panel):
         layout = self.layout
         obj = context.active_object
         materials = [slot.material for slot in obj.material_slots if slot.material] if obj else []
-        if not materials:
+        empty_slots = obj is not None and obj.type == "MESH" and any(not s.material for s in obj.material_slots)
+        if not materials and not empty_slots:
             layout.label(text="The active object has no materials")
-        for material in materials:
+        for label, settings in [(m.name, m.qmap) for m in materials] + (
+                [("(empty slots, all objects)", scene_settings(context).empty_slot)] if empty_slots else []):
             box = layout.box()
-            box.label(text=material.name, icon="MATERIAL")
+            box.label(text=label, icon="MATERIAL")
             row = box.row()
-            row.prop(material.qmap, "skip")
-            row.prop(material.qmap, "tex_gen")
-            box.prop(material.qmap, "tex_scale")
-            box.prop(material.qmap, "output_name")
+            row.prop(settings, "skip")
+            row.prop(settings, "tex_gen")
+            box.prop(settings, "tex_scale")
+            box.prop(settings, "output_name")
         layout.operator(QMAP_OT_import_desc.bl_idname, icon="IMPORT")
 
 

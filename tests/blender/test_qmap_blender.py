@@ -554,3 +554,23 @@ def test_bad_fixed_bounds_are_refused_before_anything_is_written(
     with pytest.raises(RuntimeError, match=message):
         bpy.ops.qmap.compile()
     assert sorted(path.name for path in tmp_path.iterdir()) == ["level.qmap.desc", "level.qmap.tmp"]
+
+
+def test_the_empty_slot_entry_of_a_desc_survives_import_and_export(tmp_path: Path) -> None:
+    """A desc's `""` entry applies to faces in empty material slots: Blender has no material to hold it, so the
+    scene's QMAP settings do, and the export writes it back."""
+    source = tmp_path / "slots.qmap.tmp"
+    source.write_bytes(b'QMAP TMP 10\nobjects {\n mesh "P" {\n  0,0,0 0,0,0 1,1,1 30 1\n  materials 2 { "M" "" }\n'
+                       b"  vertices 4 { 0,0,0 1,0,0 1,1,0 0,1,0 }\n"
+                       b"  faces 2 { 3 0 0 0 0,0 1 1,0 2 1,1 3 1 0 0 0,0 2 1,1 3 0,1 }\n }\n}\n")  # fmt: skip
+    desc = b'QMAP DESC 10\nmaterials {\n "" { tex scale 2.0; name "EmptySlot"; }\n}\n'
+    (tmp_path / "slots.qmap.desc").write_bytes(desc)
+    assert bpy.ops.import_scene.qmap_tmp(filepath=str(source)) == {"FINISHED"}
+    empty = bpy.context.scene.qmap.empty_slot
+    assert (empty.tex_scale, empty.output_name) == (2.0, "EmptySlot")
+    out = tmp_path / "again.qmap.tmp"
+    assert bpy.ops.export_scene.qmap_tmp(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    entry = qc.parse_desc((tmp_path / "again.qmap.desc").read_bytes()).entries[b""]
+    assert (entry.tex_scale, entry.new_name) == (2.0, b"EmptySlot")
+    assert qc.compile_bytes(out.read_bytes(), (tmp_path / "again.qmap.desc").read_bytes()) == qc.compile_bytes(
+        source.read_bytes(), (tmp_path / "slots.qmap.desc").read_bytes())
