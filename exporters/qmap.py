@@ -23,6 +23,7 @@ from mathutils import Matrix
 from .. import qmap_compiler as qc
 from ..common import mesh_io
 from ..common.operators import (
+    APPLY_MODIFIERS,
     EXPORT_SCOPE_DESCRIPTION,
     EXPORT_SCOPES,
     ObjectScopeMixin,
@@ -274,6 +275,7 @@ class QmapSceneMixin(ObjectScopeMixin):
     export_scope: EnumProperty(
         name="Limit to", items=EXPORT_SCOPES, default="SCENE", description=EXPORT_SCOPE_DESCRIPTION
     )
+    apply_modifiers: BoolProperty(**{**APPLY_MODIFIERS, "default": False})  # the original exported raw meshes
     write_desc: BoolProperty(
         name="Write .qmap.desc", default=True, description="Write the materials' QMAP options beside the .qmap.tmp"
     )

@@ -10,6 +10,7 @@ import numpy as np
 from bpy.props import (
     BoolProperty,
     CollectionProperty,
+    EnumProperty,
     FloatProperty,
     FloatVectorProperty,
     IntProperty,
@@ -19,7 +20,7 @@ from bpy.props import (
 from bpy_extras.io_utils import ImportHelper
 
 from .. import qmap_compiler as qc
-from ..common.operators import Summary, guarded
+from ..common.operators import EXPORT_SCOPES, Summary, guarded
 from ..common.qmap_io import OCTREE_DISPLAY, compiler_call
 from ..exporters import qmap as qmap_export
 from ..formats.errors import FormatError
@@ -58,8 +59,14 @@ class QmapSceneSettings(bpy.types.PropertyGroup):
         "// means the folder of the saved .blend file",
     )  # fmt: skip
     apply_modifiers: BoolProperty(
-        name="Apply Modifiers", default=True,
-        description="Export the meshes as their modifiers shape them; off: the meshes without modifiers",
+        name="Apply Modifiers", default=False,
+        description="Export the meshes as their modifiers shape them; off (as the original exporter): the meshes "
+        "without modifiers",
+    )  # fmt: skip
+    export_scope: EnumProperty(
+        name="Limit to", items=EXPORT_SCOPES[1:], default="SCENE",
+        description="Which objects of the scene the panel exports: every one, hidden ones included, as the "
+        "original exporter did, or only those visible in the viewport",
     )  # fmt: skip
     k: FloatProperty(name="K", default=0.25, min=0.0, max=0.999, description="Loose-octree factor, 0 <= K < 1")
     max_depth: IntProperty(name="Max Depth", default=9, min=0, max=20, description="Deepest octree level")
@@ -102,9 +109,17 @@ def panel_path(settings: QmapSceneSettings, name: str) -> str:
 # ---------------------------------------------------------------------------------------------- operators
 
 
+def panel_objects(context: bpy.types.Context) -> list[bpy.types.Object]:
+    """The scene's objects, or only those visible in the viewport (the panel's Limit to)."""
+    objects = list(context.scene.objects)
+    if scene_settings(context).export_scope == "VISIBLE":
+        return [obj for obj in objects if obj.visible_get()]
+    return objects
+
+
 def export_scene_source(context: bpy.types.Context, tmp_path: str) -> Summary:
     settings = scene_settings(context)
-    return qmap_export.export_objects(context, list(context.scene.objects), tmp_path, settings.apply_modifiers, True)
+    return qmap_export.export_objects(context, panel_objects(context), tmp_path, settings.apply_modifiers, True)
 
 
 def compile_scene_source(context: bpy.types.Context, tmp_path: str, qmap_path: str) -> Summary:
@@ -118,7 +133,7 @@ def export_and_compile_scene(context: bpy.types.Context) -> Summary:
     """The scene to the panel's .qmap.tmp, .qmap.desc and .qmap: all three replaced or none, as File > Export."""
     settings = scene_settings(context)
     paths = qmap_export.MapPaths(panel_path(settings, "tmp_path"), panel_path(settings, "qmap_path"))  # both first
-    return qmap_export.export_and_compile_objects(context, list(context.scene.objects), paths,
+    return qmap_export.export_and_compile_objects(context, panel_objects(context), paths,
                                                   settings.apply_modifiers, True, settings)  # fmt: skip
 
 
@@ -274,6 +289,7 @@ class VIEW3D_PT_qmap(QmapPanel, bpy.types.Panel):
         layout.use_property_decorate = False
         layout.prop(settings, "tmp_path")
         layout.prop(settings, "qmap_path")
+        layout.prop(settings, "export_scope")
         layout.prop(settings, "apply_modifiers")
         column = layout.column(align=True)
         column.operator(QMAP_OT_export_source.bl_idname, icon="EXPORT")

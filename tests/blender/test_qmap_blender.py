@@ -574,3 +574,22 @@ def test_the_empty_slot_entry_of_a_desc_survives_import_and_export(tmp_path: Pat
     assert (entry.tex_scale, entry.new_name) == (2.0, b"EmptySlot")
     assert qc.compile_bytes(out.read_bytes(), (tmp_path / "again.qmap.desc").read_bytes()) == qc.compile_bytes(
         source.read_bytes(), (tmp_path / "slots.qmap.desc").read_bytes())
+
+
+def test_qmap_exports_raw_meshes_by_default_and_the_panel_can_leave_hidden_objects_out(tmp_path: Path) -> None:
+    """Spec 12.13: the original exported raw meshes (modifiers off by default) of every object, hidden ones too;
+    a visible-only filter is offered."""
+    room = cube("Room")
+    room.modifiers.new("Smooth", "SUBSURF")
+    hidden = cube("Hidden", location=(5, 0, 0))
+    hidden.hide_set(True)
+    out = tmp_path / "level.qmap.tmp"
+    assert bpy.ops.export_scene.qmap_tmp(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    assert [len(mesh.face_sizes) for mesh in qc.parse_tmp(out.read_bytes()).meshes] == [6, 6]
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "level.blend"))
+    settings = bpy.context.scene.qmap
+    assert not settings.apply_modifiers and settings.export_scope == "SCENE"
+    settings.export_scope = "VISIBLE"
+    assert bpy.ops.qmap.export_source() == {"FINISHED"}
+    names = [mesh.name for mesh in qc.parse_tmp((tmp_path / "map.qmap.tmp").read_bytes()).meshes]
+    assert names == [b"Room"]
