@@ -93,10 +93,11 @@ class ParsedFile:
     options: SmdImportOptions | None = None  # this file's own (a QC's $upaxis), else the call's
     target: str | None = None  # the stem of the reference an animation, VTA or later mesh belongs to (a QC)
     shape_names: dict[int, str] = field(default_factory=dict)  # time number -> name, from a QC
+    collision: bool = False  # a QC's $collisionmodel: a wireframe object of its own, even from the $body's SMD
 
     @property
     def stem(self) -> str:
-        return stem_of(self.path)
+        return stem_of(self.path) + ("_collision" if self.collision else "")
 
 
 @dataclass
@@ -115,6 +116,7 @@ class PlannedFile:
     options: SmdImportOptions | None = None
     target: str | None = None
     shape_names: dict[int, str] = field(default_factory=dict)
+    collision: bool = False
 
 
 def plan_files(paths: list[str], options: SmdImportOptions, warnings: list[str]) -> list[PlannedFile]:
@@ -130,17 +132,19 @@ def plan_files(paths: list[str], options: SmdImportOptions, warnings: list[str])
         warnings.extend(f"{label}: {text}" for text in qc.warnings)
         own = replace(options, up_axis=qc.up_axis) if qc.up_axis else options
         first_stem = stem_of(qc.meshes[0].path) if qc.meshes else None
-        planned += [PlannedFile(mesh.path, own, first_stem if row else None) for row, mesh in enumerate(qc.meshes)]
+        planned += [PlannedFile(mesh.path, own, first_stem if row else None,
+                                collision=mesh.command in smd.COLLISION_COMMANDS)
+                    for row, mesh in enumerate(qc.meshes)]  # fmt: skip
         planned += [PlannedFile(flex.path, own, stem_of(mesh.path), flex.names)
                     for mesh in qc.meshes for flex in mesh.flex_files]  # fmt: skip
         planned += [PlannedFile(animation, own, first_stem) for animation in qc.animations]
     # a file named twice is imported once, as its QC says when one names it
-    chosen: dict[str, PlannedFile] = {}
+    chosen: dict[tuple[str, bool], PlannedFile] = {}
     for item in planned:
-        key = os.path.abspath(item.path)
+        key = (os.path.abspath(item.path), item.collision)
         if key not in chosen or (chosen[key].options is None and item.options is not None):
             chosen[key] = item
-    return [item for item in planned if chosen[os.path.abspath(item.path)] is item]
+    return [item for item in planned if chosen[(os.path.abspath(item.path), item.collision)] is item]
 
 
 def stem_of(path: str) -> str:
@@ -393,6 +397,8 @@ def build_reference(
         context, obj, [bone_names[row] for row in used.tolist()], vertices, group_row[bones[link_rows]],
         weights[link_rows],
     )  # fmt: skip
+    if parsed.collision:  # the physics hull: seen through, never rendered
+        obj.display_type, obj.hide_render = "WIRE", True
     context.collection.objects.link(obj)
     skin_to_armature(obj, armature)
     state.meshes.append((name, obj))
@@ -650,7 +656,7 @@ def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdI
         for step, item in enumerate(planned):
             own = item.options or options
             parsed.append(replace(parse_file(item.path, own), options=own, target=item.target,
-                                  shape_names=item.shape_names))  # fmt: skip
+                                  shape_names=item.shape_names, collision=item.collision))  # fmt: skip
             update(step + 1)
         state = ImportState()
         with rollback_on_error(), selecting_new_objects(context):

@@ -16,7 +16,7 @@ from ..atomic import write_bytes_atomically
 from ..errors import FormatError
 from .animation import DenseAnimation, dense_skeleton
 from .document import Flavour, SkeletonFrame, SmdDocument, SmdNode, Triangles, VertexFrame
-from .qc import QcDocument, QcFlexFile, QcMesh, load_qc
+from .qc import COLLISION_COMMANDS, QcDocument, QcFlexFile, QcMesh, load_qc
 from .reader import read_smd
 from .render import first_unwritable
 from .weights import (
@@ -33,6 +33,7 @@ from .weights import (
 from .writer import smd_pieces, write_smd
 
 __all__ = [
+    "COLLISION_COMMANDS",
     "STUDIOMDL_CULL",
     "STUDIOMDL_MAX_LINKS",
     "VTA_CHANGE_THRESHOLD",

@@ -37,6 +37,9 @@ class QcFlexFile:
     names: dict[int, str] = field(default_factory=dict)
 
 
+COLLISION_COMMANDS = ("$collisionmodel", "$collisionjoints")
+
+
 @dataclass
 class QcMesh:
     """A reference SMD (`$body`, `$model`, `$bodygroup studio`, `$collisionmodel`...) and its VTAs."""
@@ -252,8 +255,9 @@ class _Reader:
         found = self.smd(token)
         if found is None:
             return None
+        collision = command in COLLISION_COMMANDS  # (a simple prop's $collisionmodel often names its $body's SMD)
         for mesh in self.document.meshes:
-            if mesh.path == found:
+            if mesh.path == found and (mesh.command in COLLISION_COMMANDS) == collision:
                 return mesh
         mesh = QcMesh(found, command)
         self.document.meshes.append(mesh)

@@ -905,3 +905,15 @@ def test_with_only_the_armature_selected_its_meshes_are_the_reference(tmp_path: 
     out = tmp_path / "rig.smd"
     assert export_smd(out, export_scope="SELECTED") == {"FINISHED"}
     assert len(smd.load_smd(out).triangles) == 12  # the body's, not the unrelated cube's
+
+
+def test_a_collision_model_from_the_body_smd_gets_its_own_wireframe_object(tmp_path: Path) -> None:
+    """A simple prop names one SMD for $body and $collisionmodel: the physics hull is an object of its own."""
+    write(tmp_path, "crate.smd", reference_text())
+    qc = write(tmp_path, "crate.qc", '$body "body" "crate.smd"\n$collisionmodel "crate.smd" { $concave }\n')
+    assert import_smd(qc) == {"FINISHED"}
+    body, hull = bpy.data.objects["crate"], bpy.data.objects["crate_collision"]
+    assert body.display_type != "WIRE" and not body.hide_render
+    assert hull.display_type == "WIRE" and hull.hide_render
+    assert len(hull.data.polygons) == len(body.data.polygons) == 2
+    assert [o.name for o in bpy.data.objects if o.type == "ARMATURE"] == ["crate_skeleton"]  # one skeleton
