@@ -94,6 +94,7 @@ class ParsedFile:
     target: str | None = None  # the stem of the reference an animation, VTA or later mesh belongs to (a QC)
     shape_names: dict[int, str] = field(default_factory=dict)  # time number -> name, from a QC
     collision: bool = False  # a QC's $collisionmodel: a wireframe object of its own, even from the $body's SMD
+    action_name: str | None = None  # a QC's $sequence name for the action of its one SMD
 
     @property
     def stem(self) -> str:
@@ -117,6 +118,7 @@ class PlannedFile:
     target: str | None = None
     shape_names: dict[int, str] = field(default_factory=dict)
     collision: bool = False
+    action_name: str | None = None
 
 
 def plan_files(paths: list[str], options: SmdImportOptions, warnings: list[str]) -> list[PlannedFile]:
@@ -137,7 +139,8 @@ def plan_files(paths: list[str], options: SmdImportOptions, warnings: list[str])
                     for row, mesh in enumerate(qc.meshes)]  # fmt: skip
         planned += [PlannedFile(flex.path, own, stem_of(mesh.path), flex.names)
                     for mesh in qc.meshes for flex in mesh.flex_files]  # fmt: skip
-        planned += [PlannedFile(animation, own, first_stem) for animation in qc.animations]
+        planned += [PlannedFile(animation, own, first_stem, action_name=qc.sequence_names.get(animation))
+                    for animation in qc.animations]  # fmt: skip
     # a file named twice is imported once, as its QC says when one names it
     chosen: dict[tuple[str, bool], PlannedFile] = {}
     for item in planned:
@@ -485,8 +488,9 @@ def build_animation(
     else:
         rotations = continuous_eulers(matrix_to_euler_xyz(rotation_matrices[..., :3, :3]))
     create_bone_action(
-        armature, name, matched, frames, basis[..., :3, 3], rotations, rotation_mode=options.rotation_mode
-    )
+        armature, parsed.action_name or name, matched, frames, basis[..., :3, 3], rotations,
+        rotation_mode=options.rotation_mode,
+    )  # fmt: skip
     play_in_scene(context.scene, int(frames[0]), int(frames[-1]))  # (SMD has no frame rate: the QC's $fps)
 
 
@@ -656,7 +660,8 @@ def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdI
         for step, item in enumerate(planned):
             own = item.options or options
             parsed.append(replace(parse_file(item.path, own), options=own, target=item.target,
-                                  shape_names=item.shape_names, collision=item.collision))  # fmt: skip
+                                  shape_names=item.shape_names, collision=item.collision,
+                                  action_name=item.action_name))  # fmt: skip
             update(step + 1)
         state = ImportState()
         with rollback_on_error(), selecting_new_objects(context):

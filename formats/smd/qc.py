@@ -54,6 +54,7 @@ class QcDocument:
     up_axis: str | None = None  # "X", "Y" or "Z" from `$upaxis`
     meshes: list[QcMesh] = field(default_factory=list)
     animations: list[str] = field(default_factory=list)  # SMD paths, first use order, each once
+    sequence_names: dict[str, str] = field(default_factory=dict)  # SMD path -> the $sequence naming it alone
     warnings: list[str] = field(default_factory=list)
 
 
@@ -295,12 +296,17 @@ class _Reader:
         if not names:
             words = [t for t in rest if t.text not in "{}" and t.text.lower() not in _ANIMATION_OPTIONS]
             names = words[:1]
+        files = []
         for token in names:
             if command == "$sequence" and token.text.lower() in self.animation_names:
                 continue  # an `$animation` defined earlier
             found = self.smd(token)
+            if found is not None:
+                files.append(found)
             if found is not None and found not in self.document.animations:
                 self.document.animations.append(found)
+        if len(files) == 1 and rest:  # one SMD: the action takes the sequence's name (a blend's keep their files')
+            self.document.sequence_names.setdefault(files[0], args[0].text)
         if command == "$animation":
             self.animation_names.add(args[0].text.lower())
 

@@ -917,3 +917,15 @@ def test_a_collision_model_from_the_body_smd_gets_its_own_wireframe_object(tmp_p
     assert hull.display_type == "WIRE" and hull.hide_render
     assert len(hull.data.polygons) == len(body.data.polygons) == 2
     assert [o.name for o in bpy.data.objects if o.type == "ARMATURE"] == ["crate_skeleton"]  # one skeleton
+
+
+def test_a_qc_sequence_names_the_action_of_its_one_smd(tmp_path: Path) -> None:
+    write(tmp_path, "model.smd", reference_text())
+    write(tmp_path, "Walk_Anim01.smd", ANIMATION_TIME_5)
+    write(tmp_path, "blend_a.smd", ANIMATION_TIME_5)
+    write(tmp_path, "blend_b.smd", ANIMATION_TIME_5)
+    qc = write(tmp_path, "model.qc", '$body "body" "model.smd"\n$sequence "walk" "Walk_Anim01" fps 30\n'
+                                     '$sequence "strafe" { "blend_a" "blend_b" blend move_x -1 1 }\n')  # fmt: skip
+    assert import_smd(qc) == {"FINISHED"}
+    assert {"walk", "blend_a", "blend_b"} <= set(bpy.data.actions.keys())  # a blend's SMDs keep their own names
+    assert "Walk_Anim01" not in bpy.data.actions
