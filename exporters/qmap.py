@@ -405,6 +405,8 @@ class EXPORT_SCENE_OT_qmap(bpy.types.Operator, ExportHelper, QmapSceneMixin, Qma
 def store_report(scene: bpy.types.Scene, report: qc.CompileReport) -> None:
     """Keep the last compile's report on the scene (shown by the QMAP panel) and as a text block."""
     text = qc.describe_report(report, verbose=True)
+    # (the compiler speaks in map axes; the panel's bounds are in Blender's: map x, y, z = Blender x, z, y)
+    text = text.replace("root box: ", "root box (map axes: Blender x, z, y): ", 1)
     text += "".join(f"\nwarning: {warning}" for warning in report.warnings)
     store_report_text(scene, text)
 

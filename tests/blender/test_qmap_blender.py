@@ -183,6 +183,8 @@ def test_panel_paths_are_beside_the_saved_blend(tmp_path: Path) -> None:
     bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "level.blend"))
     assert bpy.ops.qmap.export_and_compile() == {"FINISHED"}
     assert {"map.qmap.tmp", "map.qmap"} <= {path.name for path in tmp_path.iterdir()}
+    report = [line.text for line in bpy.context.scene.qmap.report]
+    assert any(line.startswith("root box (map axes: Blender x, z, y): ") for line in report), report
     assert bpy.ops.qmap.show_octrees() == {"FINISHED"}
 
 
