@@ -45,6 +45,7 @@ EXPORT_ATTRIBUTES = (
 )
 _ATTRIBUTE_WIDTHS = {"FLOAT": (1, "value"), "FLOAT2": (2, "vector"), "FLOAT_VECTOR": (3, "vector"),
                      "QUATERNION": (4, "value"), "FLOAT_COLOR": (4, "color"), "BYTE_COLOR": (4, "color")}  # fmt: skip
+_UV_COMPONENTS = {"float", "half", "double"}  # 2 of these import as a UV map (see importers/iqe.py)
 _INTERNAL = {"position", STORED_NORMALS, IQE_FILE_VERTEX, "sharp_face", "sharp_edge", "material_index", "custom_normal"}
 
 
@@ -150,7 +151,9 @@ def _gather_layers(
     handled = {STORED_NORMALS}
     tags = _custom_tags(obj)
     if settings.export_uvs and len(mesh.uv_layers):
-        main = next((uv for uv in mesh.uv_layers if uv.active_render), mesh.uv_layers[0])
+        # the texture coordinates: the render UV map, but not one the file had as a custom array (a lightmap)
+        own = [uv for uv in mesh.uv_layers if uv.name not in tags]
+        main = next((uv for uv in own if uv.active_render), own[0] if own else None)
         for uv in mesh.uv_layers:
             values = _floats(uv.uv, "vector", 2)
             if settings.flip_v:
@@ -210,8 +213,9 @@ def _gather_generic(
         if custom is None:
             continue
         values = _floats(attribute.data, key, width)
-        if width == 2 and flip_v:  # 2 floats read back as a UV map: V flipped like every UV map's
-            values[:, 1] = 1.0 - values[:, 1]
+        if width == 2 and flip_v and custom.component in _UV_COMPONENTS and name not in tags:
+            values[:, 1] = 1.0 - values[:, 1]  # a 2-float array is read back as a UV map: its V flipped like one
+            # (one the import kept as an attribute, beyond Blender's 8 UV maps, holds the file's values as they are)
         target = layers.corner if attribute.domain == "CORNER" else layers.point
         target[f"custom{custom.slot}"] = values
 

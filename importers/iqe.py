@@ -153,7 +153,7 @@ def _build_object(
     sizes = np.concatenate(size_parts).astype(np.int64)
     del corner_parts, size_parts  # a large file's peak comes later, while Blender sets the custom normals
     loop_starts = (np.cumsum(sizes) - sizes).astype(np.intc)
-    welded = _welded_vertices(meshes, file_corners, sizes, options) if options.merge_vertices else None
+    welded = _welded_vertices(meshes, document, file_corners, sizes, options) if options.merge_vertices else None
     del sizes
     points = _PointData(welded)
     corner_verts = file_corners if welded is None else welded.vertex_of_file_vertex[file_corners].astype(np.intc)
@@ -202,19 +202,28 @@ class _PointData:
 
 
 def _welded_vertices(
-    meshes: list[iqe.IqeMesh], file_corners: np.ndarray, sizes: np.ndarray, options: IqeImportOptions
-) -> _Welded | None:
-    """File vertices with the same position and the same per-vertex data (weights, colour, custom arrays that
-    are no UV map) become one Blender vertex: IQE splits a vertex wherever its UV or normal changes, and those
-    are per corner in Blender. A face that would then use one vertex twice keeps its own vertices."""
+    meshes: list[iqe.IqeMesh], document: iqe.IqeDocument, file_corners: np.ndarray, sizes: np.ndarray,
+    options: IqeImportOptions,
+) -> _Welded | None:  # fmt: skip
+    """File vertices with the same position and the same per-vertex data (weights, colour, custom arrays) become
+    one Blender vertex: IQE splits a vertex wherever its UV or normal changes, and those are per corner in
+    Blender. Without custom normals, the normal is per-vertex data too (merged hard edges would be smoothed). A
+    face that would then use one vertex twice, or the vertices of an earlier face (the back of a double-sided
+    card), keeps its own vertices."""
     columns = [np.concatenate([m.positions for m in meshes]).astype(np.float32).view(np.int32)]
     if any(m.blend_indices is not None for m in meshes):
         columns.append(_file_blend(meshes)[0].astype(np.int32))
         columns.append(_file_blend(meshes)[1].astype(np.float32).view(np.int32))
     if options.import_colors != "NONE" and any(m.colors is not None for m in meshes):
         columns.append(_file_colors(meshes).astype(np.float32).view(np.int32))
+    if not options.use_custom_normals and all(m.normals is not None for m in meshes):
+        columns.append(np.concatenate([m.normals for m in meshes]).astype(np.float32).view(np.int32))
+    uv_maps_left = MAX_UV_MAPS - all(m.texcoords is not None for m in meshes)
     for slot in sorted({slot for m in meshes for slot in m.custom}):
         width = next(m.custom[slot].shape[1] for m in meshes if slot in m.custom)
+        if width == 2 and document.custom_format(slot).component in _UV_COMPONENTS and uv_maps_left > 0:
+            uv_maps_left -= 1  # a further UV map (see _add_customs): per corner, like the first
+            continue
         columns.append(np.concatenate([m.custom[slot] if slot in m.custom else np.zeros((m.vertex_count, width))
                                        for m in meshes]).astype(np.float32).view(np.int32))  # fmt: skip
     key = np.concatenate(columns, axis=1).astype(np.int64)
@@ -224,20 +233,41 @@ def _welded_vertices(
     representative = np.flatnonzero(is_first)
     if representative.size == first.size:
         return None  # nothing to merge: one Blender vertex per file vertex, in the file's order
-    if iqe.faces_repeating_a_vertex(vertex_of_file_vertex[file_corners], sizes).any():
-        vertex_of_file_vertex, representative = _apart_within_faces(vertex_of_file_vertex, file_corners, sizes)
+    apart = _spoiled_file_vertices(vertex_of_file_vertex, file_corners, sizes)
+    if apart.size:
+        vertex_of_file_vertex, representative = _kept_apart(vertex_of_file_vertex, apart)
     return _Welded(vertex_of_file_vertex, representative)
 
 
-def _apart_within_faces(
+_MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F))
+
+
+def _spoiled_file_vertices(
     vertex_of_file_vertex: np.ndarray, file_corners: np.ndarray, sizes: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Where a face would use one merged vertex twice (a face of no area), those file vertices stay apart; the
-    vertices are then numbered anew, in order, with a file vertex standing for each."""
+) -> np.ndarray:
+    """File vertices that must stay apart: those a face would use twice once merged (a face of no area), and all
+    of a face whose merged vertices are those of an earlier face (a Blender mesh holds neither). Faces are
+    compared by a hash of their vertex set: a collision only keeps a few more vertices apart."""
     merged = vertex_of_file_vertex[file_corners]
     face = np.repeat(np.arange(sizes.size), sizes)
     _, slot, count = np.unique(face * (int(merged.max()) + 1) + merged, return_inverse=True, return_counts=True)
-    apart = np.unique(file_corners[count[slot.ravel()] > 1])
+    repeated = file_corners[count[slot.ravel()] > 1]
+    starts = (np.cumsum(sizes) - sizes).astype(np.intp)
+    with np.errstate(over="ignore"):
+        mixed = [(merged.astype(np.uint64) + np.uint64(1)) * multiplier for multiplier in _MIX]
+        mixed[1] ^= mixed[1] >> np.uint64(29)
+        keys = np.stack([sizes.astype(np.uint64), np.add.reduceat(mixed[0], starts),
+                         np.bitwise_xor.reduceat(mixed[1], starts)], axis=1)  # fmt: skip
+    _, first_face = np.unique(keys, axis=0, return_index=True)
+    later = np.ones(sizes.size, bool)
+    later[first_face] = False
+    duplicated = file_corners[np.repeat(later, sizes)]
+    return np.unique(np.concatenate([repeated, duplicated]))
+
+
+def _kept_apart(vertex_of_file_vertex: np.ndarray, apart: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Those file vertices with Blender vertices of their own; the vertices numbered anew, in order, with a file
+    vertex standing for each."""
     numbered = vertex_of_file_vertex.copy()
     numbered[apart] = int(numbered.max()) + 1 + np.arange(apart.size)
     _, first, vertex = np.unique(numbered, return_index=True, return_inverse=True)
@@ -352,6 +382,7 @@ RESERVED_PREFIX = "iqe_"  # a custom array whose name Blender cannot take become
 
 
 _UV_COMPONENTS = {"float", "half", "double"}  # a custom of 2 of these is a UV map (exporters flip its V like vt's)
+MAX_UV_MAPS = 8  # what a Blender mesh holds; further 2-float arrays stay attributes
 
 
 def _add_customs(
@@ -378,7 +409,7 @@ def _add_customs(
                             f"imported as attribute {name!r} (exported under its own name)")  # fmt: skip
         else:
             name = wanted
-        if width == 2 and declared.component in _UV_COMPONENTS:
+        if width == 2 and declared.component in _UV_COMPONENTS and len(mesh.uv_layers) < MAX_UV_MAPS:
             flipped = np.array(values, np.float32)
             flipped[:, 1] = 1.0 - flipped[:, 1]
             mesh_io.add_uv_map(mesh, name, flipped[file_corners])

@@ -927,3 +927,109 @@ def test_the_scene_plays_the_imported_animation_at_the_file_rate(tmp_path: Path,
     with pytest.raises(RuntimeError, match="simulated failure"):
         import_iqe(path)
     assert (scene.frame_start, scene.frame_end, scene.render.fps, scene.render.fps_base) == (10, 20, 25, 1.0)
+
+
+DOUBLE_SIDED = """# Inter-Quake Export
+mesh "card"
+vp 0 0 0
+vn 0 0 {front}
+vp 1 0 0
+vn 0 0 {front}
+vp 0 1 0
+vn 0 0 {front}
+vp 0 0 0
+vn 0 0 -1
+vp 1 0 0
+vn 0 0 -1
+vp 0 1 0
+vn 0 0 -1
+fm 0 1 2
+fm 3 5 4
+"""
+
+
+@pytest.mark.parametrize("front", ["1", "-1"], ids=["opposite normals", "one normal"])
+def test_a_double_sided_card_keeps_both_faces_and_their_normals(tmp_path: Path, front: str) -> None:
+    """The back face would use the front face's vertices once merged: it keeps its own (a Blender mesh cannot hold
+    two faces on one vertex set)."""
+    path = write(tmp_path, "card.iqe", DOUBLE_SIDED.format(front=front))
+    assert import_iqe(path) == {"FINISHED"}
+    mesh = bpy.data.objects["card"].data
+    assert len(mesh.vertices) == 6 and len(mesh.polygons) == 2
+    assert not mesh.validate()  # nothing to fix
+    out = tmp_path / "again.iqe"
+    assert export_iqe(out) == {"FINISHED"}
+    again, original = iqe.load_iqe(out).meshes[0], iqe.load_iqe(path).meshes[0]
+    np.testing.assert_array_equal(again.normals, original.normals)  # type: ignore[arg-type]
+    np.testing.assert_array_equal(again.face_corners, original.face_corners)
+
+
+def custom_arrays_file(count: int, component: str = "float", with_vt: bool = True) -> str:
+    lines = ["# Inter-Quake Export"]
+    lines += [f'vertexarray custom{slot} {component} 2 "map{slot}"' for slot in range(count)]
+    lines.append('mesh "sheet"')
+    for x, y in ((0, 0), (1, 0), (0, 1)):
+        lines.append(f"vp {x} {y} 0")
+        if with_vt:
+            lines.append(f"vt {x} {y}")
+        lines += [f"v{slot} 0.2 0.4" for slot in range(count)]
+    lines.append("fm 0 2 1")
+    return "\n".join(lines) + "\n"
+
+
+def test_two_float_arrays_beyond_blenders_eight_uv_maps_stay_attributes(tmp_path: Path) -> None:
+    assert import_iqe(write(tmp_path, "many.iqe", custom_arrays_file(9))) == {"FINISHED"}
+    mesh = bpy.data.objects["sheet"].data
+    assert len(mesh.uv_layers) == 8 and mesh.attributes["map7"].domain == "POINT"
+    out = tmp_path / "again.iqe"
+    assert export_iqe(out) == {"FINISHED"}
+    for slot, values in iqe.load_iqe(out).meshes[0].custom.items():
+        np.testing.assert_allclose(values, np.tile([0.2, 0.4], (3, 1)), atol=1e-6, err_msg=f"custom{slot}")
+
+
+@pytest.mark.parametrize(("component", "with_vt"), [("float", False), ("ubyte", True)])
+def test_custom_two_component_arrays_come_back_as_they_were(tmp_path: Path, component: str, with_vt: bool) -> None:
+    """A lightmap without texture coordinates stays a custom array (not the vt); a ubyte pair is not a UV map and
+    keeps its V."""
+    path = write(tmp_path, "lightmap.iqe", custom_arrays_file(1, component, with_vt))
+    assert import_iqe(path) == {"FINISHED"}
+    out = tmp_path / "again.iqe"
+    assert export_iqe(out) == {"FINISHED"}
+    again = iqe.load_iqe(out)
+    assert [(v.kind, v.component, v.size, v.name) for v in again.vertex_arrays] == [("custom0", component, 2, "map0")]
+    assert (again.meshes[0].texcoords is not None) == with_vt
+    expected = iqe.load_iqe(path).meshes[0].custom[0]
+    np.testing.assert_allclose(again.meshes[0].custom[0], expected, atol=1 / 255)
+
+
+HARD_EDGE = """# Inter-Quake Export
+mesh "fold"
+vp 0 0 0
+vn 0 0 1
+vp 1 0 0
+vn 0 0 1
+vp 1 1 0
+vn 0 0 1
+vp 0 1 0
+vn 0 0 1
+vp 1 0 0
+vn 1 0 0
+vp 1 0 -1
+vn 1 0 0
+vp 1 1 -1
+vn 1 0 0
+vp 1 1 0
+vn 1 0 0
+fm 0 3 2 1
+fm 4 7 6 5
+"""
+
+
+def test_without_custom_normals_a_hard_edge_stays_hard(tmp_path: Path) -> None:
+    """Merged, the fold's shared edge would be smoothed by Blender's own normals: the vertices stay apart."""
+    assert import_iqe(write(tmp_path, "fold.iqe", HARD_EDGE), use_custom_normals=False) == {"FINISHED"}
+    mesh = bpy.data.objects["fold"].data
+    normals = np.empty(3 * len(mesh.loops), np.float32)
+    mesh.corner_normals.foreach_get("vector", normals)
+    axes = np.abs(normals.reshape(-1, 3)).max(axis=1)
+    assert np.allclose(axes, 1.0, atol=1e-5), normals.reshape(-1, 3)  # every corner along an axis: no blend
