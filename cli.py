@@ -9,6 +9,7 @@ import argparse
 import ast
 import contextlib
 import ctypes
+import io
 import os
 import signal
 import sys
@@ -190,9 +191,15 @@ class BlenderOutput:
         self.saved = (os.dup(1), os.dup(2))
         os.dup2(self.capture.fileno(), 1)
         os.dup2(self.capture.fileno(), 2)
+        # Python-level writes too (a traceback Blender prints when an operator raises), wherever sys.stderr points
+        self.python_text = io.StringIO()
+        self.redirected = contextlib.ExitStack()
+        self.redirected.enter_context(contextlib.redirect_stdout(self.python_text))
+        self.redirected.enter_context(contextlib.redirect_stderr(self.python_text))
         return self
 
     def __exit__(self, *_: object) -> None:
+        self.redirected.close()
         sys.stdout.flush()
         sys.stderr.flush()
         flush_c_streams()  # Blender 4.x prints its log lines through C's buffered stdout
@@ -201,7 +208,7 @@ class BlenderOutput:
         for fd in self.saved:
             os.close(fd)
         self.capture.seek(0)
-        text = self.capture.read().decode("utf-8", errors="replace")
+        text = self.capture.read().decode("utf-8", errors="replace") + self.python_text.getvalue()
         self.capture.close()
         for line in text.splitlines():
             if ": warning: " in line:
@@ -222,6 +229,8 @@ def run_operator(idname: str | None, what: str, **keywords: object) -> None:
         with BlenderOutput():
             result = operator(idname)("EXEC_DEFAULT", **keywords)
     except (RuntimeError, TypeError) as error:  # an ERROR report, or a bad option
+        if "KeyboardInterrupt" in str(error):  # Ctrl-C or SIGTERM inside the operator, which Blender wraps
+            raise KeyboardInterrupt from None
         raise CliError(str(error).strip().removeprefix("Error: ")) from None
     if "FINISHED" not in result:
         raise CliError(f"{what} did not finish ({', '.join(result)})")

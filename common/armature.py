@@ -21,7 +21,7 @@ import numpy as np
 from mathutils import Matrix
 
 from . import compat
-from .mesh_io import ORIGINAL_NAME
+from .mesh_io import original_name, remember_file_name
 
 BONE_AXIS_PROPERTY = "iogf_bone_axis"
 FILE_ORDER = "iogf_file_order"  # bone property: the bone's index in the file it was imported from
@@ -288,13 +288,19 @@ def build_armature(
     for row, bone_name in enumerate(names):
         armature.bones[bone_name][FILE_ORDER] = row
         if bone_name != skeleton.names[row]:  # too long, or cut to a name already taken: the file's is kept
-            armature.bones[bone_name][ORIGINAL_NAME] = skeleton.names[row]
+            remember_file_name(armature.bones[bone_name], skeleton.names[row])
     return obj, names
 
 
 def file_name_of(bone: bpy.types.Bone) -> str:
-    """The bone's name in the file it was imported from (Blender may have had to shorten it)."""
-    return str(bone.get(ORIGINAL_NAME, bone.name))
+    """The bone's name in the file it was imported from (Blender may have had to shorten it), while it keeps the
+    name Blender gave it: a bone renamed since (or a copy of it) goes by its own name."""
+    return original_name(bone)
+
+
+def has_file_name(bone: bpy.types.Bone) -> bool:
+    """Whether the bone keeps a file name Blender could not give it (see file_name_of)."""
+    return file_name_of(bone) != bone.name
 
 
 def bone_axis_of(armature_object: bpy.types.Object) -> str:

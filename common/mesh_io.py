@@ -17,7 +17,7 @@ ORIGINAL_NAME = "iogf_name"  # a file's name for a datablock when Blender could 
 GIVEN_NAME = "iogf_given_name"  # the name Blender gave instead: a block renamed since goes by its new name
 
 
-def original_name(block: bpy.types.ID) -> str:
+def original_name(block: bpy.types.ID | bpy.types.Bone) -> str:
     """The name to write back: the file's own one when Blender had to change it (shortened on 4.2, or numbered
     because another block has it), as long as the block keeps the name Blender gave it."""
     stored = block.get(ORIGINAL_NAME)
@@ -26,7 +26,7 @@ def original_name(block: bpy.types.ID) -> str:
     return str(stored)
 
 
-def remember_file_name(block: bpy.types.ID, name: str) -> None:
+def remember_file_name(block: bpy.types.ID | bpy.types.Bone, name: str) -> None:
     """Keep the file's `name` for writing back, because Blender gave `block` another one."""
     block[ORIGINAL_NAME] = name
     block[GIVEN_NAME] = block.name

@@ -49,6 +49,8 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
 def _write_target(path: str) -> tuple[str, bool]:
     """The file to write for `path` (a link's target) and whether it is a device or pipe rather than a file."""
     target = os.path.realpath(path) if os.path.islink(path) else path
+    if os.path.islink(target):  # a loop of links: realpath gives up on it
+        raise naming(path, OSError(errno.ELOOP, os.strerror(errno.ELOOP)))
     try:
         mode = os.stat(target).st_mode
     except OSError:

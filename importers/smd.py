@@ -35,6 +35,7 @@ from ..common.armature import (
     ensure_object_mode,
     euler_to_matrix,
     file_name_of,
+    has_file_name,
     matrix_to_euler_xyz,
     matrix_to_quaternion,
     read_skeleton,
@@ -457,8 +458,8 @@ def build_animation(
         file_row.setdefault(node.name, row)
         file_row.setdefault(blender_bone_name(node.name), row)
     source_row: dict[str, int] = {}  # each bone's node in the file, by its file name (Blender may have shortened it)
-    for bone in armature.data.bones:
-        found = file_row.get(file_name_of(bone), file_row.get(bone.name))
+    for bone in armature.data.bones:  # (the shortened names in file_row are for bones without a kept file name)
+        found = file_row.get(file_name_of(bone)) if has_file_name(bone) else file_row.get(bone.name)
         if found is not None:
             source_row[bone.name] = found
     matched = [bone for bone in skeleton.names if bone in source_row]

@@ -131,6 +131,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes | me
     the bytes, or pieces written one after the other (made while writing, as `serialize_parts` makes them: the
     next pieces are made while a second thread writes the last ones)."""
     target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)  # a link: written through
+    if target.is_symlink():  # a loop of links: realpath gives up on it
+        raise QmapError("cannot write: too many levels of symbolic links", str(path))
     if _is_device_or_pipe(target):  # (/dev/null, a FIFO): written directly, nothing can be renamed over it
         try:
             with open(target, "wb") as stream:

@@ -134,3 +134,26 @@ def test_a_qmap_source_converted_to_a_map_is_compiled_as_it_is(
     assert extension.cli.main([*argv[:6], "--import-set", "global_scale=2"], prog="iogf") == 2
     assert extension.cli.main([*argv[:6], "--set", "apply_modifiers=False"], prog="iogf") == 2
     assert "--set apply_modifiers does not apply" in capsys.readouterr().err
+
+
+def test_sigterm_inside_an_operator_ends_as_an_interruption(
+    tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Blender turns the interrupt raised inside an operator into a RuntimeError: it is still an interruption
+    (exit 130, one line), not a failed file with a traceback."""
+    import os
+    import signal
+
+    model = tmp_path / "box.joe"
+    model.write_bytes(fx.cube_bytes())
+    exporter = extension.exporters.iqe
+
+    def terminated(*_arguments: object) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)  # as a CI timeout would, in the middle of the export
+
+    monkeypatch.setattr(exporter, "build_document", terminated)
+    out = tmp_path / "box.iqe"
+    assert extension.cli.main(["convert", str(model), "-o", str(out)], prog="iogf") == 130
+    error = capsys.readouterr().err
+    assert "interrupted" in error and "Traceback" not in error, error
+    assert not out.exists()

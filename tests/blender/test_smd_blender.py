@@ -929,3 +929,28 @@ def test_a_qc_sequence_names_the_action_of_its_one_smd(tmp_path: Path) -> None:
     assert import_smd(qc) == {"FINISHED"}
     assert {"walk", "blend_a", "blend_b"} <= set(bpy.data.actions.keys())  # a blend's SMDs keep their own names
     assert "Walk_Anim01" not in bpy.data.actions
+
+
+def test_shortened_bone_names_key_only_their_own_bones_and_follow_a_rename(
+    tmp_path: Path, extension: ModuleType
+) -> None:
+    """Two bones cut to one prefix: an animation of the second keys only the second (its cut name is the first
+    bone's Blender name); a bone renamed after import is written under its new name."""
+    long_names = ["A" * 70 + "1", "A" * 70 + "2"]
+    nodes = f'version 1\nnodes\n0 "root" -1\n1 "{long_names[0]}" 0\n2 "{long_names[1]}" 0\nend\n'
+    reference = write(tmp_path, "model.smd", nodes + REST + "triangles\nskin\n"
+                      "0 0 0 0 0 0 1 0 0 1 1 1.0\n0 1 0 0 0 0 1 1 0 1 2 1.0\n0 0 1 0 0 0 1 0 1 1 1 1.0\nend\n")
+    only_second = 'version 1\nnodes\n0 "root" -1\n1 "' + long_names[1] + '" 0\nend\n'
+    animation = write(tmp_path, "wave.smd", only_second + "skeleton\ntime 0\n0 0 0 0 0 0 0\n1 0 1 0 0.5 0 0\n"
+                      "time 1\n0 0 0 0 0 0 0\n1 0 1 0 0.9 0 0\nend\n")
+    assert import_smd(reference, animation) == {"FINISHED"}
+    armature = bpy.data.objects["model_skeleton"]
+    first, second = (bone.name for bone in armature.data.bones if bone.name != "root")
+    compat, action = extension.common.compat, bpy.data.actions["wave"]
+    slots = compat.object_slots(action)
+    keyed = {curve.data_path.split('"')[1] for curve in compat.action_fcurves(action, slots[0] if slots else None)}
+    assert keyed == {"root", second}, (keyed, first)
+    armature.data.bones[second].name = "hand"
+    out = tmp_path / "again.smd"
+    assert export_smd(out) == {"FINISHED"}
+    assert [node.name for node in smd.load_smd(out).nodes][:3] == ["root", long_names[0], "hand"]

@@ -171,3 +171,20 @@ def test_a_link_is_written_through_and_a_pipe_is_written_into(tmp_path: Path, se
     reader.join(5)
     assert received == [b"through the pipe"] and fifo.is_fifo()
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left
+
+
+def test_a_loop_of_links_is_refused_and_left_as_it_is(tmp_path: Path) -> None:
+    first, second = tmp_path / "loop1", tmp_path / "loop2"
+    first.symlink_to(second)
+    second.symlink_to(first)
+    for write in (lambda: atomic.write_bytes_atomically(first, b"x"),
+                  lambda: write_files_atomically([(str(first), b"x")])):  # fmt: skip
+        with pytest.raises(OSError) as raised:
+            write()
+        assert raised.value.errno == errno.ELOOP and raised.value.filename == str(first)
+    assert first.is_symlink() and second.is_symlink()
+    from qmap_compiler import QmapError, writer
+
+    with pytest.raises(QmapError, match="symbolic links"):
+        writer.write_atomic(first, b"map")
+    assert first.is_symlink() and sorted(p.name for p in tmp_path.iterdir()) == ["loop1", "loop2"]
