@@ -249,18 +249,21 @@ def _spoiled_file_vertices(
     of a face whose merged vertices are those of an earlier face (a Blender mesh holds neither). Faces are
     compared by a hash of their vertex set: a collision only keeps a few more vertices apart."""
     merged = vertex_of_file_vertex[file_corners]
-    face = np.repeat(np.arange(sizes.size), sizes)
-    _, slot, count = np.unique(face * (int(merged.max()) + 1) + merged, return_inverse=True, return_counts=True)
-    repeated = file_corners[count[slot.ravel()] > 1]
+    repeating = iqe.faces_repeating_a_vertex(merged, sizes)
+    repeated = np.zeros(0, file_corners.dtype)
+    if repeating.any():  # (few faces: the exact search runs on their corners only)
+        corners = np.repeat(repeating, sizes)
+        face = np.repeat(np.flatnonzero(repeating), sizes[repeating])
+        key = face * (int(merged.max()) + 1) + merged[corners]
+        _, slot, count = np.unique(key, return_inverse=True, return_counts=True)
+        repeated = file_corners[corners][count[slot.ravel()] > 1]
     starts = (np.cumsum(sizes) - sizes).astype(np.intp)
     with np.errstate(over="ignore"):
         mixed = [(merged.astype(np.uint64) + np.uint64(1)) * multiplier for multiplier in _MIX]
         mixed[1] ^= mixed[1] >> np.uint64(29)
         keys = np.stack([sizes.astype(np.uint64), np.add.reduceat(mixed[0], starts),
                          np.bitwise_xor.reduceat(mixed[1], starts)], axis=1)  # fmt: skip
-    _, first_face = np.unique(keys, axis=0, return_index=True)
-    later = np.ones(sizes.size, bool)
-    later[first_face] = False
+    later = dedup.first_equal_rows(keys.view(np.int64)) != np.arange(sizes.size)
     duplicated = file_corners[np.repeat(later, sizes)]
     return np.unique(np.concatenate([repeated, duplicated]))
 
