@@ -225,9 +225,9 @@ def build_skeleton_object(
     triangles = document.triangles
     model_size = None  # (the bones alone give no size for one bone: the mesh's extent does)
     if triangles is not None and len(triangles):
-        finite = triangles.positions.reshape(-1, 3)
-        finite = finite[np.isfinite(finite).all(axis=1)]
-        model_size = float(np.ptp(finite, axis=0).max()) * options.global_scale if len(finite) else None
+        corners = triangles.positions.reshape(-1, 3)
+        with np.errstate(invalid="ignore"):  # (a NaN or infinite size is no size: bone_lengths falls back)
+            model_size = float((corners.max(axis=0) - corners.min(axis=0)).max()) * options.global_scale
     lengths = bone_lengths(skeleton, model_size)
     armature, bone_names = build_armature(context, f"{name}_skeleton", skeleton, bone_axis=options.bone_axis,
                                           lengths=lengths)  # fmt: skip
