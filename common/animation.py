@@ -20,7 +20,7 @@ import numpy as np
 
 from . import compat
 from .armature import compose, euler_to_matrix, quaternion_to_matrix
-from .rollback import undo_on_failure
+from .rollback import remember_values, undo_on_failure
 
 LINEAR = 1  # keyframe interpolation enum value
 
@@ -85,7 +85,7 @@ def create_bone_action(
                 _fill(compat.new_fcurve(channels, bone_path(bone, prop), index, bone), frames, values[:, index], thin)
         pose_bone = obj.pose.bones.get(bone)
         if pose_bone is not None:
-            _remember(pose_bone, "rotation_mode")
+            remember_values(pose_bone, "rotation_mode")
             pose_bone.rotation_mode = rotation_mode
     if len(frames) > 1:
         action.use_frame_range = True
@@ -95,28 +95,12 @@ def create_bone_action(
             name = obj.name
             undo_on_failure(lambda: bpy.data.objects[name].animation_data_clear() if name in bpy.data.objects else None)
         else:
-            _remember(obj.animation_data, "action")
+            remember_values(obj.animation_data, "action")
         animation = obj.animation_data or obj.animation_data_create()
         animation.action = action
         if slot is not None:
             animation.action_slot = slot
     return action
-
-
-def _remember(owner: bpy.types.bpy_struct, attribute: str) -> None:
-    """Put `attribute` back if the running import fails (the owner existed before the import)."""
-    value = getattr(owner, attribute)
-    path = compat.path_from_id(owner)
-    holder = owner.id_data
-
-    def restore() -> None:
-        try:
-            target = holder.path_resolve(path) if path else holder
-            setattr(target, attribute, value)
-        except (ReferenceError, ValueError, AttributeError):  # the owner went with the import's new data
-            pass
-
-    undo_on_failure(restore)
 
 
 # ------------------------------------------------------------------------------------------------ reading

@@ -48,6 +48,8 @@ def collector_paused() -> Iterator[None]:
 # ---- IQE and IQM
 IQE_STORED_NORMALS = "iqe_normal"  # the file normals (per vertex, or per corner when vertices were merged), so an
 # untouched mesh re-exports them exactly
+IQE_UV_COMPONENTS = frozenset({"float", "half", "double"})  # a custom array of 2 of these is a further UV map,
+# its V flipped in the file like vt's
 IQE_FILE_VERTEX = "iqe_vertex"  # per corner: its vertex in the file, once vertices are merged: export keeps that order
 CUSTOM_TAG = "iqe_custom"  # mesh property: attribute name -> "slot component size" of IQE custom arrays
 COLOR_SPACE = "iqe_color_space"  # mesh property: how `vc` was stored ("SRGB" or "LINEAR")

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator
 
 import bpy
 
+from . import compat
+
 # Shape keys go with their mesh; the UI datablocks are never created by an import.
 OWNED_OR_UI = {"shape_keys", "window_managers", "screens", "workspaces"}
 
@@ -31,6 +33,24 @@ def snapshot() -> dict[str, set[int]]:
 
 
 _undo_stack: list[list[Callable[[], None]]] = []
+
+
+def remember_values(owner: bpy.types.bpy_struct, *attributes: str) -> None:
+    """Put these attributes of `owner` (which existed before the import) back if the running import fails; an
+    owner gone with the import's new data is left alone."""
+    saved = {name: getattr(owner, name) for name in attributes}
+    path = compat.path_from_id(owner)
+    holder = owner.id_data
+
+    def restore() -> None:
+        try:
+            target = holder.path_resolve(path) if path else holder
+            for name, value in saved.items():
+                setattr(target, name, value)
+        except (ReferenceError, ValueError, AttributeError):
+            pass
+
+    undo_on_failure(restore)
 
 
 def undo_on_failure(undo: Callable[[], None]) -> None:

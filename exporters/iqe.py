@@ -18,7 +18,7 @@ from bpy_extras.io_utils import ExportHelper
 from ..common import armature as armature_helpers
 from ..common import iqe_rig as rig_math
 from ..common import mesh_io
-from ..common.conventions import COMMENT, CUSTOM_TAG, IMPORT_COLORS, IQE_FILE_VERTEX, linear_to_srgb
+from ..common.conventions import COMMENT, CUSTOM_TAG, IMPORT_COLORS, IQE_FILE_VERTEX, IQE_UV_COMPONENTS, linear_to_srgb
 from ..common.conventions import IQE_STORED_NORMALS as STORED_NORMALS
 from ..common.operators import (
     ExportScopeMixin,
@@ -45,7 +45,6 @@ EXPORT_ATTRIBUTES = (
 )
 _ATTRIBUTE_WIDTHS = {"FLOAT": (1, "value"), "FLOAT2": (2, "vector"), "FLOAT_VECTOR": (3, "vector"),
                      "QUATERNION": (4, "value"), "FLOAT_COLOR": (4, "color"), "BYTE_COLOR": (4, "color")}  # fmt: skip
-_UV_COMPONENTS = {"float", "half", "double"}  # 2 of these import as a UV map (see importers/iqe.py)
 _INTERNAL = {"position", STORED_NORMALS, IQE_FILE_VERTEX, "sharp_face", "sharp_edge", "material_index", "custom_normal"}
 
 
@@ -213,7 +212,7 @@ def _gather_generic(
         if custom is None:
             continue
         values = _floats(attribute.data, key, width)
-        if width == 2 and flip_v and custom.component in _UV_COMPONENTS and name not in tags:
+        if width == 2 and flip_v and custom.component in IQE_UV_COMPONENTS and name not in tags:
             values[:, 1] = 1.0 - values[:, 1]  # a 2-float array is read back as a UV map: its V flipped like one
             # (one the import kept as an attribute, beyond Blender's 8 UV maps, holds the file's values as they are)
         target = layers.corner if attribute.domain == "CORNER" else layers.point

@@ -16,7 +16,15 @@ from mathutils import Matrix
 from ..common import animation as animation_helpers
 from ..common import armature as armature_helpers
 from ..common import iqe_rig, mesh_io, textures
-from ..common.conventions import COLOR_SPACE, COMMENT, CUSTOM_TAG, IMPORT_COLORS, IQE_FILE_VERTEX, srgb_to_linear
+from ..common.conventions import (
+    COLOR_SPACE,
+    COMMENT,
+    CUSTOM_TAG,
+    IMPORT_COLORS,
+    IQE_FILE_VERTEX,
+    IQE_UV_COMPONENTS,
+    srgb_to_linear,
+)
 from ..common.conventions import IQE_STORED_NORMALS as STORED_NORMALS
 from ..common.operators import (
     IMPORT_SCALE,
@@ -221,7 +229,7 @@ def _welded_vertices(
     uv_maps_left = MAX_UV_MAPS - all(m.texcoords is not None for m in meshes)
     for slot in sorted({slot for m in meshes for slot in m.custom}):
         width = next(m.custom[slot].shape[1] for m in meshes if slot in m.custom)
-        if width == 2 and document.custom_format(slot).component in _UV_COMPONENTS and uv_maps_left > 0:
+        if width == 2 and document.custom_format(slot).component in IQE_UV_COMPONENTS and uv_maps_left > 0:
             uv_maps_left -= 1  # a further UV map (see _add_customs): per corner, like the first
             continue
         columns.append(np.concatenate([m.custom[slot] if slot in m.custom else np.zeros((m.vertex_count, width))
@@ -384,7 +392,6 @@ _RESERVED_ATTRIBUTES = {"position", "material_index", "sharp_face", "sharp_edge"
 RESERVED_PREFIX = "iqe_"  # a custom array whose name Blender cannot take becomes an attribute iqe_<name>
 
 
-_UV_COMPONENTS = {"float", "half", "double"}  # a custom of 2 of these is a UV map (exporters flip its V like vt's)
 MAX_UV_MAPS = 8  # what a Blender mesh holds; further 2-float arrays stay attributes
 
 
@@ -412,7 +419,7 @@ def _add_customs(
                             f"imported as attribute {name!r} (exported under its own name)")  # fmt: skip
         else:
             name = wanted
-        if width == 2 and declared.component in _UV_COMPONENTS and len(mesh.uv_layers) < MAX_UV_MAPS:
+        if width == 2 and declared.component in IQE_UV_COMPONENTS and len(mesh.uv_layers) < MAX_UV_MAPS:
             flipped = np.array(values, np.float32)
             flipped[:, 1] = 1.0 - flipped[:, 1]
             mesh_io.add_uv_map(mesh, name, flipped[file_corners])

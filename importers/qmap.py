@@ -16,7 +16,7 @@ from .. import qmap_compiler as qc
 from ..common import mesh_io
 from ..common.operators import ImportFilesMixin, Summary, draw_panel, file_handler, guarded, import_all, prepare_layout
 from ..common.qmap_io import compiler_call, decode_name, desc_path_for
-from ..common.rollback import undo_on_failure
+from ..common.rollback import remember_values
 from ..formats.dedup import unique_rows
 from ..formats.errors import FormatError
 
@@ -41,14 +41,13 @@ def apply_desc(desc: qc.DescDocument, create_missing: bool, scene: bpy.types.Sce
     for name, entry in desc.entries.items():
         if not name:
             settings = scene.qmap.empty_slot
-            remember_options(settings)
         else:
             material = material_named(name, []) if create_missing else mesh_io.existing_material(decode_name(name))
             if material is None:
                 unmatched += 1
                 continue
             settings = material.qmap
-            remember_options(settings)
+        remember_values(settings, *QMAP_OPTIONS)
         settings.skip = entry.skip
         settings.tex_gen = entry.tex_gen
         settings.tex_scale = entry.tex_scale
@@ -58,22 +57,6 @@ def apply_desc(desc: qc.DescDocument, create_missing: bool, scene: bpy.types.Sce
 
 
 QMAP_OPTIONS = ("skip", "tex_gen", "tex_scale", "output_name")
-
-
-def remember_options(settings: bpy.types.PropertyGroup) -> None:
-    """Restore a material's (or the empty slot's) QMAP options if the import that changes them fails."""
-    saved = {name: getattr(settings, name) for name in QMAP_OPTIONS}
-    owner, path = settings.id_data, settings.path_from_id()
-
-    def restore() -> None:
-        try:
-            target = owner.path_resolve(path)
-        except (ReferenceError, ValueError):  # (a material the failed import had made is gone)
-            return
-        for option, value in saved.items():
-            setattr(target, option, value)
-
-    undo_on_failure(restore)
 
 
 def load_desc(path: str) -> qc.DescDocument:
