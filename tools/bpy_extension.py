@@ -6,7 +6,9 @@ holding a link named after the extension id), so relative-import mistakes fail h
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -18,7 +20,19 @@ EXTENSION_ID = "io_game_formats"
 
 def isolate_user_config() -> None:
     """Must run before `import bpy`: never read or write the real user's Blender configuration."""
-    os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="iogf-user-"))
+    if "BLENDER_USER_RESOURCES" not in os.environ:
+        user_dir = tempfile.mkdtemp(prefix="iogf-user-")
+        os.environ["BLENDER_USER_RESOURCES"] = user_dir
+        atexit.register(shutil.rmtree, user_dir, ignore_errors=True)
+
+
+def _remove_repo_folder(link: Path) -> None:
+    """Unlink the link first: the folder is removed without ever walking into the source tree."""
+    try:
+        link.unlink()
+        link.parent.rmdir()
+    except OSError:
+        pass
 
 
 def enable_extension(repo_module: str = "dev") -> ModuleType:
@@ -33,7 +47,9 @@ def enable_extension(repo_module: str = "dev") -> ModuleType:
     if module_name in sys.modules and addon_utils.check(module_name)[1]:
         return sys.modules[module_name]
     repo_dir = Path(tempfile.mkdtemp(prefix="iogf-repo-"))
-    (repo_dir / EXTENSION_ID).symlink_to(REPO_ROOT, target_is_directory=True)
+    link = repo_dir / EXTENSION_ID
+    link.symlink_to(REPO_ROOT, target_is_directory=True)
+    atexit.register(_remove_repo_folder, link)
     bpy.context.preferences.extensions.repos.new(
         name="Dev", module=repo_module, custom_directory=str(repo_dir), source="USER"
     )
