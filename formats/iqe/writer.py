@@ -361,64 +361,70 @@ def _mesh_lines(
 ) -> tuple[int, float, bool]:
     out.append(_quoted(mesh.name, "mesh name", "mesh"))
     out.append(_quoted(mesh.material, "material name", "material"))
-    columns = _vertex_columns(mesh, layout)
-    if columns:  # the lines of each vertex together: vp, vt, vn, ...
+    # The lines of each vertex together (vp, vt, vn, ...), a block of vertices at a time: the formatted numbers of
+    # one block stay in the CPU caches, and those of the whole mesh (several times its text) are never held.
+    for start in range(0, mesh.vertex_count, _VERTEX_BLOCK):
+        columns = _vertex_columns(mesh, layout, slice(start, start + _VERTEX_BLOCK))
         out.chunks.extend(compact_pieces([part for column in columns for part in column]))
     layout.vertex_offset += mesh.vertex_count
     return _face_lines(mesh, layout, smoothing, out, notes)
 
 
-def _vertex_columns(mesh: IqeMesh, layout: _FileLayout) -> list[list[Bytes2D]]:
-    count = mesh.vertex_count
-    if not count:
-        return []
-    columns = [_table_lines("vp", mesh.positions)]
+_VERTEX_BLOCK = 1 << 15
+
+
+def _vertex_columns(mesh: IqeMesh, layout: _FileLayout, rows: slice) -> list[list[Bytes2D]]:
+    """The vertex lines of the vertices `rows` as column blocks."""
+    count = len(range(mesh.vertex_count)[rows])
+    columns = [_table_lines("vp", mesh.positions[rows])]
     if layout.texcoords:
-        columns.append(_table_lines("vt", _or_zeros(mesh.texcoords, count, 2)))
+        columns.append(_table_lines("vt", _or_zeros(mesh.texcoords, rows, count, 2)))
     if layout.normals:
-        columns.append(_table_lines("vn", _or_zeros(mesh.normals, count, 3)))
+        columns.append(_table_lines("vn", _or_zeros(mesh.normals, rows, count, 3)))
     if layout.tangents:
-        columns.append(_table_lines("vx", _tangent_table(mesh, layout)))
+        columns.append(_table_lines("vx", _tangent_table(mesh, layout, rows, count)))
     if layout.blends:
-        columns.append(_blend_lines(mesh))
+        columns.append(_blend_lines(mesh, rows, count))
     if layout.colors:
-        colors = mesh.colors if mesh.colors is not None else np.ones((count, 4), np.float32)
+        colors = mesh.colors[rows] if mesh.colors is not None else np.ones((count, 4), np.float32)
         columns.append(_table_lines("vc", colors))
     for slot, width in sorted(layout.custom_widths.items()):
-        columns.append(_table_lines(f"v{slot}", _or_zeros(mesh.custom.get(slot), count, width)))
+        columns.append(_table_lines(f"v{slot}", _or_zeros(mesh.custom.get(slot), rows, count, width)))
     if layout.smooth_indices:
-        indices = mesh.smooth_indices
-        if indices is None:  # unique negative keys: these vertices smooth with nothing by index
-            indices = -1 - (layout.vertex_offset + np.arange(count))
-        columns.append(_table_lines("vs", np.asarray(indices).reshape(-1, 1), (0,)))
+        if mesh.smooth_indices is not None:
+            indices = np.asarray(mesh.smooth_indices)[rows]
+        else:  # unique negative keys: these vertices smooth with nothing by index
+            indices = -1 - (layout.vertex_offset + np.arange(mesh.vertex_count)[rows])
+        columns.append(_table_lines("vs", indices.reshape(-1, 1), (0,)))
     return columns
 
 
-def _or_zeros(array: npt.NDArray[np.generic] | None, rows: int, columns: int) -> npt.NDArray[np.generic]:
-    return array if array is not None else np.zeros((rows, columns), np.float32)
+def _or_zeros(
+    array: npt.NDArray[np.generic] | None, rows: slice, count: int, columns: int
+) -> npt.NDArray[np.generic]:
+    return array[rows] if array is not None else np.zeros((count, columns), np.float32)
 
 
-def _tangent_table(mesh: IqeMesh, layout: _FileLayout) -> Float64Array:
-    count = mesh.vertex_count
-    tangents = mesh.tangents if mesh.tangents is not None else np.zeros((count, 4), np.float32)
+def _tangent_table(mesh: IqeMesh, layout: _FileLayout, rows: slice, count: int) -> Float64Array:
+    tangents = mesh.tangents[rows] if mesh.tangents is not None else np.zeros((count, 4), np.float32)
     if not layout.bitangents:
         return tangents.astype(np.float64)
-    bitangents = mesh.bitangents if mesh.bitangents is not None else np.zeros((count, 3), np.float32)
+    bitangents = mesh.bitangents[rows] if mesh.bitangents is not None else np.zeros((count, 3), np.float32)
     table: Float64Array = np.concatenate((tangents[:, :3], bitangents), axis=1).astype(np.float64)
     return table
 
 
-def _blend_lines(mesh: IqeMesh) -> list[Bytes2D]:
+def _blend_lines(mesh: IqeMesh, rows: slice, count: int) -> list[Bytes2D]:
     """`vb` lines with the pairs up to the last non-zero weight ("vb" alone for an unweighted vertex)."""
-    count = mesh.vertex_count
     if mesh.blend_indices is None or mesh.blend_weights is None:
         return [literal(b"vb\n", count)]
-    nonzero = mesh.blend_weights != 0.0
+    indices, weights = mesh.blend_indices[rows], mesh.blend_weights[rows]
+    nonzero = weights != 0.0
     pairs = np.where(nonzero.any(axis=1), MAX_INFLUENCES - np.argmax(nonzero[:, ::-1], axis=1), 0)
     columns: list[Fields] = []
     for slot in range(MAX_INFLUENCES):
-        columns.append(int_fields(mesh.blend_indices[:, slot]))
-        columns.append(float_fields(mesh.blend_weights[:, slot]))
+        columns.append(int_fields(indices[:, slot]))
+        columns.append(float_fields(weights[:, slot]))
     return table_lines(b"vb", columns, 2 * pairs)
 
 
