@@ -18,7 +18,7 @@ import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty, IntProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper
-from mathutils import Matrix
+from mathutils import Euler, Matrix
 
 from .. import qmap_compiler as qc
 from ..common import mesh_io
@@ -57,8 +57,18 @@ class SceneExport:
     faces: int = 0
 
 
-def object_transform(matrix: Matrix) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]] | None:
-    """(position, XYZ Euler radians, scale), or None when those cannot express the matrix (shear, mirroring)."""
+Transform = tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]
+
+
+def object_transform(obj: bpy.types.Object) -> Transform | None:
+    """(position, XYZ Euler radians, scale) of the object in the world, or None when those cannot express its
+    matrix (shear, mirroring). An object placed by its own XYZ channels alone (no parent, constraint or delta
+    moving it) is written with them as they are: what a .qmap.tmp import set comes back unchanged, a zero size
+    included."""
+    matrix = obj.matrix_world
+    own = _own_channels(obj)
+    if own is not None and matrix.determinant() >= 0.0:
+        return own
     if matrix.determinant() <= 0.0:
         return None
     location, rotation, scale = matrix.decompose()
@@ -68,6 +78,16 @@ def object_transform(matrix: Matrix) -> tuple[tuple[float, ...], tuple[float, ..
     if difference > 1e-5 * max(1.0, float(np.abs(np.array(matrix)).max())):
         return None
     return tuple(location), tuple(euler), tuple(scale)
+
+
+def _own_channels(obj: bpy.types.Object) -> Transform | None:
+    if obj.parent is not None or obj.rotation_mode != "XYZ":
+        return None
+    own = (tuple(obj.location), tuple(obj.rotation_euler), tuple(obj.scale))
+    rebuilt = np.array(Matrix.LocRotScale(own[0], Euler(own[1], "XYZ"), own[2]))
+    if np.abs(np.array(obj.matrix_world) - rebuilt).max() > 1e-6 * max(1.0, float(np.abs(rebuilt).max())):
+        return None  # constraints, drivers' pending changes or delta transforms move it
+    return own
 
 
 def mesh_faces(mesh: bpy.types.Mesh) -> dict[str, np.ndarray]:
@@ -100,7 +120,7 @@ def mesh_object(obj: bpy.types.Object, mesh: bpy.types.Mesh, name: bytes, materi
     if mesh.uv_layers.active is not None:
         uvs = mesh_io.corner_floats(mesh.uv_layers.active.uv, "vector", 2)[faces["loops"]]
     indices = corner_vert[faces["loops"]].astype(np.int64)
-    transform = object_transform(obj.matrix_world)
+    transform = object_transform(obj)
     if transform is None:  # bake: exact even with shear; mirroring turns faces inside out, so rewind them
         vertices = mesh_io.transform_points(vertices, obj.matrix_world).astype(np.float32)
         transform = ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0), (1.0, 1.0, 1.0))
@@ -125,14 +145,22 @@ def _rewound(indices: np.ndarray, uvs: np.ndarray | None, sizes: np.ndarray) -> 
     return indices[rows, order], None if uvs is None else uvs[rows, order]
 
 
+def _lamp_transform(obj: bpy.types.Object) -> Transform:
+    own = _own_channels(obj)
+    if own is not None:
+        return own
+    location, rotation, scale = obj.matrix_world.decompose()
+    return tuple(location), tuple(rotation.to_euler("XYZ")), tuple(scale)
+
+
 def lamp_object(obj: bpy.types.Object, name: bytes) -> qc.LampObject | None:
     light = obj.data
     if light.type not in {"POINT", "SPOT"}:
         return None
-    location, rotation, scale = obj.matrix_world.decompose()
+    position, orientation, size = _lamp_transform(obj)
     return qc.LampObject(
-        name=name, position=tuple(location), orientation=tuple(rotation.to_euler("XYZ")),
-        size=tuple(scale), lamp_type="Lamp" if light.type == "POINT" else "Spot",
+        name=name, position=position, orientation=orientation,
+        size=size, lamp_type="Lamp" if light.type == "POINT" else "Spot",
         distance=float(light.cutoff_distance), color=tuple(light.color),
         softness=float(getattr(light, "spot_blend", 0.0)), angle=math.degrees(getattr(light, "spot_size", 0.0)),
     )  # fmt: skip
@@ -159,8 +187,6 @@ def gather_scene(context: bpy.types.Context, objects: list[bpy.types.Object], ap
         if obj.type == "MESH":
             materials = [slot.material for slot in obj.material_slots]
             names = [encode_name(mesh_io.original_name(m), "material") if m else b"" for m in materials]
-            if not names:  # no slots: one empty slot, which compiles alike without an "index beyond" warning
-                materials, names = [None], [b""]
             with mesh_io.evaluated_mesh(obj, depsgraph, apply_modifiers) as mesh:
                 exported = mesh_object(obj, mesh, name, names)
             chosen_meshes += 1

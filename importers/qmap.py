@@ -10,7 +10,6 @@ import bpy
 import numpy as np
 from bpy.props import BoolProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper
-from mathutils import Euler, Matrix
 
 from .. import qmap_compiler as qc
 from ..common import mesh_io
@@ -66,8 +65,13 @@ def load_desc(path: str) -> qc.DescDocument:
 # ------------------------------------------------------------------------------------------------ .qmap.tmp
 
 
-def object_matrix(position: tuple[float, ...], orientation: tuple[float, ...], size: tuple[float, ...]) -> Matrix:
-    return Matrix.LocRotScale(position, Euler(orientation, "XYZ"), size)
+def place(obj: bpy.types.Object, source: qc.MeshObject | qc.LampObject) -> None:
+    """The file's position, XYZ Euler and size as the object's own channels, as written: a matrix could not give
+    back the rotation of a zero size, nor angles beyond a half turn, and would move every number by a float step."""
+    obj.location = source.position
+    obj.rotation_mode = "XYZ"
+    obj.rotation_euler = source.orientation
+    obj.scale = source.size
 
 
 def build_tmp_mesh(context: bpy.types.Context, source: qc.MeshObject, warnings: list[str]) -> bpy.types.Object:
@@ -83,7 +87,7 @@ def build_tmp_mesh(context: bpy.types.Context, source: qc.MeshObject, warnings: 
         mesh.materials.append(material_named(material_name, warnings))
     mesh.polygons.foreach_set("material_index", source.face_materials.astype(np.intc))
     obj = mesh_io.link_new_object(context, name, mesh, warnings)
-    obj.matrix_world = object_matrix(source.position, source.orientation, source.size)
+    place(obj, source)
     return obj
 
 
@@ -97,7 +101,7 @@ def build_tmp_lamp(context: bpy.types.Context, source: qc.LampObject, warnings: 
         light.spot_blend = min(max(source.softness, 0.0), 1.0)
         light.spot_size = math.radians(min(max(source.angle, 1.0), 180.0))
     obj = mesh_io.link_new_object(context, name, light, warnings)
-    obj.matrix_world = object_matrix(source.position, source.orientation, source.size)
+    place(obj, source)
     return obj
 
 

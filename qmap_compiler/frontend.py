@@ -184,7 +184,10 @@ def _mesh_faces(mesh: MeshObject, matrix: Matrix, desc: DescDocument | None, nam
     skip, name_ids, texgen, scale = _slot_options(mesh, desc, names)
     slots = np.minimum(mesh.face_materials, len(mesh.materials))
     out_of_range = int(np.count_nonzero(slots == len(mesh.materials)))
-    if out_of_range:
+    if out_of_range and not mesh.materials:  # (`materials 0`: a mesh without slots, as the exporter writes it)
+        warnings.append(f"mesh '{mesh.name.decode('latin-1')}' has no materials: its {out_of_range} face(s) get the "
+                        "material name \"\" (no .qmap.desc entry applies to them)")  # fmt: skip
+    elif out_of_range:
         warnings.append(
             f"mesh '{mesh.name.decode('latin-1')}': {out_of_range} face(s) use a material index beyond its "
             f"{len(mesh.materials)} material(s); they get the material name \"\""

@@ -453,13 +453,34 @@ def test_names_too_long_for_blender_4_2_are_kept_and_written_back_in_full(tmp_pa
     assert material.encode() in qc.parse_desc((tmp_path / "again.qmap.desc").read_bytes()).entries
 
 
-def test_a_mesh_without_materials_compiles_without_an_index_warning(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_mesh_without_materials_is_written_with_none_and_compiles_without_an_index_warning(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]  # noqa: E501
     cube("Box")
+    bpy.context.scene.qmap.empty_slot.output_name = "Renamed"  # the desc entry of empty slots: not of no slots
     out = tmp_path / "box.qmap"
     assert bpy.ops.export_scene.qmap(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
     printed = capsys.readouterr().out
-    assert "beyond" not in printed and 'material "" is used' in printed  # the engine's need is still said
-    assert qc.parse_tmp((tmp_path / "box.qmap.tmp").read_bytes()).meshes[0].materials == [b""]
+    assert "beyond" not in printed and "has no materials" in printed and 'material "" is used' in printed
+    assert qc.parse_tmp((tmp_path / "box.qmap.tmp").read_bytes()).meshes[0].materials == []
+    assert qc.read_qmap_file(out).materials == [b""]  # as compiled from a file with `materials 0`
+
+
+def test_a_qmap_tmp_object_keeps_its_transform_as_written(tmp_path: Path) -> None:
+    """A zero size keeps its rotation, angles beyond a half turn stay, and no number moves by a float step."""
+    source = tmp_path / "z.qmap.tmp"
+    source.write_text(
+        'QMAP TMP 10\nobjects {\n\tmesh "Z" {\n\t\t0,3,0\n\t\t0.1,-5.1189,0.3\n\t\t1,0,0.25\n\t\t30\n\t\t0\n'
+        '\t\tmaterials 0 {\n\t\t}\n\t\tvertices 3 {\n\t\t\t1,1,1\n\t\t\t-1,1,-1\n\t\t\t1,-1,0\n\t\t}\n'
+        '\t\tfaces 1 {\n\t\t\t3 0 0 0 1 2\n\t\t}\n\t}\n\tlamp "L" {\n\t\t1,2,3\n\t\t1,0.25,-1\n\t\t0.5,2,1\n'
+        "\t\tLamp\n\t\t10\n\t\t1,1,1\n\t}\n}\n"
+    )
+    assert bpy.ops.import_scene.qmap_tmp(filepath=str(source)) == {"FINISHED"}
+    out = tmp_path / "out.qmap.tmp"
+    assert bpy.ops.export_scene.qmap_tmp(filepath=str(out), export_scope="SCENE", write_desc=False) == {"FINISHED"}
+    before, after = qc.parse_tmp(source.read_bytes()), qc.parse_tmp(out.read_bytes())
+    for old, new in ((before.meshes[0], after.meshes[0]), (before.lamps[0], after.lamps[0])):
+        for field in ("position", "orientation", "size"):
+            assert np.float32(getattr(new, field)).tobytes() == np.float32(getattr(old, field)).tobytes(), field
+    assert after.meshes[0].materials == []
 
 
 def use_panel_paths(tmp_path: Path) -> None:
