@@ -574,6 +574,10 @@ def build_document(
             if data is None:
                 has_faces(obj.name, 0, summary.warnings)
                 continue
+            if skinned:
+                _warn_unweighted(obj.name, data, summary.warnings)
+            elif (joint := _parent_joint(obj, armature, joint_of_name)) is not None:
+                data.weights = _rigid_weights(len(data.positions), joint)
             blocks = _blocks(data, taken)
             document.meshes.extend(blocks)
             summary.objects += 1
@@ -598,6 +602,39 @@ def build_document(
     if settings.export_comment:
         document.comment_section = _comment(chosen, armature)
     return document
+
+
+def _parent_joint(
+    obj: bpy.types.Object, armature: bpy.types.Object | None, joint_of_name: dict[str, int] | None
+) -> int | None:
+    """The joint of the exported armature's bone this object hangs from (a hat on the head bone), directly or
+    through parents that do not deform it; None when it hangs from none."""
+    child = obj
+    while armature is not None and joint_of_name is not None and child.parent is not None:
+        if child.parent == armature:
+            return joint_of_name.get(child.parent_bone) if child.parent_type == "BONE" else None
+        child = child.parent
+    return None
+
+
+def _rigid_weights(vertex_count: int, joint: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every vertex wholly on one joint: the object moves with its bone, as in Blender."""
+    indices = np.zeros((vertex_count, 4), np.int32)
+    weights = np.zeros((vertex_count, 4), np.float32)
+    indices[:, 0], weights[:, 0] = joint, 1.0
+    return indices, weights
+
+
+def _warn_unweighted(name: str, data: _ObjectData, warnings: list[str]) -> None:
+    """Vertices of a skinned mesh on no bone: Blender leaves them at rest, engines skin them to the origin."""
+    if data.weights is None:
+        return
+    used = np.zeros(len(data.positions), bool)
+    used[data.corner_vert] = True  # (loose vertices are not written)
+    unweighted = int(np.count_nonzero(used & ~data.weights[1].any(axis=1)))
+    if unweighted:
+        warnings.append(f"{name}: {unweighted} vertex(es) have no weight on any bone; written with zero weights, "
+                        "which engines skin to the model's origin (assign them to a bone)")  # fmt: skip
 
 
 def _uses_armature(obj: bpy.types.Object, armature: bpy.types.Object | None) -> bool:

@@ -189,3 +189,29 @@ def test_an_object_on_a_bone_is_written_at_the_rest_pose_whatever_the_frame(tmp_
     assert exporter(filepath=str(posed), export_scope="SCENE") == {"FINISHED"}
     assert posed.read_bytes() == at_rest.read_bytes()
     assert armature.data.pose_position == "POSE"
+
+
+@pytest.mark.parametrize("operator", ["iqe", "iqm"])
+def test_an_object_on_a_bone_is_bound_to_it_and_unweighted_skinned_vertices_are_warned_about(
+    tmp_path: Path, operator: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hat on the head bone moves with it in an engine (every vertex wholly on that joint, not on none), and
+    vertices of a skinned mesh left out of every bone group are named in a warning."""
+    from formats import iqe, iqm
+    from tests.blender.scene_helpers import chain_rig
+
+    armature = chain_rig("root", "head")
+    hat = cube("Hat", size=0.5, location=(0, 0, 2.2))
+    hat.parent, hat.parent_type, hat.parent_bone = armature, "BONE", "head"
+    body = cube("Body", size=0.5, location=(0, 0, 0.5))
+    body.vertex_groups.new(name="root").add([0, 1, 2, 3, 4, 5, 6], 1.0, "REPLACE")  # vertex 7 on no bone
+    body.parent = armature
+    body.modifiers.new("Armature", "ARMATURE").object = armature
+    path = tmp_path / f"rig.{operator}"
+    assert getattr(bpy.ops.export_scene, operator)(filepath=str(path), export_scope="SCENE") == {"FINISHED"}
+    assert "Body: 1 vertex(es) have no weight on any bone" in capsys.readouterr().out
+    document = (iqm.read_iqm if operator == "iqm" else iqe.read_iqe)(path.read_bytes())
+    meshes = {mesh.name: mesh for mesh in document.meshes}
+    assert meshes["Hat"].blend_indices is not None and meshes["Hat"].blend_weights is not None
+    assert set(meshes["Hat"].blend_indices[:, 0].tolist()) == {1}  # the head joint
+    assert np.allclose(meshes["Hat"].blend_weights[:, 0], 1.0) and not meshes["Hat"].blend_weights[:, 1:].any()
