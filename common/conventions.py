@@ -50,6 +50,8 @@ IQE_STORED_NORMALS = "iqe_normal"  # the file normals (per vertex, or per corner
 # untouched mesh re-exports them exactly
 IQE_UV_COMPONENTS = frozenset({"float", "half", "double"})  # a custom array of 2 of these is a further UV map,
 # its V flipped in the file like vt's
+IQE_COLOR_COMPONENTS = frozenset({"ubyte"})  # a custom array of 4 of these is a further colour (0..1 in IQE text,
+# normalised bytes in IQM), as IQE exporters write second colour layers
 IQE_FILE_VERTEX = "iqe_vertex"  # per corner: its vertex in the file, once vertices are merged: export keeps that order
 CUSTOM_TAG = "iqe_custom"  # mesh property: attribute name -> "slot component size" of IQE custom arrays
 COLOR_SPACE = "iqe_color_space"  # mesh property: how `vc` was stored ("SRGB" or "LINEAR")

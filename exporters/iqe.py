@@ -18,7 +18,15 @@ from bpy_extras.io_utils import ExportHelper
 from ..common import armature as armature_helpers
 from ..common import iqe_rig as rig_math
 from ..common import mesh_io
-from ..common.conventions import COMMENT, CUSTOM_TAG, IMPORT_COLORS, IQE_FILE_VERTEX, IQE_UV_COMPONENTS, linear_to_srgb
+from ..common.conventions import (
+    COMMENT,
+    CUSTOM_TAG,
+    IMPORT_COLORS,
+    IQE_COLOR_COMPONENTS,
+    IQE_FILE_VERTEX,
+    IQE_UV_COMPONENTS,
+    linear_to_srgb,
+)
 from ..common.conventions import IQE_STORED_NORMALS as STORED_NORMALS
 from ..common.operators import (
     ExportScopeMixin,
@@ -165,7 +173,9 @@ def _gather_layers(
     if settings.export_colors != "NONE" and len(mesh.color_attributes):
         colors = mesh.color_attributes
         index = colors.render_color_index if colors.render_color_index >= 0 else 0
-        main_name = colors[index].name if index < len(colors) else colors[0].name
+        render = colors[index] if index < len(colors) else colors[0]
+        own = [attribute for attribute in colors if attribute.name not in tags]  # (not a file's custom array)
+        main_name = render.name if render.name not in tags else own[0].name if own else None
         for attribute in colors:
             handled.add(attribute.name)
             target = layers.corner if attribute.domain == "CORNER" else layers.point
@@ -174,7 +184,7 @@ def _gather_layers(
             values = _color_values(attribute, settings.export_colors)
             if attribute.name == main_name:
                 target["color"] = values
-            elif (custom := customs.claim(attribute.name, 4)) is not None:
+            elif (custom := _claim_colour(customs, attribute.name, tags)) is not None:
                 target[f"custom{custom.slot}"] = values
     if settings.export_attributes != "NONE":
         _gather_generic(mesh, settings.export_attributes, handled, layers, customs, tags, settings.flip_v)
@@ -195,6 +205,14 @@ def _claim_tagged(customs: _Customs, name: str, width: int, tags: dict[str, str]
     if len(tag) == 4 and tag[0].isdigit() and tag[2].isdigit() and int(tag[2]) == width:
         return customs.claim(tag[3] or name, width, tag[1], int(tag[0]))
     return customs.claim(name, width)
+
+
+def _claim_colour(customs: _Customs, name: str, tags: dict[str, str]) -> _Custom | None:
+    """A further colour: 4 normalised bytes, as IQE exporters write second colour layers (and as the import
+    reads them back into colours), or the custom array it was imported from."""
+    if name in tags:
+        return _claim_tagged(customs, name, 4, tags)
+    return customs.claim(name, 4, next(iter(IQE_COLOR_COMPONENTS)))
 
 
 def _gather_generic(

@@ -21,6 +21,7 @@ from ..common.conventions import (
     COMMENT,
     CUSTOM_TAG,
     IMPORT_COLORS,
+    IQE_COLOR_COMPONENTS,
     IQE_FILE_VERTEX,
     IQE_UV_COMPONENTS,
     srgb_to_linear,
@@ -183,7 +184,7 @@ def _build_object(
         del uvs
     _add_normals(blender_mesh, meshes, file_corners, corner_verts, generated_parts, options, points)
     _add_colors(blender_mesh, meshes, options.import_colors, points)
-    _add_customs(blender_mesh, meshes, document, file_corners, points, warnings)
+    _add_customs(blender_mesh, meshes, document, file_corners, points, options.import_colors, warnings)
     obj = bpy.data.objects.new(name or "mesh", blender_mesh)  # linked by the caller
     if obj.name != name:
         obj[iqe_rig.ORIGINAL_NAME] = name
@@ -397,10 +398,11 @@ MAX_UV_MAPS = 8  # what a Blender mesh holds; further 2-float arrays stay attrib
 
 def _add_customs(
     mesh: bpy.types.Mesh, meshes: list[iqe.IqeMesh], document: iqe.IqeDocument, file_corners: np.ndarray,
-    points: _PointData, warnings: list[str],
+    points: _PointData, color_mode: str, warnings: list[str],
 ) -> None:  # fmt: skip
     """One point attribute per custom array, named as declared, but for 2 floats: a UV map with V flipped back (a
-    second UV map or lightmap, as IQE exporters write them). A name Blender reserves or that is already taken (a
+    second UV map or lightmap, as IQE exporters write them), and for 4 normalised bytes: a colour attribute read
+    like `vc` (a second colour, as IQE exporters write them). A name Blender reserves or that is already taken (a
     built-in attribute, the UV map, the colour) becomes iqe_<name>. The `iqe_custom` tag keeps the declared name
     and slot, so export writes them back."""
     slots = sorted({slot for m in meshes for slot in m.custom})
@@ -424,6 +426,14 @@ def _add_customs(
             flipped[:, 1] = 1.0 - flipped[:, 1]
             mesh_io.add_uv_map(mesh, name, flipped[file_corners])
             tags[mesh.uv_layers[-1].name] = f"{slot} {declared.component} {width} {declared.name}"
+            continue
+        if width == 4 and declared.component in IQE_COLOR_COMPONENTS and color_mode != "NONE":
+            colors = points.of(values).astype(np.float64)
+            if color_mode == "SRGB":
+                colors[:, :3] = srgb_to_linear(colors[:, :3])
+            attribute = mesh.color_attributes.new(name, "FLOAT_COLOR", "POINT")
+            attribute.data.foreach_set("color", colors.astype(np.float32).ravel())
+            tags[attribute.name] = f"{slot} {declared.component} {width} {declared.name}"
             continue
         attribute = mesh.attributes.new(name, data_type, "POINT")
         if attribute is None:  # still refused by this Blender: skip rather than fail the import

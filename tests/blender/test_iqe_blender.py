@@ -10,7 +10,7 @@ import bpy
 import numpy as np
 import pytest
 
-from formats import iqe
+from formats import iqe, iqm
 from tests.blender.conftest import data_state
 from tests.blender.scene_dump import dump_scene
 from tests.blender.scene_helpers import active_collection_holding, chain_rig, cube, grid_object, select_only, turn_keys
@@ -1033,3 +1033,44 @@ def test_without_custom_normals_a_hard_edge_stays_hard(tmp_path: Path) -> None:
     mesh.corner_normals.foreach_get("vector", normals)
     axes = np.abs(normals.reshape(-1, 3)).max(axis=1)
     assert np.allclose(axes, 1.0, atol=1e-5), normals.reshape(-1, 3)  # every corner along an axis: no blend
+
+
+SECOND_COLOUR = """# Inter-Quake Export
+vertexarray custom0 ubyte 4 "dirt"
+mesh "card"
+vp 0 0 0
+vp 1 0 0
+vp 0 1 0
+v0 0.5 0.25 1 1
+v0 0.5 0.25 1 1
+v0 0 0 0 0.5
+fm 0 2 1
+"""
+
+
+@pytest.mark.parametrize("operator", ["iqe", "iqm"])
+def test_a_second_colour_goes_out_as_four_bytes_and_comes_back_a_colour(tmp_path: Path, operator: str) -> None:
+    """A further colour attribute is written as IQE exporters write second colour layers (`ubyte 4`, sRGB like vc)
+    and read back into a colour attribute with its values; a file's ubyte-4 custom array comes in as a colour."""
+    import_iqe(write(tmp_path, "card.iqe", SECOND_COLOUR))
+    mesh = bpy.data.objects["card"].data
+    dirt = mesh.color_attributes["dirt"]
+    assert dirt.data_type == "FLOAT_COLOR" and len(mesh.color_attributes) == 1
+    values = np.empty(len(dirt.data) * 4, np.float32)
+    dirt.data.foreach_get("color", values)
+    assert np.allclose(values.reshape(-1, 4)[0], [0.2140, 0.0508, 1.0, 1.0], atol=1e-3)  # sRGB 0.5, 0.25 as linear
+    paint = mesh.color_attributes.new("paint", "FLOAT_COLOR", "POINT")  # the main colour: `vc`
+    paint.data.foreach_set("color", np.full(len(paint.data) * 4, 0.2, np.float32))
+    out = tmp_path / f"again.{operator}"
+    assert getattr(bpy.ops.export_scene, operator)(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    document = iqe.load_iqe(out) if operator == "iqe" else iqm.load_iqm(out)
+    customs = [(a.component, a.size, a.name) for a in document.vertex_arrays if a.kind.startswith("custom")]
+    assert customs == [("ubyte", 4, "dirt")]
+    assert document.meshes[0].colors is not None
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert getattr(bpy.ops.import_scene, operator)(filepath=str(out)) == {"FINISHED"}
+    again = next(o for o in bpy.data.objects if o.type == "MESH").data
+    assert sorted(attribute.name for attribute in again.color_attributes) == ["Color", "dirt"]
+    back = np.empty(len(again.color_attributes["dirt"].data) * 4, np.float32)
+    again.color_attributes["dirt"].data.foreach_get("color", back)
+    assert np.allclose(np.sort(back.reshape(-1, 4), axis=0), np.sort(values.reshape(-1, 4), axis=0), atol=3e-3)
