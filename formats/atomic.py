@@ -7,10 +7,10 @@ import errno
 import os
 import stat
 import tempfile
-from collections.abc import Iterator, Sequence
-from typing import BinaryIO
+from collections.abc import Iterable, Iterator, Sequence
+from typing import BinaryIO, cast
 
-Content = bytes | Sequence[bytes]  # a file's bytes, or pieces of them in order
+Content = bytes | Iterable[bytes]  # a file's bytes, or pieces of them in order (an iterator: made while written)
 _PIECES_PER_WRITE = 16384  # small pieces are joined this many at a time: the joined bytes stay in the caches
 _JOINED_BYTES = 4 << 20  # unless they hold more than this
 
@@ -81,12 +81,18 @@ def write_bytes_atomically(path: str | os.PathLike[str], data: Content) -> None:
 
 def write_content(stream: BinaryIO, content: Content) -> None:
     """The bytes, or the pieces in order: many small pieces joined for one write, a batch holding large ones written
-    piece by piece (never joined into a copy of a large text)."""
+    piece by piece (never joined into a copy of a large text). Pieces that are not a sequence are made as they are
+    written, each written as made (such makers make large pieces): the whole text is never held."""
     if isinstance(content, bytes):
         stream.write(content)
         return
-    for start in range(0, len(content), _PIECES_PER_WRITE):
-        batch = content[start : start + _PIECES_PER_WRITE]
+    if not isinstance(content, Sequence):
+        for piece in content:
+            stream.write(piece)
+        return
+    pieces = cast(Sequence[bytes], content)
+    for start in range(0, len(pieces), _PIECES_PER_WRITE):
+        batch = pieces[start : start + _PIECES_PER_WRITE]
         if len(batch) > 1 and sum(map(len, batch)) <= _JOINED_BYTES:
             stream.write(b"".join(batch))
         else:

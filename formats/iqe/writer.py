@@ -9,7 +9,8 @@ the joints' base poses keep `%.9g`). Lines are assembled as byte matrices by num
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import itertools
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 import numpy.typing as npt
@@ -48,8 +49,10 @@ def write_iqe(document: IqeDocument, warnings: Warnings | None = None) -> bytes:
     return b"".join(iqe_pieces(document, warnings))
 
 
-def iqe_pieces(document: IqeDocument, warnings: Warnings | None = None) -> list[bytes]:
-    """write_iqe's text as consecutive pieces (written one after the other, a large text is never joined)."""
+def iqe_pieces(document: IqeDocument, warnings: Warnings | None = None) -> list[bytes] | Iterator[bytes]:
+    """write_iqe's text as consecutive pieces (written one after the other, a large text is never joined). Every
+    check runs and every warning is given before this returns; large meshes' vertex lines are made as they are
+    taken."""
     notes = warnings if warnings is not None else Warnings()
     _check_document(document)
     lines = ["# Inter-Quake Export"]
@@ -67,17 +70,38 @@ def iqe_pieces(document: IqeDocument, warnings: Warnings | None = None) -> list[
     if document.comment_section is not None:
         out.append("comment")
         out.chunks.append(document.comment_section.encode("utf-8"))
-    return out.chunks
+    return out.pieces()
 
 
 # ---------------------------------------------------------------------------------------------------- formatting
 
 
 class _Output:
-    """The file as byte chunks, each made of whole lines (newline included)."""
+    """The file as byte chunks, each made of whole lines (newline included); makers of chunks may stand among them,
+    run when the file is written (a large mesh's vertex lines: its text is then never held whole)."""
 
     def __init__(self) -> None:
-        self.chunks: list[bytes] = []
+        self._parts: list[list[bytes] | Iterator[bytes]] = [[]]
+
+    @property
+    def chunks(self) -> list[bytes]:
+        """The chunks made so far after the last maker, to append to."""
+        last = self._parts[-1]
+        if isinstance(last, list):
+            return last
+        made: list[bytes] = []
+        self._parts.append(made)
+        return made
+
+    def later(self, maker: Iterator[bytes]) -> None:
+        self._parts.append(maker)
+
+    def pieces(self) -> list[bytes] | Iterator[bytes]:
+        """Every chunk in order: a list when nothing is left to make."""
+        first = self._parts[0]
+        if len(self._parts) == 1 and isinstance(first, list):
+            return first
+        return itertools.chain.from_iterable(self._parts)
 
     def append(self, line: str) -> None:
         self.chunks.append(line.encode("utf-8") + b"\n")
@@ -363,9 +387,11 @@ def _mesh_lines(
     out.append(_quoted(mesh.material, "material name", "material"))
     # The lines of each vertex together (vp, vt, vn, ...), a block of vertices at a time: the formatted numbers of
     # one block stay in the CPU caches, and those of the whole mesh (several times its text) are never held.
-    for start in range(0, mesh.vertex_count, _VERTEX_BLOCK):
-        columns = _vertex_columns(mesh, layout, slice(start, start + _VERTEX_BLOCK))
-        out.chunks.extend(compact_pieces([part for column in columns for part in column]))
+    blocks = _vertex_blocks(mesh, layout, layout.vertex_offset)
+    if mesh.vertex_count > _VERTEX_BLOCK:
+        out.later(blocks)
+    else:
+        out.chunks.extend(blocks)
     layout.vertex_offset += mesh.vertex_count
     return _face_lines(mesh, layout, smoothing, out, notes)
 
@@ -373,7 +399,14 @@ def _mesh_lines(
 _VERTEX_BLOCK = 1 << 15
 
 
-def _vertex_columns(mesh: IqeMesh, layout: _FileLayout, rows: slice) -> list[list[Bytes2D]]:
+def _vertex_blocks(mesh: IqeMesh, layout: _FileLayout, offset: int) -> Iterator[bytes]:
+    """The mesh's vertex lines a block at a time (`offset`: its first vertex in the file)."""
+    for start in range(0, mesh.vertex_count, _VERTEX_BLOCK):
+        columns = _vertex_columns(mesh, layout, slice(start, start + _VERTEX_BLOCK), offset)
+        yield compact([part for column in columns for part in column])
+
+
+def _vertex_columns(mesh: IqeMesh, layout: _FileLayout, rows: slice, offset: int) -> list[list[Bytes2D]]:
     """The vertex lines of the vertices `rows` as column blocks."""
     count = len(range(mesh.vertex_count)[rows])
     columns = [_table_lines("vp", mesh.positions[rows])]
@@ -394,7 +427,7 @@ def _vertex_columns(mesh: IqeMesh, layout: _FileLayout, rows: slice) -> list[lis
         if mesh.smooth_indices is not None:
             indices = np.asarray(mesh.smooth_indices)[rows]
         else:  # unique negative keys: these vertices smooth with nothing by index
-            indices = -1 - (layout.vertex_offset + np.arange(mesh.vertex_count)[rows])
+            indices = -1 - (offset + np.arange(mesh.vertex_count)[rows])
         columns.append(_table_lines("vs", indices.reshape(-1, 1), (0,)))
     return columns
 

@@ -53,32 +53,53 @@ def compiler_tangents(
     n = np.asarray(normals, np.float64)
     tri = np.asarray(triangles, np.int64)
     count = p.shape[0]
-    v0, e1, e2 = p[tri[:, 0]], p[tri[:, 1]] - p[tri[:, 0]], p[tri[:, 2]] - p[tri[:, 0]]
-    u1, v1 = uv[tri[:, 1], 0] - uv[tri[:, 0], 0], uv[tri[:, 1], 1] - uv[tri[:, 0], 1]
-    u2, v2 = uv[tri[:, 2], 0] - uv[tri[:, 0], 0], uv[tri[:, 2], 1] - uv[tri[:, 0], 1]
-    del v0
-    s_dir = e2 * v1[:, None] - e1 * v2[:, None]
-    t_dir = e2 * u1[:, None] - e1 * u2[:, None]
-    flip = _dot(_cross(e2, e1), _cross(t_dir, s_dir)) < 0.0
-    s_dir[flip] *= -1.0
-    t_dir[flip] *= -1.0
+    s_dir = np.empty((tri.shape[0], 3))
+    t_dir = np.empty((tri.shape[0], 3))
+    for part in _blocks(tri.shape[0]):  # (row by row arithmetic: blocks of rows give the same bits)
+        _directions(p, uv, tri[part], s_dir[part], t_dir[part])
     corners = tri.ravel()
     tangent = np.empty((count, 3))
     bitangent = np.empty((count, 3))
     for axis in range(3):  # bincount adds in input order: triangle by triangle, corner by corner, as the compiler
         tangent[:, axis] = np.bincount(corners, np.repeat(s_dir[:, axis], 3), count)
         bitangent[:, axis] = np.bincount(corners, np.repeat(t_dir[:, axis], 3), count)
-    along = tangent - n * _dot(n, tangent)[:, None]
-    length = np.sqrt(_dot(along, along))
+    del s_dir, t_dir
     result = np.empty((count, 4))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        result[:, :3] = along * (1.0 / length)[:, None]
-    result[:, 3] = np.where(_dot(_cross(n, tangent), bitangent) < 0.0, -1.0, 1.0)
+    for part in _blocks(count):
+        _finish(n[part], tangent[part], bitangent[part], result[part])
     vanished = ~np.isfinite(result[:, :3]).all(axis=1)
     if vanished.any():
         result[vanished, :3] = _any_perpendicular(n[vanished])
         result[vanished, 3] = 1.0
     return result
+
+
+_BLOCK = 1 << 16  # rows at a time: the temporaries stay in the CPU caches and are never handed back to the system
+
+
+def _blocks(rows: int) -> list[slice]:
+    return [slice(start, start + _BLOCK) for start in range(0, rows, _BLOCK)]
+
+
+def _directions(p: Float64Array, uv: Float64Array, tri: Int64Array, s_dir: Float64Array, t_dir: Float64Array) -> None:
+    """The area-weighted texture-space directions of these triangles, into s_dir and t_dir."""
+    e1, e2 = p[tri[:, 1]] - p[tri[:, 0]], p[tri[:, 2]] - p[tri[:, 0]]
+    u1, v1 = uv[tri[:, 1], 0] - uv[tri[:, 0], 0], uv[tri[:, 1], 1] - uv[tri[:, 0], 1]
+    u2, v2 = uv[tri[:, 2], 0] - uv[tri[:, 0], 0], uv[tri[:, 2], 1] - uv[tri[:, 0], 1]
+    np.subtract(e2 * v1[:, None], e1 * v2[:, None], out=s_dir)
+    np.subtract(e2 * u1[:, None], e1 * u2[:, None], out=t_dir)
+    flip = _dot(_cross(e2, e1), _cross(t_dir, s_dir)) < 0.0
+    s_dir[flip] *= -1.0
+    t_dir[flip] *= -1.0
+
+
+def _finish(n: Float64Array, tangent: Float64Array, bitangent: Float64Array, result: Float64Array) -> None:
+    """The summed tangents made perpendicular to the normals and unit length, the bitangent sign in w."""
+    along = tangent - n * _dot(n, tangent)[:, None]
+    length = np.sqrt(_dot(along, along))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        result[:, :3] = along * (1.0 / length)[:, None]
+    result[:, 3] = np.where(_dot(_cross(n, tangent), bitangent) < 0.0, -1.0, 1.0)
 
 
 def _any_perpendicular(normals: Float64Array) -> Float64Array:

@@ -6,7 +6,9 @@ written as given: normalising, culling and limiting are the caller's choice (wei
 
 from __future__ import annotations
 
+import itertools
 import operator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,18 +47,21 @@ def write_smd(doc: SmdDocument, flavour: Flavour | None = None) -> bytes:
     return b"".join(smd_pieces(doc, flavour))
 
 
-def smd_pieces(doc: SmdDocument, flavour: Flavour | None = None) -> list[bytes]:
-    """`write_smd` in pieces, to be written one after another (joining many small pieces at once is slow)."""
+def smd_pieces(doc: SmdDocument, flavour: Flavour | None = None) -> Iterator[bytes]:
+    """`write_smd` in pieces, to be written one after another (joining many small pieces at once is slow). Every
+    check runs and every number is formatted before this returns; only the copying of repeated vertex lines into
+    place happens as the pieces are taken."""
     flavour = flavour or doc.flavour
     if flavour == "goldsrc":
         _check_goldsrc_limits(doc)
     version = 1 if flavour == "goldsrc" else doc.version
-    parts = [f"version {version}\n".encode(), _nodes_text(doc.nodes), _skeleton_text(doc.skeleton)]
+    head = [f"version {version}\n".encode(), _nodes_text(doc.nodes), _skeleton_text(doc.skeleton)]
+    parts: list[Iterable[bytes]] = [head]
     if doc.triangles is not None:
-        parts += _triangles_text(doc.triangles, flavour)
+        parts.append(_triangles_text(doc.triangles, flavour))
     if doc.vertex_animation is not None:
-        parts.append(_vertex_animation_text(doc.vertex_animation))
-    return parts
+        parts.append([_vertex_animation_text(doc.vertex_animation)])
+    return itertools.chain.from_iterable(parts)
 
 
 def _check_goldsrc_limits(doc: SmdDocument) -> None:
@@ -168,7 +173,7 @@ def _check_material_name(name: str) -> None:
         raise FormatError(f"material name {name!r} would be read as 'end' or a comment")
 
 
-def _triangles_text(tris: Triangles, flavour: Flavour) -> list[bytes]:
+def _triangles_text(tris: Triangles, flavour: Flavour) -> Iterable[bytes]:
     """The triangles block: a material line per triangle, then its 3 vertex lines. Where the document says which
     corners repeat one line (`corner_lines`: a vertex is written once per triangle using it), each line is made
     once and reused."""
@@ -186,13 +191,24 @@ def _triangles_text(tris: Triangles, flavour: Flavour) -> list[bytes]:
         order = np.empty((count, 4), np.int64)
         order[:, 0] = tris.material_indices
         order[:, 1:] = rank.reshape(count, 3) + len(names)
-        return [b"triangles\n", *operator.itemgetter(*order.ravel().tolist())(pool), b"end\n"]
+        return itertools.chain([b"triangles\n"], _pooled_lines(pool, order.reshape(-1)), [b"end\n"])
     columns = corners.columns()  # (checks every number can be written)
     if any(b"\0" in name for name in names):  # cannot sit in a NUL-padded table: join line by line
         return [_join_by_triangle(names, tris.material_indices, columns)]
     name_words = np.stack([text_words(name.ljust(max(len(n) for n in names), b"\0")) for name in names])
     parts, _ = rows_text(count, columns, lines_per_row=3, head=name_words[tris.material_indices])
     return [b"triangles\n", *parts, b"end\n"]
+
+
+_POOLED_LINES_AT_A_TIME = 1 << 17
+
+
+def _pooled_lines(pool: list[bytes], order: npt.NDArray[np.int64]) -> Iterator[bytes]:
+    """The lines pool[order[0]], pool[order[1]]... joined a block at a time, each block made when taken: the text of
+    a million triangles is never held, nor a Python number per line."""
+    for start in range(0, order.size, _POOLED_LINES_AT_A_TIME):
+        chunk = order[start : start + _POOLED_LINES_AT_A_TIME].tolist()
+        yield b"".join(operator.itemgetter(*chunk)(pool)) if len(chunk) > 1 else pool[chunk[0]]
 
 
 _MOST_DISTINCT = 0.75  # share of distinct corner lines above which making each once saves too little

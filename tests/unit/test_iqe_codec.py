@@ -405,3 +405,32 @@ def test_limit_blend_weights() -> None:
     np.testing.assert_allclose(weights, [[0.4, 0.3, 0.2, 0.1], [0, 0, 0, 0]])
     indices, weights = limit_blend_weights([[3, 1]], [[0.5, 1.5]], max_influences=1)
     assert indices.tolist() == [[1]] and weights.tolist() == [[1.0]]
+
+
+def test_large_meshes_written_block_by_block_as_taken_give_the_text_made_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Vertex lines of a large mesh are made a block at a time while the file is written; the text, the filler
+    smoothing indices of a later mesh (which count the vertices before it) included, is the same."""
+    from formats.iqe import writer
+
+    rng = np.random.default_rng(5)
+
+    def mesh(name: str, count: int, smooth: bool) -> IqeMesh:
+        return IqeMesh(
+            name=name, material="m", positions=(rng.random((count, 3)) * 20 - 10).astype(np.float32),
+            texcoords=rng.random((count, 2)).astype(np.float32), colors=rng.random((count, 4)).astype(np.float32),
+            blend_indices=rng.integers(0, 3, (count, 4)).astype(np.int32),
+            blend_weights=rng.random((count, 4)).astype(np.float32),
+            custom={2: rng.random((count, 3)).astype(np.float32)},
+            smooth_indices=rng.integers(0, 9, count).astype(np.int32) if smooth else None,
+            face_corners=np.arange(count - count % 3, dtype=np.int32), face_sizes=np.full(count // 3, 3, np.int32),
+        )  # fmt: skip
+
+    document = IqeDocument(meshes=[mesh("a", 70_001, True), mesh("b", 40_000, False)])
+    document.joints = [IqeJoint("j0", -1), IqeJoint("j1", 0), IqeJoint("j2", 1)]
+    pieces = writer.iqe_pieces(document)
+    assert not isinstance(pieces, list)  # made as taken
+    monkeypatch.setattr(writer, "_VERTEX_BLOCK", 1 << 20)  # one block: made whole
+    whole = writer.iqe_pieces(document)
+    assert isinstance(whole, list)
+    assert b"".join(pieces) == b"".join(whole)
+    assert b"\nvs -70002\n" in b"".join(whole)  # the second mesh's first filler index counts the first mesh

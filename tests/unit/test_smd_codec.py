@@ -499,7 +499,10 @@ def test_a_bad_repeated_vertex_line_is_reported_where_it_first_occurs() -> None:
     assert failure.value.line == first_line
 
 
-def test_writer_makes_each_line_of_corner_lines_once_after_checking_them() -> None:
+def test_writer_makes_each_line_of_corner_lines_once_after_checking_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    from formats.smd import writer
+
+    monkeypatch.setattr(writer, "_POOLED_LINES_AT_A_TIME", 5)  # the lines copied into place in several blocks
     doc = parse(shared_corner_text())
     tris = doc.triangles
     assert tris is not None and tris.corner_lines is not None
