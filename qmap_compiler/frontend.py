@@ -17,7 +17,7 @@ from .desc_parser import DescDocument, MaterialDesc
 from .errors import QmapError
 from .f32math import Matrix, cross3, dot3, normalize3, object_matrices, transform_points, x87_nans
 from .memory import release_free_memory
-from .parallel import ordered_map
+from .parallel import ordered_map, run_together
 from .tmp_parser import MeshObject, TmpDocument
 
 MAX_NAME_BYTES = 255
@@ -114,10 +114,17 @@ def run_front_end(tmp: TmpDocument, desc: DescDocument | None, options: FrontEnd
     parts: list[_MeshFaces] = []
     skipped = 0
     matrices = object_matrices([(mesh.position, mesh.orientation, mesh.size) for mesh in tmp.meshes])
+    batch: list[tuple[MeshObject, Matrix]] = []
+    batch_faces = 0
     for mesh, matrix in zip(_meshes_of(tmp, release_meshes), matrices, strict=True):
-        part, mesh_skipped = _mesh_faces(mesh, matrix, desc, names, result_warnings)
-        parts.append(part)
-        skipped += mesh_skipped
+        batch.append((mesh, matrix))
+        batch_faces += len(mesh.face_sizes)
+        if batch_faces >= _FACES_PER_PIECE:
+            skipped += _batch_faces(batch, desc, names, result_warnings, parts)
+            batch, batch_faces = [], 0
+    if batch:
+        skipped += _batch_faces(batch, desc, names, result_warnings, parts)
+    del batch
     merged = _concatenate(parts)
     parts.clear()  # (the merged copy is all that is needed from here on)
     result = _finish(merged, names, tmp, desc, options)
@@ -183,15 +190,7 @@ def _mesh_faces(mesh: MeshObject, matrix: Matrix, desc: DescDocument | None, nam
                 warnings: list[str]) -> tuple[_MeshFaces, int]:
     skip, name_ids, texgen, scale = _slot_options(mesh, desc, names)
     slots = np.minimum(mesh.face_materials, len(mesh.materials))
-    out_of_range = int(np.count_nonzero(slots == len(mesh.materials)))
-    if out_of_range and not mesh.materials:  # (`materials 0`: a mesh without slots, as the exporter writes it)
-        warnings.append(f"mesh '{mesh.name.decode('latin-1')}' has no materials: its {out_of_range} face(s) get the "
-                        "material name \"\" (no .qmap.desc entry applies to them)")  # fmt: skip
-    elif out_of_range:
-        warnings.append(
-            f"mesh '{mesh.name.decode('latin-1')}': {out_of_range} face(s) use a material index beyond its "
-            f"{len(mesh.materials)} material(s); they get the material name \"\""
-        )
+    _warn_out_of_range(mesh, int(np.count_nonzero(slots == len(mesh.materials))), warnings)
     keep = ~skip[slots]
     sizes = mesh.face_sizes[keep]
     slots = slots[keep]
@@ -207,6 +206,78 @@ def _mesh_faces(mesh: MeshObject, matrix: Matrix, desc: DescDocument | None, nam
         face_texgen = np.ones(len(slots), dtype=bool)
     part = _MeshFaces(positions, uvs, sizes, name_ids[slots], face_texgen, scale[slots])
     return part, int(np.count_nonzero(~keep))
+
+
+def _batch_faces(batch: list[tuple[MeshObject, Matrix]], desc: DescDocument | None, names: _NameTable,
+                 warnings: list[str], parts: list[_MeshFaces]) -> int:
+    """_mesh_faces of consecutive meshes in one go (a few large array operations instead of many small ones per
+    mesh, the same arithmetic element by element: the same bits); meshes with non-finite vertices or placements
+    one at a time (their NaNs take the x87's signs). Appends to `parts`; returns the skipped faces."""
+    meshes = [mesh for mesh, _ in batch]
+    placements = np.array([matrix for _, matrix in batch], np.float64)
+    vertices = np.concatenate([mesh.vertices for mesh in meshes]).astype(np.float64)
+    if len(batch) == 1 or not (np.isfinite(placements).all() and np.isfinite(vertices).all()):
+        skipped = 0
+        for mesh, matrix in batch:
+            part, mesh_skipped = _mesh_faces(mesh, matrix, desc, names, warnings)
+            parts.append(part)
+            skipped += mesh_skipped
+        return skipped
+    tables = [_slot_options(mesh, desc, names) for mesh in meshes]  # (names interned in mesh order)
+    face_counts = np.array([len(mesh.face_sizes) for mesh in meshes])
+    slot_counts = np.array([len(mesh.materials) for mesh in meshes])
+    materials_of_face = np.repeat(slot_counts, face_counts)
+    local_slots = np.minimum(np.concatenate([mesh.face_materials for mesh in meshes]), materials_of_face)
+    beyond = local_slots == materials_of_face
+    if beyond.any():
+        starts = np.cumsum(face_counts) - face_counts
+        counts = np.add.reduceat(beyond.astype(np.int64), np.minimum(starts, beyond.size - 1)) * (face_counts > 0)
+        for mesh, out_of_range in zip(meshes, counts.tolist(), strict=True):
+            _warn_out_of_range(mesh, out_of_range, warnings)
+    slot_bases = np.cumsum(slot_counts + 1) - (slot_counts + 1)
+    slots = local_slots + np.repeat(slot_bases, face_counts)
+    skip, name_ids, texgen, scale = (np.concatenate([table[column] for table in tables]) for column in range(4))
+    keep = ~skip[slots]
+    slots = slots[keep]
+    sizes = np.concatenate([mesh.face_sizes for mesh in meshes])[keep]
+    vertex_counts = np.array([len(mesh.vertices) for mesh in meshes])
+    per_vertex = np.repeat(placements, vertex_counts, axis=0)  # each vertex's object matrix
+    world = np.empty((len(vertices), 3), dtype=np.float32)
+    x, y, z = (vertices[:, i] for i in range(3))
+    with np.errstate(invalid="ignore", over="ignore"):
+        for c in range(3):  # transform_points' arithmetic
+            world[:, c] = ((x * per_vertex[:, 0, c] + y * per_vertex[:, 1, c]) + z * per_vertex[:, 2, c]) + (
+                per_vertex[:, 3, c])
+    del per_vertex, vertices, x, y, z
+    vertex_bases = np.repeat(np.cumsum(vertex_counts) - vertex_counts, face_counts)[keep]
+    corners = np.concatenate([mesh.face_indices for mesh in meshes])[keep] + vertex_bases[:, None]
+    order = _reversed_order(sizes == 3)
+    positions = world[:, [0, 2, 1]][_in_order(corners, order)]
+    has_uvs = np.array([mesh.face_uvs is not None for mesh in meshes])
+    if has_uvs.any():
+        raw = _in_order(np.concatenate([mesh.face_uvs if mesh.face_uvs is not None else
+                                        np.zeros((len(mesh.face_sizes), 4, 2), np.float32) for mesh in meshes])[keep],
+                        order)  # fmt: skip
+        uvs = np.stack([raw[..., 0], np.float32(1.0) - raw[..., 1]], axis=-1)
+        face_texgen = texgen[slots]
+        if not has_uvs.all():  # faces of meshes without UVs are generated (their zeros never count)
+            face_texgen[~np.repeat(has_uvs, face_counts)[keep]] = True
+    else:
+        uvs = np.zeros((*positions.shape[:2], 2), dtype=np.float32)
+        face_texgen = np.ones(len(slots), dtype=bool)
+    parts.append(_MeshFaces(positions, uvs, sizes, name_ids[slots], face_texgen, scale[slots]))
+    return int(np.count_nonzero(~keep))
+
+
+def _warn_out_of_range(mesh: MeshObject, out_of_range: int, warnings: list[str]) -> None:
+    if out_of_range and not mesh.materials:  # (`materials 0`: a mesh without slots, as the exporter writes it)
+        warnings.append(f"mesh '{mesh.name.decode('latin-1')}' has no materials: its {out_of_range} face(s) get the "
+                        "material name \"\" (no .qmap.desc entry applies to them)")  # fmt: skip
+    elif out_of_range:
+        warnings.append(
+            f"mesh '{mesh.name.decode('latin-1')}': {out_of_range} face(s) use a material index beyond its "
+            f"{len(mesh.materials)} material(s); they get the material name \"\""
+        )
 
 
 def _reversed_order(triangles: Array) -> Array:
@@ -329,12 +400,17 @@ def _finish(merged: _MeshFaces, names: _NameTable, tmp: TmpDocument, desc: DescD
     keep = ~degenerate if options.drop_degenerate else np.ones(len(degenerate), dtype=bool)
     table, material = _material_table(merged.name_ids[keep], names, tmp, desc)
     order = np.flatnonzero(keep)[np.argsort(material, kind="stable")]
-    positions = np.take(merged.positions, order, axis=0)
-    merged.positions = _NOTHING  # (each source array is let go as soon as its sorted copy exists)
+
+    def taken(*arrays: Array) -> list[Array]:
+        return [np.take(array, order, axis=0) for array in arrays]
+
+    # (side by side, the largest beside the rest; each source array is let go as soon as its sorted copy exists)
+    (positions,), (sorted_normals, sorted_tangents, sorted_binormals) = run_together(
+        lambda: taken(merged.positions), lambda: taken(normals, tangents, binormals))
+    merged.positions = _NOTHING
     uvs = np.take(uvs, order, axis=0)
     faces = FaceSet(table, np.sort(material, kind="stable"), merged.sizes[order], positions, uvs,
-                    np.take(normals, order, axis=0), np.take(tangents, order, axis=0),
-                    np.take(binormals, order, axis=0))  # fmt: skip
+                    sorted_normals, sorted_tangents, sorted_binormals)  # fmt: skip
     nan_frames = (np.isnan(tangents).any(axis=1) | np.isnan(binormals).any(axis=1))[keep]
     result = FrontEndResult(faces, degenerate_faces=int(degenerate.sum()), nan_tangent_faces=int(nan_frames.sum()))
     result.warnings = _quality_warnings(faces, int(degenerate.sum()), options.drop_degenerate,
@@ -344,12 +420,17 @@ def _finish(merged: _MeshFaces, names: _NameTable, tmp: TmpDocument, desc: DescD
 
 def non_planar_quads(faces: FaceSet, tolerance: float = 1e-4) -> int:
     """Quads whose corner 3 is off the plane of corners 0-2 by more than `tolerance` x their size."""
-    quads = faces.sizes == 4
-    corners = faces.positions[quads].astype(np.float64)
-    with np.errstate(invalid="ignore"):
-        offset = np.abs(dot3(corners[:, 3] - corners[:, 0], faces.normals[quads].astype(np.float64)))
-        size = np.linalg.norm(corners[:, 2] - corners[:, 0], axis=1)
-        return int(np.count_nonzero(offset > tolerance * size))
+
+    def count(begin: int) -> int:
+        piece = slice(begin, begin + _FACES_PER_PIECE)
+        quads = np.flatnonzero(faces.sizes[piece] == 4) + begin
+        first = faces.positions[quads, 0].astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            offset = np.abs(dot3(faces.positions[quads, 3] - first, faces.normals[quads].astype(np.float64)))
+            size = np.linalg.norm(faces.positions[quads, 2] - first, axis=1)
+            return int(np.count_nonzero(offset > tolerance * size))
+
+    return sum(ordered_map(count, range(0, len(faces.sizes), _FACES_PER_PIECE)))
 
 
 def _quality_warnings(faces: FaceSet, degenerate: int, dropped: bool, bad_uv: int) -> list[str]:

@@ -258,3 +258,44 @@ def test_object_matrices_of_many_meshes_have_the_bits_of_one_at_a_time() -> None
         placements.append(tuple(vectors))
     for placement, matrix in zip(placements, object_matrices(placements), strict=True):
         assert np.array(matrix).tobytes() == np.array(object_matrix(*placement)).tobytes(), placement
+
+
+def test_meshes_made_in_batches_give_the_bits_of_one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Consecutive meshes are transformed and gathered together; the faces, warnings and counts are those of one
+    mesh at a time, with UVs and without, skipped, renamed and out-of-range materials, mixed sizes, empty meshes,
+    and a mesh whose NaN vertex sends its batch down the one-at-a-time path."""
+    from qmap_compiler import frontend
+    from qmap_compiler.desc_parser import parse_desc
+    from qmap_compiler.tmp_parser import parse_tmp
+
+    rng = np.random.default_rng(11)
+
+    def random_mesh(index: int, with_nan: bool = False) -> str:
+        vertices = [tuple(float(c) for c in row) for row in rng.normal(0, 5, (9, 3))]
+        if with_nan:
+            vertices[2] = (1e39, 1.0, -1e39)  # infinite in float32
+        has_uv = index % 3 != 1
+        faces = []
+        for _ in range(int(rng.integers(0, 7))):
+            size = int(rng.integers(3, 5))
+            slot = int(rng.integers(0, 4))  # slot 3 is beyond the three materials of most meshes
+            corners = [f"{c} {rng.random():.6f},{rng.random():.6f}" if has_uv else str(c)
+                       for c in rng.choice(9, size, replace=False).tolist()]  # fmt: skip
+            faces.append(f"{size} {slot} 0 " + " ".join(corners))
+        materials = () if index % 5 == 4 else ("Keep", "Skip", "Renamed")
+        placement = tuple(float(v) for v in rng.normal(0, 2, 9))
+        return mesh(faces, vertices, materials, has_uv=has_uv, position=placement[:3], rotation=placement[3:6],
+                    scale=placement[6:], name=f"M{index}")  # fmt: skip
+
+    text = tmp_file(*(random_mesh(i) for i in range(40)), random_mesh(40, with_nan=True),
+                    *(random_mesh(i) for i in range(41, 60)))  # fmt: skip
+    desc = parse_desc(desc_file('\t"Skip" { skip; }\n\t"Renamed" { name "Other"; tex scale 2; }'))
+    results = []
+    for per_batch in (1 << 16, 1):  # all meshes together (but the NaN's batch), then one at a time
+        monkeypatch.setattr(frontend, "_FACES_PER_PIECE", per_batch)
+        with np.errstate(all="ignore"):
+            results.append(frontend.run_front_end(parse_tmp(text), desc))
+    together, alone = results
+    assert together.warnings == alone.warnings and together.skipped_faces == alone.skipped_faces > 0
+    for field in ("materials", "material", "sizes", "positions", "uvs", "normals", "tangents", "binormals"):
+        assert np.asarray(getattr(together.faces, field)).tobytes() == np.asarray(getattr(alone.faces, field)).tobytes()
