@@ -4,6 +4,7 @@ so the buffers are laid out post-order while the node tables stay pre-order.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 
 import numpy as np
@@ -12,6 +13,7 @@ from .arrays import Array
 from .frontend import FaceSet
 from .model import DrawFragments, NodeTable, QmapModel, VertexRows
 from .octree import Tree, postorder_ranks, preorder_ranks
+from .parallel import made_ahead
 
 _FACE_INDEX_PATTERN = np.array([0, 1, 2, 0, 2, 3], dtype=np.uint32)  # triangle uses the first 3
 
@@ -64,12 +66,14 @@ def _vertex_rows(faces: FaceSet, order: Array, sizes: Array, vertex_start: Array
             rows[:, 11:14] = np.take(faces.binormals, face, axis=0)
 
     spans = [(begin, min(begin + _FACES_AT_A_TIME, len(order))) for begin in range(0, len(order), _FACES_AT_A_TIME)]
-    if deferred:
+    def block(begin: int, end: int) -> Array:
+        rows = np.empty((int(vertex_start[end] - vertex_start[begin]), width), np.float32)
+        fill(rows, begin, end)
+        return rows
+
+    if deferred:  # (the next block is made while this one is written)
         def blocks() -> Iterator[Array]:
-            for begin, end in spans:
-                block = np.empty((int(vertex_start[end] - vertex_start[begin]), width), np.float32)
-                fill(block, begin, end)
-                yield block
+            return made_ahead(functools.partial(block, begin, end) for begin, end in spans)
 
         return VertexRows(int(vertex_start[-1]), width, blocks)
     vertices = np.empty((int(vertex_start[-1]), width), dtype=np.float32)

@@ -70,3 +70,27 @@ def ordered_map(function: Callable[[Item], Result], items: Iterable[Item]) -> li
 def run_together(*calls: Callable[[], Result]) -> list[Result]:
     """The results of calls made side by side."""
     return ordered_map(lambda call: call(), calls)
+
+
+def made_ahead(makers: Iterable[Callable[[], Result]]) -> Iterator[Result]:
+    """The makers' results in order, the next one made on a second thread while this one is being used (a table
+    made block by block while the blocks before it are written). One maker, or one core: made in turn."""
+    makers = list(makers)
+    if worker_count() <= 1 or len(makers) <= 1:
+        yield from (make() for make in makers)
+        return
+    settings = np.geterr()
+
+    def run(make: Callable[[], Result]) -> Result:
+        with np.errstate(**settings):
+            return make()
+
+    with ThreadPoolExecutor(1) as pool:
+        pending = None
+        for make in makers:
+            upcoming = pool.submit(run, make)
+            if pending is not None:
+                yield pending.result()
+            pending = upcoming
+        if pending is not None:
+            yield pending.result()

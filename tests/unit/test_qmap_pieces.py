@@ -3,6 +3,7 @@ must not depend on where the pieces are cut."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -122,6 +123,10 @@ def test_ordered_map_keeps_order_numpy_error_settings_and_raises_the_first_error
         assert parallel.ordered_map(square_or_fail, range(7)) == [v * v for v in range(7)]
         with pytest.raises(ValueError, match="seven"):
             parallel.ordered_map(square_or_fail, range(20))
+        ahead = parallel.made_ahead(functools.partial(square_or_fail, value) for value in range(7))
+        assert list(ahead) == [v * v for v in range(7)]  # (made on a second thread where there are two cores)
+        with pytest.raises(ValueError, match="seven"):
+            list(parallel.made_ahead(functools.partial(square_or_fail, value) for value in range(20)))
 
 
 def test_a_failure_while_writing_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:
