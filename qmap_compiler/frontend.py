@@ -7,7 +7,7 @@ frame. Every step follows the x87 evaluation order of §13.1 so the output is by
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -114,17 +114,14 @@ def run_front_end(tmp: TmpDocument, desc: DescDocument | None, options: FrontEnd
     parts: list[_MeshFaces] = []
     skipped = 0
     matrices = object_matrices([(mesh.position, mesh.orientation, mesh.size) for mesh in tmp.meshes])
-    batch: list[tuple[MeshObject, Matrix]] = []
-    batch_faces = 0
-    for mesh, matrix in zip(_meshes_of(tmp, release_meshes), matrices, strict=True):
-        batch.append((mesh, matrix))
-        batch_faces += len(mesh.face_sizes)
-        if batch_faces >= _FACES_PER_PIECE:
-            skipped += _batch_faces(batch, desc, names, result_warnings, parts)
-            batch, batch_faces = [], 0
-    if batch:
-        skipped += _batch_faces(batch, desc, names, result_warnings, parts)
-    del batch
+    window: list[_BatchPlan] = []
+    for batch in _batches(zip(_meshes_of(tmp, release_meshes), matrices, strict=True)):
+        window.append(_batch_plan(batch, desc, names, result_warnings))  # (names and warnings in mesh order)
+        if len(window) == _BATCHES_SIDE_BY_SIDE:
+            skipped += _made_batches(window, parts)
+            window = []
+    skipped += _made_batches(window, parts)
+    del window
     merged = _concatenate(parts)
     parts.clear()  # (the merged copy is all that is needed from here on)
     result = _finish(merged, names, tmp, desc, options)
@@ -208,22 +205,51 @@ def _mesh_faces(mesh: MeshObject, matrix: Matrix, desc: DescDocument | None, nam
     return part, int(np.count_nonzero(~keep))
 
 
-def _batch_faces(batch: list[tuple[MeshObject, Matrix]], desc: DescDocument | None, names: _NameTable,
-                 warnings: list[str], parts: list[_MeshFaces]) -> int:
-    """_mesh_faces of consecutive meshes in one go (a few large array operations instead of many small ones per
-    mesh, the same arithmetic element by element: the same bits); meshes with non-finite vertices or placements
-    one at a time (their NaNs take the x87's signs). Appends to `parts`; returns the skipped faces."""
+_BATCHES_SIDE_BY_SIDE = 4  # batches whose arrays are made at once: bounded memory (their meshes are held)
+
+
+def _batches(meshes: Iterable[tuple[MeshObject, Matrix]]) -> Iterator[list[tuple[MeshObject, Matrix]]]:
+    """Consecutive meshes (with their matrices) in batches of at least _FACES_PER_PIECE faces but the last."""
+    batch: list[tuple[MeshObject, Matrix]] = []
+    faces = 0
+    for mesh, matrix in meshes:
+        batch.append((mesh, matrix))
+        faces += len(mesh.face_sizes)
+        if faces >= _FACES_PER_PIECE:
+            yield batch
+            batch, faces = [], 0
+    if batch:
+        yield batch
+
+
+@dataclass
+class _BatchPlan:
+    """What one batch needs once its material slots are resolved (in mesh order), to make its arrays on any
+    thread; or the parts already made, mesh by mesh."""
+
+    meshes: list[MeshObject]
+    placements: Array  # (M, 4, 4) float64
+    slots: Array  # per face: its slot in the batch's slot tables
+    tables: tuple[Array, Array, Array, Array]  # skip, name id, texgen, scale per slot of the batch
+    made: list[_MeshFaces] | None = None
+    skipped: int = 0
+
+
+def _batch_plan(batch: list[tuple[MeshObject, Matrix]], desc: DescDocument | None, names: _NameTable,
+                warnings: list[str]) -> _BatchPlan:
+    """The batch's material slots resolved; a batch of one mesh, or with non-finite vertices or placements (whose
+    NaNs take the x87's signs), is made here, mesh by mesh."""
     meshes = [mesh for mesh, _ in batch]
     placements = np.array([matrix for _, matrix in batch], np.float64)
-    vertices = np.concatenate([mesh.vertices for mesh in meshes]).astype(np.float64)
-    if len(batch) == 1 or not (np.isfinite(placements).all() and np.isfinite(vertices).all()):
-        skipped = 0
+    if len(batch) == 1 or not (np.isfinite(placements).all()
+                               and all(np.isfinite(mesh.vertices).all() for mesh in meshes)):  # fmt: skip
+        plan = _BatchPlan(meshes, placements, _NOTHING, (_NOTHING,) * 4, made=[])
         for mesh, matrix in batch:
             part, mesh_skipped = _mesh_faces(mesh, matrix, desc, names, warnings)
-            parts.append(part)
-            skipped += mesh_skipped
-        return skipped
-    tables = [_slot_options(mesh, desc, names) for mesh in meshes]  # (names interned in mesh order)
+            plan.made.append(part)  # type: ignore[union-attr]
+            plan.skipped += mesh_skipped
+        return plan
+    tables = [_slot_options(mesh, desc, names) for mesh in meshes]
     face_counts = np.array([len(mesh.face_sizes) for mesh in meshes])
     slot_counts = np.array([len(mesh.materials) for mesh in meshes])
     materials_of_face = np.repeat(slot_counts, face_counts)
@@ -237,11 +263,33 @@ def _batch_faces(batch: list[tuple[MeshObject, Matrix]], desc: DescDocument | No
     slot_bases = np.cumsum(slot_counts + 1) - (slot_counts + 1)
     slots = local_slots + np.repeat(slot_bases, face_counts)
     skip, name_ids, texgen, scale = (np.concatenate([table[column] for table in tables]) for column in range(4))
-    keep = ~skip[slots]
-    slots = slots[keep]
+    return _BatchPlan(meshes, placements, slots, (skip, name_ids, texgen, scale))
+
+
+def _made_batches(plans: list[_BatchPlan], parts: list[_MeshFaces]) -> int:
+    """The plans' arrays made side by side, appended to `parts` in order; returns the skipped faces."""
+    skipped = 0
+    for plan, made in zip(plans, ordered_map(_batch_arrays, plans), strict=True):
+        parts.extend(made)
+        skipped += plan.skipped
+    return skipped
+
+
+def _batch_arrays(plan: _BatchPlan) -> list[_MeshFaces]:
+    """_mesh_faces of the batch's meshes in one go: a few large array operations instead of many small ones per
+    mesh, the same arithmetic element by element (the same bits)."""
+    if plan.made is not None:
+        return plan.made
+    meshes = plan.meshes
+    skip, name_ids, texgen, scale = plan.tables
+    face_counts = np.array([len(mesh.face_sizes) for mesh in meshes])
+    keep = ~skip[plan.slots]
+    slots = plan.slots[keep]
+    plan.skipped = int(np.count_nonzero(~keep))
     sizes = np.concatenate([mesh.face_sizes for mesh in meshes])[keep]
+    vertices = np.concatenate([mesh.vertices for mesh in meshes]).astype(np.float64)
     vertex_counts = np.array([len(mesh.vertices) for mesh in meshes])
-    per_vertex = np.repeat(placements, vertex_counts, axis=0)  # each vertex's object matrix
+    per_vertex = np.repeat(plan.placements, vertex_counts, axis=0)  # each vertex's object matrix
     world = np.empty((len(vertices), 3), dtype=np.float32)
     x, y, z = (vertices[:, i] for i in range(3))
     with np.errstate(invalid="ignore", over="ignore"):
@@ -265,8 +313,7 @@ def _batch_faces(batch: list[tuple[MeshObject, Matrix]], desc: DescDocument | No
     else:
         uvs = np.zeros((*positions.shape[:2], 2), dtype=np.float32)
         face_texgen = np.ones(len(slots), dtype=bool)
-    parts.append(_MeshFaces(positions, uvs, sizes, name_ids[slots], face_texgen, scale[slots]))
-    return int(np.count_nonzero(~keep))
+    return [_MeshFaces(positions, uvs, sizes, name_ids[slots], face_texgen, scale[slots])]
 
 
 def _warn_out_of_range(mesh: MeshObject, out_of_range: int, warnings: list[str]) -> None:
