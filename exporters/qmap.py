@@ -83,7 +83,7 @@ def object_transform(obj: bpy.types.Object) -> Transform | None:
 def _own_channels(obj: bpy.types.Object) -> Transform | None:
     if obj.parent is not None or obj.rotation_mode != "XYZ":
         return None
-    own = (tuple(obj.location), tuple(obj.rotation_euler), tuple(obj.scale))
+    own: Transform = (tuple(obj.location), tuple(obj.rotation_euler), tuple(obj.scale))
     rebuilt = np.array(Matrix.LocRotScale(own[0], Euler(own[1], "XYZ"), own[2]))
     if np.abs(np.array(obj.matrix_world) - rebuilt).max() > 1e-6 * max(1.0, float(np.abs(rebuilt).max())):
         return None  # constraints, drivers' pending changes or delta transforms move it
