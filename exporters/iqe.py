@@ -599,7 +599,7 @@ def build_document(
             blocks = _blocks(data, taken)
             document.meshes.extend(blocks)
             summary.objects += 1
-            summary.faces += sum(block.face_count for block in blocks)
+            summary.faces += sum(_counted_faces(block, summary.face_kind) for block in blocks)
     if not document.joints:  # a skeleton alone is worth a file; nothing at all is not
         refuse_if_nothing_left(len(document.meshes), len(objects))
     skinned_meshes = any(mesh.blend_indices is not None for mesh in document.meshes)
@@ -620,6 +620,13 @@ def build_document(
     if settings.export_comment:
         document.comment_section = _comment(chosen, armature)
     return document
+
+
+def _counted_faces(block: iqe.IqeMesh, kind: str) -> int:
+    """The block's faces as the summary counts them: polygons, or the triangles they make (IQM holds only those)."""
+    if kind != "triangles":
+        return block.face_count
+    return int(np.maximum(np.asarray(block.face_sizes, np.int64) - 2, 0).sum())
 
 
 def _parent_joint(
@@ -690,7 +697,7 @@ def _comment(objects: list[bpy.types.Object], armature: bpy.types.Object | None)
 
 
 def export_iqe(context: bpy.types.Context, path: str, operator: ExportScopeMixin, settings: ExportSettings) -> Summary:
-    summary = Summary(files=1, face_kind="triangles")
+    summary = Summary(files=1, face_kind="triangles" if settings.triangulate else "polygons")
     document = build_document(context, operator, settings, summary)
     notes = iqe.IqeDocument().warnings
     data = iqe.iqe_pieces(document, notes)  # every check runs before the file is touched

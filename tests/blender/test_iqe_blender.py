@@ -1074,3 +1074,13 @@ def test_a_second_colour_goes_out_as_four_bytes_and_comes_back_a_colour(tmp_path
     back = np.empty(len(again.color_attributes["dirt"].data) * 4, np.float32)
     again.color_attributes["dirt"].data.foreach_get("color", back)
     assert np.allclose(np.sort(back.reshape(-1, 4), axis=0), np.sort(values.reshape(-1, 4), axis=0), atol=3e-3)
+
+
+@pytest.mark.parametrize(("operator", "counted"), [("iqe", "6 polygons"), ("iqm", "12 triangles")])
+def test_the_summary_counts_what_is_written_without_triangulation(
+    tmp_path: Path, operator: str, counted: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cube("Box")
+    exporter = getattr(bpy.ops.export_scene, operator)
+    assert exporter(filepath=str(tmp_path / f"box.{operator}"), export_scope="SCENE", triangulate=False) == {"FINISHED"}
+    assert f"1 object, {counted} in" in capsys.readouterr().out
