@@ -338,6 +338,7 @@ def _object_data(
                     joints = np.array([joint_of_name[name] for name in bone_groups], np.int64)
                     dense = reader.read(mesh) if reader is not None else np.zeros((len(mesh.vertices), 0), np.float32)
                     weights = _limited_weights(joints, dense, settings.max_influences)
+                    _note_cut_influences(obj.name, dense, settings.max_influences, customs.warnings)
                 material_names = [_material_name(slot.material) for slot in obj.material_slots] or [""]
     finally:
         if reader is not None:
@@ -412,6 +413,16 @@ def _limited_weights(joints: np.ndarray, dense: np.ndarray, max_influences: int)
         indices = np.pad(indices, ((0, 0), (0, 4 - max_influences)))
         limited = np.pad(limited, ((0, 0), (0, 4 - max_influences)))
     return indices, limited
+
+
+def _note_cut_influences(name: str, dense: np.ndarray, max_influences: int, notes: list[str]) -> None:
+    """Say how many vertices lost their smallest weights to the influence limit (an artist's weights changed)."""
+    if dense.shape[1] <= max_influences:
+        return
+    over = int(np.count_nonzero(np.count_nonzero(dense > 0.0, axis=1) > max_influences))
+    if over:
+        notes.append(f"{name}: {over} vertex(es) have more than {max_influences} bone weights; the largest "
+                     f"{max_influences} kept and normalised (Max Influences)")  # fmt: skip
 
 
 def _gathered_weights(dense: np.ndarray, max_influences: int) -> tuple[np.ndarray, np.ndarray] | None:

@@ -1084,3 +1084,19 @@ def test_the_summary_counts_what_is_written_without_triangulation(
     exporter = getattr(bpy.ops.export_scene, operator)
     assert exporter(filepath=str(tmp_path / f"box.{operator}"), export_scope="SCENE", triangulate=False) == {"FINISHED"}
     assert f"1 object, {counted} in" in capsys.readouterr().out
+
+
+def test_weights_beyond_the_influence_limit_are_said_to_be_cut(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    armature = chain_rig("a", "b", "c", "d", "e", "f")
+    body = cube("Body")
+    for index, bone in enumerate("abcdef"):
+        group = body.vertex_groups.new(name=bone)
+        group.add([0], 0.1 + index * 0.1, "REPLACE")  # vertex 0 on six bones; vertex 1 on two
+        if bone in "ab":
+            group.add([1], 0.5, "REPLACE")
+    body.parent = armature
+    body.modifiers.new("Armature", "ARMATURE").object = armature
+    assert export_iqe(tmp_path / "body.iqe", max_influences=4) == {"FINISHED"}
+    assert "Body: 1 vertex(es) have more than 4 bone weights" in capsys.readouterr().out
