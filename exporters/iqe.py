@@ -685,10 +685,13 @@ def _animations(
     context: bpy.types.Context, rig: iqe_rig.Skeleton, settings: ExportSettings, warnings: list[str]
 ) -> list[iqe.IqeAnimation]:
     if settings.export_animations == "NLA":
-        return [iqe_rig.scene_animation(rig, context.scene)]
+        animations = [iqe_rig.scene_animation(rig, context.scene)]
+        iqe_rig.steady_channels(animations)
+        return animations
     actions = iqe_rig.armature_actions(rig.armature, rig.bone_names, settings.export_animations)
     animations = [iqe_rig.action_animation(context, action, rig, bake=settings.bake_pose, warnings=warnings)
                   for action in actions]  # fmt: skip
+    iqe_rig.steady_channels(animations)
     taken: set[str] = set()
     for action, animation in zip(actions, animations, strict=True):
         if animation.name in taken:  # two actions of one name in the file (a rig imported twice): Blender's names

@@ -249,6 +249,25 @@ def frames_from_pose(rig: Skeleton, pose: np.ndarray) -> np.ndarray:
     return iqe_rig.decompose(iqe_rig.local_matrices(world, rig.parents)).astype(np.float32)
 
 
+_STEADY = 1e-5  # of a channel's magnitude (at least 1): what the matrix arithmetic adds to a channel that is still
+
+
+def steady_channels(animations: list[IqeAnimation]) -> None:
+    """Every channel that moves by less than the arithmetic's round-off over all the animations (a joint an action
+    leaves alone picks up about 1e-6 through the matrices) held at one value, its first: IQM then stores it once
+    instead of in every frame, as it stores the source's still channels (IQM decides over all animations)."""
+    stacks = [animation.frames for animation in animations if animation.frames.size]
+    if not stacks or sum(len(frames) for frames in stacks) < 2 or len({f.shape[1:] for f in stacks}) != 1:
+        return
+    every = np.concatenate(stacks)
+    with np.errstate(invalid="ignore"):
+        spread = every.max(axis=0) - every.min(axis=0)  # (NaN: never still)
+        still = spread <= _STEADY * np.maximum(1.0, np.abs(every).max(axis=0))
+    for animation in animations:
+        if animation.frames.size:
+            animation.frames = np.where(still[None], every[:1], animation.frames).astype(np.float32)
+
+
 def action_animation(
     context: bpy.types.Context, action: bpy.types.Action, rig: Skeleton, *, bake: bool, warnings: list[str]
 ) -> IqeAnimation:

@@ -14,7 +14,7 @@ from formats import iqe, iqm
 from tests.blender.conftest import data_state
 from tests.blender.scene_dump import dump_scene
 from tests.blender.scene_helpers import active_collection_holding, chain_rig, cube, grid_object, select_only, turn_keys
-from tests.sample_paths import sample_files
+from tests.sample_paths import sample_dir, sample_files
 
 IQE_SAMPLES = sample_files("iqe", ".iqe")
 TOLERANCE = 1e-5
@@ -1100,3 +1100,19 @@ def test_weights_beyond_the_influence_limit_are_said_to_be_cut(
     body.modifiers.new("Armature", "ARMATURE").object = armature
     assert export_iqe(tmp_path / "body.iqe", max_influences=4) == {"FINISHED"}
     assert "Body: 1 vertex(es) have more than 4 bone weights" in capsys.readouterr().out
+
+
+
+def test_channels_the_file_holds_still_are_written_still_across_animations(tmp_path: Path) -> None:
+    """Joints an animation leaves alone come back through Blender's matrices with round-off in every frame; such
+    channels are written with one value in every frame of every animation, so IQM stores them once (as the
+    reference compiler does from the source) instead of in every frame."""
+    path = sample_dir("iqe") / "unv_lgun_view.iqe"
+    import_iqe(path)
+    out = tmp_path / "again.iqe"
+    assert export_iqe(out) == {"FINISHED"}
+    source = np.concatenate([a.frames for a in iqe.load_iqe(path).animations])
+    ours = np.concatenate([a.frames for a in iqe.load_iqe(out).animations])
+    still = np.ptp(source, axis=0) == 0
+    assert still.sum() > 100 and (np.ptp(ours, axis=0)[still] == 0).all()
+    assert (np.ptp(ours, axis=0)[~still] > 0).sum() >= (~still).sum() - 2  # what moves still moves
