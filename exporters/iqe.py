@@ -170,7 +170,9 @@ def _gather_layers(
                 layers.corner["texcoord"] = values
             elif (custom := _claim_tagged(customs, uv.name, 2, tags)) is not None:  # a custom float 2, like vt
                 layers.corner[f"custom{custom.slot}"] = values
-    if settings.export_colors != "NONE" and len(mesh.color_attributes):
+    if settings.export_colors == "NONE":  # (nor as custom arrays: a colour attribute is a colour)
+        handled.update(attribute.name for attribute in mesh.color_attributes)
+    elif len(mesh.color_attributes):
         colors = mesh.color_attributes
         index = colors.render_color_index if colors.render_color_index >= 0 else 0
         render = colors[index] if index < len(colors) else colors[0]
@@ -596,6 +598,7 @@ def build_document(
     customs = _Customs()
     taken: set[tuple[str, str]] = set()
     at_rest = armature_helpers.bone_children_at_rest(context, objects)  # (a hat on the head bone: as at rest)
+    skinned_meshes = False
     with _rest_pose(context, objects, armature, operator.apply_modifiers), at_rest:
         for obj in objects:
             skinned = joint_of_name is not None and _uses_armature(obj, armature)
@@ -603,18 +606,22 @@ def build_document(
             if data is None:
                 has_faces(obj.name, 0, summary.warnings)
                 continue
+            skinned_meshes = skinned_meshes or skinned
             if skinned:
                 _warn_unweighted(obj.name, data, summary.warnings)
             elif (joint := _parent_joint(obj, armature, joint_of_name)) is not None:
-                data.weights = _rigid_weights(len(data.positions), joint)
+                if joint < MAX_SKINNED_JOINTS:
+                    data.weights = _rigid_weights(len(data.positions), joint)
+                else:
+                    summary.warnings.append(f"{obj.name}: hangs from a bone beyond the first {MAX_SKINNED_JOINTS} "
+                                            "joints, which blend indices cannot name; written without weights")
             blocks = _blocks(data, taken)
             document.meshes.extend(blocks)
             summary.objects += 1
             summary.faces += sum(_counted_faces(block, summary.face_kind) for block in blocks)
     if not document.joints:  # a skeleton alone is worth a file; nothing at all is not
         refuse_if_nothing_left(len(document.meshes), len(objects))
-    skinned_meshes = any(mesh.blend_indices is not None for mesh in document.meshes)
-    if skinned_meshes and len(document.joints) > MAX_SKINNED_JOINTS:
+    if skinned_meshes and len(document.joints) > MAX_SKINNED_JOINTS:  # (objects on a bone name theirs: checked)
         raise FormatError(
             f"the armature has {len(document.joints)} bones; skinned IQE meshes can use at most "
             f"{MAX_SKINNED_JOINTS} joints"

@@ -85,8 +85,10 @@ def _own_channels(obj: bpy.types.Object) -> Transform | None:
         return None
     own: Transform = (tuple(obj.location), tuple(obj.rotation_euler), tuple(obj.scale))
     rebuilt = np.array(Matrix.LocRotScale(own[0], Euler(own[1], "XYZ"), own[2]))
-    if np.abs(np.array(obj.matrix_world) - rebuilt).max() > 1e-6 * max(1.0, float(np.abs(rebuilt).max())):
-        return None  # constraints, drivers' pending changes or delta transforms move it
+    actual = np.array(obj.matrix_world)
+    for part in (np.s_[:3, :3], np.s_[:3, 3]):  # (each against its own size: a far location hides no turn)
+        if np.abs(actual[part] - rebuilt[part]).max() > 1e-6 * max(1.0, float(np.abs(rebuilt[part]).max())):
+            return None  # constraints, drivers' pending changes or delta transforms move it
     return own
 
 

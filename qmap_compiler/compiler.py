@@ -191,7 +191,7 @@ def compile_bytes(tmp_data: bytes, desc_data: bytes | None = None, options: Comp
     with freed_memory_kept():
         model = _compile_model(lambda: tmp_data, desc_data, options, tmp_name, desc_name, report)
         started = time.perf_counter()
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), one_at_a_time(len(tmp_data) < _THREADS_FROM_BYTES):
             data = serialize(model)
         del model
     report.timings["serialise"] = time.perf_counter() - started
@@ -248,10 +248,18 @@ def compile_map(tmp_path: str | os.PathLike[str], desc_path: str | os.PathLike[s
     report = CompileReport(output=str(out_path))
     desc_data = _read(desc_path) if desc_path is not None else None
     with freed_memory_kept():
-        model = _compile_model(lambda: _read(tmp_path), desc_data, options, str(tmp_path), str(desc_path), report)
+        tmp_bytes = 0
+
+        def read_tmp() -> bytes:
+            nonlocal tmp_bytes
+            text = _read(tmp_path)
+            tmp_bytes = len(text)
+            return text
+
+        model = _compile_model(read_tmp, desc_data, options, str(tmp_path), str(desc_path), report)
         del desc_data
         started = time.perf_counter()
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), one_at_a_time(tmp_bytes < _THREADS_FROM_BYTES):
             write_atomic(out_path, serialize_parts(model))  # piece by piece: the file is never in memory twice
         report.timings["write"] = time.perf_counter() - started
         del model

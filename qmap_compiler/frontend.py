@@ -256,8 +256,8 @@ def _batch_plan(batch: list[tuple[MeshObject, Matrix]], desc: DescDocument | Non
     local_slots = np.minimum(np.concatenate([mesh.face_materials for mesh in meshes]), materials_of_face)
     beyond = local_slots == materials_of_face
     if beyond.any():
-        starts = np.cumsum(face_counts) - face_counts
-        counts = np.add.reduceat(beyond.astype(np.int64), np.minimum(starts, beyond.size - 1)) * (face_counts > 0)
+        mesh_of_face = np.repeat(np.arange(len(meshes)), face_counts)
+        counts = np.bincount(mesh_of_face[beyond], minlength=len(meshes))
         for mesh, out_of_range in zip(meshes, counts.tolist(), strict=True):
             _warn_out_of_range(mesh, out_of_range, warnings)
     slot_bases = np.cumsum(slot_counts + 1) - (slot_counts + 1)

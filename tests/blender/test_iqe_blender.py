@@ -1066,6 +1066,11 @@ def test_a_second_colour_goes_out_as_four_bytes_and_comes_back_a_colour(tmp_path
     document = iqe.load_iqe(out) if operator == "iqe" else iqm.load_iqm(out)
     customs = [(a.component, a.size, a.name) for a in document.vertex_arrays if a.kind.startswith("custom")]
     assert customs == [("ubyte", 4, "dirt")]
+    without = tmp_path / f"no_colours.{operator}"
+    exporter = getattr(bpy.ops.export_scene, operator)
+    assert exporter(filepath=str(without), export_scope="SCENE", export_colors="NONE") == {"FINISHED"}
+    plain = iqe.load_iqe(without) if operator == "iqe" else iqm.load_iqm(without)
+    assert plain.meshes[0].colors is None and not plain.meshes[0].custom  # no colours: not even as custom arrays
     assert document.meshes[0].colors is not None
     bpy.ops.wm.read_homefile(use_empty=True)
     assert getattr(bpy.ops.import_scene, operator)(filepath=str(out)) == {"FINISHED"}

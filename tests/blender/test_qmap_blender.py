@@ -616,3 +616,19 @@ def test_qmap_exports_raw_meshes_by_default_and_the_panel_can_leave_hidden_objec
     assert bpy.ops.qmap.export_source() == {"FINISHED"}
     names = [mesh.name for mesh in qc.parse_tmp((tmp_path / "map.qmap.tmp").read_bytes()).meshes]
     assert names == [b"Room"]
+
+
+def test_a_turn_added_to_an_object_far_from_the_origin_is_written(tmp_path: Path) -> None:
+    """Delta transforms and constraints move an object away from its own channels; far from the origin the turn
+    they add is small beside the location, and is still seen (the world matrix is written, not the channels)."""
+    turned = cube("Turned", location=(20000, 0, 0))
+    turned.delta_rotation_euler = (0, 0, 0.005)
+    held = cube("Held", location=(2e6, 0, 0))
+    limit = held.constraints.new("LIMIT_ROTATION")
+    limit.use_limit_z, limit.min_z, limit.max_z = True, math.pi / 2, math.pi / 2
+    bpy.context.view_layer.update()
+    out = tmp_path / "far.qmap.tmp"
+    assert bpy.ops.export_scene.qmap_tmp(filepath=str(out), export_scope="SCENE", write_desc=False) == {"FINISHED"}
+    written = {mesh.name: mesh.orientation for mesh in qc.parse_tmp(out.read_bytes()).meshes}
+    assert math.isclose(written[b"Turned"][2], 0.005, abs_tol=1e-6)
+    assert math.isclose(written[b"Held"][2], math.pi / 2, abs_tol=1e-6)

@@ -215,3 +215,23 @@ def test_an_object_on_a_bone_is_bound_to_it_and_unweighted_skinned_vertices_are_
     assert meshes["Hat"].blend_indices is not None and meshes["Hat"].blend_weights is not None
     assert set(meshes["Hat"].blend_indices[:, 0].tolist()) == {1}  # the head joint
     assert np.allclose(meshes["Hat"].blend_weights[:, 0], 1.0) and not meshes["Hat"].blend_weights[:, 1:].any()
+
+
+
+@pytest.mark.parametrize("operator", ["iqe", "iqm"])
+def test_an_object_on_a_bone_of_a_rig_beyond_256_bones_is_exported(tmp_path: Path, operator: str) -> None:
+    """Blend indices name at most 256 joints: an object on one of them exports (bound to it), one on a later bone
+    exports without weights and a warning; only skinning by such a rig is refused."""
+    from formats import iqe, iqm
+    from tests.blender.scene_helpers import chain_rig
+
+    armature = chain_rig(*[f"b{index}" for index in range(300)])
+    for name, bone in (("Hat", "b2"), ("Tail", "b280")):
+        prop = cube(name, size=0.5)
+        prop.parent, prop.parent_type, prop.parent_bone = armature, "BONE", bone
+    path = tmp_path / f"long.{operator}"
+    assert getattr(bpy.ops.export_scene, operator)(filepath=str(path), export_scope="SCENE") == {"FINISHED"}
+    meshes = {m.name: m for m in (iqm.read_iqm if operator == "iqm" else iqe.read_iqe)(path.read_bytes()).meshes}
+    assert meshes["Hat"].blend_indices is not None and set(meshes["Hat"].blend_indices[:, 0].tolist()) == {2}
+    weights = meshes["Tail"].blend_weights
+    assert weights is None or not weights.any()

@@ -299,3 +299,14 @@ def test_meshes_made_in_batches_give_the_bits_of_one_at_a_time(monkeypatch: pyte
     assert together.warnings == alone.warnings and together.skipped_faces == alone.skipped_faces > 0
     for field in ("materials", "material", "sizes", "positions", "uvs", "normals", "tangents", "binormals"):
         assert np.asarray(getattr(together.faces, field)).tobytes() == np.asarray(getattr(alone.faces, field)).tobytes()
+
+
+def test_out_of_range_materials_are_counted_per_mesh_in_a_batch_ending_with_empty_meshes() -> None:
+    beyond = mesh([QUAD_UV, QUAD_UV.replace("4 0 0", "4 5 0", 1)], SQUARE, ("M",), name="A")
+    empty = mesh([], [], ("M",), name="E")
+    report = CompileReport()
+    build(tmp_file(beyond, mesh([QUAD_UV], SQUARE, ("M",), name="B"), beyond.replace('"A"', '"C"'), empty, empty),
+          report=report)  # fmt: skip
+    counted = [w for w in report.warnings if "beyond" in w]
+    assert counted == [f"mesh '{name}': 1 face(s) use a material index beyond its 1 material(s); they get the "
+                       'material name ""' for name in "AC"]  # fmt: skip

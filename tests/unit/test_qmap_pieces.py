@@ -81,7 +81,8 @@ def test_one_thread_or_several_give_the_same_bytes(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(parallel, "cores", lambda: 2)  # (on any machine)
     pools = []
     monkeypatch.setattr(parallel, "ThreadPoolExecutor", lambda *a: pools.append(a) or ThreadPoolExecutor(*a))
-    small = compile_bytes(tmp, desc)  # a small map: compiled without threads
+    monkeypatch.setattr(layout, "_FACES_AT_A_TIME", 16)  # vertex tables of several blocks, made ahead if threaded
+    small = compile_bytes(tmp, desc)  # a small map: compiled without threads, written too
     assert not pools
     monkeypatch.setattr(compiler, "_THREADS_FROM_BYTES", 0)
     several = compile_bytes(tmp, desc)
