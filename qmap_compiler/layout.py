@@ -46,6 +46,7 @@ def _emitted_corners(order: Array, sizes: Array) -> tuple[Array, Array]:
 
 
 _FACES_AT_A_TIME = 1 << 17
+_FACES_WRITTEN_AT_A_TIME = 1 << 15  # a deferred table's blocks: two in memory at a time, a small part of the file
 
 
 def _vertex_rows(faces: FaceSet, order: Array, sizes: Array, vertex_start: Array, draw: bool,
@@ -65,7 +66,8 @@ def _vertex_rows(faces: FaceSet, order: Array, sizes: Array, vertex_start: Array
             rows[:, 8:11] = np.take(faces.tangents, face, axis=0)
             rows[:, 11:14] = np.take(faces.binormals, face, axis=0)
 
-    spans = [(begin, min(begin + _FACES_AT_A_TIME, len(order))) for begin in range(0, len(order), _FACES_AT_A_TIME)]
+    step = _FACES_WRITTEN_AT_A_TIME if deferred else _FACES_AT_A_TIME
+    spans = [(begin, min(begin + step, len(order))) for begin in range(0, len(order), step)]
     def block(begin: int, end: int) -> Array:
         rows = np.empty((int(vertex_start[end] - vertex_start[begin]), width), np.float32)
         fill(rows, begin, end)
