@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import bpy
 from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, StringProperty
-from bpy_extras.io_utils import axis_conversion, orientation_helper, poll_file_object_drop
+from bpy_extras.io_utils import ExportHelper, axis_conversion, orientation_helper, poll_file_object_drop
 from mathutils import Matrix
 
 from ..formats.errors import FormatError
@@ -211,6 +211,16 @@ class ObjectScopeMixin:
         return scene_objects
 
 
+class PresetSafeExportHelper(ExportHelper):
+    """Blender's ExportHelper, but a preset leaves the file path out (as Blender's own OBJ exporter does): loading
+    one must not replace the file name being typed with the path it was saved with."""
+
+    filepath: StringProperty(
+        name="File Path", description="Filepath used for exporting the file", maxlen=1024, subtype="FILE_PATH",
+        options={"SKIP_PRESET"},
+    )  # fmt: skip
+
+
 class ExportScopeMixin(ObjectScopeMixin):
     """Object scope plus the usual transform options (world matrix, scale, axes)."""
 
@@ -256,13 +266,14 @@ def geometry_objects(objects: Iterable[bpy.types.Object]) -> list[bpy.types.Obje
 
 
 def file_handler(
-    idname: str, label: str, import_operator: str, export_operator: str, extensions: str
+    idname: str, label: str, import_operator: str, export_operator: str, extensions: str, drops: bool = True
 ) -> type[bpy.types.FileHandler]:
     """Drag and drop of `extensions` (";"-separated) into the 3D viewport or the outliner; the export operator
-    also makes the format available as a Collection Exporter."""
+    also makes the format available as a Collection Exporter. Without `drops`, only the latter (another handler
+    takes the drops: Blender hands each handler its own extensions, so one drop of two kinds would be split)."""
 
     def poll_drop(cls: type, context: bpy.types.Context) -> bool:
-        return bool(poll_file_object_drop(context))
+        return drops and bool(poll_file_object_drop(context))
 
     namespace = {
         "bl_idname": idname, "bl_label": label, "bl_import_operator": import_operator,

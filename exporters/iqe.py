@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
-from bpy_extras.io_utils import ExportHelper
 
 from ..common import armature as armature_helpers
 from ..common import iqe_rig as rig_math
@@ -30,6 +29,7 @@ from ..common.conventions import (
 from ..common.conventions import IQE_STORED_NORMALS as STORED_NORMALS
 from ..common.operators import (
     ExportScopeMixin,
+    PresetSafeExportHelper,
     Summary,
     axis_options,
     draw_panel,
@@ -807,7 +807,7 @@ class IqeExportProperties:
 
 
 @axis_options("export")
-class EXPORT_SCENE_OT_iqe(bpy.types.Operator, ExportHelper, ExportScopeMixin, IqeExportProperties):
+class EXPORT_SCENE_OT_iqe(bpy.types.Operator, PresetSafeExportHelper, ExportScopeMixin, IqeExportProperties):
     """Export meshes, armature and actions as Inter-Quake Export text"""
 
     bl_idname = "export_scene.iqe"

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import bpy
 from bpy.props import BoolProperty, StringProperty
-from bpy_extras.io_utils import ExportHelper
 
-from ..common.operators import ExportScopeMixin, Summary, axis_options, draw_panel, guarded
+from ..common.operators import ExportScopeMixin, PresetSafeExportHelper, Summary, axis_options, draw_panel, guarded
 from ..formats import iqm
 from ..formats.atomic import write_bytes_atomically
 from ..formats.errors import Warnings
@@ -31,7 +30,7 @@ def export_iqm(
 
 
 @axis_options("export")
-class EXPORT_SCENE_OT_iqm(bpy.types.Operator, ExportHelper, ExportScopeMixin, IqeExportProperties):
+class EXPORT_SCENE_OT_iqm(bpy.types.Operator, PresetSafeExportHelper, ExportScopeMixin, IqeExportProperties):
     """Export meshes, armature and actions as an Inter-Quake Model"""
 
     bl_idname = "export_scene.iqm"

@@ -7,12 +7,12 @@ import os
 import bpy
 import numpy as np
 from bpy.props import StringProperty
-from bpy_extras.io_utils import ExportHelper
 
 from ..common import mesh_io
 from ..common.conventions import JOE_STORED_NORMALS as STORED_NORMALS
 from ..common.operators import (
     ExportScopeMixin,
+    PresetSafeExportHelper,
     Summary,
     axis_options,
     draw_panel,
@@ -143,7 +143,7 @@ def draw_export_options(layout: bpy.types.UILayout, operator: object, context: b
 
 
 @axis_options("export")
-class EXPORT_SCENE_OT_joe(bpy.types.Operator, ExportHelper, ExportScopeMixin):
+class EXPORT_SCENE_OT_joe(bpy.types.Operator, PresetSafeExportHelper, ExportScopeMixin):
     """Export mesh objects as one VDrift JOE model (triangulated, CCW, V flipped)"""
 
     bl_idname = "export_scene.joe"
@@ -161,7 +161,7 @@ class EXPORT_SCENE_OT_joe(bpy.types.Operator, ExportHelper, ExportScopeMixin):
 
 
 @axis_options("export")
-class EXPORT_SCENE_OT_jpk(bpy.types.Operator, ExportHelper, ExportScopeMixin):
+class EXPORT_SCENE_OT_jpk(bpy.types.Operator, PresetSafeExportHelper, ExportScopeMixin):
     """Export mesh objects as a VDrift JPK pack, one JOE member per object"""
 
     bl_idname = "export_scene.jpk"

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty, IntProperty, StringProperty
-from bpy_extras.io_utils import ExportHelper
 from mathutils import Euler, Matrix
 
 from .. import qmap_compiler as qc
@@ -27,6 +26,7 @@ from ..common.operators import (
     EXPORT_SCOPE_DESCRIPTION,
     EXPORT_SCOPES,
     ObjectScopeMixin,
+    PresetSafeExportHelper,
     Summary,
     draw_panel,
     guarded,
@@ -379,7 +379,7 @@ def compile_to(context: bpy.types.Context, tmp_path: str, qmap_path: str, settin
     return report
 
 
-class EXPORT_SCENE_OT_qmap_tmp(bpy.types.Operator, ExportHelper, QmapSceneMixin):
+class EXPORT_SCENE_OT_qmap_tmp(bpy.types.Operator, PresetSafeExportHelper, QmapSceneMixin):
     """Export the scene as a QMAP intermediate map (.qmap.tmp) and its material options (.qmap.desc)"""
 
     bl_idname = "export_scene.qmap_tmp"
@@ -391,7 +391,7 @@ class EXPORT_SCENE_OT_qmap_tmp(bpy.types.Operator, ExportHelper, QmapSceneMixin)
 
     def check(self, context: bpy.types.Context) -> bool:
         """ExportHelper's own check knows single extensions only and would grow "x.qmap.qmap.tmp"."""
-        current: str = self.filepath  # type: ignore[has-type]
+        current: str = self.filepath
         self.filepath = with_extension(current, ".qmap.tmp")
         return bool(self.filepath != current)
 
@@ -404,7 +404,7 @@ class EXPORT_SCENE_OT_qmap_tmp(bpy.types.Operator, ExportHelper, QmapSceneMixin)
         draw_panel(self.layout, self, "IOGF_qmap_tmp_include", "Include", (*scope, "apply_modifiers", "write_desc"))
 
 
-class EXPORT_SCENE_OT_qmap(bpy.types.Operator, ExportHelper, QmapSceneMixin, QmapCompileOptionsMixin):
+class EXPORT_SCENE_OT_qmap(bpy.types.Operator, PresetSafeExportHelper, QmapSceneMixin, QmapCompileOptionsMixin):
     """Export the scene to .qmap.tmp and .qmap.desc beside the target, then compile them into the .qmap"""
 
     bl_idname = "export_scene.qmap"

@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, StringProperty
-from bpy_extras.io_utils import ExportHelper
 
 from ..common import mesh_io
 from ..common.animation import (
@@ -54,6 +53,7 @@ from ..common.conventions import SMD_STORED_NORMALS as STORED_NORMALS
 from ..common.conventions import UP_AXES, collector_paused, up_axis_matrix
 from ..common.operators import (
     ExportScopeMixin,
+    PresetSafeExportHelper,
     Summary,
     draw_panel,
     geometry_objects,
@@ -647,7 +647,7 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
 # ------------------------------------------------------------------------------------------------ operator
 
 
-class EXPORT_SCENE_OT_valve_smd(bpy.types.Operator, ExportHelper, ExportScopeMixin):
+class EXPORT_SCENE_OT_valve_smd(bpy.types.Operator, PresetSafeExportHelper, ExportScopeMixin):
     """Export Valve SMD reference meshes and animations, and VTA vertex animations (Source and GoldSrc)"""
 
     bl_idname = "export_scene.valve_smd"
@@ -712,7 +712,7 @@ class EXPORT_SCENE_OT_valve_smd(bpy.types.Operator, ExportHelper, ExportScopeMix
 
     def check(self, context: bpy.types.Context) -> bool:
         wanted = ".vta" if self.export_mode == "VTA" else ".smd"
-        base, extension = os.path.splitext(self.filepath)  # type: ignore[has-type]
+        base, extension = os.path.splitext(self.filepath)
         if os.path.basename(base) and extension.lower() != wanted:
             self.filepath = base + wanted
             return True

@@ -177,9 +177,10 @@ def draw_joe_import_options(layout: bpy.types.UILayout, operator: object) -> Non
     )  # fmt: skip
 
 
-IOGF_FH_joe = file_handler("IOGF_FH_joe", "VDrift JOE", "import_scene.joe", "export_scene.joe", ".joe")
+IOGF_FH_joe = file_handler("IOGF_FH_joe", "VDrift JOE", "import_scene.joe", "export_scene.joe", ".joe;.jpk")
 
-IOGF_FH_jpk = file_handler("IOGF_FH_jpk", "VDrift JPK", "import_scene.joe", "export_scene.jpk", ".jpk")
+# The JPK Collection Exporter; drops of .jpk files go to the handler above, with any .joe files dropped beside them.
+IOGF_FH_jpk = file_handler("IOGF_FH_jpk", "VDrift JPK", "import_scene.joe", "export_scene.jpk", ".jpk", drops=False)
 
 def menu_import(self: bpy.types.Menu, context: bpy.types.Context) -> None:
     self.layout.operator(IMPORT_SCENE_OT_joe.bl_idname, text="VDrift JOE/JPK (.joe, .jpk)")

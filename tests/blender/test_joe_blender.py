@@ -441,3 +441,30 @@ def test_pack_warnings_name_the_pack(tmp_path: Path, extension) -> None:  # type
     assert import_joe(notes) == {"FINISHED"}
     assert last_warnings(extension) == ["notes.jpk: pack member 'readme.txt' is not a .joe model and was skipped",
                                         "notes.jpk: the pack has no .joe member; nothing imported from it"]  # fmt: skip
+
+
+def test_a_joe_and_a_jpk_dropped_together_are_both_imported(tmp_path: Path) -> None:
+    """Blender hands each FileHandler only its own extensions: one handler takes both kinds, so neither file of a
+    mixed drop is lost (the JPK handler is the pack's Collection Exporter only)."""
+    from tests.blender.test_qmap_blender import drop
+
+    cube("Body")
+    cube("Wheel", location=(3, 0, 0))
+    bpy.ops.export_scene.joe(filepath=str(tmp_path / "body.joe"), export_scope="SCENE")
+    bpy.ops.export_scene.jpk(filepath=str(tmp_path / "parts.jpk"), export_scope="SCENE")
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert drop(tmp_path, "body.joe", "parts.jpk") == {"FINISHED"}
+    assert len([obj for obj in bpy.data.objects if obj.type == "MESH"]) == 3  # the model and the two members
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert drop(tmp_path, "parts.jpk") == {"FINISHED"}
+    assert len(bpy.data.objects) == 2
+
+
+def test_the_jpk_collection_exporter_writes_a_pack(tmp_path: Path) -> None:
+    inside = cube("Inside")
+    collection = active_collection_holding("Export", inside)
+    assert bpy.ops.collection.exporter_add(name="IOGF_FH_jpk") == {"FINISHED"}
+    out = tmp_path / "collection.jpk"
+    collection.exporters[0].export_properties.filepath = str(out)
+    assert bpy.ops.collection.exporter_export(index=0) == {"FINISHED"}
+    assert out.is_file()

@@ -114,6 +114,15 @@ def test_every_option_has_a_tooltip(extension: ModuleType) -> None:
     assert [f"{name}.{prop.identifier}" for name, prop in shown if not prop.description.strip()] == []
 
 
+def test_presets_leave_the_file_paths_out(extension: ModuleType) -> None:
+    """A preset saved from the file browser must not carry the file it was saved with (Blender's OBJ exporter
+    neither), nor an import's folder and files."""
+    carried = [f"{name}.{prop.identifier}" for name, rna in our_operators_and_settings(extension) if "." in name
+               for prop in rna.properties
+               if prop.identifier in ("filepath", "directory", "files") and not prop.is_skip_preset]  # fmt: skip
+    assert carried == []
+
+
 def test_a_drop_runs_the_importer_through_invoke(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from tests.joe_fixtures import cube_bytes
 
