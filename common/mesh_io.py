@@ -166,10 +166,11 @@ def add_corner_vectors(mesh: bpy.types.Mesh, name: str, vectors: np.ndarray) -> 
 
 def link_new_object(
     context: bpy.types.Context, name: str, data: bpy.types.ID | None, warnings: list[str] | None = None,
-    keep_taken_name: bool = False,
+    taken_names: list[tuple[str, str]] | None = None,
 ) -> bpy.types.Object:
     """A new object in the active collection; with `warnings`, a name Blender cannot hold (too long on 4.2) is kept
-    for writing back, and said; with `keep_taken_name` as well, a name another object has (Blender numbers it)."""
+    for writing back, and said; with `taken_names`, a name another object already has (Blender numbers it) is kept
+    too, and (file name, Blender's name) added there for the caller to sum up."""
     taken = name in bpy.data.objects
     obj = bpy.data.objects.new(name, data)
     context.collection.objects.link(obj)
@@ -178,11 +179,18 @@ def link_new_object(
     if not taken:
         remember_file_name(obj, name)
         warnings.append(f"object {name!r} is too long for this Blender; shown as {obj.name!r} and written back in full")
-    elif keep_taken_name:
+    elif taken_names is not None:
         remember_file_name(obj, name)
-        warnings.append(f"object name {name!r} is taken in this file; shown as {obj.name!r} and written back as "
-                        f"{name!r}")  # fmt: skip
+        taken_names.append((name, obj.name))
     return obj
+
+
+def taken_names_note(taken_names: list[tuple[str, str]]) -> str:
+    """One line for the objects whose names were already taken in the .blend (a file imported twice)."""
+    name, shown = taken_names[0]
+    more = f" and {len(taken_names) - 1} more" if len(taken_names) > 1 else ""
+    return (f"{len(taken_names)} object name{'s' if len(taken_names) != 1 else ''} already taken in this .blend "
+            f"({name!r} shown as {shown!r}{more}); written back under the file's names")  # fmt: skip
 
 
 def transform_points(points: np.ndarray, matrix: Matrix) -> np.ndarray:

@@ -62,7 +62,8 @@ def parse_file(path: str) -> JoeSource:
 
 
 def build_object(
-    context: bpy.types.Context, name: str, document: joe.JoeDocument, options: JoeImportOptions, summary: Summary
+    context: bpy.types.Context, name: str, document: joe.JoeDocument, options: JoeImportOptions, summary: Summary,
+    taken_names: list[tuple[str, str]] | None = None,
 ) -> bpy.types.Object:
     warnings = [f"{name}: {text}" for text in document.warnings]
     if joe.normal_swap_would_fire(document):
@@ -84,7 +85,7 @@ def build_object(
     summary.objects += 1
     summary.faces += len(mesh.polygons)
     # A member's name is what list.txt and objects.txt call it: kept for export when Blender must number it.
-    obj = mesh_io.link_new_object(context, name, mesh, warnings, keep_taken_name=True)
+    obj = mesh_io.link_new_object(context, name, mesh, warnings, taken_names if taken_names is not None else [])
     summary.warnings.extend(warnings)
     return obj
 
@@ -113,10 +114,13 @@ def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeI
         packed = path.lower().endswith(".jpk")
         summary.warnings += [f"{os.path.basename(path)}: {text}" for text in source.pack_warnings]
         textures.new_search()
+        taken_names: list[tuple[str, str]] = []
         for name, document in source.models:
-            obj = build_object(context, name, document, options, summary)
+            obj = build_object(context, name, document, options, summary, taken_names)
             if options.find_textures:  # a member's texture is found by its name in the pack's folder
                 textures.texture_joe_object(obj, path, f"{name}.joe" if packed else None, summary)
+        if taken_names:  # (one line for a pack imported twice, not one per member)
+            summary.warnings.append(f"{os.path.basename(path)}: {mesh_io.taken_names_note(taken_names)}")
 
     return import_all(context, paths, parse_file, build)
 

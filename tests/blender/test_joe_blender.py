@@ -364,8 +364,16 @@ def test_a_member_whose_name_is_taken_is_written_back_under_it(tmp_path: Path, e
     pack.write_bytes(fx.pack_of({"Cube.joe": fx.cube_bytes(), "Wheel.joe": fx.cube_bytes()}))
     assert import_joe(pack, find_textures=False) == {"FINISHED"}
     assert sorted(obj.name for obj in bpy.context.selected_objects) == ["Cube.001", "Wheel"]
-    assert "object name 'Cube' is taken in this file; shown as 'Cube.001' and written back as 'Cube'" in (
-        last_warnings(extension))
+    assert last_warnings(extension) == ["objects.jpk: 1 object name already taken in this .blend ('Cube' shown as "
+                                        "'Cube.001'); written back under the file's names"]  # fmt: skip
+    assert import_joe(pack, find_textures=False) == {"FINISHED"}  # again: one line for the pack, not one per member
+    assert last_warnings(extension) == ["objects.jpk: 2 object names already taken in this .blend ('Cube' shown as "
+                                        "'Cube.002' and 1 more); written back under the file's names"]  # fmt: skip
+    bpy.data.objects.remove(bpy.data.objects["Cube.002"])
+    bpy.data.objects.remove(bpy.data.objects["Wheel.001"])
+    bpy.ops.object.select_all(action="DESELECT")
+    for name in ("Cube.001", "Wheel"):
+        bpy.data.objects[name].select_set(True)
     again = tmp_path / "again.jpk"
     assert bpy.ops.export_scene.jpk(filepath=str(again)) == {"FINISHED"}  # the selection: what was imported
     assert member_names_of(again) == ["Cube.joe", "Wheel.joe"]
