@@ -77,6 +77,8 @@ class _Customs:
             if existing.width != width:
                 self.warnings.append(f"attribute {name!r} has different sizes on different objects; skipped")
                 return None
+            if existing.component != component:  # (a colour on one object, plain numbers on another: keep both)
+                existing.component = "float"
             return existing
         used = {custom.slot for custom in self.by_name.values()}
         if slot is None or slot in used:

@@ -1121,3 +1121,21 @@ def test_channels_the_file_holds_still_are_written_still_across_animations(tmp_p
     still = np.ptp(source, axis=0) == 0
     assert still.sum() > 100 and (np.ptp(ours, axis=0)[still] == 0).all()
     assert (np.ptp(ours, axis=0)[~still] > 0).sum() >= (~still).sum() - 2  # what moves still moves
+
+
+def test_a_colour_and_plain_numbers_of_one_name_share_a_float_array(tmp_path: Path) -> None:
+    """A further colour is written as bytes, but when another object has plain numbers under its name the shared
+    custom array is float, so neither is clamped."""
+    painted = cube("Painted")
+    dirt = painted.data.color_attributes.new("dirt", "FLOAT_COLOR", "POINT")
+    dirt.data.foreach_set("color", np.full(len(dirt.data) * 4, 0.5, np.float32))
+    painted.data.color_attributes.new("paint", "FLOAT_COLOR", "POINT")
+    painted.data.color_attributes.render_color_index = 1
+    other = cube("Other", location=(3, 0, 0))
+    numbers = other.data.attributes.new("dirt", "QUATERNION", "POINT")
+    numbers.data.foreach_set("value", np.full(len(numbers.data) * 4, 7.5, np.float32))
+    out = tmp_path / "mixed.iqm"
+    assert bpy.ops.export_scene.iqm(filepath=str(out), export_scope="SCENE", export_attributes="ALL") == {"FINISHED"}
+    document = iqm.load_iqm(out)
+    assert [(a.component, a.name) for a in document.vertex_arrays if a.kind == "custom0"] == [("float", "dirt")]
+    assert np.allclose({m.name: m.custom[0] for m in document.meshes}["Other"], 7.5)
