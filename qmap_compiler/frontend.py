@@ -243,12 +243,9 @@ def _batch_plan(batch: list[tuple[MeshObject, Matrix]], desc: DescDocument | Non
     placements = np.array([matrix for _, matrix in batch], np.float64)
     if len(batch) == 1 or not (np.isfinite(placements).all()
                                and all(np.isfinite(mesh.vertices).all() for mesh in meshes)):  # fmt: skip
-        plan = _BatchPlan(meshes, placements, _NOTHING, (_NOTHING,) * 4, made=[])
-        for mesh, matrix in batch:
-            part, mesh_skipped = _mesh_faces(mesh, matrix, desc, names, warnings)
-            plan.made.append(part)  # type: ignore[union-attr]
-            plan.skipped += mesh_skipped
-        return plan
+        made = [_mesh_faces(mesh, matrix, desc, names, warnings) for mesh, matrix in batch]
+        return _BatchPlan(meshes, placements, _NOTHING, (_NOTHING,) * 4, made=[part for part, _ in made],
+                          skipped=sum(mesh_skipped for _, mesh_skipped in made))  # fmt: skip
     tables = [_slot_options(mesh, desc, names) for mesh in meshes]
     face_counts = np.array([len(mesh.face_sizes) for mesh in meshes])
     slot_counts = np.array([len(mesh.materials) for mesh in meshes])
