@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .arrays import Array
+from .arrays import Array, stable_order
 from .desc_parser import DescDocument, MaterialDesc
 from .errors import QmapError
 from .f32math import Matrix, cross3, dot3, normalize3, object_matrices, transform_points, x87_nans
@@ -443,7 +443,8 @@ def _finish(merged: _MeshFaces, names: _NameTable, tmp: TmpDocument, desc: DescD
     degenerate = np.isnan(normals).any(axis=1)
     keep = ~degenerate if options.drop_degenerate else np.ones(len(degenerate), dtype=bool)
     table, material = _material_table(merged.name_ids[keep], names, tmp, desc)
-    order = np.flatnonzero(keep)[np.argsort(material, kind="stable")]
+    by_material = stable_order(material)
+    order = np.flatnonzero(keep)[by_material]
 
     def taken(*arrays: Array) -> list[Array]:
         return [np.take(array, order, axis=0) for array in arrays]
@@ -453,7 +454,7 @@ def _finish(merged: _MeshFaces, names: _NameTable, tmp: TmpDocument, desc: DescD
         lambda: taken(merged.positions), lambda: taken(normals, tangents, binormals))
     merged.positions = _NOTHING
     uvs = np.take(uvs, order, axis=0)
-    faces = FaceSet(table, np.sort(material, kind="stable"), merged.sizes[order], positions, uvs,
+    faces = FaceSet(table, material[by_material], merged.sizes[order], positions, uvs,
                     sorted_normals, sorted_tangents, sorted_binormals)  # fmt: skip
     nan_frames = (np.isnan(tangents).any(axis=1) | np.isnan(binormals).any(axis=1))[keep]
     result = FrontEndResult(faces, degenerate_faces=int(degenerate.sum()), nan_tangent_faces=int(nan_frames.sum()))

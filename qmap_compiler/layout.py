@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .arrays import Array
+from .arrays import Array, stable_order
 from .frontend import FaceSet
 from .model import DrawFragments, NodeTable, QmapModel, VertexRows
 from .octree import Tree, postorder_ranks, preorder_ranks
@@ -99,7 +99,7 @@ def _face_indices(sizes: Array, vertex_start: Array, index_start: Array) -> Arra
 def emit_draw(faces: FaceSet, tree: Tree, deferred: bool = False) -> tuple[Array | VertexRows, Array, NodeTable,
                                                                          DrawFragments]:
     table, pre, post = node_table(tree)
-    order = np.argsort(post[tree.face_node], kind="stable")
+    order = stable_order(post[tree.face_node])
     sizes = faces.sizes[order]
     vertex_start = _exclusive_cumsum(sizes)
     index_start = _exclusive_cumsum(np.where(sizes == 4, 6, 3))
@@ -118,7 +118,7 @@ def _fragments(node_pre: Array, material: Array, vertex_start: Array,
         change[1:] = (node_pre[1:] != node_pre[:-1]) | (material[1:] != material[:-1])
     starts = np.flatnonzero(change)
     ends = np.append(starts[1:], count)
-    by_node = np.argsort(node_pre[starts], kind="stable")
+    by_node = stable_order(node_pre[starts])
     starts, ends = starts[by_node], ends[by_node]
     return DrawFragments(
         node=node_pre[starts],
@@ -134,7 +134,7 @@ def emit_collision(faces: FaceSet, tree: Tree, deferred: bool = False) -> tuple[
                                                                                NodeTable, Array]:
     table, pre, post = node_table(tree)
     face_post = post[tree.face_node]
-    order = np.argsort(face_post, kind="stable")
+    order = stable_order(face_post)
     sizes = faces.sizes[order]
     vertex_start = _exclusive_cumsum(sizes)
     index_start = _exclusive_cumsum(np.where(sizes == 4, 6, 3))

@@ -224,3 +224,14 @@ def test_freed_memory_is_kept_during_a_compile_and_handed_back_after_it_even_on_
         compile_bytes(tmp, desc)
         assert [call[2] for call in libc.calls if call[0] == "mallopt"] == [32 << 20, 1 << 30]
     assert [call[2] for call in libc.calls if call[0] == "mallopt"] == [32 << 20, 1 << 30, 64 << 20]
+
+
+@pytest.mark.parametrize(("count", "largest", "dtype"), [
+    (0, 5, np.int64), (1, 5, np.int64), (1000, 7, np.int64), (100_000, 70_000, np.int64),
+    (100_000, 2**31, np.int64), (5000, 3, np.int8), (5000, 60_000, np.uint32), (3000, 2**40, np.int64),
+])  # fmt: skip
+def test_stable_order_is_the_stable_argsort(count: int, largest: int, dtype: type) -> None:
+    from qmap_compiler.arrays import stable_order
+
+    keys = np.random.default_rng(count).integers(0, largest, count).astype(dtype)
+    assert np.array_equal(stable_order(keys), np.argsort(keys, kind="stable"))
