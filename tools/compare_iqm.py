@@ -5,8 +5,9 @@
 
 For each IQE file, the reference compiler (lsalzman/iqm's `iqm`, built by you, never shipped) compiles it and
 `formats.iqm.write_iqm` writes it from the same IQE document; the two files are decoded and compared: joints,
-meshes, triangles, adjacency, every vertex array (float arrays within 1e-6, quantized arrays identical), pose
-channels, frames, animations and bounds. Prints one line per file, and what differs; exit 1 if anything does.
+meshes, triangles, every vertex array (float arrays within 1e-6, quantized arrays identical), pose
+channels, frames, animations and bounds; not the triangle adjacency, which the reference computes from positions
+looked up by the wrong index. Prints one line per file, and what differs; exit 1 if anything does.
 
 `--scene` builds a rigged, animated Blender scene instead (two meshes and materials, UVs, a colour attribute,
 three bones with blended weights, two actions), exports it with `export_scene.iqe` and `export_scene.iqm`, and
