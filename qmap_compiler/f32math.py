@@ -109,16 +109,18 @@ def object_matrices(placements: list[tuple[tuple[float, float, float], ...]]) ->
     return matrices
 
 
-def transform_points(points: Array, matrix: Matrix) -> Array:
-    """`F(((x*m1c + y*m2c) + z*m3c) + m4c)` per column c for (n, 3) points; float32 result."""
+def transform_points(points: Array, matrix: Matrix | Array) -> Array:
+    """`F(((x*m1c + y*m2c) + z*m3c) + m4c)` per column c for (n, 3) points, by one matrix or (n, 4, 4) matrices,
+    one per point (the same arithmetic element by element); float32 result."""
     coordinates = points.astype(np.float64)
-    if not (np.isfinite(coordinates).all() and np.isfinite(matrix).all()):
+    rows = np.asarray(matrix, np.float64)
+    if not (np.isfinite(coordinates).all() and np.isfinite(rows).all()):
         coordinates = x87_nans(coordinates)
     x, y, z = (coordinates[:, i] for i in range(3))
     out = np.empty((len(points), 3), dtype=np.float32)
     with np.errstate(invalid="ignore", over="ignore"):
         for c in range(3):
-            out[:, c] = ((x * matrix[0][c] + y * matrix[1][c]) + z * matrix[2][c]) + matrix[3][c]
+            out[:, c] = ((x * rows[..., 0, c] + y * rows[..., 1, c]) + z * rows[..., 2, c]) + rows[..., 3, c]
     return out
 
 

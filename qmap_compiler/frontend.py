@@ -183,28 +183,6 @@ def _slot_options(mesh: MeshObject, desc: DescDocument | None, names: _NameTable
     return skip, name_ids, texgen, scale
 
 
-def _mesh_faces(mesh: MeshObject, matrix: Matrix, desc: DescDocument | None, names: _NameTable,
-                warnings: list[str]) -> tuple[_MeshFaces, int]:
-    skip, name_ids, texgen, scale = _slot_options(mesh, desc, names)
-    slots = np.minimum(mesh.face_materials, len(mesh.materials))
-    _warn_out_of_range(mesh, int(np.count_nonzero(slots == len(mesh.materials))), warnings)
-    keep = ~skip[slots]
-    sizes = mesh.face_sizes[keep]
-    slots = slots[keep]
-    world = transform_points(mesh.vertices, matrix)
-    order = _reversed_order(sizes == 3)  # every face's corners in reverse order (D3D's winding)
-    positions = world[:, [0, 2, 1]][_in_order(mesh.face_indices[keep], order)]
-    if mesh.face_uvs is not None:
-        raw = _in_order(mesh.face_uvs[keep], order)
-        uvs = np.stack([raw[..., 0], np.float32(1.0) - raw[..., 1]], axis=-1)
-        face_texgen = texgen[slots]
-    else:
-        uvs = np.zeros((*positions.shape[:2], 2), dtype=np.float32)
-        face_texgen = np.ones(len(slots), dtype=bool)
-    part = _MeshFaces(positions, uvs, sizes, name_ids[slots], face_texgen, scale[slots])
-    return part, int(np.count_nonzero(~keep))
-
-
 _BATCHES_SIDE_BY_SIDE = 4  # batches whose arrays are made at once: bounded memory (their meshes are held)
 
 
@@ -225,27 +203,20 @@ def _batches(meshes: Iterable[tuple[MeshObject, Matrix]]) -> Iterator[list[tuple
 @dataclass
 class _BatchPlan:
     """What one batch needs once its material slots are resolved (in mesh order), to make its arrays on any
-    thread; or the parts already made, mesh by mesh."""
+    thread."""
 
     meshes: list[MeshObject]
     placements: Array  # (M, 4, 4) float64
     slots: Array  # per face: its slot in the batch's slot tables
     tables: tuple[Array, Array, Array, Array]  # skip, name id, texgen, scale per slot of the batch
-    made: list[_MeshFaces] | None = None
-    skipped: int = 0
+    skipped: int = 0  # (counted when the arrays are made)
 
 
 def _batch_plan(batch: list[tuple[MeshObject, Matrix]], desc: DescDocument | None, names: _NameTable,
                 warnings: list[str]) -> _BatchPlan:
-    """The batch's material slots resolved; a batch of one mesh, or with non-finite vertices or placements (whose
-    NaNs take the x87's signs), is made here, mesh by mesh."""
+    """The batch's material slots resolved, names interned and warnings given in mesh order."""
     meshes = [mesh for mesh, _ in batch]
     placements = np.array([matrix for _, matrix in batch], np.float64)
-    if len(batch) == 1 or not (np.isfinite(placements).all()
-                               and all(np.isfinite(mesh.vertices).all() for mesh in meshes)):  # fmt: skip
-        made = [_mesh_faces(mesh, matrix, desc, names, warnings) for mesh, matrix in batch]
-        return _BatchPlan(meshes, placements, _NOTHING, (_NOTHING,) * 4, made=[part for part, _ in made],
-                          skipped=sum(mesh_skipped for _, mesh_skipped in made))  # fmt: skip
     tables = [_slot_options(mesh, desc, names) for mesh in meshes]
     face_counts = np.array([len(mesh.face_sizes) for mesh in meshes])
     slot_counts = np.array([len(mesh.materials) for mesh in meshes])
@@ -273,10 +244,9 @@ def _made_batches(plans: list[_BatchPlan], parts: list[_MeshFaces]) -> int:
 
 
 def _batch_arrays(plan: _BatchPlan) -> list[_MeshFaces]:
-    """_mesh_faces of the batch's meshes in one go: a few large array operations instead of many small ones per
-    mesh, the same arithmetic element by element (the same bits)."""
-    if plan.made is not None:
-        return plan.made
+    """The faces of the batch's meshes in one go (a few large array operations instead of many small ones per
+    mesh, the same arithmetic element by element, so the same bits): kept faces, world positions in D3D axes
+    with every face's corners in reverse order (D3D's winding), flipped UVs, material options."""
     meshes = plan.meshes
     skip, name_ids, texgen, scale = plan.tables
     face_counts = np.array([len(mesh.face_sizes) for mesh in meshes])
@@ -284,16 +254,10 @@ def _batch_arrays(plan: _BatchPlan) -> list[_MeshFaces]:
     slots = plan.slots[keep]
     plan.skipped = int(np.count_nonzero(~keep))
     sizes = np.concatenate([mesh.face_sizes for mesh in meshes])[keep]
-    vertices = np.concatenate([mesh.vertices for mesh in meshes]).astype(np.float64)
     vertex_counts = np.array([len(mesh.vertices) for mesh in meshes])
-    per_vertex = np.repeat(plan.placements, vertex_counts, axis=0)  # each vertex's object matrix
-    world = np.empty((len(vertices), 3), dtype=np.float32)
-    x, y, z = (vertices[:, i] for i in range(3))
-    with np.errstate(invalid="ignore", over="ignore"):
-        for c in range(3):  # transform_points' arithmetic
-            world[:, c] = ((x * per_vertex[:, 0, c] + y * per_vertex[:, 1, c]) + z * per_vertex[:, 2, c]) + (
-                per_vertex[:, 3, c])
-    del per_vertex, vertices, x, y, z
+    # (each vertex by its object's matrix; non-finite values anywhere in the batch: the x87's NaN signs)
+    world = transform_points(np.concatenate([mesh.vertices for mesh in meshes]),
+                             np.repeat(plan.placements, vertex_counts, axis=0))  # fmt: skip
     vertex_bases = np.repeat(np.cumsum(vertex_counts) - vertex_counts, face_counts)[keep]
     corners = np.concatenate([mesh.face_indices for mesh in meshes])[keep] + vertex_bases[:, None]
     order = _reversed_order(sizes == 3)

@@ -263,7 +263,7 @@ def test_object_matrices_of_many_meshes_have_the_bits_of_one_at_a_time() -> None
 def test_meshes_made_in_batches_give_the_bits_of_one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
     """Consecutive meshes are transformed and gathered together; the faces, warnings and counts are those of one
     mesh at a time, with UVs and without, skipped, renamed and out-of-range materials, mixed sizes, empty meshes,
-    and a mesh whose NaN vertex sends its batch down the one-at-a-time path."""
+    and a mesh with infinite vertices (its whole batch then computed with the x87's NaN signs)."""
     from qmap_compiler import frontend
     from qmap_compiler.desc_parser import parse_desc
     from qmap_compiler.tmp_parser import parse_tmp
