@@ -105,7 +105,8 @@ def write_files_atomically(files: Sequence[tuple[str, Content]]) -> None:
     All are written to temporary files first. Then each existing target is moved aside to a backup and its new
     file renamed into place; if any of those steps fails (a target is a folder, a name too long, a full disk),
     the new files are removed and the backups put back. Only a crash between the renames can leave a mix."""
-    targets = [os.path.abspath(_write_target(os.fspath(path))[0]) for path, _ in files]
+    resolved = [_write_target(os.fspath(path)) for path, _ in files]  # (a link's target; devices and pipes)
+    targets = [os.path.abspath(target) for target, _ in resolved]
     if len(set(targets)) != len(targets):
         duplicates = sorted({t for t in targets if targets.count(t) > 1})
         raise ValueError(f"two outputs would be written to the same file: {', '.join(duplicates)}")
@@ -113,10 +114,11 @@ def write_files_atomically(files: Sequence[tuple[str, Content]]) -> None:
         if os.path.isdir(target):
             raise IsADirectoryError(errno.EISDIR, "a folder has this name", target)
     staged: list[tuple[str, str]] = []
-    special = [(target, data) for target, (_, data) in zip(targets, files, strict=True) if _write_target(target)[1]]
+    special = [(target, data) for target, (_, is_special), (_, data) in zip(targets, resolved, files, strict=True)
+               if is_special]  # fmt: skip
     try:
-        for target, (_, data) in zip(targets, files, strict=True):
-            if _write_target(target)[1]:
+        for target, (_, is_special), (_, data) in zip(targets, resolved, files, strict=True):
+            if is_special:
                 continue  # written directly once the others are in place
             try:
                 fd, temp_path = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=os.path.dirname(target))
