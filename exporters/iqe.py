@@ -695,12 +695,18 @@ def _animations(
 ) -> list[iqe.IqeAnimation]:
     if settings.export_animations == "NLA":
         animations = [iqe_rig.scene_animation(rig, context.scene)]
-        iqe_rig.steady_channels(animations)
-        return animations
+    else:
+        animations = _action_animations(context, rig, settings, warnings)
+    iqe_rig.steady_channels(animations)
+    return animations
+
+
+def _action_animations(
+    context: bpy.types.Context, rig: iqe_rig.Skeleton, settings: ExportSettings, warnings: list[str]
+) -> list[iqe.IqeAnimation]:
     actions = iqe_rig.armature_actions(rig.armature, rig.bone_names, settings.export_animations)
     animations = [iqe_rig.action_animation(context, action, rig, bake=settings.bake_pose, warnings=warnings)
                   for action in actions]  # fmt: skip
-    iqe_rig.steady_channels(animations)
     taken: set[str] = set()
     for action, animation in zip(actions, animations, strict=True):
         if animation.name in taken:  # two actions of one name in the file (a rig imported twice): Blender's names
