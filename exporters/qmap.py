@@ -66,18 +66,23 @@ def object_transform(obj: bpy.types.Object) -> Transform | None:
     moving it) is written with them as they are: what a .qmap.tmp import set comes back unchanged, a zero size
     included."""
     matrix = obj.matrix_world
+    determinant = matrix.determinant()
     own = _own_channels(obj)
-    if own is not None and matrix.determinant() >= 0.0:
+    if own is not None and determinant >= 0.0:
         return own
-    if matrix.determinant() <= 0.0:
+    if determinant <= 0.0:
         return None
-    location, rotation, scale = matrix.decompose()
-    euler = rotation.to_euler("XYZ")
-    rebuilt = Matrix.LocRotScale(location, euler, scale)
+    location, euler, scale = decomposed = _decomposed(matrix)
+    rebuilt = Matrix.LocRotScale(location, Euler(euler, "XYZ"), scale)
     difference = np.abs(np.array(matrix) - np.array(rebuilt)).max()
     if difference > 1e-5 * max(1.0, float(np.abs(np.array(matrix)).max())):
         return None
-    return tuple(location), tuple(euler), tuple(scale)
+    return decomposed
+
+
+def _decomposed(matrix: Matrix) -> Transform:
+    location, rotation, scale = matrix.decompose()
+    return tuple(location), tuple(rotation.to_euler("XYZ")), tuple(scale)
 
 
 def _own_channels(obj: bpy.types.Object) -> Transform | None:
@@ -148,11 +153,7 @@ def _rewound(indices: np.ndarray, uvs: np.ndarray | None, sizes: np.ndarray) -> 
 
 
 def _lamp_transform(obj: bpy.types.Object) -> Transform:
-    own = _own_channels(obj)
-    if own is not None:
-        return own
-    location, rotation, scale = obj.matrix_world.decompose()
-    return tuple(location), tuple(rotation.to_euler("XYZ")), tuple(scale)
+    return _own_channels(obj) or _decomposed(obj.matrix_world)
 
 
 def lamp_object(obj: bpy.types.Object, name: bytes) -> qc.LampObject | None:
