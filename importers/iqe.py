@@ -221,8 +221,8 @@ def _welded_vertices(
     card), keeps its own vertices."""
     columns = [np.concatenate([m.positions for m in meshes]).astype(np.float32).view(np.int32)]
     if any(m.blend_indices is not None for m in meshes):
-        columns.append(_file_blend(meshes)[0].astype(np.int32))
-        columns.append(_file_blend(meshes)[1].astype(np.float32).view(np.int32))
+        indices, weights = _file_blend(meshes)
+        columns += [indices.astype(np.int32), weights.astype(np.float32).view(np.int32)]
     if options.import_colors != "NONE" and any(m.colors is not None for m in meshes):
         columns.append(_file_colors(meshes).astype(np.float32).view(np.int32))
     if not options.use_custom_normals and all(m.normals is not None for m in meshes):

@@ -63,7 +63,7 @@ def parse_file(path: str) -> JoeSource:
 
 def build_object(
     context: bpy.types.Context, name: str, document: joe.JoeDocument, options: JoeImportOptions, summary: Summary,
-    taken_names: list[tuple[str, str]] | None = None,
+    taken_names: list[tuple[str, str]],
 ) -> bpy.types.Object:
     warnings = [f"{name}: {text}" for text in document.warnings]
     if joe.normal_swap_would_fire(document):
@@ -85,7 +85,7 @@ def build_object(
     summary.objects += 1
     summary.faces += len(mesh.polygons)
     # A member's name is what list.txt and objects.txt call it: kept for export when Blender must number it.
-    obj = mesh_io.link_new_object(context, name, mesh, warnings, taken_names if taken_names is not None else [])
+    obj = mesh_io.link_new_object(context, name, mesh, warnings, taken_names)
     summary.warnings.extend(warnings)
     return obj
 
