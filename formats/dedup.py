@@ -221,3 +221,43 @@ def first_occurrences(numbers: npt.NDArray[np.integer[Any]]) -> npt.NDArray[np.i
     new[0] = True
     np.greater(largest_before[1:], largest_before[:-1], out=new[1:])
     return np.flatnonzero(new)
+
+
+def faces_repeating_a_vertex(corners: npt.ArrayLike, sizes: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    """Per face: whether it uses a vertex more than once. Triangles compare their corners directly; other
+    sizes sort each face's corners."""
+    corner_table = np.asarray(corners, np.int64)
+    size_table = np.asarray(sizes, np.int64)
+    if size_table.shape[0] and (size_table == 3).all():
+        triangles = corner_table.reshape(-1, 3)
+        repeating: npt.NDArray[np.bool_] = (
+            (triangles[:, 0] == triangles[:, 1])
+            | (triangles[:, 1] == triangles[:, 2])
+            | (triangles[:, 0] == triangles[:, 2])
+        )
+        return repeating
+    face_of_corner = np.repeat(np.arange(size_table.shape[0]), size_table)
+    order = np.lexsort((corner_table, face_of_corner))
+    repeated = (np.diff(corner_table[order]) == 0) & (np.diff(face_of_corner[order]) == 0)
+    faces = np.zeros(size_table.shape[0], np.bool_)
+    faces[face_of_corner[order][1:][repeated]] = True
+    return faces
+
+
+_FACE_MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F))
+
+
+def later_duplicate_faces(
+    corners: npt.NDArray[np.integer[Any]], sizes: npt.NDArray[np.integer[Any]]
+) -> npt.NDArray[np.bool_]:
+    """Per face (corners one face after another): whether an earlier face uses the same set of vertices (the back
+    of a double-sided card, once its vertices are merged). Faces are compared by a hash of their vertex set and
+    size: a collision marks a face too many, never one too few."""
+    starts = (np.cumsum(sizes) - sizes).astype(np.intp)
+    with np.errstate(over="ignore"):
+        mixed = [(corners.astype(np.uint64) + np.uint64(1)) * multiplier for multiplier in _FACE_MIX]
+        mixed[1] ^= mixed[1] >> np.uint64(29)
+        keys = np.stack([np.asarray(sizes).astype(np.uint64), np.add.reduceat(mixed[0], starts),
+                         np.bitwise_xor.reduceat(mixed[1], starts)], axis=1)  # fmt: skip
+    later: npt.NDArray[np.bool_] = first_equal_rows(keys.view(np.int64)) != np.arange(len(starts))
+    return later

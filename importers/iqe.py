@@ -248,17 +248,14 @@ def _welded_vertices(
     return _Welded(vertex_of_file_vertex, representative)
 
 
-_MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F))
-
-
 def _spoiled_file_vertices(
     vertex_of_file_vertex: np.ndarray, file_corners: np.ndarray, sizes: np.ndarray
 ) -> np.ndarray:
     """File vertices that must stay apart: those a face would use twice once merged (a face of no area), and all
-    of a face whose merged vertices are those of an earlier face (a Blender mesh holds neither). Faces are
-    compared by a hash of their vertex set: a collision only keeps a few more vertices apart."""
+    of a face whose merged vertices are those of an earlier face (a Blender mesh holds neither; a hash collision
+    only keeps a few more vertices apart)."""
     merged = vertex_of_file_vertex[file_corners]
-    repeating = iqe.faces_repeating_a_vertex(merged, sizes)
+    repeating = dedup.faces_repeating_a_vertex(merged, sizes)
     repeated = np.zeros(0, file_corners.dtype)
     if repeating.any():  # (few faces: the exact search runs on their corners only)
         corners = np.repeat(repeating, sizes)
@@ -266,14 +263,7 @@ def _spoiled_file_vertices(
         key = face * (int(merged.max()) + 1) + merged[corners]
         _, slot, count = np.unique(key, return_inverse=True, return_counts=True)
         repeated = file_corners[corners][count[slot.ravel()] > 1]
-    starts = (np.cumsum(sizes) - sizes).astype(np.intp)
-    with np.errstate(over="ignore"):
-        mixed = [(merged.astype(np.uint64) + np.uint64(1)) * multiplier for multiplier in _MIX]
-        mixed[1] ^= mixed[1] >> np.uint64(29)
-        keys = np.stack([sizes.astype(np.uint64), np.add.reduceat(mixed[0], starts),
-                         np.bitwise_xor.reduceat(mixed[1], starts)], axis=1)  # fmt: skip
-    later = dedup.first_equal_rows(keys.view(np.int64)) != np.arange(sizes.size)
-    duplicated = file_corners[np.repeat(later, sizes)]
+    duplicated = file_corners[np.repeat(dedup.later_duplicate_faces(merged, sizes), sizes)]
     return np.unique(np.concatenate([repeated, duplicated]))
 
 

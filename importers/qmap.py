@@ -16,7 +16,7 @@ from ..common import mesh_io
 from ..common.operators import ImportFilesMixin, Summary, draw_panel, file_handler, guarded, import_all, prepare_layout
 from ..common.qmap_io import compiler_call, decode_name, desc_path_for
 from ..common.rollback import remember_values
-from ..formats.dedup import unique_rows
+from ..formats import dedup
 from ..formats.errors import FormatError
 
 
@@ -154,7 +154,7 @@ def welded_vertices(positions: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarra
     has 408 quads with two corners in one place), and faces that repeat another's corners: welded, those would
     use a vertex twice or duplicate a face, which Blender's mesh validation collapses. They keep their own
     vertices instead, so every face of the file arrives."""
-    vertices, corner_verts = unique_rows(positions)
+    vertices, corner_verts = dedup.unique_rows(positions)
     own = faces_spoiled_by_welding(corner_verts, sizes)
     if not own.any():
         return vertices, corner_verts
@@ -168,16 +168,8 @@ def welded_vertices(positions: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarra
 
 
 def faces_spoiled_by_welding(corner_verts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """(F,) whether each face of 3 or 4 corners uses a vertex twice, or the same vertices as an earlier face."""
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
-    in_face = np.arange(4) < sizes[:, None]
-    slots = starts[:, None] + np.minimum(np.arange(4), sizes[:, None] - 1)
-    face_verts = np.sort(np.where(in_face, corner_verts[slots], -1), axis=1)  # a triangle's slot 3 is -1
-    repeats = (face_verts[:, 1:] == face_verts[:, :-1]).any(axis=1)
-    _, first = np.unique(face_verts, axis=0, return_index=True)
-    duplicate = np.ones(len(sizes), bool)
-    duplicate[first] = False
-    return np.asarray(repeats | duplicate)
+    """(F,) whether each face uses a vertex twice, or the same vertices as an earlier face."""
+    return dedup.faces_repeating_a_vertex(corner_verts, sizes) | dedup.later_duplicate_faces(corner_verts, sizes)
 
 
 def build_compiled(context: bpy.types.Context, path: str, model: qc.QmapModel, summary: Summary) -> None:

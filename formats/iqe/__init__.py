@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from ..atomic import write_bytes_atomically
+from ..dedup import faces_repeating_a_vertex
 from ..errors import read_file_bytes
 from ..pieces import PieceMap, sequential
 from .document import (
@@ -18,7 +19,6 @@ from .document import (
     IqeJoint,
     IqeMesh,
     IqeVertexArrayFormat,
-    faces_repeating_a_vertex,
     limit_blend_weights,
     parent_first_order,
     reverse_face_order,

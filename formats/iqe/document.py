@@ -180,27 +180,6 @@ def _reversed_edge_sources(sizes: IntArray) -> npt.NDArray[np.int64]:
     return sources
 
 
-def faces_repeating_a_vertex(corners: npt.ArrayLike, sizes: npt.ArrayLike) -> npt.NDArray[np.bool_]:
-    """Per face: whether it uses a vertex more than once. Triangles compare their corners directly; other
-    sizes sort each face's corners."""
-    corner_table = np.asarray(corners, np.int64)
-    size_table = np.asarray(sizes, np.int64)
-    if size_table.shape[0] and (size_table == 3).all():
-        triangles = corner_table.reshape(-1, 3)
-        repeating: npt.NDArray[np.bool_] = (
-            (triangles[:, 0] == triangles[:, 1])
-            | (triangles[:, 1] == triangles[:, 2])
-            | (triangles[:, 0] == triangles[:, 2])
-        )
-        return repeating
-    face_of_corner = np.repeat(np.arange(size_table.shape[0]), size_table)
-    order = np.lexsort((corner_table, face_of_corner))
-    repeated = (np.diff(corner_table[order]) == 0) & (np.diff(face_of_corner[order]) == 0)
-    faces = np.zeros(size_table.shape[0], np.bool_)
-    faces[face_of_corner[order][1:][repeated]] = True
-    return faces
-
-
 def limit_blend_weights(
     indices: npt.ArrayLike,
     weights: npt.ArrayLike,

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..dedup import faces_repeating_a_vertex
 from ..errors import FormatError, Warnings
 from ..pieces import PieceMap, sequential
 from .document import (
@@ -23,7 +24,6 @@ from .document import (
     IqeDocument,
     IqeJoint,
     IqeMesh,
-    faces_repeating_a_vertex,
     limit_blend_weights,
 )
 from .keywords import KeywordEvents, read_keywords

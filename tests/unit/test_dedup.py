@@ -111,3 +111,11 @@ def test_whole_keys_and_hashed_lines_group_alike(monkeypatch: pytest.MonkeyPatch
     np.testing.assert_array_equal(whole, hashed)
     expected = [lines.index(line) for line in lines]
     assert whole.tolist() == expected
+
+
+def test_faces_repeating_a_vertex_and_later_duplicates_of_a_face() -> None:
+    corners = np.array([0, 1, 2, 3, 2, 1, 0, 1, 2, 3, 4, 4, 5, 6, 7, 8, 0, 1, 2])  # sizes 3, 3, 3, 3, 4, 3
+    sizes = np.array([3, 3, 3, 3, 4, 3])
+    assert dedup.faces_repeating_a_vertex(corners, sizes).tolist() == [False, False, False, True, False, False]
+    # face 2 is face 0 again; face 5 uses face 0's vertices too; face 1 (1, 2, 3) is a set of its own
+    assert dedup.later_duplicate_faces(corners, sizes).tolist() == [False, False, True, False, False, True]
