@@ -11,7 +11,6 @@ import contextlib
 import ctypes
 import io
 import os
-import signal
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -23,6 +22,7 @@ import bpy
 
 from .common.qmap_io import desc_path_for
 from .formats.errors import FormatError
+from .qmap_compiler.interrupts import stopped_by_sigterm
 
 if TYPE_CHECKING:
     from . import qmap_compiler as qc
@@ -571,20 +571,3 @@ def main(argv: Sequence[str], prog: str = f"blender --command {COMMAND_ID}") -> 
         return 130
     return 0
 
-
-@contextlib.contextmanager
-def stopped_by_sigterm() -> Iterator[None]:
-    """A SIGTERM (a CI timeout, a cancelled job) stops the work like Ctrl-C does, so that the files being written
-    are removed rather than left as temporaries; outside the main thread the signal keeps its handler."""
-    def interrupt(_signal: int, _frame: object) -> None:
-        raise KeyboardInterrupt
-
-    try:
-        previous = signal.signal(signal.SIGTERM, interrupt)
-    except ValueError:  # not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)

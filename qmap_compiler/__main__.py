@@ -7,14 +7,12 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import signal
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from .compiler import Box, CompileOptions, compile_map
 from .errors import QmapError
 from .info import describe_model, describe_report
+from .interrupts import stopped_by_sigterm
 from .reader import read_qmap_file
 
 
@@ -73,19 +71,6 @@ def _default_output(tmp_path: str) -> str:
     return tmp_path[:-4] if tmp_path.lower().endswith(".tmp") else tmp_path + ".qmap"
 
 
-@contextmanager
-def _stopped_by_sigterm() -> Iterator[None]:
-    """SIGTERM (a CI timeout, a cancelled job) stops the compile like Ctrl-C, so its temporary file is removed."""
-    def interrupt(_signal: int, _frame: object) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def _argument_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m qmap_compiler", description="The Final Quest QMAP compiler.")
     parser.add_argument("input", help="MAP.qmap.tmp to compile, or MAP.qmap with --info")
@@ -119,7 +104,7 @@ def main(argv: list[str]) -> int:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return 2
     try:
-        with _stopped_by_sigterm():
+        with stopped_by_sigterm():
             _run(args, options)
     except QmapError as error:
         print(str(error), file=sys.stderr)
