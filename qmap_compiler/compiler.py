@@ -189,9 +189,9 @@ def compile_bytes(tmp_data: bytes, desc_data: bytes | None = None, options: Comp
     """Compile in memory: `.qmap.tmp` bytes (+ `.qmap.desc` bytes) to `.qmap` bytes."""
     report = report if report is not None else CompileReport()
     with freed_memory_kept():
-        model = _compile_model(lambda: tmp_data, desc_data, options, tmp_name, desc_name, report)
+        model, small = _compile_model(lambda: tmp_data, desc_data, options, tmp_name, desc_name, report)
         started = time.perf_counter()
-        with np.errstate(all="ignore"), one_at_a_time(len(tmp_data) < _THREADS_FROM_BYTES):
+        with np.errstate(all="ignore"), one_at_a_time(small):
             data = serialize(model)
         del model
     report.timings["serialise"] = time.perf_counter() - started
@@ -204,15 +204,17 @@ _THREADS_FROM_BYTES = 32 << 20  # a smaller .qmap.tmp (about 250,000 faces) is c
 
 
 def _compile_model(read_tmp: Callable[[], bytes], desc_data: bytes | None, options: CompileOptions | None,
-                   tmp_name: str, desc_name: str, report: CompileReport) -> QmapModel:
-    """Parse, front end, back half. The `.qmap.tmp` text (from `read_tmp`) and the parsed meshes are let go as
-    soon as the front end is done: the octrees need only its faces."""
+                   tmp_name: str, desc_name: str, report: CompileReport) -> tuple[QmapModel, bool]:
+    """Parse, front end, back half; the model, and whether the map is small enough to be worked on (and written)
+    without threads. The `.qmap.tmp` text (from `read_tmp`) and the parsed meshes are let go as soon as the front
+    end is done: the octrees need only its faces."""
     options = options or CompileOptions()
     options.validate()
     # inf and NaN coordinates are legal input and are carried through exactly like the original does.
     started = time.perf_counter()
     text = read_tmp()
-    with np.errstate(all="ignore"), one_at_a_time(len(text) < _THREADS_FROM_BYTES):
+    small = len(text) < _THREADS_FROM_BYTES
+    with np.errstate(all="ignore"), one_at_a_time(small):
         tmp = parse_tmp(text, tmp_name, ParseOptions(options.skip_unknown_objects))
         del text
         if tmp.source is not None:  # the text is not needed after the parse, but for a too long name's position
@@ -224,7 +226,7 @@ def _compile_model(read_tmp: Callable[[], bytes], desc_data: bytes | None, optio
         front = _front_end(tmp, desc, options, report, release_meshes=True)
         del tmp
         release_free_memory()
-        return _back_half(front, options, report, deferred=True)  # written at once
+        return _back_half(front, options, report, deferred=True), small  # (written at once)
 
 
 def _read(path: str | os.PathLike[str]) -> bytes:
@@ -248,18 +250,11 @@ def compile_map(tmp_path: str | os.PathLike[str], desc_path: str | os.PathLike[s
     report = CompileReport(output=str(out_path))
     desc_data = _read(desc_path) if desc_path is not None else None
     with freed_memory_kept():
-        tmp_bytes = 0
-
-        def read_tmp() -> bytes:
-            nonlocal tmp_bytes
-            text = _read(tmp_path)
-            tmp_bytes = len(text)
-            return text
-
-        model = _compile_model(read_tmp, desc_data, options, str(tmp_path), str(desc_path), report)
+        model, small = _compile_model(lambda: _read(tmp_path), desc_data, options, str(tmp_path), str(desc_path),
+                                      report)  # fmt: skip
         del desc_data
         started = time.perf_counter()
-        with np.errstate(all="ignore"), one_at_a_time(tmp_bytes < _THREADS_FROM_BYTES):
+        with np.errstate(all="ignore"), one_at_a_time(small):
             write_atomic(out_path, serialize_parts(model))  # piece by piece: the file is never in memory twice
         report.timings["write"] = time.perf_counter() - started
         del model
