@@ -19,7 +19,7 @@ Float64Array = npt.NDArray[np.float64]
 
 _CHANGING = np.float32(1e-10)  # a channel whose range is at least this is stored
 _STEPS = np.float32(0xFFFF)
-_CHUNK_VALUES = 1 << 22  # doubles of skinned positions held at a time (frames x vertices x 3)
+_CHUNK_VALUES = 1 << 18  # doubles per row block of the bounds' matrix product: small enough to stay in cache
 
 
 def canonical_poses(poses: npt.ArrayLike) -> Float64Array:
@@ -122,28 +122,43 @@ def frame_bounds(
         inverse = local_inverse[joint]
         inverse_bind[joint] = inverse if parent < 0 else _multiply(inverse, inverse_bind[parent])
     skinning = _multiply(_world(parents, pose_matrices(frames)), inverse_bind)  # (F, J, 3, 4)
-    count, vertex_count = frames.shape[0], positions.shape[0]
+    count, joint_count = skinning.shape[:2]
+    # Row 4j + c, column 3f + i: element (i, c) of joint j's matrix in frame f, so that a vertex's weights times
+    # its homogeneous position, spread over its joints' four rows, multiplied by this gives it skinned in every frame.
+    columns = np.ascontiguousarray(skinning.transpose(1, 3, 0, 2).reshape(joint_count, 4, 3 * count))
+    order = np.argsort(bones[:, 0], kind="stable")  # vertices of one joint together: blocks then use few joints
     lows = np.full((count, 3), np.inf)
     highs = np.full((count, 3), -np.inf)
     xy = np.zeros(count)
     full = np.zeros(count)
-    joint_count = skinning.shape[1]
-    flat = skinning.transpose(1, 0, 2, 3).reshape(joint_count, -1)  # (J, F*12): each joint's matrices
-    vertex_chunk = max(1, min(vertex_count, _CHUNK_VALUES // max(joint_count, 12 * count, 1)))
-    for start in range(0, vertex_count, vertex_chunk):
-        part = slice(start, start + vertex_chunk)
-        # Each vertex's matrices blended by its weights (a matrix product with its row of joint weights; a joint
-        # named twice adds up), then applied to the vertex, as the compiler does; without weights it stays at 0.
-        rows = np.arange(positions[part].shape[0])
-        joint_weights = np.zeros((rows.size, joint_count))
-        for slot in range(bones.shape[1]):
-            np.add.at(joint_weights, (rows, bones[part, slot].astype(np.intp)), weights[part, slot].astype(np.float64))
-        blended = (joint_weights @ flat).reshape(rows.size, count, 3, 4)
-        skinned = np.einsum("vfij,vj->fvi", blended[..., :3], positions[part]) + blended[..., 3].transpose(1, 0, 2)
-        np.minimum(lows, skinned.min(axis=1), out=lows)
-        np.maximum(highs, skinned.max(axis=1), out=highs)
+    block = max(16, _CHUNK_VALUES // max(3 * count, 4 * joint_count))
+    for start in range(0, order.size, block):
+        part = order[start : start + block]
+        skinned = _skinned_block(columns, positions[part], bones[part], weights[part]).reshape(part.size, count, 3)
+        np.minimum(lows, skinned.min(axis=0), out=lows)
+        np.maximum(highs, skinned.max(axis=0), out=highs)
         squares = skinned[..., 0] ** 2 + skinned[..., 1] ** 2
-        np.maximum(xy, squares.max(axis=1), out=xy)
-        np.maximum(full, (squares + skinned[..., 2] ** 2).max(axis=1), out=full)
+        np.maximum(xy, squares.max(axis=0), out=xy)
+        np.maximum(full, (squares + skinned[..., 2] ** 2).max(axis=0), out=full)
     result: Float32Array = np.concatenate((lows, highs, np.sqrt(xy)[:, None], np.sqrt(full)[:, None]), axis=1)
     return result.astype(np.float32)
+
+
+def _skinned_block(
+    columns: Float64Array, positions: Float64Array, bones: npt.NDArray[np.uint8], weights: Float32Array
+) -> Float64Array:
+    """(n, 3F) positions of n vertices in every frame: one dense matrix product over the joints they use.
+
+    Each vertex's row holds weight * (x, y, z, 1) at its joints' four columns (a joint named twice adds up), as
+    the compiler blends the joints' matrices by the weights before it transforms the vertex.
+    """
+    rows = positions.shape[0]
+    used, slots = np.unique(bones, return_inverse=True)
+    homogeneous = np.ones((rows, 4))
+    homogeneous[:, :3] = positions
+    width = 4 * used.size
+    cells = (np.arange(rows) * width)[:, None, None] + (slots.reshape(bones.shape) * 4)[:, :, None] + np.arange(4)
+    values = weights.astype(np.float64)[:, :, None] * homogeneous[:, None, :]
+    spread = np.bincount(cells.ravel(), values.ravel(), minlength=rows * width).reshape(rows, width)
+    skinned: Float64Array = spread @ columns[used].reshape(width, -1)
+    return skinned

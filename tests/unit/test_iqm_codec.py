@@ -115,8 +115,12 @@ def test_byte_mutants_raise_only_format_error() -> None:
     assert accepted and rejected
 
 
-def test_frame_bounds_agree_with_skinning_vertex_by_vertex() -> None:
+@pytest.mark.parametrize("small_blocks", [False, True])
+def test_frame_bounds_agree_with_skinning_vertex_by_vertex(small_blocks: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     from formats.iqm import skeleton
+
+    if small_blocks:  # blocks of 16 vertices, some of them using a single joint
+        monkeypatch.setattr(skeleton, "_CHUNK_VALUES", 1)
 
     rng = np.random.default_rng(5)
     parents = [-1, 0, 1, 1, 0]
@@ -134,6 +138,7 @@ def test_frame_bounds_agree_with_skinning_vertex_by_vertex() -> None:
     positions = rng.normal(size=(vertices, 3))
     bones = rng.integers(0, joints, size=(vertices, 4)).astype(np.uint8)
     bones[0] = [2, 2, 3, 0]  # a joint named twice
+    bones[24:] = 4  # a block of vertices on one joint
     weights = rng.random((vertices, 4)).astype(np.float32)
     weights[1] = 0  # no weight: stays at the origin
     bounds = skeleton.frame_bounds(parents, base, frames, positions, bones, weights)
