@@ -363,8 +363,7 @@ def prefer_stored_normals(
     dot = np.einsum("ij,ij->i", stored, normals)
     length = np.sqrt(np.einsum("ij,ij->i", stored, stored))
     unchanged = dot > np.float32(np.cos(np.radians(3.0))) * length
-    kept = np.array(normals, np.float32)
-    kept[unchanged] = stored[unchanged]
+    kept: np.ndarray = np.where(unchanged[:, None], stored, normals).astype(np.float32, copy=False)
     return kept
 
 
