@@ -48,15 +48,17 @@ def read_floor() -> None:
         try:
             evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
             mesh = evaluated.to_mesh()
+            # the fastest getters: attributes copy straight from their arrays (mesh.vertices "co" or
+            # mesh.polygons "material_index" take 0.8 and 6-15 ms here)
             reads = (
-                ("vertices", "co", 3, np.float32),
-                ("loops", "vertex_index", 1, np.intc),
-                ("corner_normals", "vector", 3, np.float32),
-                ("polygons", "material_index", 1, np.intc),
+                ("position", "vector", 3, np.float32),
+                (".corner_vert", "value", 1, np.intc),
+                ("material_index", "value", 1, np.intc),
             )
-            for collection, key, width, dtype in reads:
-                items = getattr(mesh, collection)
-                items.foreach_get(key, np.empty(len(items) * width, dtype))
+            for name, key, width, dtype in reads:
+                if (attribute := mesh.attributes.get(name)) is not None:
+                    attribute.data.foreach_get(key, np.empty(len(attribute.data) * width, dtype))
+            mesh.corner_normals.foreach_get("vector", np.empty(len(mesh.loops) * 3, np.float32))
             for layer in mesh.uv_layers:
                 layer.uv.foreach_get("vector", np.empty(len(mesh.loops) * 2, np.float32))
             reader.read(mesh)
