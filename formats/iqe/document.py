@@ -166,6 +166,11 @@ def _face_offsets(sizes: IntArray) -> tuple[npt.NDArray[np.int64], npt.NDArray[n
 
 
 def _reversed_corner_sources(sizes: IntArray) -> npt.NDArray[np.int64]:
+    if sizes.shape[0] and int(sizes.min()) == int(sizes.max()) > 0:  # faces of one size (triangles): one pattern
+        width = int(sizes[0])
+        pattern = (width - np.arange(width, dtype=np.int64)) % width
+        uniform: npt.NDArray[np.int64] = (np.arange(sizes.shape[0], dtype=np.int64)[:, None] * width + pattern).ravel()
+        return uniform
     start, position = _face_offsets(sizes)
     size = np.repeat(sizes.astype(np.int64), sizes.astype(np.int64))
     sources: npt.NDArray[np.int64] = start + (size - position) % np.maximum(size, 1)

@@ -434,3 +434,22 @@ def test_large_meshes_written_block_by_block_as_taken_give_the_text_made_whole(m
     assert isinstance(whole, list)
     assert b"".join(pieces) == b"".join(whole)
     assert b"\nvs -70002\n" in b"".join(whole)  # the second mesh's first filler index counts the first mesh
+
+
+@pytest.mark.parametrize(
+    "sizes",
+    [[3, 3, 3], [4, 4], [3, 5, 4, 3, 6], [7], []],
+    ids=["triangles", "quads", "mixed", "one n-gon", "none"],
+)
+def test_reverse_face_order_keeps_each_first_corner_and_turns_the_rest(sizes: list[int]) -> None:
+    from formats.iqe.document import reverse_face_order
+
+    face_sizes = np.array(sizes, np.int32)
+    corners = np.arange(100, 100 + sum(sizes), dtype=np.int32)
+    expected: list[int] = []
+    start = 0
+    for size in sizes:
+        face = corners[start : start + size].tolist()
+        expected += [face[0], *reversed(face[1:])]
+        start += size
+    assert reverse_face_order(corners, face_sizes).tolist() == expected
