@@ -43,6 +43,7 @@ from ..common.operators import (
 from ..formats import iqe
 from ..formats.atomic import write_bytes_atomically
 from ..formats.errors import FormatError
+from ..formats.rows import any_per_row
 from . import iqe_rig
 
 MAX_SKINNED_JOINTS = 256
@@ -676,7 +677,7 @@ def _warn_unweighted(name: str, data: _ObjectData, warnings: list[str]) -> None:
         return
     used = np.zeros(len(data.positions), bool)
     used[data.corner_vert] = True  # (loose vertices are not written)
-    unweighted = int(np.count_nonzero(used & ~data.weights[1].any(axis=1)))
+    unweighted = int(np.count_nonzero(used & ~any_per_row(data.weights[1])))
     if unweighted:
         warnings.append(f"{name}: {unweighted} vertex(es) have no weight on any bone; written with zero weights, "
                         "which engines skin to the model's origin (assign them to a bone)")  # fmt: skip

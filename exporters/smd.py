@@ -67,6 +67,7 @@ from ..formats import smd
 from ..formats.atomic import Content, write_files_atomically
 from ..formats.dedup import first_equal_rows, first_occurrences
 from ..formats.errors import FormatError
+from ..formats.rows import any_per_row
 
 NO_MATERIAL = "no_material"
 IMPLICIT_BONE = "blender_implicit"
@@ -363,7 +364,7 @@ def corner_lines(corner_vertices: np.ndarray, normals: np.ndarray, uvs: np.ndarr
     np.minimum.at(first_of_vertex, corner_vertices, np.arange(count))
     first = first_of_vertex[corner_vertices]
     differs = np.flatnonzero(
-        np.any(normal_bits != normal_bits[first], axis=1) | np.any(uv_bits != uv_bits[first], axis=1)
+        any_per_row(normal_bits != normal_bits[first]) | any_per_row(uv_bits != uv_bits[first])
     )
     if differs.size > 0.75 * count:
         return None  # flat shading: hardly a line repeats, the writer would not use the numbers

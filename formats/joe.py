@@ -18,6 +18,7 @@ import numpy.typing as npt
 from .atomic import write_bytes_atomically
 from .dedup import unique_rows
 from .errors import FormatError
+from .rows import any_per_row
 
 MAGIC_IDP2 = 0x32504449  # "IDP2", MD2's magic; VDrift never checks it
 VERSION = 3
@@ -167,7 +168,7 @@ def _check_indices(frame: JoeFrame, faces_offset: int, label: str) -> None:
         ("normal", "normals", frame.normal_indices, len(frame.normals), 6),
     )
     for kind, kinds, indices, count, field_offset in checks:
-        bad = np.flatnonzero((indices >= count).any(axis=1))
+        bad = np.flatnonzero(any_per_row(indices >= count))
         if len(bad):
             face = int(bad[0])
             raise FormatError(
@@ -176,7 +177,7 @@ def _check_indices(frame: JoeFrame, faces_offset: int, label: str) -> None:
                 offset=faces_offset + face * FACE_DTYPE.itemsize + field_offset,
             )
     if frame.has_texcoords:
-        bad = np.flatnonzero((frame.texcoord_indices >= len(frame.texcoords)).any(axis=1))
+        bad = np.flatnonzero(any_per_row(frame.texcoord_indices >= len(frame.texcoords)))
         if len(bad):
             face = int(bad[0])
             raise FormatError(
@@ -190,7 +191,7 @@ def texcoord_index_warning(frame: JoeFrame) -> str | None:
     """With no texcoords VDrift supplies one (0, 0); indices other than 0 would read out of bounds in the game."""
     if frame.has_texcoords or not frame.texcoord_indices.any():
         return None
-    count = int(np.count_nonzero(frame.texcoord_indices.any(axis=1)))
+    count = int(np.count_nonzero(any_per_row(frame.texcoord_indices != 0)))
     return f"the file has no texcoords but {count} faces have texcoord indices other than 0; they were ignored"
 
 
@@ -214,7 +215,7 @@ def non_finite_warnings(frame: JoeFrame) -> list[str]:
     """NaN or infinite numbers, which VDrift reads without complaint and draws as holes or spikes."""
     warnings = []
     for what, values in (("positions", frame.positions), ("normals", frame.normals), ("texcoords", frame.texcoords)):
-        bad = int(np.count_nonzero(~np.isfinite(values).all(axis=1))) if len(values) else 0
+        bad = int(np.count_nonzero(any_per_row(~np.isfinite(values)))) if len(values) else 0
         if bad:
             warnings.append(f"{bad} of {len(values)} {what} are NaN or infinite")
     return warnings

@@ -227,7 +227,8 @@ def build_skeleton_object(
     if triangles is not None and len(triangles):
         corners = triangles.positions.reshape(-1, 3)
         with np.errstate(invalid="ignore"):  # (a NaN or infinite size is no size: bone_lengths falls back)
-            model_size = float((corners.max(axis=0) - corners.min(axis=0)).max()) * options.global_scale
+            spans = [corners[:, axis].max() - corners[:, axis].min() for axis in range(3)]  # (axis=0: 20x slower)
+            model_size = float(np.max(spans)) * options.global_scale
     lengths = bone_lengths(skeleton, model_size)
     armature, bone_names = build_armature(context, f"{name}_skeleton", skeleton, bone_axis=options.bone_axis,
                                           lengths=lengths)  # fmt: skip

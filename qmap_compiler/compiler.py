@@ -135,7 +135,8 @@ def _reaches_outside(positions: Array, root: Array) -> bool:
     if not len(corners):
         return False
     with np.errstate(invalid="ignore"):
-        low, high = np.nanmin(corners, axis=0), np.nanmax(corners, axis=0)
+        low = np.array([np.nanmin(corners[:, axis]) for axis in range(3)])  # (a column at a time: axis=0 is
+        high = np.array([np.nanmax(corners[:, axis]) for axis in range(3)])  # several times slower)
     return bool((low < root[:3]).any() or (high > root[3:]).any())
 
 

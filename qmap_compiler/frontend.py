@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .arrays import Array, stable_order
+from .arrays import Array, nan_in_rows, stable_order
 from .desc_parser import DescDocument, MaterialDesc
 from .errors import QmapError
 from .f32math import Matrix, cross3, dot3, normalize3, object_matrices, transform_points, x87_nans
@@ -397,14 +397,13 @@ def _finish(merged: _MeshFaces, names: _NameTable, tmp: TmpDocument, desc: DescD
             options: FrontEndOptions) -> FrontEndResult:
     """Texture coordinates, tangent frames, the material table, and faces grouped by output material."""
     uvs, normals, tangents, binormals = _all_texture_and_frames(merged)
-    with_nans = (np.isnan(uvs).any(axis=(1, 2)) | np.isnan(normals).any(axis=1) | np.isnan(tangents).any(axis=1)
-                 | np.isnan(binormals).any(axis=1))
+    with_nans = nan_in_rows(uvs, normals, tangents, binormals)
     if with_nans.any():  # again with the x87's NaN signs (slow, so only where NaNs appeared)
         redone = _texture_and_frames(merged, x87_nans, with_nans)
         for array, again in zip((uvs, normals, tangents, binormals), redone, strict=True):
             array[with_nans] = again
     merged.uvs = _NOTHING
-    degenerate = np.isnan(normals).any(axis=1)
+    degenerate = nan_in_rows(normals)
     keep = ~degenerate if options.drop_degenerate else np.ones(len(degenerate), dtype=bool)
     table, material = _material_table(merged.name_ids[keep], names, tmp, desc)
     by_material = stable_order(material)
@@ -420,7 +419,7 @@ def _finish(merged: _MeshFaces, names: _NameTable, tmp: TmpDocument, desc: DescD
     uvs = np.take(uvs, order, axis=0)
     faces = FaceSet(table, material[by_material], merged.sizes[order], positions, uvs,
                     sorted_normals, sorted_tangents, sorted_binormals)  # fmt: skip
-    nan_frames = (np.isnan(tangents).any(axis=1) | np.isnan(binormals).any(axis=1))[keep]
+    nan_frames = nan_in_rows(tangents, binormals)[keep]
     result = FrontEndResult(faces, degenerate_faces=int(degenerate.sum()), nan_tangent_faces=int(nan_frames.sum()))
     result.warnings = _quality_warnings(faces, int(degenerate.sum()), options.drop_degenerate,
                                         int((nan_frames & ~degenerate[keep]).sum()))

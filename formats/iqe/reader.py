@@ -17,6 +17,7 @@ import numpy.typing as npt
 from ..dedup import faces_repeating_a_vertex
 from ..errors import FormatError, Warnings
 from ..pieces import PieceMap, sequential
+from ..rows import count_per_row
 from .document import (
     IDENTITY_POSE,
     MAX_INFLUENCES,
@@ -225,7 +226,7 @@ def _read_blends(scanned: ScannedText, lines: Int64Array, vertices: _Vertices, w
     vertices.blend_raw_positions = np.flatnonzero(is_index)
     vertices.blend_counts = counts
     if width > MAX_INFLUENCES:
-        crowded = np.count_nonzero(weights > _WEIGHT_EPSILON, axis=1) > MAX_INFLUENCES
+        crowded = count_per_row(weights > _WEIGHT_EPSILON) > MAX_INFLUENCES
         if crowded.any():
             warnings.add(
                 f"line {lines[np.argmax(crowded)] + 1}: {np.count_nonzero(crowded)} vertices have more than "

@@ -453,7 +453,9 @@ def _blend_lines(mesh: IqeMesh, rows: slice, count: int) -> list[Bytes2D]:
         return [literal(b"vb\n", count)]
     indices, weights = mesh.blend_indices[rows], mesh.blend_weights[rows]
     nonzero = weights != 0.0
-    pairs = np.where(nonzero.any(axis=1), MAX_INFLUENCES - np.argmax(nonzero[:, ::-1], axis=1), 0)
+    pairs = np.zeros(nonzero.shape[0], np.int64)  # up to the last non-zero weight
+    for slot in range(MAX_INFLUENCES):
+        pairs[nonzero[:, slot]] = slot + 1
     columns: list[Fields] = []
     for slot in range(MAX_INFLUENCES):
         columns.append(int_fields(indices[:, slot]))

@@ -19,6 +19,7 @@ import numpy.typing as npt
 from ..dedup import first_occurrences, unique_rows
 from ..errors import FormatError, Warnings
 from ..iqe.document import COMPONENT_TYPES, MAX_INFLUENCES, VERTEX_ARRAY_KINDS, IqeDocument, IqeMesh
+from ..rows import any_per_row
 from .components import encode
 from .geometry import adjacency, compiler_tangents, fan_triangles
 from .layout import CUSTOM_DEFAULT, DEFAULT_FORMATS, LOOP_FLAG, IqmAnim, IqmMesh, IqmModel, IqmVertexArray
@@ -202,7 +203,7 @@ def quantised_weights(weights: Float64Array) -> npt.NDArray[np.uint8]:
     """Normalised weights as bytes summing to exactly 255 (the surplus or deficit taken from slot 0 onwards)."""
     values = np.floor(0.5 + weights * 255.0).astype(np.int64)
     total = values.sum(axis=1)
-    weighted = (weights > 0.0).any(axis=1)
+    weighted = any_per_row(weights > 0.0)
     while True:
         over = weighted & (total > 255)
         under = weighted & (total < 255)

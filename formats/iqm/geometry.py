@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from ..rows import any_per_row
 from .layout import NO_NEIGHBOUR
 
 Int64Array = npt.NDArray[np.int64]
@@ -67,7 +68,7 @@ def compiler_tangents(
     result = np.empty((count, 4))
     for part in _blocks(count):
         _finish(n[part], tangent[part], bitangent[part], result[part])
-    vanished = ~np.isfinite(result[:, :3]).all(axis=1)
+    vanished = any_per_row(~np.isfinite(result[:, :3]))
     if vanished.any():
         result[vanished, :3] = _any_perpendicular(n[vanished])
         result[vanished, 3] = 1.0

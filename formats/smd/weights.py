@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..rows import count_per_row
+
 STUDIOMDL_CULL = 0.05
 STUDIOMDL_MAX_LINKS = 3
 _CHUNK = 32768  # corners handled at a time where that keeps temporaries small
@@ -149,4 +151,4 @@ def dominant_bones(counts: AnyInts, bones: AnyInts, weights: Floats, fallback: A
 def links_from_padded(bones: AnyInts, weights: Floats) -> tuple[Ints, Ints, Floats]:
     """(N, K) padded links (bone < 0 or weight <= 0 = unused) to CSR counts, bones, weights."""
     used = (bones >= 0) & (weights > 0)
-    return used.sum(axis=1).astype(np.int64), bones[used].astype(np.int64), weights[used].astype(np.float64)
+    return count_per_row(used), bones[used].astype(np.int64), weights[used].astype(np.float64)

@@ -1,0 +1,38 @@
+"""Row reductions done a column at a time give exactly numpy's answers, whatever the shape."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from formats.rows import all_per_row, any_per_row, count_per_row
+
+SHAPES = [(0, 3), (5, 0), (1000, 1), (1000, 3), (1000, 4, 2), (1000, 8), (7, 2, 3)]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=[str(shape) for shape in SHAPES])
+@pytest.mark.parametrize("density", [0.0, 0.02, 0.5, 1.0])
+def test_row_reductions_match_numpy(shape: tuple[int, ...], density: float) -> None:
+    mask = np.random.default_rng(len(shape)).random(shape) < density
+    axes = tuple(range(1, len(shape)))
+    np.testing.assert_array_equal(any_per_row(mask), mask.any(axis=axes))
+    np.testing.assert_array_equal(all_per_row(mask), mask.all(axis=axes))
+    np.testing.assert_array_equal(count_per_row(mask), [np.count_nonzero(row) for row in mask])
+
+
+def test_a_strided_view_is_read_as_it_looks() -> None:
+    table = np.random.default_rng(1).random((100, 16)) < 0.1
+    view = table[:, ::2]  # eight columns, not contiguous
+    np.testing.assert_array_equal(any_per_row(view), view.any(axis=1))
+
+
+@pytest.mark.parametrize("rows", [0, 1, 500])
+def test_the_compilers_nan_rows_match_numpy(rows: int) -> None:
+    from qmap_compiler.arrays import nan_in_rows
+
+    rng = np.random.default_rng(rows)
+    uvs, normals = rng.random((rows, 4, 2)), rng.random((rows, 3))
+    uvs[rng.random((rows, 4, 2)) < 0.01] = np.nan
+    normals[rng.random((rows, 3)) < 0.01] = np.nan
+    expected = np.isnan(uvs).any(axis=(1, 2)) | np.isnan(normals).any(axis=1)
+    np.testing.assert_array_equal(nan_in_rows(uvs, normals), expected)
