@@ -256,17 +256,46 @@ def pose_evaluation_blocked(context: bpy.types.Context, obj: bpy.types.Object) -
     return None
 
 
+_OBJECT_TRANSFORMS = {"location", "rotation_euler", "rotation_quaternion", "rotation_axis_angle", "scale",
+                      "delta_location", "delta_rotation_euler", "delta_rotation_quaternion", "delta_scale"}
+
+
+def object_motion_warning(source: ActionSource, label: str) -> str | None:
+    """A warning when the action moves the armature object itself (root motion keyed on the object), which the
+    formats cannot hold: their animations move joints, in the armature's space."""
+    moving = sorted({curve.data_path for curve in fcurves_of(source) if curve.data_path in _OBJECT_TRANSFORMS
+                     and not curve.mute and len({key.co[1] for key in curve.keyframe_points}) > 1})  # fmt: skip
+    if not moving:
+        return None
+    return (f"{label}: the armature object's own {', '.join(moving)} keys are not written (animations "
+            "move bones only: key the root bone to move the model)")
+
+
+def unusual_inheritance(obj: bpy.types.Object) -> str | None:
+    """Bones whose pose does not follow their parent's the usual way (rotation or scale not inherited, location
+    not local), which the keys alone cannot give (`pose_matrices` composes full inheritance): a reason, else None."""
+    bones = [bone for bone in obj.data.bones if bone.parent is not None]
+    odd = sum(1 for bone in bones if not bone.use_inherit_rotation or bone.inherit_scale != "FULL"
+              or not bone.use_local_location)  # fmt: skip
+    return f"{odd} bone(s) not inheriting their parent's rotation or scale in full" if odd else None
+
+
 def bake_wanted(context: bpy.types.Context, obj: bpy.types.Object, label: str, bake: bool, warnings: list[str]) -> bool:
-    """Whether to sample the armature's evaluated pose: baking asked, constraints or drivers shape the pose, and the
-    armature can be played (else a warning says its keys are written as they are)."""
-    reason = pose_needs_evaluation(obj) if bake else None
+    """Whether to sample the armature's evaluated pose: baking asked and constraints or drivers shape the pose, or
+    bones inherit unusually (always: their keys alone give a wrong pose), and the armature can be played (else a
+    warning says its keys are written as they are)."""
+    inheritance = unusual_inheritance(obj)
+    reason = (pose_needs_evaluation(obj) if bake else None) or inheritance
     if reason is None:
         return False
     blocked = pose_evaluation_blocked(context, obj)
     if blocked is not None:
-        warnings.append(f"{label}: constraints and drivers not baked ({reason}): {obj.name!r} {blocked}; its keys "
-                        "were written as they are")  # fmt: skip
+        warnings.append(f"{label}: pose not baked ({reason}): {obj.name!r} {blocked}; its keys were written as they "
+                        "are")  # fmt: skip
         return False
+    if not bake and pose_needs_evaluation(obj) is not None:
+        warnings.append(f"{label}: {inheritance}, so the pose was played frame by frame: its constraints and "
+                        "drivers are included although baking is off")  # fmt: skip
     return True
 
 

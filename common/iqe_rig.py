@@ -22,7 +22,6 @@ from . import armature as armature_helpers
 BASE_SCALE = "iqe_base_scale"  # bone property: world scale of the base pose when it is not 1
 BONE_AXIS = "iqe_bone_axis"  # armature property: the file axis Blender bones were turned to (+Y: none)
 FRAMERATE = "iqe_framerate"  # action properties
-LOOP = "iqe_loop"
 ORDER = "iqe_order"
 ORIGINAL_NAME = "iqe_name"  # the IQE name when Blender had to change it (empty, too long, taken)
 

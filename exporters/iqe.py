@@ -706,6 +706,9 @@ def _action_animations(
     context: bpy.types.Context, rig: iqe_rig.Skeleton, settings: ExportSettings, warnings: list[str]
 ) -> list[iqe.IqeAnimation]:
     actions = iqe_rig.armature_actions(rig.armature, rig.bone_names, settings.export_animations)
+    if not actions and settings.export_animations == "ACTIVE":
+        warnings.append(f"armature {rig.armature.name!r} has no active action: no animation written (Animations: "
+                        "All Actions writes every action that keys its bones)")  # fmt: skip
     animations = [iqe_rig.action_animation(context, action, rig, bake=settings.bake_pose, warnings=warnings)
                   for action in actions]  # fmt: skip
     taken: set[str] = set()

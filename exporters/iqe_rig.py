@@ -18,6 +18,8 @@ from ..common.animation import (
     ActionSource,
     bake_wanted,
     bone_path,
+    frame_range,
+    object_motion_warning,
     pose_matrices,
     sample_evaluated_pose,
 )
@@ -274,17 +276,22 @@ def action_animation(
     """The action over its frame range: its F-curves evaluated, or with `bake` (when bone constraints or drivers
     shape the pose) the pose Blender shows as the action plays alone."""
     scene = context.scene
-    start, end = (float(value) for value in action.frame_range)
-    frames = np.arange(round(start), round(end) + 1, dtype=np.float64)
+    source = ActionSource(action, _animating(action, rig.armature)[1])
+    first, last = frame_range(source)  # (the armature's slot's keys: not another object's in the same action)
+    loop = bool(action.use_cyclic)
+    if loop and action.use_frame_range and last > first:
+        last -= 1  # a cycle's range ends on its first pose again, which the engine's wrap-around shows
+    frames = np.arange(first, last + 1, dtype=np.float64)
+    if (moving := object_motion_warning(source, action.name)) is not None:
+        warnings.append(moving)
     if bake_wanted(context, rig.armature, action.name, bake, warnings):
-        source = ActionSource(action, _animating(action, rig.armature)[1])
         pose = sample_evaluated_pose(context, rig.armature, source, rig.bone_names, [int(f) for f in frames])
     else:
         pose = pose_matrices(rig.parents, rig.rest, action_basis(action, rig, frames))
     return IqeAnimation(
         name=str(action.get(iqe_rig.ORIGINAL_NAME, action.name)),
         framerate=float(action.get(iqe_rig.FRAMERATE, scene.render.fps / scene.render.fps_base)),
-        loop=bool(action.get(iqe_rig.LOOP, action.use_cyclic)),
+        loop=loop,
         frames=frames_from_pose(rig, pose),
     )
 

@@ -32,6 +32,7 @@ from ..common.animation import (
     actions_for,
     bake_wanted,
     frame_range,
+    object_motion_warning,
     pose_matrices,
     sample_bone_action,
     sample_evaluated_pose,
@@ -484,6 +485,12 @@ def shape_corners(
     return geometry.positions.astype(np.float64), geometry.normals.astype(np.float64)
 
 
+def _shape_values_animated(obj: bpy.types.Object) -> bool:
+    keys = obj.data.shape_keys if obj.type == "MESH" else None
+    data = keys.animation_data if keys is not None else None
+    return data is not None and (data.action is not None or bool(data.drivers) or bool(data.nla_tracks))
+
+
 def vta_document(
     context: bpy.types.Context, objects: list[bpy.types.Object], parts: list[MeshCorners], settings: ExportSettings
 ) -> smd.SmdDocument | None:
@@ -526,6 +533,8 @@ def animation_document(
     skeleton = table.full or table.skeleton  # every bone: a left-out bone still moves its children
     turn = correction(bone_axis_of(armature))
     blender_rest = skeleton.rest @ turn
+    if (moving := object_motion_warning(source, source.label)) is not None:
+        warnings.append(moving)
     if bake_wanted(context, armature, source.label, settings.bake_pose, warnings):
         first, last = frame_range(source)
         frames = list(range(first, last + 1))
@@ -620,6 +629,10 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
             raise FormatError("no shape keys to export as VTA")
         if vta is not None:
             plan.files.append((stem + ".vta", smd.write_vta(vta)))
+            animated = [obj.name for obj in meshes if _shape_values_animated(obj)]
+            if animated:
+                summary.warnings.append(f"{', '.join(animated)}: shape key values are animated, which a .vta does "
+                                        "not hold (it holds the shapes; a QC's flex controllers drive them)")
             if flavour == "goldsrc":
                 summary.warnings.append("GoldSrc has no vertex animation: the .vta is written for Source's studiomdl")
     if mode in ("ANIMATION", "ALL"):

@@ -458,7 +458,8 @@ def _build_skeleton(
         action = _build_action(obj, animation, bone_names, parents, base_world, rest, order, not assigned)
         if action is not None and not assigned:  # the armature plays it: so does the scene, at the file's rate
             rate = animation.framerate if animation.framerate > 0 else None
-            animation_helpers.play_in_scene(context.scene, 1, round(action.frame_end), rate)
+            # (a loop's range ends on its first pose again: the scene stops a frame before, not to show it twice)
+            animation_helpers.play_in_scene(context.scene, 1, len(animation.frames), rate)
         assigned = assigned or action is not None
     return obj, bone_names
 
@@ -474,16 +475,23 @@ def _build_action(
     assign: bool,
 ) -> bpy.types.Action | None:
     """The animation as an action keyed on every frame from 1 (linear keys; none for an animation without frames);
-    with `assign`, one with frames becomes the armature's action. Returns the action when it was assigned."""
+    with `assign`, one with frames becomes the armature's action. Returns the action when it was assigned.
+
+    A looping animation of N frames becomes a Cyclic action of range 1..N+1 whose last key is the first pose again:
+    Blender's cycle ends where it starts (an NLA repeat or a Cycles modifier then plays N frames per cycle), and the
+    exporter writes such a range back as N frames."""
     frames = animation.frames
     count = frames.shape[0]
     name = animation.name or "animation"
+    looped = bool(animation.loop) and count > 0
     if count:
+        if looped:
+            frames = np.concatenate((frames, frames[:1]))
         world = armature_helpers.world_from_local(parents, iqe_rig.pose_matrices(frames))
         channels = iqe_rig.pose_basis(world, base_world, rest, parents)
         quaternions = animation_helpers.continuous_quaternions(channels[..., 3:7])[..., [3, 0, 1, 2]]  # w first
         action = animation_helpers.create_bone_action(
-            obj, name, bone_names, 1.0 + np.arange(count, dtype=np.float64), channels[..., 0:3], quaternions,
+            obj, name, bone_names, 1.0 + np.arange(len(frames), dtype=np.float64), channels[..., 0:3], quaternions,
             rotation_mode="QUATERNION", scales=channels[..., 7:10], thin=False, assign=assign,
         )  # fmt: skip
     else:
@@ -492,12 +500,11 @@ def _build_action(
     if action.name != animation.name:
         action[iqe_rig.ORIGINAL_NAME] = animation.name
     action[iqe_rig.FRAMERATE] = float(animation.framerate)
-    action[iqe_rig.LOOP] = bool(animation.loop)
     action[iqe_rig.ORDER] = order
     action.use_frame_range = True
     action.frame_start = 1.0
-    action.frame_end = float(max(count, 1))
-    action.use_cyclic = bool(animation.loop)
+    action.frame_end = float(max(count, 1) + looped)
+    action.use_cyclic = bool(animation.loop)  # (the loop flag: what the exporter writes back)
     return action if count and assign else None
 
 

@@ -97,7 +97,7 @@ def build_rigged_scene() -> None:
     _cube_on_head(rig)
     _action(rig, "sway", 12, 0.4)
     walk = _action(rig, "nod", 20, 0.8)
-    walk["iqe_loop"] = True
+    walk.use_cyclic = True  # the loop flag (no manual range: every frame of the keys is written)
     bpy.context.scene.frame_set(1)
 
 

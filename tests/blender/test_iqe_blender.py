@@ -117,7 +117,7 @@ def test_sample_imports_weights_normals_and_actions(extension: ModuleType) -> No
     assert mesh.has_custom_normals and len(mesh.uv_layers) == 1
     assert {g.name for g in bpy.data.objects["drill"].vertex_groups} == {"Bone_base", "Bone_arm"}
     action = bpy.data.actions["idle"]
-    assert action["iqe_loop"] and action["iqe_framerate"] == 60.0 and action.use_cyclic
+    assert action["iqe_framerate"] == 60.0 and action.use_cyclic
     assert bpy.data.actions["Take 001"]["iqe_framerate"] == pytest.approx(30.1034)
     compat = extension.common.compat
     slots = compat.object_slots(action)  # one slot on 4.4+ (slotted actions), none before
@@ -445,6 +445,15 @@ def test_active_action_only_and_scene_sampling(tmp_path: Path) -> None:
     assert sampled.name == scene.name
     assert_poses_close(sampled.frames, original.animations[0].frames)
     assert armature.data.pose_position == "POSE"
+
+
+def test_active_action_export_without_an_active_action_says_so(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    import_iqe(write(tmp_path, "hand.iqe", FIXTURE))
+    bpy.data.objects["hand"].animation_data.action = None
+    out = tmp_path / "active.iqe"
+    assert export_iqe(out, export_animations="ACTIVE") == {"FINISHED"}
+    assert not iqe.load_iqe(out).animations
+    assert "has no active action: no animation written" in capsys.readouterr().out
 
 
 def test_bone_axis_option_keeps_the_skeleton_on_export(tmp_path: Path) -> None:
@@ -1139,3 +1148,98 @@ def test_a_colour_and_plain_numbers_of_one_name_share_a_float_array(tmp_path: Pa
     document = iqm.load_iqm(out)
     assert [(a.component, a.name) for a in document.vertex_arrays if a.kind == "custom0"] == [("float", "dirt")]
     assert np.allclose({m.name: m.custom[0] for m in document.meshes}["Other"], 7.5)
+
+
+def test_a_loop_is_a_cycle_that_ends_on_its_first_pose_and_exports_without_it(tmp_path: Path) -> None:
+    path = write(tmp_path, "hand.iqe", FIXTURE)  # "wave": 2 frames, loop
+    assert import_iqe(path) == {"FINISHED"}
+    action = bpy.data.actions["wave"]
+    assert action.use_cyclic and tuple(action.frame_range) == (1.0, 3.0)
+    armature = next(obj for obj in bpy.data.objects if obj.type == "ARMATURE")
+    poses = []
+    for frame in (1, 3):
+        bpy.context.scene.frame_set(frame)
+        poses.append(np.array([np.array(bone.matrix) for bone in armature.pose.bones]))
+    np.testing.assert_allclose(poses[1], poses[0], atol=1e-6)  # the cycle's end is its start
+    assert (bpy.context.scene.frame_start, bpy.context.scene.frame_end) == (1, 2)  # each pose shown once
+    out = tmp_path / "again.iqe"
+    assert export_iqe(out, export_animations="ACTIVE") == {"FINISHED"}
+    (again,) = iqe.load_iqe(out).animations
+    original = iqe.load_iqe(path).animations[0]
+    assert again.loop and again.frames.shape == original.frames.shape
+    action.use_cyclic = False  # the artist's choice is the flag written, and the whole range then plays
+    assert export_iqe(out, export_animations="ACTIVE") == {"FINISHED"}
+    (again,) = iqe.load_iqe(out).animations
+    assert not again.loop and len(again.frames) == 3
+
+
+def _rig_not_inheriting_in_full(inheritance: str) -> bpy.types.Object:
+    """Root turns and grows from frame 1 to 3, Arm moves; Arm does not take Root's rotation, scale or space."""
+    armature = chain_rig("Root", "Arm")
+    bone = armature.data.bones["Arm"]
+    if inheritance == "rotation":
+        bone.use_inherit_rotation = False
+    elif inheritance == "scale":
+        bone.inherit_scale = "NONE"
+    else:
+        bone.use_local_location = False
+    root, arm = armature.pose.bones["Root"], armature.pose.bones["Arm"]
+    root.rotation_mode = arm.rotation_mode = "XYZ"
+    for frame, amount in ((1, 0.0), (3, 1.0)):
+        root.rotation_euler = (0.0, 0.0, amount)
+        root.scale = (1.0 + amount,) * 3
+        arm.location = (amount, 0.0, 0.0)
+        for pose_bone in (root, arm):
+            for path in ("rotation_euler", "scale", "location"):
+                pose_bone.keyframe_insert(path, frame=frame)
+    return armature
+
+
+@pytest.mark.parametrize("inheritance", ["rotation", "scale", "location"])
+@pytest.mark.parametrize("bake", [True, False])
+def test_bones_that_do_not_inherit_in_full_export_the_pose_blender_shows(
+    inheritance: str, bake: bool, tmp_path: Path
+) -> None:
+    armature = _rig_not_inheriting_in_full(inheritance)
+    bpy.context.scene.frame_set(3)
+    shown = np.array(armature.pose.bones["Arm"].matrix)
+    out = tmp_path / "rig.iqe"
+    assert export_iqe(out, export_animations="ACTIVE", bake_pose=bake) == {"FINISHED"}
+    assert len(iqe.load_iqe(out).animations[0].frames) == 3
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert import_iqe(out) == {"FINISHED"}
+    imported = next(obj for obj in bpy.data.objects if obj.type == "ARMATURE")
+    bpy.context.scene.frame_set(3)
+    np.testing.assert_allclose(np.array(imported.pose.bones["Arm"].matrix), shown, atol=1e-4)
+
+
+def test_an_actions_frames_are_its_armatures_keys_rounded_outwards(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    armature = chain_rig("Root", "Arm")
+    turn_keys(armature, "Root", {1: 0.0, 10: 0.5})
+    root = armature.pose.bones["Root"]
+    root.rotation_euler = (1.0, 0.0, 0.0)
+    root.keyframe_insert("rotation_euler", frame=10.5)  # a key between frames: its pose is written too
+    armature.location = (0.0, 0.0, 0.0)
+    armature.keyframe_insert("location", frame=1)
+    armature.location = (5.0, 0.0, 0.0)
+    armature.keyframe_insert("location", frame=10)  # root motion on the object: not written, and said
+    out = tmp_path / "rig.iqe"
+    assert export_iqe(out, export_animations="ACTIVE") == {"FINISHED"}
+    assert len(iqe.load_iqe(out).animations[0].frames) == 11
+    assert "armature object's own location keys are not written" in capsys.readouterr().out
+
+
+def test_on_slotted_actions_another_objects_keys_do_not_lengthen_the_animation(tmp_path: Path, extension) -> None:  # type: ignore[no-untyped-def]
+    if not extension.common.compat.has_slotted_actions():
+        pytest.skip("Blender before 4.4 has no action slots: an action's keys all belong to one object")
+    armature = chain_rig("Root", "Arm")
+    turn_keys(armature, "Root", {1: 0.0, 10: 0.5})
+    prop = cube("Prop")
+    prop.animation_data_create().action = armature.animation_data.action  # a slot of its own, keyed 1..50
+    for frame, x in ((1, 0.0), (50, 5.0)):
+        prop.location = (x, 0.0, 0.0)
+        prop.keyframe_insert("location", frame=frame)
+    select_only(armature)
+    out = tmp_path / "rig.iqe"
+    assert export_iqe(out, export_animations="ACTIVE", export_scope="SELECTED") == {"FINISHED"}
+    assert len(iqe.load_iqe(out).animations[0].frames) == 10

@@ -50,7 +50,7 @@ def test_export_then_import_keeps_joints_meshes_and_the_animation(tmp_path: Path
     (mesh,) = [obj for obj in bpy.context.scene.objects if obj.type == "MESH"]
     assert len(mesh.data.polygons) == 1 and mesh.select_get()
     action = bpy.data.actions["wave"]
-    assert action["iqe_framerate"] == 24.0 and action["iqe_loop"]
+    assert action["iqe_framerate"] == 24.0 and action.use_cyclic and tuple(action.frame_range) == (1.0, 3.0)
 
 
 def test_iqm_and_iqe_exports_of_one_scene_decode_to_the_same_model(tmp_path: Path) -> None:

@@ -530,6 +530,19 @@ def test_shape_keys_export_as_vta(tmp_path: Path) -> None:
     assert len(smd.load_smd(out).triangles) == 12
 
 
+def test_animated_shape_key_values_are_said_to_stay_behind(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    obj = cube("Box")
+    obj.shape_key_add(name="Basis")
+    key = obj.shape_key_add(name="grow")
+    key.data[0].co = (3, 3, 3)
+    assert export_smd(tmp_path / "still.smd", export_mode="ALL") == {"FINISHED"}
+    assert "shape key values are animated" not in capsys.readouterr().out
+    key.value = 1.0
+    key.keyframe_insert("value", frame=5)
+    assert export_smd(tmp_path / "box.smd", export_mode="ALL") == {"FINISHED"}
+    assert "Box: shape key values are animated" in capsys.readouterr().out
+
+
 def test_a_goldsrc_export_says_its_vta_is_for_source(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     obj = cube("Box")
     obj.shape_key_add(name="Basis")
