@@ -22,6 +22,7 @@ import bpy
 
 from .common.qmap_io import desc_path_for
 from .formats.errors import FormatError
+from .formats.smd import load_qc
 from .qmap_compiler.interrupts import stopped_by_sigterm
 
 if TYPE_CHECKING:
@@ -281,23 +282,55 @@ def output_format(path: str | None, explicit: str | None) -> FileFormat:
 
 
 def check_outputs(inputs: Sequence[str], outputs: Sequence[tuple[str, str]], made_folder: str | None = None) -> None:
-    """Refuse, before any work, outputs (file, what writes it) that would replace an input, that two inputs would
-    both write, or whose folder is missing (but `made_folder`, which the command makes)."""
+    """Refuse, before any work, outputs (file, what writes it) that would replace an input or a file an input
+    names (a QC's SMDs), that two inputs would both write, or whose folder is missing (but `made_folder`, which
+    the command makes). An output ending in `_*.smd` stands for the animation SMDs an SMD export names so."""
     seen: dict[str, str] = {}
     made = os.path.abspath(made_folder) if made_folder else None
+    read = files_read(inputs)
     for path, writer in outputs:
+        if path.endswith(ACTION_FILES):
+            _check_action_files(path, writer, read)
+            continue
         folder = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(folder) and folder != made:
             raise UsageError(f"{path}: the folder {folder} does not exist")
         if os.path.isdir(path):
             raise UsageError(f"{path} is a folder, not a file to write")
-        for source in inputs:
+        for source in read:
             if same_file(path, source):
                 raise UsageError(f"{path} is also an input: {writer} would replace the file being read")
         key = os.path.normcase(os.path.realpath(path))
         if key in seen:
             raise UsageError(f"{seen[key]} and {writer} would both write {path}")
         seen[key] = writer
+
+
+ACTION_FILES = "_*.smd"  # (an output standing for `<stem>_<action>.smd`, whose action names are known only later)
+
+
+def _check_action_files(pattern: str, writer: str, read: Sequence[str]) -> None:
+    prefix = os.path.normcase(os.path.realpath(pattern[: -len(ACTION_FILES)])) + "_"
+    for source in read:
+        real = os.path.normcase(os.path.realpath(source))
+        if real.startswith(prefix) and real.endswith(".smd"):
+            raise UsageError(f"{source} is an input, and {writer} writes each action as {pattern} beside it: an "
+                             "action of that name would replace it (write the output elsewhere)")  # fmt: skip
+
+
+def files_read(inputs: Sequence[str]) -> list[str]:
+    """The inputs, and the files a QC among them names (they are read too)."""
+    read = list(inputs)
+    for path in inputs:
+        if path.lower().endswith((".qc", ".qci")):
+            try:
+                qc = load_qc(path)
+            except FormatError:
+                continue  # (the import says what is wrong with it)
+            for mesh in qc.meshes:
+                read += [mesh.path, *(flex.path for flex in mesh.flex_files)]
+            read += qc.animations
+    return read
 
 
 def same_file(first: str, second: str) -> bool:
@@ -315,6 +348,13 @@ def files_written(path: str, target: FileFormat, settings: dict[str, object]) ->
         yield source
     if target.name in {"qmap", "qmap_tmp"} and settings.get("write_desc", True):
         yield desc_path_for(source)
+    if target.export_operator == "export_scene.valve_smd":
+        stem = os.path.splitext(path)[0]
+        mode, scope = settings.get("export_mode", "REFERENCE"), settings.get("action_scope", "ACTIVE")
+        if mode == "ALL":
+            yield stem + ".vta"
+        if mode == "ALL" or (mode == "ANIMATION" and scope != "ACTIVE"):
+            yield stem + ACTION_FILES
 
 
 def stem_of(path: str) -> str:

@@ -63,6 +63,8 @@ def undo_on_failure(undo: Callable[[], None]) -> None:
 def rollback_on_error() -> Iterator[None]:
     """Undo changes to existing data and remove every datablock created inside the block if it raises."""
     before = snapshot()
+    active = bpy.context.view_layer.objects.active
+    mode = active.mode if active is not None else "OBJECT"  # (an import leaves Edit or Pose Mode to build)
     _undo_stack.append([])
     try:
         yield
@@ -78,6 +80,19 @@ def rollback_on_error() -> Iterator[None]:
         ]
         if created:
             bpy.data.batch_remove(created)
+        _back_to_mode(active, mode)
         raise
     finally:
         _undo_stack.pop()
+
+
+def _back_to_mode(active: bpy.types.Object | None, mode: str) -> None:
+    """The active object and its mode as they were before a failed import (best effort: never hides the error)."""
+    if active is None or mode == "OBJECT":
+        return
+    with contextlib.suppress(ReferenceError, RuntimeError):
+        view_layer = bpy.context.view_layer
+        if view_layer.objects.active != active:
+            view_layer.objects.active = active
+        if active.mode != mode:
+            bpy.ops.object.mode_set(mode=mode)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
 import stat
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from typing import BinaryIO, cast
 
@@ -28,15 +28,15 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
         except OSError as error:
             raise naming(target, error) from error
         return
-    folder = os.path.dirname(os.path.abspath(target))
     try:
-        fd, temp_path = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=folder)
+        _refuse_write_protected(target)
+        fd, temp_path = new_temporary(target, ".tmp")
     except OSError as error:
         raise naming(target, error) from error
     try:
         with os.fdopen(fd, "wb") as stream:
             yield stream
-        os.chmod(temp_path, _permissions_for(target))
+        _keep_mode(target, temp_path)
         os.replace(temp_path, target)
     except OSError as error:
         _remove_quietly(temp_path)
@@ -64,14 +64,32 @@ def naming(target: str, error: OSError) -> OSError:
     return type(error)(error.errno, error.strerror or str(error), target)
 
 
-def _permissions_for(target: str) -> int:
-    """Keep an existing file's mode; a new file gets the usual umask-based mode, not mkstemp's 0600."""
-    try:
-        return os.stat(target).st_mode & 0o7777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+def new_temporary(target: str, suffix: str) -> tuple[int, str]:
+    """A new file beside `target`, named after it (`.NAME.RANDOM.tmp`: a file left by a crash says whose it was),
+    created with mode 0666 less the umask, as the target itself would be."""
+    folder = os.path.dirname(os.path.abspath(target))
+    stem = os.path.basename(target).encode()[:180].decode(errors="ignore")  # (room for the rest in 255 bytes)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        path = os.path.join(folder, f".{stem}.{secrets.token_hex(4)}{suffix}")
+        try:
+            return os.open(path, flags, 0o666), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary file name", folder)
+
+
+def _keep_mode(target: str, temp_path: str) -> None:
+    """A replaced file keeps its mode (a new one has the umask's, from new_temporary)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.chmod(temp_path, os.stat(target).st_mode & 0o7777)
+
+
+def _refuse_write_protected(target: str) -> None:
+    """An existing file this user may not write stays as it is (as Blender's own exporters leave it), although
+    the folder would let a new file be renamed over it: a read-only file is often a locked one (a checkout)."""
+    if os.path.lexists(target) and not os.access(target, os.W_OK):
+        raise PermissionError(errno.EACCES, "the file is write-protected", target)
 
 
 def write_bytes_atomically(path: str | os.PathLike[str], data: Content) -> None:
@@ -113,6 +131,7 @@ def write_files_atomically(files: Sequence[tuple[str, Content]]) -> None:
     for target in targets:
         if os.path.isdir(target):
             raise IsADirectoryError(errno.EISDIR, "a folder has this name", target)
+        _refuse_write_protected(target)
     staged: list[tuple[str, str]] = []
     special = [(target, data) for target, (_, is_special), (_, data) in zip(targets, resolved, files, strict=True)
                if is_special]  # fmt: skip
@@ -121,11 +140,11 @@ def write_files_atomically(files: Sequence[tuple[str, Content]]) -> None:
             if is_special:
                 continue  # written directly once the others are in place
             try:
-                fd, temp_path = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=os.path.dirname(target))
+                fd, temp_path = new_temporary(target, ".tmp")
                 staged.append((temp_path, target))
                 with os.fdopen(fd, "wb") as stream:
                     write_content(stream, data)
-                os.chmod(temp_path, _permissions_for(target))
+                _keep_mode(target, temp_path)
             except OSError as error:
                 raise naming(target, error) from error
         _swap_into_place(staged)
@@ -144,7 +163,7 @@ def _swap_into_place(staged: Sequence[tuple[str, str]]) -> None:
     try:
         for temp_path, target in staged:
             if os.path.lexists(target):
-                fd, backup = tempfile.mkstemp(prefix=".", suffix=".old", dir=os.path.dirname(target))
+                fd, backup = new_temporary(target, ".old")
                 os.close(fd)
                 try:
                     os.replace(target, backup)

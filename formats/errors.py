@@ -6,6 +6,9 @@ formats, 0-based byte offsets for binary formats.
 
 from __future__ import annotations
 
+import os
+import stat
+
 
 class FormatError(Exception):
     """Bad input or an impossible export, with where it happened."""
@@ -56,10 +59,14 @@ class Warnings(list[str]):
         self.append(message)
 
 
-def read_file_bytes(path: str) -> bytes:
-    """A file's bytes; an unreadable file is a FormatError too, naming it, like bad content."""
+def read_file_bytes(path: str | os.PathLike[str]) -> bytes:
+    """A file's bytes; an unreadable file is a FormatError too, naming it, like bad content. Only a regular file is
+    read: a device or a pipe (/dev/zero) would be read until memory runs out, a FIFO would wait for a writer."""
+    name = os.fspath(path)
     try:
-        with open(path, "rb") as stream:
+        if not stat.S_ISREG(os.stat(name).st_mode):
+            raise FormatError("not a file to import (a folder, device or pipe)", path=name)
+        with open(name, "rb") as stream:
             return stream.read()
     except OSError as error:
-        raise FormatError(f"cannot read the file: {error.strerror or error}", path=path) from error
+        raise FormatError(f"cannot read the file: {error.strerror or error}", path=name) from error

@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from .atomic import write_bytes_atomically
 from .dedup import unique_rows
-from .errors import FormatError
+from .errors import FormatError, read_file_bytes
 from .rows import any_per_row
 
 MAGIC_IDP2 = 0x32504449  # "IDP2", MD2's magic; VDrift never checks it
@@ -84,8 +84,7 @@ def read_joe(data: bytes, path: str | None = None) -> JoeDocument:
 
 
 def load_joe(path: str) -> JoeDocument:
-    with open(path, "rb") as stream:
-        return read_joe(stream.read(), path)
+    return read_joe(read_file_bytes(path), path)
 
 
 def _read(data: memoryview) -> JoeDocument:

@@ -10,7 +10,7 @@ import struct
 from dataclasses import dataclass, field
 
 from .atomic import write_bytes_atomically
-from .errors import FormatError
+from .errors import FormatError, read_file_bytes
 
 SIGNATURE = b"JPK01.00"
 HEADER = struct.Struct("<8sII")
@@ -39,8 +39,7 @@ def read_jpk(data: bytes, path: str | None = None) -> JpkDocument:
 
 
 def load_jpk(path: str) -> JpkDocument:
-    with open(path, "rb") as stream:
-        return read_jpk(stream.read(), path)
+    return read_jpk(read_file_bytes(path), path)
 
 
 def _read(data: bytes) -> JpkDocument:

@@ -17,12 +17,11 @@ from ..common.operators import ImportFilesMixin, Summary, draw_panel, file_handl
 from ..common.qmap_io import compiler_call, decode_name, desc_path_for
 from ..common.rollback import remember_values
 from ..formats import dedup
-from ..formats.errors import FormatError
+from ..formats.errors import FormatError, read_file_bytes
 
 
 def _read(path: str) -> bytes:
-    with open(path, "rb") as stream:
-        return stream.read()
+    return read_file_bytes(path)
 
 
 # ------------------------------------------------------------------------------------------ material options

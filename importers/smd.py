@@ -655,7 +655,6 @@ def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdI
     order; roll back on failure."""
     summary = Summary()
     planned = plan_files(paths, options, summary.warnings)  # (a bad QC fails before anything changes)
-    ensure_object_mode(context)
     summary.files = len(planned)
     with progress(context, 2 * len(planned)) as update, collector_paused():
         parsed = []
@@ -667,6 +666,7 @@ def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdI
             update(step + 1)
         state = ImportState()
         with rollback_on_error(), selecting_new_objects(context):
+            ensure_object_mode(context)  # (after parsing: a bad file leaves the user in the mode they were in)
             for step, file in enumerate(sorted(parsed, key=lambda p: BUILD_ORDER[p.kind])):
                 own = file.options or options
                 with textures.texturing_new_materials(file.path, own.find_textures, summary):

@@ -20,6 +20,7 @@ from .memory import freed_memory_kept, release_free_memory
 from .model import QmapModel
 from .octree import build_tree, collision_split_rule, draw_split_rule, face_extents, root_bounds
 from .parallel import one_at_a_time, run_together
+from .reader import read_input_file
 from .tmp_parser import ParseOptions, TmpDocument, parse_tmp
 from .writer import serialize, serialize_parts, write_atomic
 
@@ -231,10 +232,7 @@ def _compile_model(read_tmp: Callable[[], bytes], desc_data: bytes | None, optio
 
 
 def _read(path: str | os.PathLike[str]) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except OSError as error:
-        raise QmapError(f"cannot read: {error.strerror}", str(path)) from None
+    return read_input_file(path)
 
 
 def compile_map(tmp_path: str | os.PathLike[str], desc_path: str | os.PathLike[str] | None = None,

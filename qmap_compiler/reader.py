@@ -8,6 +8,7 @@ byte offset.
 from __future__ import annotations
 
 import os
+import stat
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -205,11 +206,18 @@ def _read_materials(cursor: _Cursor) -> list[bytes]:
 
 
 def read_qmap_file(path: str | os.PathLike[str]) -> QmapModel:
+    return read_qmap(read_input_file(path), str(path))
+
+
+def read_input_file(path: str | os.PathLike[str]) -> bytes:
+    """A file's bytes, only from a regular file: a device or a pipe (/dev/zero) would be read until memory runs
+    out, a FIFO would wait for a writer."""
     try:
-        data = Path(path).read_bytes()
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise QmapError("cannot read: not a file (a folder, device or pipe)", str(path))
+        return Path(path).read_bytes()
     except OSError as error:
         raise QmapError(f"cannot read: {error.strerror}", str(path)) from None
-    return read_qmap(data, str(path))
 
 
 def model_faces(model: QmapModel) -> FaceSet:

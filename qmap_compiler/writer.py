@@ -7,9 +7,10 @@ collision: index range). The pieces are placed with vectorised offsets instead o
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import secrets
 import stat
-import tempfile
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -141,15 +142,17 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes | me
             raise QmapError(f"cannot write: {error.strerror}", str(target)) from None
         return
     folder = target.parent if str(target.parent) else Path(".")
+    if target.exists() and not os.access(target, os.W_OK):  # a locked file (a checkout) stays as it is
+        raise QmapError("cannot write: the file is write-protected", str(target))
     try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=folder)
+        handle, temporary = _new_part_file(target, folder)
     except OSError as error:
         raise QmapError(f"cannot create a file in {folder}: {error.strerror}", str(target)) from None
     try:
         with os.fdopen(handle, "wb") as stream:
             _write_pieces(stream, [data] if isinstance(data, bytes) else data)
-        # mkstemp creates 0600; keep an existing file's mode, else the usual 0644.
-        os.chmod(temporary, target.stat().st_mode & 0o777 if target.exists() else 0o644)
+        if target.exists():  # a replaced file keeps its mode; a new one has the umask's (see _new_part_file)
+            os.chmod(temporary, target.stat().st_mode & 0o7777)
         os.replace(temporary, target)
     except BaseException as error:
         with contextlib.suppress(OSError):
@@ -157,6 +160,18 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes | me
         if isinstance(error, OSError):
             raise QmapError(f"cannot write: {error.strerror}", str(target)) from None
         raise
+
+
+def _new_part_file(target: Path, folder: Path) -> tuple[int, str]:
+    """`.NAME.RANDOM.part` beside the target, made with mode 0666 less the umask, as a new file of that name."""
+    stem = target.name.encode()[:180].decode(errors="ignore")
+    for _ in range(100):
+        path = str(folder / f".{stem}.{secrets.token_hex(4)}.part")
+        try:
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temporary file name", str(folder))
 
 
 def _is_device_or_pipe(path: Path) -> bool:

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..atomic import write_bytes_atomically
-from ..errors import FormatError
+from ..errors import FormatError, read_file_bytes
 from .animation import DenseAnimation, dense_skeleton
 from .document import Flavour, SkeletonFrame, SmdDocument, SmdNode, Triangles, VertexFrame
 from .qc import COLLISION_COMMANDS, QcDocument, QcFlexFile, QcMesh, load_qc
@@ -88,11 +88,7 @@ def write_vta(doc: SmdDocument) -> bytes:
 
 
 def _read_file(path: str | os.PathLike[str]) -> bytes:
-    try:
-        with open(path, "rb") as stream:
-            return stream.read()
-    except OSError as error:
-        raise FormatError(f"cannot read file: {error.strerror or error}", path=os.fspath(path)) from error
+    return read_file_bytes(path)
 
 
 def load_smd(path: str | os.PathLike[str], *, blank_material: str | None = None) -> SmdDocument:

@@ -16,7 +16,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ..errors import FormatError
+from ..errors import FormatError, read_file_bytes
 
 _TOKEN = re.compile(r'"([^"]*)"|"|(/\*)|((?://|;|#)[^\n]*)|([{}])|([^\s{}"]+)')
 _VARIABLE = re.compile(r"\$(\w+)\$")
@@ -188,8 +188,7 @@ class _Reader:
             if opened_by is None:
                 raise FormatError(message, path=path)
             raise _include_error(message, chain)
-        with open(path, "rb") as stream:
-            data = stream.read()
+        data = read_file_bytes(path)  # (a regular file only: the size above says nothing of a device's)
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError:

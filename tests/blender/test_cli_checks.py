@@ -157,3 +157,33 @@ def test_sigterm_inside_an_operator_ends_as_an_interruption(
     error = capsys.readouterr().err
     assert "interrupted" in error and "Traceback" not in error, error
     assert not out.exists()
+
+
+SMD_LINES = 'version 1\nnodes\n0 "root" -1\nend\nskeleton\ntime 0\n0 0 0 0 0 0 0\nend\n'
+FILES_READ_OR_WRITTEN_ALONGSIDE = [
+    (["convert", "{dir}/cube.qc", "--to", "smd", "-d", "{dir}"], "cube.smd is also an input: converting "),
+    (["convert", "{dir}/cube.qc", "-o", "{dir}/cube.smd"], "cube.smd is also an input"),
+    (["convert", "{dir}/cube.smd", "{dir}/other.vta", "-o", "{dir}/other.smd", "--set", "export_mode=ALL"],
+     "other.vta is also an input"),
+    (["convert", "{dir}/cube.qc", "-o", "{dir}/a.smd", "--set", "export_mode=ALL"],
+     "a_walk.smd is an input, and converting "),
+    (["convert", "{dir}/a_walk.smd", "-o", "{dir}/a.smd", "--set", "export_mode=ANIMATION", "--set",
+      "action_scope=ALL"], "each action as "),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("arguments", "message"), FILES_READ_OR_WRITTEN_ALONGSIDE,
+                         ids=[str(i) for i in range(len(FILES_READ_OR_WRITTEN_ALONGSIDE))])  # fmt: skip
+def test_files_a_qc_names_and_files_an_smd_export_writes_alongside_are_checked_too(
+    arguments: list[str], message: str, tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("cube.smd", "a_walk.smd"):
+        (tmp_path / name).write_text(SMD_LINES)
+    (tmp_path / "other.vta").write_text(SMD_LINES.replace("0 0 0 0 0 0 0\n", ""))
+    (tmp_path / "cube.qc").write_text('$modelname "cube.mdl"\n$body studio "cube.smd"\n$sequence walk "a_walk.smd"\n')
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    argv = [a.format(dir=tmp_path) for a in arguments]
+    assert extension.cli.main(argv, prog="iogf") == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert message in line, line
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before

@@ -235,3 +235,43 @@ def test_an_object_on_a_bone_of_a_rig_beyond_256_bones_is_exported(tmp_path: Pat
     assert meshes["Hat"].blend_indices is not None and set(meshes["Hat"].blend_indices[:, 0].tolist()) == {2}
     weights = meshes["Tail"].blend_weights
     assert weights is None or not weights.any()
+
+
+RIGGED_IQE = """# Inter-Quake Export
+joint "root" -1
+pq 0 0 0 0 0 0 1
+mesh "m"
+vp 0 0 0
+vb 0 1
+vp 1 0 0
+vb 0 1
+vp 0 1 0
+vb 0 1
+fm 0 1 2
+"""
+
+
+@pytest.mark.parametrize("failure", ["bad SMD", "late IQE failure"])
+def test_a_failed_import_leaves_the_user_in_the_mode_they_were_in(
+    failure: str, tmp_path: Path, extension: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    editing = cube("Editing")
+    bpy.context.view_layer.objects.active = editing
+    bpy.ops.object.mode_set(mode="EDIT")
+    if failure == "bad SMD":
+        path = tmp_path / "bad.smd"
+        path.write_text('version 1\nnodes\n0 "root" -1\nend\nskeleton\ntime 0\n0 0 0 0 x 0 0\n')
+        operator = bpy.ops.import_scene.valve_smd
+    else:  # after the armature (built in Object Mode) exists
+        path = tmp_path / "rig.iqe"
+        path.write_text(RIGGED_IQE)
+        operator = bpy.ops.import_scene.iqe
+
+        def failing(*_arguments: object) -> None:
+            raise extension.formats.errors.FormatError("simulated failure")
+
+        monkeypatch.setattr(extension.importers.iqe, "_skin", failing)
+    with pytest.raises(RuntimeError):
+        operator(filepath=str(path))
+    assert bpy.context.mode == "EDIT_MESH" and bpy.context.view_layer.objects.active == editing
+    assert [obj.name for obj in bpy.data.objects] == ["Editing"]

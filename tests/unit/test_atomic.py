@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -188,3 +189,77 @@ def test_a_loop_of_links_is_refused_and_left_as_it_is(tmp_path: Path) -> None:
     with pytest.raises(QmapError, match="symbolic links"):
         writer.write_atomic(first, b"map")
     assert first.is_symlink() and sorted(p.name for p in tmp_path.iterdir()) == ["loop1", "loop2"]
+
+
+def assert_modes_follow_the_umask_or_the_old_file(
+    write: Callable[[Path], object], new: Path, kept: Path, content: bytes
+) -> None:
+    saved = os.umask(0o077)
+    try:
+        write(new)
+    finally:
+        os.umask(saved)
+    assert new.stat().st_mode & 0o777 == 0o600
+    kept.write_bytes(b"old")
+    kept.chmod(0o751)
+    write(kept)
+    assert kept.read_bytes() == content and kept.stat().st_mode & 0o777 == 0o751
+
+
+@pytest.mark.parametrize("several", [False, True], ids=["one file", "files together"])
+def test_new_files_follow_the_umask_and_replaced_ones_keep_their_mode(tmp_path: Path, several: bool) -> None:
+    def write(path: Path) -> None:
+        if several:
+            write_files_atomically([(str(path), b"data"), (str(path.with_suffix(".b")), b"more")])
+        else:
+            atomic.write_bytes_atomically(path, b"data")
+
+    assert_modes_follow_the_umask_or_the_old_file(write, tmp_path / "new.a", tmp_path / "kept.a", b"data")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["new.a", "kept.a"] + (["new.b", "kept.b"] if several
+                                                                                       else []))  # fmt: skip
+
+
+@pytest.mark.parametrize("several", [False, True], ids=["one file", "files together"])
+def test_a_write_protected_file_is_refused_and_left_as_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, several: bool
+) -> None:
+    locked = tmp_path / "locked.smd"
+    locked.write_bytes(b"checked in")
+    locked.chmod(0o444)
+    if os.geteuid() == 0:  # (root may write anything: the check is what os.access says for this user)
+        real_access = os.access
+        monkeypatch.setattr(os, "access", lambda path, mode: False if Path(path) == locked else real_access(path, mode))
+    with pytest.raises(PermissionError, match="write-protected") as caught:
+        if several:
+            write_files_atomically([(str(tmp_path / "other.vta"), b"new"), (str(locked), b"new")])
+        else:
+            atomic.write_bytes_atomically(locked, b"new")
+    assert caught.value.filename == str(locked)
+    assert locked.read_bytes() == b"checked in" and sorted(p.name for p in tmp_path.iterdir()) == ["locked.smd"]
+
+
+def test_a_temporary_file_is_named_after_its_target(tmp_path: Path) -> None:
+    fd, path = atomic.new_temporary(str(tmp_path / "model.iqe"), ".tmp")
+    os.close(fd)
+    assert Path(path).name.startswith(".model.iqe.") and path.endswith(".tmp")
+    fd, path = atomic.new_temporary(str(tmp_path / ("é" * 127 + ".smd")), ".tmp")  # 254 bytes: the name is cut
+    os.close(fd)
+    assert len(Path(path).name.encode()) <= 255
+
+
+def test_the_compilers_writer_follows_the_umask_keeps_modes_and_refuses_a_locked_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from qmap_compiler import writer
+    from qmap_compiler.errors import QmapError
+
+    kept = tmp_path / "kept.qmap"
+    assert_modes_follow_the_umask_or_the_old_file(lambda path: writer.write_atomic(path, b"map"),
+                                                  tmp_path / "new.qmap", kept, b"map")  # fmt: skip
+    kept.chmod(0o444)
+    if os.geteuid() == 0:  # (root may write anything: the check is what os.access says for this user)
+        real_access = os.access
+        monkeypatch.setattr(os, "access", lambda path, mode: False if Path(path) == kept else real_access(path, mode))
+    with pytest.raises(QmapError, match="write-protected"):
+        writer.write_atomic(kept, b"other")
+    assert kept.read_bytes() == b"map" and sorted(p.name for p in tmp_path.iterdir()) == ["kept.qmap", "new.qmap"]
