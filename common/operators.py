@@ -25,6 +25,7 @@ class Summary:
     files: int = 0
     objects: int = 0
     faces: int = 0
+    actions: int = 0  # actions an import made (an animation-only import makes nothing else)
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     face_kind: str = "polygons"  # what `faces` counts ("triangles" for the formats that store only them); "": none
@@ -33,8 +34,8 @@ class Summary:
     textures_missing: set[str] = field(default_factory=set)  # material (or model) names no image was found for
 
     def line(self, verb: str) -> str:
-        pairs = ((self.objects, self.object_kind), (self.faces, self.face_kind))
-        counts = ", ".join(counted(number, kind) for number, kind in pairs if kind)
+        pairs = ((self.objects, self.object_kind), (self.faces, self.face_kind), (self.actions, "actions"))
+        counts = ", ".join(counted(number, kind) for number, kind in pairs if kind and (number or kind != "actions"))
         text = f"{verb} {counted(self.files, 'files')}{': ' if counts else ''}{counts} in {self.seconds:.2f} s"
         if self.textures_found or self.textures_missing:
             text += f"; {len(self.textures_found)} texture{'s' if len(self.textures_found) != 1 else ''} found"

@@ -312,6 +312,11 @@ def normal_swap_would_fire(document: JoeDocument) -> bool:
 
 
 def _frame_votes_for_swap(frame: JoeFrame) -> bool:
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # (huge or NaN numbers: warned of once)
+        return _votes_for_swap(frame)
+
+
+def _votes_for_swap(frame: JoeFrame) -> bool:
     corners = frame.positions[frame.vertex_indices.astype(np.intp)]
     normals = frame.normals[frame.normal_indices.astype(np.intp)]
     normal_sum = (normals[:, 0] + normals[:, 1]) + normals[:, 2]
@@ -321,9 +326,8 @@ def _frame_votes_for_swap(frame: JoeFrame) -> bool:
     geometric_length = _length_f32(geometric)
     sum_length = _length_f32(normal_sum)
     usable = (geometric_length.astype(np.float64) > 0.0001) & (sum_length.astype(np.float64) > 0.0001)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        unit_sum = normal_sum / sum_length[:, None]
-        unit_geometric = geometric / geometric_length[:, None]
+    unit_sum = normal_sum / sum_length[:, None]
+    unit_geometric = geometric / geometric_length[:, None]
     cosine = (unit_sum[:, 0] * unit_geometric[:, 0] + unit_sum[:, 1] * unit_geometric[:, 1]) + (
         unit_sum[:, 2] * unit_geometric[:, 2]
     )

@@ -89,6 +89,7 @@ def build_document(
         summary.faces += len(obj.data.polygons)
     if armature_obj is not None:
         summary.objects += 1
+        summary.actions += len(document.animations) if options.import_animations else 0
     if options.matrix is not None and not mesh_io.is_identity(options.matrix):
         for obj in root_objects:
             obj.matrix_world = options.matrix @ obj.matrix_world

@@ -493,6 +493,7 @@ def build_animation(
         armature, parsed.action_name or name, matched, frames, basis[..., :3, 3], rotations,
         rotation_mode=options.rotation_mode,
     )  # fmt: skip
+    summary.actions += 1
     play_in_scene(context.scene, int(frames[0]), int(frames[-1]))  # (SMD has no frame rate: the QC's $fps)
 
 

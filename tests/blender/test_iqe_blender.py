@@ -1150,9 +1150,10 @@ def test_a_colour_and_plain_numbers_of_one_name_share_a_float_array(tmp_path: Pa
     assert np.allclose({m.name: m.custom[0] for m in document.meshes}["Other"], 7.5)
 
 
-def test_a_loop_is_a_cycle_that_ends_on_its_first_pose_and_exports_without_it(tmp_path: Path) -> None:
+def test_a_loop_is_a_cycle_that_ends_on_its_first_pose_and_exports_without_it(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     path = write(tmp_path, "hand.iqe", FIXTURE)  # "wave": 2 frames, loop
     assert import_iqe(path) == {"FINISHED"}
+    assert "Imported 1 file: 2 objects, 2 polygons, 1 action in " in capsys.readouterr().out
     action = bpy.data.actions["wave"]
     assert action.use_cyclic and tuple(action.frame_range) == (1.0, 3.0)
     armature = next(obj for obj in bpy.data.objects if obj.type == "ARMATURE")
