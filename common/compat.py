@@ -22,9 +22,10 @@ Each difference below was found by running the test suite on every release (4.2.
 | custom normals kept as the generic CORNER attribute `custom_normal` (an internal layer before) | 4.4+ |
 | ID names hold 255 bytes (63 before); bone names hold 63 bytes on every release | 5.0+ |
 | `Bone.select` removed (selection lives on pose bones) | 5.0+ |
+| a path property says it accepts `//` (`PATH_SUPPORTS_BLEND_RELATIVE`), else 5.2 warns when one is set | 4.5+ |
 
-Only the first six rows and the two material rows change what the extension's code does; the others are listed
-because tests and scene dumps see them.
+Only the first six rows, the two material rows and the path row change what the extension's code does; the
+others are listed because tests and scene dumps see them.
 """
 
 from __future__ import annotations
@@ -32,6 +33,17 @@ from __future__ import annotations
 from functools import cache
 
 import bpy
+
+# ------------------------------------------------------------------------------------------------ properties
+
+
+def blend_relative_path_options() -> set[str]:
+    """Options of a file path property that may start with `//` (the .blend file's folder): without the option
+    5.2 warns each time such a path is set; releases before 4.5 do not know it (nor warn)."""
+    if "is_path_supports_blend_relative" in bpy.types.Property.bl_rna.properties:
+        return {"PATH_SUPPORTS_BLEND_RELATIVE"}
+    return set()
+
 
 # ------------------------------------------------------------------------------------------------ actions
 

@@ -20,6 +20,7 @@ from bpy.props import (
 from bpy_extras.io_utils import ImportHelper
 
 from .. import qmap_compiler as qc
+from ..common import compat
 from ..common.operators import EXPORT_SCOPES, Summary, guarded
 from ..common.qmap_io import OCTREE_DISPLAY, compiler_call
 from ..exporters import qmap as qmap_export
@@ -49,12 +50,12 @@ class QmapReportLine(bpy.types.PropertyGroup):
 
 class QmapSceneSettings(bpy.types.PropertyGroup):
     tmp_path: StringProperty(
-        name="Source", subtype="FILE_PATH", default="//map.qmap.tmp",
+        name="Source", subtype="FILE_PATH", options=compat.blend_relative_path_options(), default="//map.qmap.tmp",
         description="The .qmap.tmp written by Export and read by Compile (its .qmap.desc goes beside it); "
         "// means the folder of the saved .blend file",
     )  # fmt: skip
     qmap_path: StringProperty(
-        name="Map", subtype="FILE_PATH", default="//map.qmap",
+        name="Map", subtype="FILE_PATH", options=compat.blend_relative_path_options(), default="//map.qmap",
         description="The compiled .qmap written by Compile and read by Show Octrees; "
         "// means the folder of the saved .blend file",
     )  # fmt: skip

@@ -6,6 +6,7 @@ import math
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -632,3 +633,12 @@ def test_a_turn_added_to_an_object_far_from_the_origin_is_written(tmp_path: Path
     written = {mesh.name: mesh.orientation for mesh in qc.parse_tmp(out.read_bytes()).meshes}
     assert math.isclose(written[b"Turned"][2], 0.005, abs_tol=1e-6)
     assert math.isclose(written[b"Held"][2], math.pi / 2, abs_tol=1e-6)
+
+
+def test_the_panel_paths_take_blend_relative_paths_without_a_warning() -> None:
+    settings = bpy.context.scene.qmap
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (5.2 warns of "//" on a path property that does not say it takes it)
+        settings.tmp_path = "//maps/level.qmap.tmp"
+        settings.qmap_path = "//maps/level.qmap"
+    assert (settings.tmp_path, settings.qmap_path) == ("//maps/level.qmap.tmp", "//maps/level.qmap")
