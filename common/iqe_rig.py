@@ -74,6 +74,21 @@ def decompose(matrices: np.ndarray) -> np.ndarray:
     return poses.reshape(*np.shape(matrices)[:-2], 10)
 
 
+_SHEAR = 1e-4  # cosine between two of a matrix's unit axes above which it is sheared (round-off stays far below)
+
+
+def sheared_joints(local: np.ndarray) -> list[int]:
+    """Joints whose (..., J, 4, 4) matrices are sheared in any of them: axes not at right angles, which a pose of
+    translation, rotation and scale cannot hold."""
+    linear = np.asarray(local, np.float64)[..., :3, :3]
+    lengths = np.linalg.norm(linear, axis=-2, keepdims=True)
+    axes = linear / np.where(lengths > 1e-12, lengths, 1.0)
+    cosines = np.abs(np.swapaxes(axes, -1, -2) @ axes - np.identity(3))  # off-diagonal: cosines between axes
+    with np.errstate(invalid="ignore"):
+        sheared = (cosines > _SHEAR).any(axis=(-1, -2)).reshape(-1, linear.shape[-3]).any(axis=0)
+    return [int(joint) for joint in np.flatnonzero(sheared)]
+
+
 def local_matrices(world: np.ndarray, parents: list[int]) -> np.ndarray:
     """Parent-local matrices of (..., J, 4, 4) model-space ones (the inverse of `armature.world_from_local`).
 

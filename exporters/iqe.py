@@ -695,7 +695,7 @@ def _animations(
     context: bpy.types.Context, rig: iqe_rig.Skeleton, settings: ExportSettings, warnings: list[str]
 ) -> list[iqe.IqeAnimation]:
     if settings.export_animations == "NLA":
-        animations = [iqe_rig.scene_animation(rig, context.scene)]
+        animations = [iqe_rig.scene_animation(rig, context.scene, warnings)]
     else:
         animations = _action_animations(context, rig, settings, warnings)
     iqe_rig.steady_channels(animations)

@@ -244,11 +244,20 @@ def action_basis(action: bpy.types.Action, rig: Skeleton, frames: np.ndarray) ->
 _ROTATION_PROP = {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}
 
 
-def frames_from_pose(rig: Skeleton, pose: np.ndarray) -> np.ndarray:
-    """(F, J, 10) IQE frames for armature-space pose matrices P: A = S P R^-1 S^-1 B."""
+def frames_from_pose(rig: Skeleton, pose: np.ndarray, label: str, warnings: list[str]) -> np.ndarray:
+    """(F, J, 10) IQE frames for armature-space pose matrices P: A = S P R^-1 S^-1 B. A joint whose matrix
+    relative to its parent is sheared (a parent scaled unevenly under a child that does not inherit its rotation)
+    cannot be a pose of translation, rotation and scale: it is written without the shear, with a warning."""
     space = rig.space
     world = space @ pose @ np.linalg.inv(rig.rest) @ np.linalg.inv(space) @ rig.base_world
-    return iqe_rig.decompose(iqe_rig.local_matrices(world, rig.parents)).astype(np.float32)
+    local = iqe_rig.local_matrices(world, rig.parents)
+    sheared = iqe_rig.sheared_joints(local)
+    if sheared:
+        names = ", ".join(repr(rig.bone_names[joint]) for joint in sheared[:3]) + (" ..." if len(sheared) > 3 else "")
+        warnings.append(f"{label}: {len(sheared)} bone(s) sheared relative to their parent in some frames ({names}): "
+                        "a pose holds no shear, so they were written without it (scale the parent evenly, or let "
+                        "the bone inherit its rotation)")  # fmt: skip
+    return iqe_rig.decompose(local).astype(np.float32)
 
 
 _STEADY = 1e-5  # of a channel's magnitude (at least 1): what the matrix arithmetic adds to a channel that is still
@@ -292,11 +301,11 @@ def action_animation(
         name=str(action.get(iqe_rig.ORIGINAL_NAME, action.name)),
         framerate=float(action.get(iqe_rig.FRAMERATE, scene.render.fps / scene.render.fps_base)),
         loop=loop,
-        frames=frames_from_pose(rig, pose),
+        frames=frames_from_pose(rig, pose, action.name, warnings),
     )
 
 
-def scene_animation(rig: Skeleton, scene: bpy.types.Scene) -> IqeAnimation:
+def scene_animation(rig: Skeleton, scene: bpy.types.Scene, warnings: list[str]) -> IqeAnimation:
     """The scene's frame range as evaluated (NLA, constraints, drivers)."""
     frames = range(scene.frame_start, scene.frame_end + 1)
     current = scene.frame_current
@@ -312,5 +321,5 @@ def scene_animation(rig: Skeleton, scene: bpy.types.Scene) -> IqeAnimation:
         name=scene.name,
         framerate=scene.render.fps / scene.render.fps_base,
         loop=False,
-        frames=frames_from_pose(rig, pose),
+        frames=frames_from_pose(rig, pose, scene.name, warnings),
     )

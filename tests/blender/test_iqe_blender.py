@@ -1244,3 +1244,19 @@ def test_on_slotted_actions_another_objects_keys_do_not_lengthen_the_animation(t
     out = tmp_path / "rig.iqe"
     assert export_iqe(out, export_animations="ACTIVE", export_scope="SELECTED") == {"FINISHED"}
     assert len(iqe.load_iqe(out).animations[0].frames) == 10
+
+
+@pytest.mark.parametrize("even", [True, False])
+def test_a_bone_sheared_by_its_parent_is_written_without_the_shear_and_said(even: bool, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    armature = chain_rig("Root", "Arm")
+    armature.data.bones["Arm"].use_inherit_rotation = False
+    root = armature.pose.bones["Root"]
+    root.rotation_mode = "XYZ"
+    for frame, amount in ((1, 0.0), (3, 1.0)):
+        root.rotation_euler = (amount, 0.0, 0.0)  # (about an axis across the uneven scale's)
+        root.scale = (1.0 + amount, 1.0 + amount, 1.0 + amount) if even else (1.0, 1.0 + amount, 1.0)
+        root.keyframe_insert("rotation_euler", frame=frame)
+        root.keyframe_insert("scale", frame=frame)
+    assert export_iqe(tmp_path / "rig.iqe", export_animations="ACTIVE") == {"FINISHED"}
+    said = "1 bone(s) sheared relative to their parent in some frames ('Arm')" in capsys.readouterr().out
+    assert said != even
