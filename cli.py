@@ -288,10 +288,15 @@ def check_outputs(inputs: Sequence[str], outputs: Sequence[tuple[str, str]], mad
     seen: dict[str, str] = {}
     made = os.path.abspath(made_folder) if made_folder else None
     read = files_read(inputs)
+    patterns = [(path, writer) for path, writer in outputs if path.endswith(ACTION_FILES)]
     for path, writer in outputs:
         if path.endswith(ACTION_FILES):
             _check_action_files(path, writer, read)
             continue
+        for pattern, other in patterns:
+            if other != writer and matches_action_files(path, pattern):
+                raise UsageError(f"{other} writes each action as {pattern}, and {writer} would write {path} over "
+                                 "one of them")  # fmt: skip
         folder = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(folder) and folder != made:
             raise UsageError(f"{path}: the folder {folder} does not exist")
@@ -309,11 +314,16 @@ def check_outputs(inputs: Sequence[str], outputs: Sequence[tuple[str, str]], mad
 ACTION_FILES = "_*.smd"  # (an output standing for `<stem>_<action>.smd`, whose action names are known only later)
 
 
+def matches_action_files(path: str, pattern: str) -> bool:
+    """Whether `path` could be one of the `<stem>_<action>.smd` files `pattern` (`<stem>_*.smd`) stands for."""
+    real, stem = (os.path.normcase(os.path.realpath(p)) for p in (path, pattern[: -len(ACTION_FILES)]))
+    return (os.path.dirname(real) == os.path.dirname(stem) and real.endswith(".smd")
+            and os.path.basename(real).startswith(os.path.basename(stem) + "_"))  # fmt: skip
+
+
 def _check_action_files(pattern: str, writer: str, read: Sequence[str]) -> None:
-    prefix = os.path.normcase(os.path.realpath(pattern[: -len(ACTION_FILES)])) + "_"
     for source in read:
-        real = os.path.normcase(os.path.realpath(source))
-        if real.startswith(prefix) and real.endswith(".smd"):
+        if matches_action_files(source, pattern):
             raise UsageError(f"{source} is an input, and {writer} writes each action as {pattern} beside it: an "
                              "action of that name would replace it (write the output elsewhere)")  # fmt: skip
 

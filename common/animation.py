@@ -274,10 +274,16 @@ def object_motion_warning(source: ActionSource, label: str) -> str | None:
 def unusual_inheritance(obj: bpy.types.Object) -> str | None:
     """Bones whose pose does not follow their parent's the usual way (rotation or scale not inherited, location
     not local), which the keys alone cannot give (`pose_matrices` composes full inheritance): a reason, else None."""
-    bones = [bone for bone in obj.data.bones if bone.parent is not None]
-    odd = sum(1 for bone in bones if not bone.use_inherit_rotation or bone.inherit_scale != "FULL"
-              or not bone.use_local_location)  # fmt: skip
-    return f"{odd} bone(s) not inheriting their parent's rotation or scale in full" if odd else None
+    odd = sum(1 for bone in obj.data.bones if _inherits_unusually(bone))
+    if not odd:
+        return None
+    return f"{odd} bone(s) not following their parent in full (rotation or scale not inherited, location not local)"
+
+
+def _inherits_unusually(bone: bpy.types.Bone) -> bool:
+    if not bone.use_local_location:  # (a root's too: it then moves along the armature's axes)
+        return True
+    return bone.parent is not None and (not bone.use_inherit_rotation or bone.inherit_scale != "FULL")
 
 
 def bake_wanted(context: bpy.types.Context, obj: bpy.types.Object, label: str, bake: bool, warnings: list[str]) -> bool:

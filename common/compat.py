@@ -39,7 +39,7 @@ import bpy
 
 def blend_relative_path_options() -> set[str]:
     """Options of a file path property that may start with `//` (the .blend file's folder): without the option
-    5.2 warns each time such a path is set; releases before 4.5 do not know it (nor warn)."""
+    4.5+ warn each time such a path is set; releases before 4.5 do not know it (nor warn)."""
     if "is_path_supports_blend_relative" in bpy.types.Property.bl_rna.properties:
         return {"PATH_SUPPORTS_BLEND_RELATIVE"}
     return set()

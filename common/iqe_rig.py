@@ -82,8 +82,9 @@ def sheared_joints(local: np.ndarray) -> list[int]:
     translation, rotation and scale cannot hold."""
     linear = np.asarray(local, np.float64)[..., :3, :3]
     lengths = np.linalg.norm(linear, axis=-2, keepdims=True)
-    axes = linear / np.where(lengths > 1e-12, lengths, 1.0)
-    cosines = np.abs(np.swapaxes(axes, -1, -2) @ axes - np.identity(3))  # off-diagonal: cosines between axes
+    axes = linear / np.where(lengths > 1e-12, lengths, 1.0)  # (an axis scaled to nothing stays 0: at right angles)
+    cosines = np.abs(np.swapaxes(axes, -1, -2) @ axes)
+    cosines[..., [0, 1, 2], [0, 1, 2]] = 0.0  # only the cosines between different axes
     with np.errstate(invalid="ignore"):
         sheared = (cosines > _SHEAR).any(axis=(-1, -2)).reshape(-1, linear.shape[-3]).any(axis=0)
     return [int(joint) for joint in np.flatnonzero(sheared)]

@@ -10,6 +10,8 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
+from ..formats.rows import row_lengths
+
 # ------------------------------------------------------------------------------------------------ building
 
 
@@ -155,7 +157,7 @@ def _smooth_everywhere(mesh: bpy.types.Mesh) -> bool:
 def unit_vectors(vectors: np.ndarray) -> np.ndarray:
     """Vectors scaled to length 1 (zero ones stay zero: "no custom normal"). Blender 4.2 silently ignores custom
     normals that are not unit length; files such as SMDs written by hand hold (1, 1, 1)."""
-    lengths = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    lengths = row_lengths(vectors, keepdims=True)
     return np.divide(vectors, lengths, out=np.zeros_like(vectors), where=lengths > 0)
 
 
@@ -203,7 +205,7 @@ def transform_normals(normals: np.ndarray, matrix: Matrix) -> np.ndarray:
     """Normals through the inverse transpose, renormalised; zero vectors stay zero."""
     m = np.array(matrix.to_3x3().inverted_safe().transposed(), np.float64)
     out = normals.astype(np.float64) @ m.T
-    length = np.linalg.norm(out, axis=1, keepdims=True)
+    length = row_lengths(out, keepdims=True)
     np.divide(out, length, out=out, where=length > 0)
     return out
 

@@ -43,7 +43,7 @@ from ..common.operators import (
 from ..formats import iqe
 from ..formats.atomic import write_bytes_atomically
 from ..formats.errors import FormatError
-from ..formats.rows import any_per_row
+from ..formats.rows import any_per_row, row_lengths
 from . import iqe_rig
 
 MAX_SKINNED_JOINTS = 256
@@ -453,7 +453,7 @@ def _gathered_weights(dense: np.ndarray, max_influences: int) -> tuple[np.ndarra
 def _transform_directions(vectors: np.ndarray, matrix: object) -> np.ndarray:
     linear = np.array(matrix, np.float64)[:3, :3]
     out = vectors.astype(np.float64) @ linear.T
-    length = np.linalg.norm(out, axis=1, keepdims=True)
+    length = row_lengths(out, keepdims=True)
     np.divide(out, length, out=out, where=length > 0)
     return out.astype(np.float32)
 

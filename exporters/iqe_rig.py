@@ -255,8 +255,8 @@ def frames_from_pose(rig: Skeleton, pose: np.ndarray, label: str, warnings: list
     if sheared:
         names = ", ".join(repr(rig.bone_names[joint]) for joint in sheared[:3]) + (" ..." if len(sheared) > 3 else "")
         warnings.append(f"{label}: {len(sheared)} bone(s) sheared relative to their parent in some frames ({names}): "
-                        "a pose holds no shear, so they were written without it (scale the parent evenly, or let "
-                        "the bone inherit its rotation)")  # fmt: skip
+                        "a pose holds translation, rotation and scale only, so they were written without the shear "
+                        "(it comes from a parent scaled unevenly above a turned bone)")  # fmt: skip
     return iqe_rig.decompose(local).astype(np.float32)
 
 
@@ -287,8 +287,8 @@ def action_animation(
     scene = context.scene
     source = ActionSource(action, _animating(action, rig.armature)[1])
     first, last = frame_range(source)  # (the armature's slot's keys: not another object's in the same action)
-    loop = bool(action.use_cyclic)
-    if loop and action.use_frame_range and last > first:
+    loop = bool(action.use_cyclic and action.use_frame_range)  # (Blender ignores Cyclic without a manual range)
+    if loop and last > first:
         last -= 1  # a cycle's range ends on its first pose again, which the engine's wrap-around shows
     frames = np.arange(first, last + 1, dtype=np.float64)
     if (moving := object_motion_warning(source, action.name)) is not None:

@@ -68,7 +68,7 @@ def new_temporary(target: str, suffix: str) -> tuple[int, str]:
     """A new file beside `target`, named after it (`.NAME.RANDOM.tmp`: a file left by a crash says whose it was),
     created with mode 0666 less the umask, as the target itself would be."""
     folder = os.path.dirname(os.path.abspath(target))
-    stem = os.path.basename(target).encode()[:180].decode(errors="ignore")  # (room for the rest in 255 bytes)
+    stem = short_file_name(os.path.basename(target), 180)  # (room for the rest in 255 bytes)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     for _ in range(100):
         path = os.path.join(folder, f".{stem}.{secrets.token_hex(4)}{suffix}")
@@ -77,6 +77,18 @@ def new_temporary(target: str, suffix: str) -> tuple[int, str]:
         except FileExistsError:
             continue
     raise FileExistsError(errno.EEXIST, "no free temporary file name", folder)
+
+
+def short_file_name(name: str, most_bytes: int) -> str:
+    """`name` cut to at most `most_bytes` in the file system's encoding, at the end of a character where it is UTF-8
+    (a name that is not reaches Python with surrogate escapes: its bytes are cut as they are)."""
+    encoded = os.fsencode(name)
+    if len(encoded) <= most_bytes:
+        return name
+    for cut in range(most_bytes, max(most_bytes - 4, 0), -1):
+        with contextlib.suppress(UnicodeDecodeError):
+            return encoded[:cut].decode("utf-8")
+    return os.fsdecode(encoded[:most_bytes])
 
 
 def _keep_mode(target: str, temp_path: str) -> None:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -38,3 +40,17 @@ def count_per_row(mask: npt.ArrayLike) -> npt.NDArray[np.int64]:
     for column in range(table.shape[1]):
         counts += table[:, column]
     return counts
+
+
+def row_lengths(vectors: npt.ArrayLike, keepdims: bool = False) -> npt.NDArray[np.floating[Any]]:
+    """np.linalg.norm(vectors, axis=-1), bit for bit (numpy sums fewer than 8 squares left to right, as here), about
+    ten times quicker on short rows; `keepdims` as numpy's."""
+    table = np.asarray(vectors)
+    if table.ndim == 0 or not 1 <= table.shape[-1] < 8 or table.dtype.kind != "f":
+        lengths: npt.NDArray[np.floating[Any]] = np.linalg.norm(table, axis=-1, keepdims=keepdims)
+        return lengths
+    squares = table[..., 0] * table[..., 0]
+    for column in range(1, table.shape[-1]):
+        squares += table[..., column] * table[..., column]
+    root: npt.NDArray[np.floating[Any]] = np.sqrt(squares)
+    return root[..., None] if keepdims else root

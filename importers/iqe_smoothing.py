@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..formats.iqe import IqeMesh
+from ..formats.rows import row_lengths
 
 _MAX_PAIRS = 20_000_000
 
@@ -49,7 +50,7 @@ def generated_normals(meshes: list[IqeMesh]) -> list[np.ndarray]:
     group_size = sizes[pair_group]
     first = order[starts[pair_group] + within // group_size]
     second = order[starts[pair_group] + within % group_size]
-    unit = face_normals / np.maximum(np.linalg.norm(face_normals, axis=1, keepdims=True), 1e-30)
+    unit = face_normals / np.maximum(row_lengths(face_normals, keepdims=True), 1e-30)
     fa, fb = face[first], face[second]
     compatible = (
         (group[first] == group[second])
@@ -61,7 +62,7 @@ def generated_normals(meshes: list[IqeMesh]) -> list[np.ndarray]:
     pairs = np.unique(np.stack((first[compatible], fb[compatible]), axis=1), axis=0)
     sums = np.zeros((len(position), 3))
     np.add.at(sums, pairs[:, 0], face_normals[pairs[:, 1]])
-    lengths = np.linalg.norm(sums, axis=1, keepdims=True)
+    lengths = row_lengths(sums, keepdims=True)
     normals = np.divide(sums, lengths, out=np.tile([0.0, 0.0, 1.0], (len(sums), 1)), where=lengths > 1e-30)
     bounds = np.cumsum([0, *corner_counts])
     return [normals[bounds[i] : bounds[i + 1]].astype(np.float32) for i in range(len(meshes))]

@@ -60,6 +60,7 @@ from ..common.selection import selecting_new_objects
 from ..formats import smd
 from ..formats.dedup import first_equal_rows, first_occurrences
 from ..formats.errors import FormatError
+from ..formats.rows import row_lengths
 
 BLANK_MATERIAL = "UndefinedMaterial"
 
@@ -535,12 +536,12 @@ def match_points(
     if not pairs_q:
         return result
     q, r = np.concatenate(pairs_q), np.concatenate(pairs_r)
-    distance = np.linalg.norm(query[q] - reference[r], axis=1)
+    distance = row_lengths(query[q] - reference[r])
     close = distance <= tolerance
     q, r, distance = q[close], r[close], distance[close]
 
     def unit(v: np.ndarray) -> np.ndarray:
-        length = np.linalg.norm(v, axis=1, keepdims=True)
+        length = row_lengths(v, keepdims=True)
         return v / np.where(length > 0, length, 1)
 
     agreement = np.sum(unit(query_normals[q]) * unit(reference_normals[r]), axis=1)

@@ -164,7 +164,12 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes | me
 
 def _new_part_file(target: Path, folder: Path) -> tuple[int, str]:
     """`.NAME.RANDOM.part` beside the target, made with mode 0666 less the umask, as a new file of that name."""
-    stem = target.name.encode()[:180].decode(errors="ignore")
+    encoded = os.fsencode(target.name)  # (a name not valid UTF-8 has surrogate escapes: os.fsencode keeps them)
+    stem = target.name if len(encoded) <= 180 else os.fsdecode(encoded[:180])
+    for cut in range(180, 176, -1) if len(encoded) > 180 else ():  # at the end of a character where it is UTF-8
+        with contextlib.suppress(UnicodeDecodeError):
+            stem = encoded[:cut].decode("utf-8")
+            break
     for _ in range(100):
         path = str(folder / f".{stem}.{secrets.token_hex(4)}.part")
         try:

@@ -97,7 +97,8 @@ def build_rigged_scene() -> None:
     _cube_on_head(rig)
     _action(rig, "sway", 12, 0.4)
     walk = _action(rig, "nod", 20, 0.8)
-    walk.use_cyclic = True  # the loop flag (no manual range: every frame of the keys is written)
+    walk.use_frame_range, walk.frame_start, walk.frame_end = True, 1, 21  # a cycle of 20 frames: 21 is 1 again
+    walk.use_cyclic = True  # the loop flag
     bpy.context.scene.frame_set(1)
 
 

@@ -14,6 +14,7 @@ import numpy.typing as npt
 
 from ..atomic import write_bytes_atomically
 from ..errors import FormatError, read_file_bytes
+from ..rows import row_lengths
 from .animation import DenseAnimation, dense_skeleton
 from .document import Flavour, SkeletonFrame, SmdDocument, SmdNode, Triangles, VertexFrame
 from .qc import COLLISION_COMMANDS, QcDocument, QcFlexFile, QcMesh, load_qc
@@ -139,8 +140,8 @@ def build_vta(
     frames = [VertexFrame(0, ids, base_positions.astype(np.float64), base_normals.astype(np.float64))]
     skeleton = [SkeletonFrame(0)]
     for time, (name, positions, normals) in enumerate(shapes, start=1):
-        moved = (np.linalg.norm(positions - base_positions, axis=1) > threshold) | (
-            np.linalg.norm(normals - base_normals, axis=1) > threshold
+        moved = (row_lengths(positions - base_positions) > threshold) | (
+            row_lengths(normals - base_normals) > threshold
         )
         frames.append(
             VertexFrame(time, ids[moved], positions[moved].astype(np.float64), normals[moved].astype(np.float64))

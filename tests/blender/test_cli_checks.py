@@ -187,3 +187,23 @@ def test_files_a_qc_names_and_files_an_smd_export_writes_alongside_are_checked_t
     (line,) = capsys.readouterr().err.splitlines()
     assert message in line, line
     assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+
+
+def test_action_files_of_one_conversion_are_not_replaced_by_another_and_subfolders_are_not_beside(
+    tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("a.smd", "a_walk.smd"):
+        (tmp_path / name).write_text(SMD_LINES)
+    (tmp_path / "a.qc").write_text('$modelname "a.mdl"\n$body studio "a.smd"\n$sequence walk "a_walk.smd"\n')
+    (tmp_path / "a_walk.qc").write_text('$modelname "w.mdl"\n$body studio "a.smd"\n')
+    out = tmp_path / "out"
+    argv = ["convert", str(tmp_path / "a.qc"), str(tmp_path / "a_walk.qc"), "--to", "smd", "-d", str(out), "--set",
+            "export_mode=ALL"]  # fmt: skip
+    assert extension.cli.main(argv, prog="iogf") == 2  # a's walk would be out/a_walk.smd, a_walk.qc's reference too
+    assert "would write " in capsys.readouterr().err and not out.exists()
+    parts = tmp_path / "a_parts"
+    parts.mkdir()
+    (parts / "body.smd").write_text(SMD_LINES + "triangles\nskin\n0 0 0 0 0 0 1 0 0\n0 1 0 0 0 0 1 1 0\n"
+                                    "0 0 1 0 0 0 1 0 1\nend\n")  # fmt: skip
+    argv = ["convert", str(parts / "body.smd"), "-o", str(tmp_path / "a.smd"), "--set", "export_mode=ALL"]
+    assert extension.cli.main(argv, prog="iogf") == 0  # a_parts/body.smd is in a folder, not an a_*.smd beside a.smd

@@ -1175,35 +1175,39 @@ def test_a_loop_is_a_cycle_that_ends_on_its_first_pose_and_exports_without_it(tm
 
 
 def _rig_not_inheriting_in_full(inheritance: str) -> bpy.types.Object:
-    """Root turns and grows from frame 1 to 3, Arm moves; Arm does not take Root's rotation, scale or space."""
+    """Root turns and grows from frame 1 to 3, both move; Arm does not take Root's rotation, scale or space (or
+    Root moves along the armature's axes)."""
     armature = chain_rig("Root", "Arm")
     bone = armature.data.bones["Arm"]
     if inheritance == "rotation":
         bone.use_inherit_rotation = False
     elif inheritance == "scale":
         bone.inherit_scale = "NONE"
-    else:
+    elif inheritance == "location":
         bone.use_local_location = False
+    else:
+        armature.data.bones["Root"].use_local_location = False
     root, arm = armature.pose.bones["Root"], armature.pose.bones["Arm"]
     root.rotation_mode = arm.rotation_mode = "XYZ"
     for frame, amount in ((1, 0.0), (3, 1.0)):
         root.rotation_euler = (0.0, 0.0, amount)
         root.scale = (1.0 + amount,) * 3
         arm.location = (amount, 0.0, 0.0)
+        root.location = (0.0, amount, 0.0)  # (along the bone: up in armature space, sideways if that is used)
         for pose_bone in (root, arm):
             for path in ("rotation_euler", "scale", "location"):
                 pose_bone.keyframe_insert(path, frame=frame)
     return armature
 
 
-@pytest.mark.parametrize("inheritance", ["rotation", "scale", "location"])
+@pytest.mark.parametrize("inheritance", ["rotation", "scale", "location", "root location"])
 @pytest.mark.parametrize("bake", [True, False])
 def test_bones_that_do_not_inherit_in_full_export_the_pose_blender_shows(
     inheritance: str, bake: bool, tmp_path: Path
 ) -> None:
     armature = _rig_not_inheriting_in_full(inheritance)
     bpy.context.scene.frame_set(3)
-    shown = np.array(armature.pose.bones["Arm"].matrix)
+    shown, shown_root = (np.array(armature.pose.bones[name].matrix) for name in ("Arm", "Root"))
     out = tmp_path / "rig.iqe"
     assert export_iqe(out, export_animations="ACTIVE", bake_pose=bake) == {"FINISHED"}
     assert len(iqe.load_iqe(out).animations[0].frames) == 3
@@ -1212,6 +1216,7 @@ def test_bones_that_do_not_inherit_in_full_export_the_pose_blender_shows(
     imported = next(obj for obj in bpy.data.objects if obj.type == "ARMATURE")
     bpy.context.scene.frame_set(3)
     np.testing.assert_allclose(np.array(imported.pose.bones["Arm"].matrix), shown, atol=1e-4)
+    np.testing.assert_allclose(np.array(imported.pose.bones["Root"].matrix), shown_root, atol=1e-4)
 
 
 def test_an_actions_frames_are_its_armatures_keys_rounded_outwards(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -1246,17 +1251,18 @@ def test_on_slotted_actions_another_objects_keys_do_not_lengthen_the_animation(t
     assert len(iqe.load_iqe(out).animations[0].frames) == 10
 
 
-@pytest.mark.parametrize("even", [True, False])
-def test_a_bone_sheared_by_its_parent_is_written_without_the_shear_and_said(even: bool, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("scaling", ["even", "uneven", "to nothing"])
+def test_a_sheared_bone_is_written_without_the_shear_and_said(scaling: str, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     armature = chain_rig("Root", "Arm")
     armature.data.bones["Arm"].use_inherit_rotation = False
-    root = armature.pose.bones["Root"]
+    root, arm = armature.pose.bones["Root"], armature.pose.bones["Arm"]
     root.rotation_mode = "XYZ"
     for frame, amount in ((1, 0.0), (3, 1.0)):
         root.rotation_euler = (amount, 0.0, 0.0)  # (about an axis across the uneven scale's)
-        root.scale = (1.0 + amount, 1.0 + amount, 1.0 + amount) if even else (1.0, 1.0 + amount, 1.0)
-        root.keyframe_insert("rotation_euler", frame=frame)
-        root.keyframe_insert("scale", frame=frame)
+        root.scale = (1.0, 1.0 + amount, 1.0) if scaling == "uneven" else (1.0 + amount,) * 3
+        arm.scale = (1.0 - amount,) * 3 if scaling == "to nothing" else (1.0, 1.0, 1.0)  # (a part hidden so)
+        for bone, path in ((root, "rotation_euler"), (root, "scale"), (arm, "scale")):
+            bone.keyframe_insert(path, frame=frame)
     assert export_iqe(tmp_path / "rig.iqe", export_animations="ACTIVE") == {"FINISHED"}
     said = "1 bone(s) sheared relative to their parent in some frames ('Arm')" in capsys.readouterr().out
-    assert said != even
+    assert said == (scaling == "uneven")

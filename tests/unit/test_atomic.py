@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -263,3 +264,18 @@ def test_the_compilers_writer_follows_the_umask_keeps_modes_and_refuses_a_locked
     with pytest.raises(QmapError, match="write-protected"):
         writer.write_atomic(kept, b"other")
     assert kept.read_bytes() == b"map" and sorted(p.name for p in tmp_path.iterdir()) == ["kept.qmap", "new.qmap"]
+
+
+@pytest.mark.skipif(os.name == "nt" or sys.getfilesystemencoding() != "utf-8", reason="POSIX names of raw bytes")
+def test_a_name_that_is_not_utf8_is_written_like_any_other(tmp_path: Path) -> None:
+    from qmap_compiler import writer
+
+    names = [os.fsdecode(b"mod\xe8le" + suffix) for suffix in (b".iqe", b".smd", b".vta", b".qmap")]
+    atomic.write_bytes_atomically(tmp_path / names[0], b"iqe")
+    write_files_atomically([(str(tmp_path / names[1]), b"smd"), (str(tmp_path / names[2]), b"vta")])
+    writer.write_atomic(tmp_path / names[3], b"map")
+    assert sorted(os.listdir(tmp_path)) == sorted(names)
+    assert atomic.short_file_name("é" * 100, 181).encode() == "é".encode() * 90  # (never half a character)
+    long_name = "é" * 125 + ".qmap"  # 255 bytes: the temporary file's name is cut
+    writer.write_atomic(tmp_path / long_name, b"map")
+    assert (tmp_path / long_name).read_bytes() == b"map"

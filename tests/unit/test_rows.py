@@ -36,3 +36,19 @@ def test_the_compilers_nan_rows_match_numpy(rows: int) -> None:
     normals[rng.random((rows, 3)) < 0.01] = np.nan
     expected = np.isnan(uvs).any(axis=(1, 2)) | np.isnan(normals).any(axis=1)
     np.testing.assert_array_equal(nan_in_rows(uvs, normals), expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(0, 3), (1000, 1), (1000, 2), (1000, 3), (1000, 4), (10, 20, 3), (100, 9)])
+def test_row_lengths_are_numpys_norms_bit_for_bit(dtype: type, shape: tuple[int, ...]) -> None:
+    from formats.rows import row_lengths
+
+    rng = np.random.default_rng(sum(shape))
+    vectors = (rng.normal(size=shape) * rng.uniform(1e-3, 1e3, size=(*shape[:-1], 1))).astype(dtype)
+    if vectors.size:
+        vectors.reshape(-1)[::97] = 0.0
+    for keepdims in (False, True):
+        expected = np.linalg.norm(vectors, axis=-1, keepdims=keepdims)
+        got = row_lengths(vectors, keepdims=keepdims)
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        assert np.array_equal(got, expected)
