@@ -168,10 +168,12 @@ class _SingleSlot(ActionSource):
 
 
 def frame_range(source: ActionSource) -> tuple[int, int]:
-    """The action's manual frame range if set, else the span of the keys of its (slot's) F-curves."""
+    """The action's manual frame range if set, else the span of the keys of its (slot's) F-curves; either rounded
+    outwards to whole frames."""
     action = source.action
     if action.use_frame_range:
-        return round(action.frame_start), max(round(action.frame_start), round(action.frame_end))
+        first = math.floor(action.frame_start + 1e-6)
+        return first, max(first, math.ceil(action.frame_end - 1e-6))
     starts, ends = [], []
     for curve in fcurves_of(source):
         if len(curve.keyframe_points):

@@ -25,7 +25,7 @@ class Summary:
     files: int = 0
     objects: int = 0
     faces: int = 0
-    actions: int = 0  # actions an import made (an animation-only import makes nothing else)
+    actions: int = 0  # actions an import made or an export wrote (an animation alone is worth saying)
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     face_kind: str = "polygons"  # what `faces` counts ("triangles" for the formats that store only them); "": none

@@ -638,6 +638,7 @@ def build_document(
         document.animations = _animations(context, rig, settings, summary.warnings)
         for animation in document.animations:
             animation.name = _clean(animation.name, "animation", summary.warnings)
+        summary.actions = len(document.animations)
     if settings.export_comment:
         document.comment_section = _comment(chosen, armature)
     return document

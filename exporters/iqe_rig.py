@@ -288,6 +288,9 @@ def action_animation(
     source = ActionSource(action, _animating(action, rig.armature)[1])
     first, last = frame_range(source)  # (the armature's slot's keys: not another object's in the same action)
     loop = bool(action.use_cyclic and action.use_frame_range)  # (Blender ignores Cyclic without a manual range)
+    if action.use_cyclic and not action.use_frame_range:
+        warnings.append(f"{action.name}: Cyclic Animation is on but Manual Frame Range is off, where Blender ignores "
+                        "it: written without the loop flag (set the range of one cycle to loop)")  # fmt: skip
     if loop and last > first:
         last -= 1  # a cycle's range ends on its first pose again, which the engine's wrap-around shows
     frames = np.arange(first, last + 1, dtype=np.float64)

@@ -650,6 +650,7 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
                 else:
                     target = f"{stem}_{safe_file_part(source.label)}.smd"
                 plan.files.append((target, smd.smd_pieces(document, flavour)))
+                summary.actions += 1
     try:
         write_files_atomically(plan.files)
     except ValueError as error:  # two actions whose names clean up to the same file name

@@ -1266,3 +1266,22 @@ def test_a_sheared_bone_is_written_without_the_shear_and_said(scaling: str, tmp_
     assert export_iqe(tmp_path / "rig.iqe", export_animations="ACTIVE") == {"FINISHED"}
     said = "1 bone(s) sheared relative to their parent in some frames ('Arm')" in capsys.readouterr().out
     assert said == (scaling == "uneven")
+
+
+def test_a_manual_range_is_rounded_outwards_and_cyclic_needs_it(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    armature = chain_rig("Root", "Arm")
+    turn_keys(armature, "Root", {1: 0.0, 12: 0.5})
+    action = armature.animation_data.action
+    out = tmp_path / "rig.iqe"
+    counts = []
+    for end, cyclic in ((10.5, False), (11.5, False), (10.5, True), (11.5, True)):
+        action.use_frame_range, action.frame_start, action.frame_end, action.use_cyclic = True, 1.0, end, cyclic
+        assert export_iqe(out, export_animations="ACTIVE") == {"FINISHED"}
+        (animation,) = iqe.load_iqe(out).animations
+        counts.append((len(animation.frames), animation.loop))
+    assert counts == [(11, False), (12, False), (10, True), (11, True)]  # (never Python's round-half-to-even)
+    assert "1 action in " in capsys.readouterr().out  # the export's summary counts what it wrote
+    action.use_frame_range = False  # Blender ignores Cyclic Animation now: so does the export, saying so
+    assert export_iqe(out, export_animations="ACTIVE") == {"FINISHED"}
+    assert not iqe.load_iqe(out).animations[0].loop
+    assert "Cyclic Animation is on but Manual Frame Range is off" in capsys.readouterr().out
