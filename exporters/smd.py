@@ -562,6 +562,13 @@ def safe_file_part(text: str) -> str:
     return re.sub(r'[\\/:*?"<>|]', "_", text)
 
 
+def action_file_name(stem: str, label: str) -> str:
+    """`<stem>_<action>.smd` beside the reference; an action already named so (one imported from such a file) is
+    not prefixed again, so that an import and export writes the files' own names back."""
+    part, base = safe_file_part(label), os.path.basename(stem)
+    return os.path.join(os.path.dirname(stem), (part if part.startswith(base + "_") else f"{base}_{part}") + ".smd")
+
+
 @dataclass
 class Plan:
     """Files to write, built completely before any is written."""
@@ -648,7 +655,7 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
                 if mode == "ANIMATION" and settings.action_scope == "ACTIVE":
                     target = path
                 else:
-                    target = f"{stem}_{safe_file_part(source.label)}.smd"
+                    target = action_file_name(stem, source.label)
                 plan.files.append((target, smd.smd_pieces(document, flavour)))
                 summary.actions += 1
     try:

@@ -481,6 +481,18 @@ def test_bone_axis_correction_round_trips(tmp_path: Path) -> None:
     assert_same_animation(smd.read_smd(animation.read_bytes()), smd.load_smd(tmp_path / "out_walk.smd"))
 
 
+def test_an_import_and_export_writes_the_animation_files_own_names_back(tmp_path: Path) -> None:
+    source = tmp_path / "source"
+    source.mkdir()
+    reference = write(source, "model.smd", reference_text())
+    animation = write(source, "model_walk.smd", ANIMATION_TIME_5)  # (the name an export gives action "walk")
+    import_smd(reference, animation)
+    assert bpy.data.actions[0].name == "model_walk"
+    assert export_smd(tmp_path / "model.smd", export_mode="ALL", action_scope="ALL") == {"FINISHED"}
+    assert sorted(p.name for p in tmp_path.glob("*.smd")) == ["model.smd", "model_walk.smd"]  # not model_model_walk
+    assert_same_animation(smd.read_smd(animation.read_bytes()), smd.load_smd(tmp_path / "model_walk.smd"))
+
+
 # ------------------------------------------------------------------------------------------------ export
 
 
