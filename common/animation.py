@@ -258,19 +258,50 @@ def pose_evaluation_blocked(context: bpy.types.Context, obj: bpy.types.Object) -
     return None
 
 
-_OBJECT_TRANSFORMS = {"location", "rotation_euler", "rotation_quaternion", "rotation_axis_angle", "scale",
-                      "delta_location", "delta_rotation_euler", "delta_rotation_quaternion", "delta_scale"}
+_OBJECT_CHANNELS = {"location": 3, "rotation_euler": 3, "rotation_quaternion": 4, "rotation_axis_angle": 4, "scale": 3}
+_OBJECT_DELTAS = {"delta_location", "delta_rotation_euler", "delta_rotation_quaternion", "delta_scale"}
 
 
-def object_motion_warning(source: ActionSource, label: str) -> str | None:
-    """A warning when the action moves the armature object itself (root motion keyed on the object), which the
-    formats cannot hold: their animations move joints, in the armature's space."""
-    moving = sorted({curve.data_path for curve in fcurves_of(source) if curve.data_path in _OBJECT_TRANSFORMS
+def object_motion(source: ActionSource, obj: bpy.types.Object, frames: Sequence[float]) -> np.ndarray | None:
+    """(F, 4, 4) the motion the action keys on the armature object itself (root motion), at each frame, relative
+    to where the object stands now: premultiplied to its bones' armature-space poses, it makes the root bones carry
+    the motion in the space the skeleton is written in. None when the action keys none of the object's channels
+    (delta channels are not read: see `object_motion_warning`)."""
+    curves = [curve for curve in fcurves_of(source) if curve.data_path in _OBJECT_CHANNELS and not curve.mute]
+    if not curves:
+        return None
+    times = np.asarray(list(frames), np.float64)
+    now = {name: np.array(getattr(obj, name), np.float64) for name in _OBJECT_CHANNELS}
+    channels = {name: np.tile(value, (len(times), 1)) for name, value in now.items()}
+    for curve in curves:
+        if curve.array_index < channels[curve.data_path].shape[1]:
+            evaluate = curve.evaluate
+            channels[curve.data_path][:, curve.array_index] = [evaluate(time) for time in times.tolist()]
+    current = _object_basis({name: value[None] for name, value in now.items()}, obj.rotation_mode)[0]
+    motion: np.ndarray = np.linalg.inv(current) @ _object_basis(channels, obj.rotation_mode)
+    return motion
+
+
+def _object_basis(channels: dict[str, np.ndarray], mode: str) -> np.ndarray:
+    if mode == "QUATERNION":
+        rotations = quaternion_to_matrix(channels["rotation_quaternion"])
+    elif mode == "AXIS_ANGLE":
+        rotations = _axis_angle_to_matrix(channels["rotation_axis_angle"])
+    else:
+        rotations = euler_to_matrix(channels["rotation_euler"], mode)
+    return compose(channels["location"], rotations, channels["scale"])
+
+
+def object_motion_warning(source: ActionSource, label: str, written: bool) -> str | None:
+    """A warning when the action moves the armature object itself (root motion keyed on the object) and that is
+    not written: all of it when `written` is off, else its delta channels."""
+    unread = _OBJECT_DELTAS if written else _OBJECT_DELTAS | set(_OBJECT_CHANNELS)
+    moving = sorted({curve.data_path for curve in fcurves_of(source) if curve.data_path in unread
                      and not curve.mute and len({key.co[1] for key in curve.keyframe_points}) > 1})  # fmt: skip
     if not moving:
         return None
-    return (f"{label}: the armature object's own {', '.join(moving)} keys are not written (animations "
-            "move bones only: key the root bone to move the model)")
+    advice = "" if written else " (Object Motion writes them into the root bones)"
+    return f"{label}: the armature object's own {', '.join(moving)} keys are not written{advice}"
 
 
 def unusual_inheritance(obj: bpy.types.Object) -> str | None:

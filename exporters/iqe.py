@@ -104,6 +104,7 @@ class ExportSettings:
     export_skeleton: bool = True
     export_animations: str = "ALL"
     bake_pose: bool = True
+    object_motion: bool = True
     max_influences: int = 4
     export_comment: bool = True
     flip_v: bool = True  # write 1 - v, as every IQE exporter does (the compiler does not flip)
@@ -710,7 +711,8 @@ def _action_animations(
     if not actions and settings.export_animations == "ACTIVE":
         warnings.append(f"armature {rig.armature.name!r} has no active action: no animation written (Animations: "
                         "All Actions writes every action that keys its bones)")  # fmt: skip
-    animations = [iqe_rig.action_animation(context, action, rig, bake=settings.bake_pose, warnings=warnings)
+    animations = [iqe_rig.action_animation(context, action, rig, bake=settings.bake_pose, warnings=warnings,
+                                           object_motion_written=settings.object_motion)
                   for action in actions]  # fmt: skip
     taken: set[str] = set()
     for action, animation in zip(actions, animations, strict=True):
@@ -753,7 +755,7 @@ def draw_iqe_export_options(layout: bpy.types.UILayout, operator: object, contex
         ("export_normals", "export_uvs", "export_colors", "export_attributes", "export_tangents"),
     )  # fmt: skip
     draw_panel(layout, operator, "IOGF_iqe_export_armature", "Armature",
-               ("export_skeleton", "max_influences", "export_animations", "bake_pose"))  # fmt: skip
+               ("export_skeleton", "max_influences", "export_animations", "bake_pose", "object_motion"))  # fmt: skip
     draw_panel(
         layout, operator, "IOGF_iqe_export_transform", "Transform",
         ("apply_transform", "global_scale", "axis_forward", "axis_up", "flip_v", "reverse_winding"), closed=True,
@@ -790,6 +792,12 @@ class IqeExportProperties:
         description="When bone constraints or drivers shape the pose, play each action frame by frame and write "
         "the pose Blender shows (slower); off: the action's keys alone",
     )
+    object_motion: BoolProperty(
+        name="Object Motion",
+        default=True,
+        description="Write the motion an action keys on the armature object itself (root motion) into the root "
+        "bones; off: the bones' motion alone, as the armature stands at the current frame",
+    )
     export_comment: BoolProperty(
         name="Comment Section", default=True, description="Write the text block of an imported file's comment"
     )
@@ -812,6 +820,7 @@ class IqeExportProperties:
             export_skeleton=self.export_skeleton,
             export_animations=self.export_animations,
             bake_pose=self.bake_pose,
+            object_motion=self.object_motion,
             max_influences=self.max_influences,
             export_comment=self.export_comment,
             flip_v=self.flip_v,

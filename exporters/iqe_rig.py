@@ -19,6 +19,7 @@ from ..common.animation import (
     bake_wanted,
     bone_path,
     frame_range,
+    object_motion,
     object_motion_warning,
     pose_matrices,
     sample_evaluated_pose,
@@ -280,7 +281,8 @@ def steady_channels(animations: list[IqeAnimation]) -> None:
 
 
 def action_animation(
-    context: bpy.types.Context, action: bpy.types.Action, rig: Skeleton, *, bake: bool, warnings: list[str]
+    context: bpy.types.Context, action: bpy.types.Action, rig: Skeleton, *, bake: bool, warnings: list[str],
+    object_motion_written: bool = True,
 ) -> IqeAnimation:
     """The action over its frame range: its F-curves evaluated, or with `bake` (when bone constraints or drivers
     shape the pose) the pose Blender shows as the action plays alone."""
@@ -294,12 +296,15 @@ def action_animation(
     if loop and last > first:
         last -= 1  # a cycle's range ends on its first pose again, which the engine's wrap-around shows
     frames = np.arange(first, last + 1, dtype=np.float64)
-    if (moving := object_motion_warning(source, action.name)) is not None:
+    if (moving := object_motion_warning(source, action.name, object_motion_written)) is not None:
         warnings.append(moving)
     if bake_wanted(context, rig.armature, action.name, bake, warnings):
         pose = sample_evaluated_pose(context, rig.armature, source, rig.bone_names, [int(f) for f in frames])
     else:
         pose = pose_matrices(rig.parents, rig.rest, action_basis(action, rig, frames))
+    motion = object_motion(source, rig.armature, frames) if object_motion_written else None
+    if motion is not None:  # the object's keyed motion carried by the root bones
+        pose = motion[:, None] @ pose
     return IqeAnimation(
         name=str(action.get(iqe_rig.ORIGINAL_NAME, action.name)),
         framerate=float(action.get(iqe_rig.FRAMERATE, scene.render.fps / scene.render.fps_base)),

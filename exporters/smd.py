@@ -32,6 +32,7 @@ from ..common.animation import (
     actions_for,
     bake_wanted,
     frame_range,
+    object_motion,
     object_motion_warning,
     pose_matrices,
     sample_bone_action,
@@ -102,6 +103,7 @@ class ExportSettings:
     deform_only: bool = False
     motionless_bone: bool = True
     bake_pose: bool = True
+    object_motion: bool = True
 
     def matrix(self, obj: bpy.types.Object) -> np.ndarray:
         """Blender object space to file space: scale, inverse up axis, world transform."""
@@ -533,7 +535,7 @@ def animation_document(
     skeleton = table.full or table.skeleton  # every bone: a left-out bone still moves its children
     turn = correction(bone_axis_of(armature))
     blender_rest = skeleton.rest @ turn
-    if (moving := object_motion_warning(source, source.label)) is not None:
+    if (moving := object_motion_warning(source, source.label, settings.object_motion)) is not None:
         warnings.append(moving)
     if bake_wanted(context, armature, source.label, settings.bake_pose, warnings):
         first, last = frame_range(source)
@@ -544,6 +546,9 @@ def animation_document(
         samples = sample_bone_action(source, skeleton.names, modes)
         frames = [int(frame) for frame in samples.frames.tolist()]
         pose = pose_matrices(skeleton.parents, blender_rest, samples.basis)
+    motion = object_motion(source, armature, frames) if settings.object_motion else None
+    if motion is not None:  # the object's keyed motion carried by the root bones
+        pose = motion[:, None] @ pose
     # (rest matrices are rigid: any scale in a pose matrix is keyed scale, the bone's own or inherited)
     scaled = np.abs(np.linalg.norm(pose[..., :3, :3], axis=-2) - 1.0).max(initial=0.0) > 1e-4
     if scaled:
@@ -716,6 +721,12 @@ class EXPORT_SCENE_OT_valve_smd(bpy.types.Operator, PresetSafeExportHelper, Expo
         description="When bone constraints or drivers shape the pose, play each action frame by frame and write "
         "the pose Blender shows (slower); off: the action's keys alone",
     )
+    object_motion: BoolProperty(
+        name="Object Motion",
+        default=True,
+        description="Write the motion an action keys on the armature object itself (root motion) into the root "
+        "bones; off: the bones' motion alone, as the armature stands at the current frame",
+    )
 
     def settings(self) -> ExportSettings:
         return ExportSettings(
@@ -730,6 +741,7 @@ class EXPORT_SCENE_OT_valve_smd(bpy.types.Operator, PresetSafeExportHelper, Expo
             deform_only=self.deform_only,
             motionless_bone=self.motionless_bone,
             bake_pose=self.bake_pose,
+            object_motion=self.object_motion,
         )
 
     def check(self, context: bpy.types.Context) -> bool:
@@ -759,7 +771,7 @@ def draw_export_options(layout: bpy.types.UILayout, operator: object, context: b
     draw_panel(layout, operator, "IOGF_smd_export_geometry", "Geometry",
                ("flavour", "apply_modifiers", "limit_weights"))  # fmt: skip
     draw_panel(layout, operator, "IOGF_smd_export_armature", "Armature",
-               ("deform_only", "motionless_bone", "bake_pose"))  # fmt: skip
+               ("deform_only", "motionless_bone", "bake_pose", "object_motion"))  # fmt: skip
     draw_panel(
         layout, operator, "IOGF_smd_export_transform", "Transform", ("apply_transform", "up_axis", "global_scale"),
         closed=True,

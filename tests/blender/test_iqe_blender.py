@@ -1228,11 +1228,11 @@ def test_an_actions_frames_are_its_armatures_keys_rounded_outwards(tmp_path: Pat
     armature.location = (0.0, 0.0, 0.0)
     armature.keyframe_insert("location", frame=1)
     armature.location = (5.0, 0.0, 0.0)
-    armature.keyframe_insert("location", frame=10)  # root motion on the object: not written, and said
+    armature.keyframe_insert("location", frame=10)  # root motion on the object: left out on request, and said
     out = tmp_path / "rig.iqe"
-    assert export_iqe(out, export_animations="ACTIVE") == {"FINISHED"}
+    assert export_iqe(out, export_animations="ACTIVE", object_motion=False) == {"FINISHED"}
     assert len(iqe.load_iqe(out).animations[0].frames) == 11
-    assert "armature object's own location keys are not written" in capsys.readouterr().out
+    assert "armature object's own location keys are not written (Object Motion" in capsys.readouterr().out
 
 
 def test_on_slotted_actions_another_objects_keys_do_not_lengthen_the_animation(tmp_path: Path, extension) -> None:  # type: ignore[no-untyped-def]
@@ -1285,3 +1285,38 @@ def test_a_manual_range_is_rounded_outwards_and_cyclic_needs_it(tmp_path: Path, 
     assert export_iqe(out, export_animations="ACTIVE") == {"FINISHED"}
     assert not iqe.load_iqe(out).animations[0].loop
     assert "Cyclic Animation is on but Manual Frame Range is off" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("operator", ["iqe", "valve_smd"])
+def test_motion_keyed_on_the_armature_object_is_carried_by_the_root_bones(operator: str, tmp_path: Path) -> None:
+    armature = chain_rig("Root", "Arm", "Hand")
+    body = cube("Body", size=0.5)
+    body.parent = armature
+    body.vertex_groups.new(name="Hand").add(list(range(8)), 1.0, "REPLACE")
+    body.modifiers.new("Armature", "ARMATURE").object = armature
+    turn_keys(armature, "Arm", {1: 0.0, 9: 0.6})
+    armature.rotation_mode = "XYZ"
+    for frame, amount in ((1, 0.0), (9, 1.0)):
+        armature.location = (5.0 * amount, 1.0, 0.0)
+        armature.rotation_euler = (0.0, 0.0, 1.2 * amount)
+        for path in ("location", "rotation_euler"):
+            armature.keyframe_insert(path, frame=frame)
+    heads = {}
+    for frame in (1, 5, 9):
+        bpy.context.scene.frame_set(frame)
+        heads[frame] = [np.array(armature.matrix_world @ bone.head) for bone in armature.pose.bones]
+    bpy.context.scene.frame_set(1)
+    out = tmp_path / ("rig.iqe" if operator == "iqe" else "rig.smd")
+    exporter = getattr(bpy.ops.export_scene, operator)
+    options = {"export_animations": "ACTIVE"} if operator == "iqe" else {"export_mode": "ALL"}
+    assert exporter(filepath=str(out), export_scope="SCENE", **options) == {"FINISHED"}
+    bpy.ops.wm.read_homefile(use_empty=True)
+    importer = getattr(bpy.ops.import_scene, operator)
+    files = [out] if operator == "iqe" else [out, *tmp_path.glob("rig_*.smd")]
+    assert importer(directory=str(tmp_path), files=[{"name": f.name} for f in files]) == {"FINISHED"}
+    imported = next(obj for obj in bpy.data.objects if obj.type == "ARMATURE")
+    first = int(min(imported.animation_data.action.frame_range))
+    for frame in (1, 5, 9):  # (the heads: bone lengths are the importer's own)
+        bpy.context.scene.frame_set(first + frame - 1)
+        got = [np.array(imported.matrix_world @ imported.pose.bones[name].head) for name in ("Root", "Arm", "Hand")]
+        np.testing.assert_allclose(got, heads[frame], atol=1e-4)
