@@ -109,6 +109,7 @@ class ImportState:
 
     armatures: list[tuple[str, bpy.types.Object]] = field(default_factory=list)
     meshes: list[tuple[str, bpy.types.Object]] = field(default_factory=list)
+    animated: set[str] = field(default_factory=set)  # armatures given their first action by this import
 
 
 @dataclass
@@ -490,12 +491,15 @@ def build_animation(
         rotations = continuous_quaternions(matrix_to_quaternion(rotation_matrices[..., :3, :3]))
     else:
         rotations = continuous_eulers(matrix_to_euler_xyz(rotation_matrices[..., :3, :3]))
+    first = armature.name not in state.animated  # (the first animation plays, as for IQE; the others wait in the NLA's
+    state.animated.add(armature.name)  # action list)
     create_bone_action(
         armature, parsed.action_name or name, matched, frames, basis[..., :3, 3], rotations,
-        rotation_mode=options.rotation_mode,
+        rotation_mode=options.rotation_mode, assign=first,
     )  # fmt: skip
     summary.actions += 1
-    play_in_scene(context.scene, int(frames[0]), int(frames[-1]))  # (SMD has no frame rate: the QC's $fps)
+    if first:
+        play_in_scene(context.scene, int(frames[0]), int(frames[-1]))  # (SMD has no frame rate: the QC's $fps)
 
 
 # ------------------------------------------------------------------------------------------------ VTA

@@ -285,8 +285,9 @@ def test_animation_keeps_its_time_numbers_and_holds_missing_bones(tmp_path: Path
 
 @pytest.mark.parametrize("together", [True, False], ids=["in one import", "one after another"])
 def test_two_animations_onto_one_armature(tmp_path: Path, together: bool) -> None:
-    """The second animation replaces the first as the armature's action (Blender 4.2 could not say where an
-    object's animation data is, which the import must know to put the first back should it fail)."""
+    """Both become actions; the armature plays the first of one import (as for IQE), and a later import's animation
+    replaces the one it played (Blender 4.2 could not say where an object's animation data is, which the import
+    must know to put the first back should it fail)."""
     reference = write(tmp_path, "model.smd", reference_text())
     walk, idle = (write(tmp_path, f"{name}.smd", ANIMATION_TIME_5) for name in ("walk", "idle"))
     if together:
@@ -296,7 +297,7 @@ def test_two_animations_onto_one_armature(tmp_path: Path, together: bool) -> Non
             assert import_smd(path) == {"FINISHED"}
     armature = bpy.data.objects["model_skeleton"]
     assert {"walk", "idle"} <= set(bpy.data.actions.keys())
-    assert armature.animation_data.action == bpy.data.actions["idle"]
+    assert armature.animation_data.action == bpy.data.actions["walk" if together else "idle"]
 
 
 @pytest.mark.parametrize("rotation_mode", ["XYZ", "QUATERNION"])
@@ -491,6 +492,17 @@ def test_an_import_and_export_writes_the_animation_files_own_names_back(tmp_path
     assert export_smd(tmp_path / "model.smd", export_mode="ALL", action_scope="ALL") == {"FINISHED"}
     assert sorted(p.name for p in tmp_path.glob("*.smd")) == ["model.smd", "model_walk.smd"]  # not model_model_walk
     assert_same_animation(smd.read_smd(animation.read_bytes()), smd.load_smd(tmp_path / "model_walk.smd"))
+
+
+def test_of_several_animations_the_first_plays_as_for_iqe(tmp_path: Path) -> None:
+    reference = write(tmp_path, "model.smd", reference_text())
+    walk = write(tmp_path, "walk.smd", ANIMATION_TIME_5)
+    later = {"time 5\n": "time 20\n", "time 6\n": "time 21\n", "time 9\n": "time 24\n", "time 10\n": "time 25\n"}
+    run = write(tmp_path, "run.smd", "".join(later.get(line, line) for line in ANIMATION_TIME_5.splitlines(True)))
+    assert import_smd(reference, walk, run) == {"FINISHED"}
+    armature = next(obj for obj in bpy.data.objects if obj.type == "ARMATURE")
+    assert armature.animation_data.action.name == "walk" and {a.name for a in bpy.data.actions} == {"walk", "run"}
+    assert (bpy.context.scene.frame_start, bpy.context.scene.frame_end) == (5, 10)  # the first plays, not the last
 
 
 # ------------------------------------------------------------------------------------------------ export
