@@ -225,12 +225,7 @@ def sample_bone_action(
         target[:, row_of[parsed[0]], curve.array_index] = [evaluate(frame) for frame in frame_array.tolist()]
     rotations = np.zeros((count, bones, 3, 3))
     for row, mode in enumerate(rotation_modes):
-        if mode == "QUATERNION":
-            rotations[:, row] = quaternion_to_matrix(channels["rotation_quaternion"][:, row])
-        elif mode == "AXIS_ANGLE":
-            rotations[:, row] = _axis_angle_to_matrix(channels["rotation_axis_angle"][:, row])
-        else:
-            rotations[:, row] = euler_to_matrix(channels["rotation_euler"][:, row], mode)
+        rotations[:, row] = _rotations({name: values[:, row] for name, values in channels.items()}, mode)
     basis = compose(channels["location"], rotations, channels["scale"])
     return BoneSamples(frame_array, basis)
 
@@ -277,19 +272,21 @@ def object_motion(source: ActionSource, obj: bpy.types.Object, frames: Sequence[
         if curve.array_index < channels[curve.data_path].shape[1]:
             evaluate = curve.evaluate
             channels[curve.data_path][:, curve.array_index] = [evaluate(time) for time in times.tolist()]
-    current = _object_basis({name: value[None] for name, value in now.items()}, obj.rotation_mode)[0]
-    motion: np.ndarray = np.linalg.inv(current) @ _object_basis(channels, obj.rotation_mode)
+    mode = obj.rotation_mode
+    current = compose(now["location"][None], _rotations({k: v[None] for k, v in now.items()}, mode), now["scale"][None])
+    keyed = compose(channels["location"], _rotations(channels, mode), channels["scale"])
+    motion: np.ndarray = np.linalg.inv(current[0]) @ keyed
     return motion
 
 
-def _object_basis(channels: dict[str, np.ndarray], mode: str) -> np.ndarray:
+def _rotations(channels: dict[str, np.ndarray], mode: str) -> np.ndarray:
+    """(..., 3, 3) rotation matrices from the channel a rotation mode reads (`rotation_quaternion`, w first;
+    `rotation_axis_angle`, angle first; else `rotation_euler` in that order)."""
     if mode == "QUATERNION":
-        rotations = quaternion_to_matrix(channels["rotation_quaternion"])
-    elif mode == "AXIS_ANGLE":
-        rotations = _axis_angle_to_matrix(channels["rotation_axis_angle"])
-    else:
-        rotations = euler_to_matrix(channels["rotation_euler"], mode)
-    return compose(channels["location"], rotations, channels["scale"])
+        return quaternion_to_matrix(channels["rotation_quaternion"])
+    if mode == "AXIS_ANGLE":
+        return _axis_angle_to_matrix(channels["rotation_axis_angle"])
+    return euler_to_matrix(channels["rotation_euler"], mode)
 
 
 def object_motion_warning(source: ActionSource, label: str, written: bool) -> str | None:
@@ -324,7 +321,8 @@ def bake_wanted(context: bpy.types.Context, obj: bpy.types.Object, label: str, b
     bones inherit unusually (always: their keys alone give a wrong pose), and the armature can be played (else a
     warning says its keys are written as they are)."""
     inheritance = unusual_inheritance(obj)
-    reason = (pose_needs_evaluation(obj) if bake else None) or inheritance
+    constraints = pose_needs_evaluation(obj)
+    reason = (constraints if bake else None) or inheritance
     if reason is None:
         return False
     blocked = pose_evaluation_blocked(context, obj)
@@ -332,7 +330,7 @@ def bake_wanted(context: bpy.types.Context, obj: bpy.types.Object, label: str, b
         warnings.append(f"{label}: pose not baked ({reason}): {obj.name!r} {blocked}; its keys were written as they "
                         "are")  # fmt: skip
         return False
-    if not bake and pose_needs_evaluation(obj) is not None:
+    if not bake and constraints is not None:
         warnings.append(f"{label}: {inheritance}, so the pose was played frame by frame: its constraints and "
                         "drivers are included although baking is off")  # fmt: skip
     return True

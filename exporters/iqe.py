@@ -43,7 +43,7 @@ from ..common.operators import (
 from ..formats import iqe
 from ..formats.atomic import write_bytes_atomically
 from ..formats.errors import FormatError
-from ..formats.rows import any_per_row, row_lengths
+from ..formats.rows import any_per_row, count_per_row, row_lengths
 from . import iqe_rig
 
 MAX_SKINNED_JOINTS = 256
@@ -425,7 +425,7 @@ def _note_cut_influences(name: str, dense: np.ndarray, max_influences: int, note
     """Say how many vertices lost their smallest weights to the influence limit (an artist's weights changed)."""
     if dense.shape[1] <= max_influences:
         return
-    over = int(np.count_nonzero(np.count_nonzero(dense > 0.0, axis=1) > max_influences))
+    over = int(np.count_nonzero(count_per_row(dense > 0.0) > max_influences))
     if over:
         notes.append(f"{name}: {over} vertex(es) have more than {max_influences} bone weights; the largest "
                      f"{max_influences} kept and normalised (Max Influences)")  # fmt: skip

@@ -164,12 +164,7 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes | me
 
 def _new_part_file(target: Path, folder: Path) -> tuple[int, str]:
     """`.NAME.RANDOM.part` beside the target, made with mode 0666 less the umask, as a new file of that name."""
-    encoded = os.fsencode(target.name)  # (a name not valid UTF-8 has surrogate escapes: os.fsencode keeps them)
-    stem = target.name if len(encoded) <= 180 else os.fsdecode(encoded[:180])
-    for cut in range(180, 176, -1) if len(encoded) > 180 else ():  # at the end of a character where it is UTF-8
-        with contextlib.suppress(UnicodeDecodeError):
-            stem = encoded[:cut].decode("utf-8")
-            break
+    stem = _short_name(target.name, 180)  # (room for the rest in 255 bytes)
     for _ in range(100):
         path = str(folder / f".{stem}.{secrets.token_hex(4)}.part")
         try:
@@ -177,6 +172,19 @@ def _new_part_file(target: Path, folder: Path) -> tuple[int, str]:
         except FileExistsError:
             continue
     raise FileExistsError(errno.EEXIST, "no free temporary file name", str(folder))
+
+
+def _short_name(name: str, most_bytes: int) -> str:
+    """`name` cut to `most_bytes` at the end of a character where it is UTF-8 (a name that is not reaches Python
+    with surrogate escapes: its bytes are cut as they are). The extension's formats/atomic.py has its twin: this
+    package stands alone."""
+    encoded = os.fsencode(name)
+    if len(encoded) <= most_bytes:
+        return name
+    for cut in range(most_bytes, most_bytes - 4, -1):
+        with contextlib.suppress(UnicodeDecodeError):
+            return encoded[:cut].decode("utf-8")
+    return os.fsdecode(encoded[:most_bytes])
 
 
 def _is_device_or_pipe(path: Path) -> bool:
