@@ -43,7 +43,9 @@ from ..common.operators import (
 from ..formats import iqe
 from ..formats.atomic import write_bytes_atomically
 from ..formats.errors import FormatError
+from ..formats.pieces import made_in_turn
 from ..formats.rows import any_per_row, count_per_row, row_lengths
+from ..qmap_compiler.parallel import made_on_cores
 from . import iqe_rig
 
 MAX_SKINNED_JOINTS = 256
@@ -267,21 +269,14 @@ def _split_vertices(vertex_of_corner: np.ndarray, corner_data: np.ndarray) -> tu
     ordered by Blender vertex, so an imported, untouched mesh keeps its vertex order.
     """
     vertex = vertex_of_corner.astype(np.int64)
-    if corner_data.shape[1]:
-        bits = np.ascontiguousarray(corner_data).view(np.uint32)
-        items = bits.view(np.dtype((np.void, bits.shape[1] * 4))).ravel()  # each corner's data as one item
-        representative = np.zeros(int(vertex.max()) + 1, items.dtype)
-        representative[vertex] = items
-        differs = representative[vertex] != items  # byte-wise
-        split = np.zeros(len(representative), bool)
-        split[vertex[differs]] = True
-        corners = np.flatnonzero(split[vertex])
+    corners = _corners_unlike_their_vertex(vertex, corner_data)
+    if len(corners):
+        bits = np.ascontiguousarray(corner_data[corners]).view(np.uint32)
+        rows = np.ascontiguousarray(np.column_stack((vertex[corners].astype(np.uint32), bits)))
+        _, inverse = np.unique(rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))),
+                               return_inverse=True)  # fmt: skip
         sub = np.zeros(len(vertex), np.int64)
-        if len(corners):
-            rows = np.ascontiguousarray(np.column_stack((vertex[corners].astype(np.uint32), bits[corners])))
-            _, inverse = np.unique(rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))),
-                                   return_inverse=True)  # fmt: skip
-            sub[corners] = inverse.ravel() + 1
+        sub[corners] = inverse.ravel() + 1
         key = vertex * (int(sub.max()) + 1) + sub
     else:
         key = vertex
@@ -296,6 +291,24 @@ def _split_vertices(vertex_of_corner: np.ndarray, corner_data: np.ndarray) -> tu
     owner[key] = np.arange(len(key))
     rank = np.cumsum(present) - 1
     return owner[present], rank[key]
+
+
+def _corners_unlike_their_vertex(vertex: np.ndarray, corner_data: np.ndarray) -> np.ndarray:
+    """The corners of every vertex whose corners do not all hold the same data, bit for bit."""
+    # Only a vertex used by several corners can be split (in a mesh of hard edges and seams, few are: their
+    # whole rows, gathered at random, are what takes the time)
+    shared = np.bincount(vertex)[vertex] > 1 if corner_data.shape[1] else np.zeros(len(vertex), bool)
+    if not shared.any():
+        return np.zeros(0, np.int64)
+    shared_vertex = vertex[shared]
+    bits = np.ascontiguousarray(corner_data[shared]).view(np.uint32)
+    items = bits.view(np.dtype((np.void, bits.shape[1] * 4))).ravel()  # each corner's data as one item
+    representative = np.zeros(int(vertex.max()) + 1, items.dtype)
+    representative[shared_vertex] = items
+    differs = representative[shared_vertex] != items  # byte-wise
+    split = np.zeros(len(representative), bool)
+    split[shared_vertex[differs]] = True
+    return np.flatnonzero(split[vertex])
 
 
 @dataclass
@@ -732,11 +745,15 @@ def _comment(objects: list[bpy.types.Object], armature: bpy.types.Object | None)
     return None
 
 
+_THREADS_FROM_VERTICES = 1 << 20  # fewer vertices are written without threads: they would cost more than they save
+
+
 def export_iqe(context: bpy.types.Context, path: str, operator: ExportScopeMixin, settings: ExportSettings) -> Summary:
     summary = Summary(files=1, face_kind="triangles" if settings.triangulate else "polygons")
     document = build_document(context, operator, settings, summary)
     notes = iqe.IqeDocument().warnings
-    data = iqe.iqe_pieces(document, notes)  # every check runs before the file is touched
+    large = sum(mesh.vertex_count for mesh in document.meshes) >= _THREADS_FROM_VERTICES
+    data = iqe.iqe_pieces(document, notes, made_on_cores if large else made_in_turn)  # (checks all, writes nothing)
     summary.warnings.extend(notes)
     write_bytes_atomically(path, data)
     return summary

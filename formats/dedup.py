@@ -3,6 +3,7 @@ mesh data."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -81,9 +82,12 @@ def _first_seen_order(
     return values[first_seen[order]], rank[inverse].astype(np.int64)
 
 
-def first_equal_rows(key: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """For each row of the 2-D int64 array `key`, the index of the first row equal to it."""
-    first = _probe_equal_rows(key)
+def first_equal_rows(
+    key: npt.NDArray[np.int64], hashes: npt.NDArray[np.uint64] | None = None
+) -> npt.NDArray[np.int64]:
+    """For each row of the 2-D int64 array `key`, the index of the first row equal to it (`hashes`: see
+    _probe_equal_rows)."""
+    first = _probe_equal_rows(key, hashes)
     if first is not None:
         return first
     # unlucky hashing: group by sorting the rows themselves
@@ -99,22 +103,30 @@ def first_equal_rows(key: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     return first
 
 
-def _probe_equal_rows(key: npt.NDArray[np.int64]) -> npt.NDArray[np.int64] | None:
-    """For each row of `key`, the first row equal to it, through a hash table filled in bulk (open addressing,
-    linear probing: each round, the rows whose slot holds another key move to the next slot). None when that
-    takes too many rounds."""
-    count, width = key.shape
-    rows = np.ascontiguousarray(key).view(np.dtype((np.void, 8 * width))).reshape(count)  # a row compares whole
+def row_hashes(columns: Sequence[npt.NDArray[Any]]) -> npt.NDArray[np.uint64]:
+    """A 64-bit hash of each row, from its columns (64-bit integers): a different odd multiplier per column, summed
+    modulo 2**64, then mixed. Column by column: a matrix product would copy the whole key."""
+    width = len(columns)
     multipliers = np.random.default_rng(width).integers(1, 2**63, width, dtype=np.uint64) | np.uint64(1)
     with np.errstate(over="ignore"):
-        # a different odd multiplier per column, summed modulo 2**64 (column by column: a matrix product would
-        # copy the whole key)
-        unsigned = key.view(np.uint64)
-        mixed = unsigned[:, 0] * multipliers[0]
+        mixed: npt.NDArray[np.uint64] = columns[0].view(np.uint64) * multipliers[0]
         for column in range(1, width):
-            mixed += unsigned[:, column] * multipliers[column]
+            mixed += columns[column].view(np.uint64) * multipliers[column]
         mixed ^= mixed >> np.uint64(29)
         mixed *= np.uint64(0x9E3779B97F4A7C15)
+    return mixed
+
+
+def _probe_equal_rows(
+    key: npt.NDArray[np.int64], hashes: npt.NDArray[np.uint64] | None = None
+) -> npt.NDArray[np.int64] | None:
+    """For each row of `key`, the first row equal to it, through a hash table filled in bulk (open addressing,
+    linear probing: each round, the rows whose slot holds another key move to the next slot). None when that
+    takes too many rounds. `hashes`, when given, must be row_hashes of the key's columns (a caller that made the
+    key column by column hashes it faster than its rows' strided columns can be)."""
+    count, width = key.shape
+    rows = np.ascontiguousarray(key).view(np.dtype((np.void, 8 * width))).reshape(count)  # a row compares whole
+    mixed = row_hashes([key[:, column] for column in range(width)]) if hashes is None else hashes
     bits = count.bit_length() + 1  # at most half full
     index_type = np.int32 if (1 << bits) < 2**31 else np.int64  # half the memory for the usual sizes
     slot = (mixed >> np.uint64(64 - bits)).astype(index_type)
@@ -176,6 +188,7 @@ def first_equal_lines(
 
     if lengths.size * (width + 1) * 8 <= _WHOLE_KEYS_BYTES:  # small enough: whole keys, compared exactly
         key = np.empty((lengths.size, width + 1), np.uint64)
+        key_hashes = np.empty(lengths.size, np.uint64)
         for begin in range(0, lengths.size, _CHUNK):  # a block of lines at a time: their bytes stay in the caches
             rows = slice(begin, begin + _CHUNK)
             block = np.empty((width + 1, lengths[rows].size), np.uint64)
@@ -183,7 +196,8 @@ def first_equal_lines(
             for index in range(width):
                 block[index] = word(index, rows)
             key[rows] = block.T
-        return first_equal_rows(key.view(np.int64))
+            key_hashes[rows] = row_hashes(list(block))  # (hashed here, while each column is contiguous)
+        return first_equal_rows(key.view(np.int64), key_hashes)
     # Each line is reduced to a 64-bit hash of its words (a block of lines at a time: their bytes stay in the
     # caches, and no key of every line's words is ever held); lines are grouped by (hash, length), then every
     # line is checked against its group's first line word by word.

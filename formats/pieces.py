@@ -7,7 +7,7 @@ loops, so threads overlap the heavy array work). The results are the same either
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol, TypeVar
 
 Item = TypeVar("Item")
@@ -21,3 +21,12 @@ class PieceMap(Protocol):
 def sequential(function: Callable[[Item], Result], items: Sequence[Item], /) -> list[Result]:
     """The pieces one after the other."""
     return [function(item) for item in items]
+
+
+class PieceStream(Protocol):
+    def __call__(self, makers: Sequence[Callable[[], Result]], /) -> Iterator[Result]: ...
+
+
+def made_in_turn(makers: Sequence[Callable[[], Result]], /) -> Iterator[Result]:
+    """The pieces' results in order, each made when taken."""
+    return (make() for make in makers)

@@ -8,9 +8,10 @@ the caller (the compiler ignores overflow and NaN warnings, as the original comp
 
 from __future__ import annotations
 
+import collections
 import os
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TypeVar
@@ -72,11 +73,13 @@ def run_together(*calls: Callable[[], Result]) -> list[Result]:
     return ordered_map(lambda call: call(), calls)
 
 
-def made_ahead(makers: Iterable[Callable[[], Result]]) -> Iterator[Result]:
-    """The makers' results in order, the next one made on a second thread while this one is being used (a table
-    made block by block while the blocks before it are written). One maker, or one core: made in turn."""
+def made_ahead(makers: Iterable[Callable[[], Result]], workers: int = 1) -> Iterator[Result]:
+    """The makers' results in order, the next ones made on `workers` threads (at most worker_count()) while this
+    one is being used: a table made block by block while the blocks before it are written. At most `workers`
+    results wait made. One maker, or one core: made in turn."""
     makers = list(makers)
-    if worker_count() <= 1 or len(makers) <= 1:
+    workers = min(workers, worker_count(), len(makers))
+    if workers < 1 or worker_count() <= 1 or len(makers) <= 1:
         yield from (make() for make in makers)
         return
     settings = np.geterr()
@@ -85,12 +88,20 @@ def made_ahead(makers: Iterable[Callable[[], Result]]) -> Iterator[Result]:
         with np.errstate(**settings):
             return make()
 
-    with ThreadPoolExecutor(1) as pool:
-        pending = None
-        for make in makers:
-            upcoming = pool.submit(run, make)
-            if pending is not None:
-                yield pending.result()
-            pending = upcoming
-        if pending is not None:
-            yield pending.result()
+    with ThreadPoolExecutor(workers) as pool:
+        pending: collections.deque[Future[Result]] = collections.deque()
+        try:
+            for make in makers:
+                pending.append(pool.submit(run, make))
+                if len(pending) > workers:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:  # (an error, or the caller stopped early: what has not started is dropped)
+                future.cancel()
+
+
+def made_on_cores(makers: Sequence[Callable[[], Result]], /) -> Iterator[Result]:
+    """made_ahead with a worker per core: the next pieces made side by side while this one is used."""
+    return made_ahead(makers, worker_count())

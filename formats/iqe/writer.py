@@ -9,6 +9,7 @@ the joints' base poses keep `%.9g`). Lines are assembled as byte matrices by num
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterable, Iterator
 
@@ -16,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import FormatError, Warnings
+from ..pieces import PieceStream, made_in_turn
 from .document import (
     COMPONENT_TYPES,
     MAX_INFLUENCES,
@@ -49,10 +51,12 @@ def write_iqe(document: IqeDocument, warnings: Warnings | None = None) -> bytes:
     return b"".join(iqe_pieces(document, warnings))
 
 
-def iqe_pieces(document: IqeDocument, warnings: Warnings | None = None) -> list[bytes] | Iterator[bytes]:
+def iqe_pieces(
+    document: IqeDocument, warnings: Warnings | None = None, make_blocks: PieceStream = made_in_turn
+) -> list[bytes] | Iterator[bytes]:
     """write_iqe's text as consecutive pieces (written one after the other, a large text is never joined). Every
     check runs and every warning is given before this returns; large meshes' vertex lines are made as they are
-    taken."""
+    taken, their blocks by `make_blocks` (which may make the next ones on other cores meanwhile)."""
     notes = warnings if warnings is not None else Warnings()
     _check_document(document)
     lines = ["# Inter-Quake Export"]
@@ -61,7 +65,7 @@ def iqe_pieces(document: IqeDocument, warnings: Warnings | None = None) -> list[
     lines.extend(_skeleton_lines(document.joints))
     out = _Output()
     out.extend(lines)
-    layout = _FileLayout(document, notes)
+    layout = _FileLayout(document, notes, make_blocks)
     smoothing = _DEFAULT_SMOOTHING
     for mesh in document.meshes:
         smoothing = _mesh_lines(mesh, layout, smoothing, out, notes)
@@ -344,8 +348,9 @@ def _animation_lines(animation: IqeAnimation, out: _Output) -> None:
 class _FileLayout:
     """Which optional lines every mesh must write: the compiler indexes each attribute across the whole file."""
 
-    def __init__(self, document: IqeDocument, notes: Warnings) -> None:
+    def __init__(self, document: IqeDocument, notes: Warnings, make_blocks: PieceStream) -> None:
         meshes = document.meshes
+        self.make_blocks = make_blocks
         self.texcoords = any(m.texcoords is not None for m in meshes)
         self.normals = any(m.normals is not None for m in meshes)
         self.tangents = any(m.tangents is not None for m in meshes)
@@ -401,9 +406,13 @@ _VERTEX_BLOCK = 1 << 15
 
 def _vertex_blocks(mesh: IqeMesh, layout: _FileLayout, offset: int) -> Iterator[bytes]:
     """The mesh's vertex lines a block at a time (`offset`: its first vertex in the file)."""
-    for start in range(0, mesh.vertex_count, _VERTEX_BLOCK):
+
+    def block(start: int) -> bytes:
         columns = _vertex_columns(mesh, layout, slice(start, start + _VERTEX_BLOCK), offset)
-        yield compact([part for column in columns for part in column])
+        return compact([part for column in columns for part in column])
+
+    starts = range(0, mesh.vertex_count, _VERTEX_BLOCK)
+    yield from layout.make_blocks([functools.partial(block, start) for start in starts])
 
 
 def _vertex_columns(mesh: IqeMesh, layout: _FileLayout, rows: slice, offset: int) -> list[list[Bytes2D]]:

@@ -13,7 +13,7 @@ from formats import dedup
 def test_fast_keys_agree_with_whole_row_comparison(monkeypatch: pytest.MonkeyPatch, columns: int,
                                                    by_sorting: bool) -> None:  # fmt: skip
     if by_sorting:  # as when the hash table gives up
-        monkeypatch.setattr(dedup, "_probe_equal_rows", lambda key: None)
+        monkeypatch.setattr(dedup, "_probe_equal_rows", lambda key, hashes=None: None)
     rows = np.random.default_rng(7).integers(0, 30, (20_000, columns)).astype(np.float32)
     rows[3] = -0.0
     rows[4] = 0.0
@@ -34,7 +34,7 @@ def test_first_seen_order_and_signed_zero() -> None:
 
 def test_a_hash_collision_falls_back_to_whole_rows(monkeypatch: pytest.MonkeyPatch) -> None:
     rows = np.array([[1, 2, 3], [4, 5, 6], [1, 2, 3]], np.float32)
-    monkeypatch.setattr(dedup, "_probe_equal_rows", lambda key: None)  # the sorted keys, then whole rows
+    monkeypatch.setattr(dedup, "_probe_equal_rows", lambda key, hashes=None: None)  # the sorted keys, then whole rows
     monkeypatch.setattr(
         dedup, "_unique_keys", lambda keys: (np.array([0]), np.zeros(len(keys), np.intp))  # everything collides
     )
@@ -91,7 +91,8 @@ def test_lines_grouped_by_a_colliding_hash_are_caught_by_the_word_check(monkeypa
     assert dedup.first_equal_lines(buffer, starts, ends).tolist() == [0, 0, 2]
     monkeypatch.setattr(dedup, "_WHOLE_KEYS_BYTES", 0)  # the hashed path, as for large files
     assert dedup.first_equal_lines(buffer, starts, ends).tolist() == [0, 0, 2]
-    monkeypatch.setattr(dedup, "first_equal_rows", lambda key: np.zeros(len(key), np.int64))  # every hash "equal"
+    every_hash_equal = lambda key, hashes=None: np.zeros(len(key), np.int64)  # noqa: E731
+    monkeypatch.setattr(dedup, "first_equal_rows", every_hash_equal)
     assert dedup.first_equal_lines(buffer, starts, ends) is None
 
 

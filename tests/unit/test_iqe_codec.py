@@ -23,6 +23,7 @@ from formats.iqe import (
     write_iqe,
 )
 from formats.iqe.poses import matrices_from_quaternions
+from qmap_compiler import parallel
 from tests.sample_paths import sample_files
 
 SAMPLES = sample_files("iqe", ".iqe")
@@ -429,10 +430,12 @@ def test_large_meshes_written_block_by_block_as_taken_give_the_text_made_whole(m
     document.joints = [IqeJoint("j0", -1), IqeJoint("j1", 0), IqeJoint("j2", 1)]
     pieces = writer.iqe_pieces(document)
     assert not isinstance(pieces, list)  # made as taken
+    monkeypatch.setattr(parallel, "cores", lambda: 3)  # (on any machine)
+    on_cores = b"".join(writer.iqe_pieces(document, make_blocks=parallel.made_on_cores))
     monkeypatch.setattr(writer, "_VERTEX_BLOCK", 1 << 20)  # one block: made whole
     whole = writer.iqe_pieces(document)
     assert isinstance(whole, list)
-    assert b"".join(pieces) == b"".join(whole)
+    assert b"".join(pieces) == b"".join(whole) == on_cores
     assert b"\nvs -70002\n" in b"".join(whole)  # the second mesh's first filler index counts the first mesh
 
 

@@ -4,6 +4,7 @@ must not depend on where the pieces are cut."""
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -128,6 +129,26 @@ def test_ordered_map_keeps_order_numpy_error_settings_and_raises_the_first_error
         assert list(ahead) == [v * v for v in range(7)]  # (made on a second thread where there are two cores)
         with pytest.raises(ValueError, match="seven"):
             list(parallel.made_ahead(functools.partial(square_or_fail, value) for value in range(20)))
+        for workers in (2, 3, 4):
+            several = parallel.made_ahead([functools.partial(square_or_fail, value) for value in range(7)], workers)
+            assert list(several) == [v * v for v in range(7)]
+            with pytest.raises(ValueError, match="seven"):
+                list(parallel.made_ahead([functools.partial(square_or_fail, value) for value in range(20)], workers))
+
+
+def test_made_ahead_holds_at_most_its_workers_results_beyond_the_one_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "cores", lambda: 4)
+    started: list[int] = []
+
+    def make(value: int) -> int:
+        started.append(value)
+        return value
+
+    stream = parallel.made_ahead([functools.partial(make, value) for value in range(10)], 2)
+    assert next(stream) == 0
+    time.sleep(0.05)
+    assert max(started) <= 2  # 0 taken; 1 and 2 made (or making) meanwhile, no further
+    assert list(stream) == list(range(1, 10))
 
 
 def test_a_failure_while_writing_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> None:
