@@ -25,6 +25,7 @@ from ..common.operators import (
 )
 from ..formats import joe, jpk
 from ..formats.errors import FormatError
+from ..qmap_compiler.parallel import ordered_map
 
 
 def object_triangles(
@@ -89,14 +90,20 @@ def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     parts = [(obj, object_triangles(context, obj, operator)) for obj in objects]
     parts = [(obj, part) for obj, part in parts if has_faces(obj.name, part.triangle_count, summary.warnings)]
     refuse_if_nothing_left(len(parts), len(objects))
-    members = []
     names = member_names([obj for obj, _ in parts], summary.warnings)
-    for (obj, triangles), name in zip(parts, names, strict=True):
-        document = joe_document(triangles, f"{obj.name} (pack member {name!r})", summary.warnings)
-        members.append(jpk.JpkMember(name=name, data=joe.write_joe(document)))
+
+    def member(index: int) -> tuple[jpk.JpkMember, list[str]]:
+        (obj, triangles), name, warnings = parts[index], names[index], []
+        document = joe_document(triangles, f"{obj.name} (pack member {name!r})", warnings)
+        return jpk.JpkMember(name=name, data=joe.write_joe(document)), warnings
+
+    # Members are made side by side on the cores (numpy array work, no bpy), their warnings kept in order
+    made = ordered_map(member, range(len(parts))) if len(parts) > 1 else [member(0)]
+    for (_, triangles), (_, warnings) in zip(parts, made, strict=True):
+        summary.warnings += warnings
         summary.objects += 1
         summary.faces += triangles.triangle_count
-    jpk.save_jpk(path, jpk.JpkDocument(members=members))
+    jpk.save_jpk(path, jpk.JpkDocument(members=[made_member for made_member, _ in made]))
     return summary
 
 

@@ -439,6 +439,24 @@ def test_jpk_limit_errors_name_the_object_and_member(make, message: str, tmp_pat
     assert not out.exists()
 
 
+def test_jpk_members_made_side_by_side_keep_the_order_of_their_warnings_and_errors(
+    tmp_path: Path, extension  # type: ignore[no-untyped-def]
+) -> None:
+    for index in range(6):
+        triangle_soup(f"M{index}", 50 + index)  # no UV map: a warning per member
+    out = tmp_path / "soups.jpk"
+    assert bpy.ops.export_scene.jpk(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    members = [member.name for member in jpk.load_jpk(str(out)).members]
+    assert last_warnings(extension) == [
+        f"{name[:-4]} (pack member {name!r}): no UV map; written with a single (0, 0) texture coordinate"
+        for name in members
+    ]
+    triangle_soup("M2b", 22000)  # two members over VDrift's limits: the first in the pack's order is reported
+    triangle_soup("M4b", 22000)
+    with pytest.raises(RuntimeError, match=r"M2b \(pack member 'M2b\.joe'\): 66000 distinct vertices"):
+        bpy.ops.export_scene.jpk(filepath=str(out), export_scope="SCENE")
+
+
 def test_pack_warnings_name_the_pack(tmp_path: Path, extension) -> None:  # type: ignore[no-untyped-def]
     pack = tmp_path / "mixed.jpk"
     pack.write_bytes(fx.pack_of({"joist.joe": fx.cube_bytes(), "readme.txt": b"notes"}))
