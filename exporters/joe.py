@@ -93,7 +93,8 @@ def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     names = member_names([obj for obj, _ in parts], summary.warnings)
 
     def member(index: int) -> tuple[jpk.JpkMember, list[str]]:
-        (obj, triangles), name, warnings = parts[index], names[index], []
+        (obj, triangles), name = parts[index], names[index]
+        warnings: list[str] = []
         document = joe_document(triangles, f"{obj.name} (pack member {name!r})", warnings)
         return jpk.JpkMember(name=name, data=joe.write_joe(document)), warnings
 
