@@ -456,11 +456,14 @@ def _quick_triangles(block: _Block, warnings: list[str], path: str | None) -> tu
     # block holds only numbers, 3 lines per triangle.
     material_starts = starts[0::4]
     lengths = line_ends[0::4] + 1 - material_starts
-    material_bytes = np.repeat(material_starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(lengths.sum())
-    raw_names = buffer[material_bytes].tobytes().split(b"\n")[:-1]
+    material_bytes = raw_names = None
+    only_line = _one_material_line(buffer, material_starts, lengths)
+    if only_line is None:
+        material_bytes = _material_bytes(material_starts, lengths)
+        raw_names = buffer[material_bytes].tobytes().split(b"\n")[:-1]
     rows: dict[str, int] = {}
     row_of_raw: dict[bytes, int] = {}
-    for raw in dict.fromkeys(raw_names):
+    for raw in [only_line] if only_line is not None else dict.fromkeys(raw_names or []):
         name = raw.decode().strip()
         if not name or name.startswith("//") or _VERTEX_LIKE.match(name):
             return None  # blank material lines, comments or a misalignment
@@ -470,6 +473,8 @@ def _quick_triangles(block: _Block, warnings: list[str], path: str | None) -> tu
     distinct = _distinct_vertex_lines(buffer, starts[vertex_lines], ends[vertex_lines])
     if distinct is None:  # every line read where it stands
         padded = padded_buffer(data, buffer.size)
+        if material_bytes is None:
+            material_bytes = _material_bytes(material_starts, lengths)
         padded[material_bytes + PAD] = ord(" ")
         numbers = parse_padded_micro_units(padded, vertex_lines.size, starts[vertex_lines])
         lines = _LazyLines(data, starts[vertex_lines], ends[vertex_lines])
@@ -489,11 +494,33 @@ def _quick_triangles(block: _Block, warnings: list[str], path: str | None) -> tu
     extra_fields = corners.extra_fields if distinct is None else int(corners.has_extra_fields[corner_lines].sum())
     if extra_fields:
         warnings.append(f"{extra_fields} vertex line(s) have fields after their weight links; ignored")
-    material_indices = np.fromiter(map(row_of_raw.__getitem__, raw_names), np.int32, len(raw_names))
+    if raw_names is None:
+        material_indices = np.zeros(material_starts.size, np.int32)
+    else:
+        material_indices = np.fromiter(map(row_of_raw.__getitem__, raw_names), np.int32, len(raw_names))
     flavour: Flavour = "goldsrc" if bool(np.all(numbers.counts == 9)) else "source"
     if distinct is None:
         return corners.triangles(list(rows), material_indices), flavour
     return corners.triangles(list(rows), material_indices, corner_lines), flavour
+
+
+def _material_bytes(material_starts: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """Where the bytes of the material lines are, their line ends included."""
+    firsts: npt.NDArray[np.int64] = np.repeat(material_starts - (np.cumsum(lengths) - lengths), lengths)
+    return firsts + np.arange(int(lengths.sum()))
+
+
+def _one_material_line(
+    buffer: npt.NDArray[np.uint8], material_starts: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64]
+) -> bytes | None:
+    """The material lines (without line ends) when every one holds the same bytes, the commonest case, found
+    without splitting the text into a line per triangle. None otherwise."""
+    if not lengths.size or int(lengths.min()) != int(lengths.max()):
+        return None
+    table = buffer[material_starts[:, None] + np.arange(int(lengths[0]))]
+    if not bool(np.all(table == table[0])):
+        return None
+    return table[0, :-1].tobytes()
 
 
 _MOST_DISTINCT = 0.75  # share of distinct vertex lines above which reading each line once saves too little

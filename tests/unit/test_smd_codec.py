@@ -279,6 +279,23 @@ def test_blank_material_line_drops_triangle_with_warning() -> None:
     assert careful.triangles is not None and len(careful.triangles) == 2
 
 
+@pytest.mark.parametrize(
+    ("names", "expected"),
+    [
+        (["skin", "skin", "skin"], ["skin"]),  # one material: found without a line per triangle
+        (["skin", "bone", "skin"], ["skin", "bone"]),  # of one length, different
+        (["skin", "skin ", "skin"], ["skin"]),  # of other lengths, one name once stripped
+        (["skin\r", "bone\r", "skin\r"], ["skin", "bone"]),  # Windows line ends
+    ],
+    ids=["one", "same length", "trailing space", "crlf"],
+)
+def test_material_lines_of_the_quick_path(names: list[str], expected: list[str]) -> None:
+    doc = parse(with_triangles(SKINNED, "".join(f"{name}\n{CORNERS}" for name in names)))
+    assert doc.triangles is not None
+    assert doc.triangles.material_names == expected
+    assert [expected[i] for i in doc.triangles.material_indices] == [name.strip() for name in names]
+
+
 def test_empty_triangles_block() -> None:
     doc = parse('version 1\nnodes\n0 "a" -1\nend\nskeleton\ntime 0\n0 0 0 0 0 0 0\nend\ntriangles\nend\n')
     assert doc.triangles is not None and len(doc.triangles) == 0
