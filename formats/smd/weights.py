@@ -28,11 +28,12 @@ def _corners(counts: AnyInts) -> Ints:
     return np.repeat(np.arange(counts.size, dtype=np.int64), counts.astype(np.int64))
 
 
-def select_links(counts: AnyInts, corners: AnyInts) -> Ints:
-    """Where the links of `corners` (in that order, repeats allowed) sit in the flat link arrays."""
-    counts = counts.astype(np.int64)
+def select_links(counts: AnyInts, corners: AnyInts, first: Ints | None = None) -> Ints:
+    """Where the links of `corners` (in that order, repeats allowed) sit in the flat link arrays (`first`: where
+    each corner's links start, when known)."""
+    counts = np.asarray(counts, np.int64)  # (no copy when it is already int64)
     chosen = counts[corners]
-    first = np.cumsum(counts) - counts
+    first = np.cumsum(counts) - counts if first is None else first
     at = np.repeat(first[corners] - (np.cumsum(chosen) - chosen), chosen)
     at += np.arange(at.size)
     return at

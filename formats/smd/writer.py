@@ -211,6 +211,7 @@ def _pooled_lines(pool: list[bytes], order: npt.NDArray[np.int64]) -> Iterator[b
         yield b"".join(operator.itemgetter(*chunk)(pool)) if len(chunk) > 1 else pool[chunk[0]]
 
 
+_CORNERS_AT_A_TIME = 1 << 15
 _MOST_DISTINCT = 0.75  # share of distinct corner lines above which making each once saves too little
 LineIndices = npt.NDArray[np.int64]
 
@@ -267,13 +268,27 @@ class _Corners:
         if not np.array_equal(corner_lines[first_corners], np.arange(first_corners.size)):
             return None  # not numbered in order of first appearance
         first = first_corners[corner_lines]
+        return (first_corners, corner_lines) if self._equal_to(first) else None
+
+    def _equal_to(self, first: LineIndices) -> bool:
+        """Whether every corner holds the values of corner first[corner], compared a block of corners at a time
+        (the block's values stay in the CPU caches)."""
         values = [self.parents, self.positions, self.normals, self.uvs, self.counts]
-        same = all(np.array_equal(column, column[first]) for column in values)
-        if same and self.flavour != "goldsrc":  # (equal counts: the links line up)
-            first_links = select_links(self.counts, first)
-            same = np.array_equal(self.bones, self.bones[first_links])
-            same = same and np.array_equal(self.weights, self.weights[first_links])
-        return (first_corners, corner_lines) if same else None
+        link_ends = np.cumsum(self.counts)
+        link_starts = link_ends - self.counts
+        for start in range(0, first.size, _CORNERS_AT_A_TIME):
+            block = slice(start, start + _CORNERS_AT_A_TIME)
+            if not all(np.array_equal(column[block], column[first[block]]) for column in values):
+                return False
+            if self.flavour == "goldsrc":
+                continue
+            # (equal counts: the links of the block's corners and those of their first corners line up)
+            links = slice(int(link_starts[start]), int(link_ends[block][-1]))
+            first_links = select_links(self.counts, first[block], link_starts)
+            if not (np.array_equal(self.bones[links], self.bones[first_links])
+                    and np.array_equal(self.weights[links], self.weights[first_links])):  # fmt: skip
+                return False
+        return True
 
 
 def _link_words(
