@@ -23,7 +23,7 @@ def export_iqm(
     summary = Summary(files=1, face_kind="triangles")  # (IQM holds triangles only)
     document = build_document(context, operator, settings, summary)
     notes = Warnings()
-    data = iqm.write_iqm(document, options, notes)  # every check runs before the file is touched
+    data = iqm.iqm_pieces(document, options, notes)  # every check runs before the file is touched
     summary.warnings.extend(notes)
     write_bytes_atomically(path, data)
     return summary

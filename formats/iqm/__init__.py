@@ -13,7 +13,7 @@ from ..atomic import write_bytes_atomically
 from ..errors import Warnings, read_file_bytes
 from ..iqe.document import IqeDocument
 from .compile import IqmWriteOptions, compile_document
-from .encode import encode_model
+from .encode import encode_model, encode_model_pieces
 from .layout import IqmAnim, IqmMesh, IqmModel, IqmVertexArray
 from .reader import document_from_model, read_iqm, read_iqm_model
 
@@ -26,6 +26,8 @@ __all__ = [
     "compile_document",
     "document_from_model",
     "encode_model",
+    "encode_model_pieces",
+    "iqm_pieces",
     "load_iqm",
     "read_iqm",
     "read_iqm_model",
@@ -36,7 +38,14 @@ __all__ = [
 
 def write_iqm(document: IqeDocument, options: IqmWriteOptions | None = None, warnings: Warnings | None = None) -> bytes:
     """Compile and lay out the document; raises FormatError (before any byte exists) for what IQM cannot hold."""
-    return encode_model(compile_document(document, options, warnings))
+    return b"".join(iqm_pieces(document, options, warnings))
+
+
+def iqm_pieces(
+    document: IqeDocument, options: IqmWriteOptions | None = None, warnings: Warnings | None = None
+) -> list[bytes]:
+    """write_iqm's bytes as consecutive pieces, to be written one after the other (never joined into a copy)."""
+    return encode_model_pieces(compile_document(document, options, warnings))
 
 
 def load_iqm(path: str | os.PathLike[str]) -> IqeDocument:
@@ -47,4 +56,4 @@ def load_iqm(path: str | os.PathLike[str]) -> IqeDocument:
 
 def save_iqm(path: str | os.PathLike[str], document: IqeDocument, options: IqmWriteOptions | None = None) -> None:
     """Write an IQM file atomically: an existing file is replaced only when the whole model was compiled."""
-    write_bytes_atomically(path, write_iqm(document, options))
+    write_bytes_atomically(path, iqm_pieces(document, options))

@@ -47,19 +47,29 @@ def _padded(data: bytes, alignment: int) -> bytes:
 
 
 def encode_model(model: IqmModel) -> bytes:
+    return b"".join(encode_model_pieces(model))
+
+
+def encode_model_pieces(model: IqmModel) -> list[bytes]:
+    """The file's bytes as consecutive pieces: a large model's arrays are written one after the other, never
+    copied into one whole."""
     text = _Text()
     meshes = np.zeros(len(model.meshes), MESH_DTYPE)
     for index, mesh in enumerate(model.meshes):  # names, then materials, mesh by mesh (the compiler's order)
         meshes[index] = (text.offset(mesh.name), text.offset(mesh.material), mesh.first_vertex, mesh.vertex_count,
                          mesh.first_triangle, mesh.triangle_count)  # fmt: skip
     headers = np.zeros(len(model.vertex_arrays), VERTEX_ARRAY_DTYPE)
-    vertex_data = bytearray()
+    vertex_data: list[bytes] = []  # the arrays, each aligned to its component (at least 4 bytes)
+    vertex_size = 0
     for index, array in enumerate(model.vertex_arrays):
         dtype = stored_dtype(array.component)
-        vertex_data += bytes(-len(vertex_data) % max(dtype.itemsize, 4))
+        vertex_data.append(bytes(-vertex_size % max(dtype.itemsize, 4)))
+        vertex_size += len(vertex_data[-1])
         kind = CUSTOM + text.offset(array.name) if array.kind == "custom" else KIND_OF_TYPE.index(array.kind)
-        headers[index] = (kind, array.flags, FORMAT_CODE[array.component], array.size, len(vertex_data))
-        vertex_data += np.ascontiguousarray(array.values, dtype.newbyteorder("<")).tobytes()
+        headers[index] = (kind, array.flags, FORMAT_CODE[array.component], array.size, vertex_size)
+        vertex_data.append(np.ascontiguousarray(array.values, dtype.newbyteorder("<")).tobytes())
+        vertex_size += len(vertex_data[-1])
+    vertex_data.append(bytes(-vertex_size % 4))
     joints = np.zeros(len(model.joint_names), JOINT_DTYPE)
     joints["name"] = [text.offset(name) for name in model.joint_names]
     joints["parent"] = model.joint_parents
@@ -101,7 +111,8 @@ def encode_model(model: IqmModel) -> bytes:
     for header_index in range(headers.shape[0]):  # offsets were relative to the vertex data
         headers[header_index]["offset"] += size
     pieces[2] = headers.tobytes()
-    place(None, None, _padded(bytes(vertex_data), 4))
+    for piece in vertex_data:
+        place(None, None, piece)
     place(None, "ofs_triangles", np.ascontiguousarray(model.triangles, "<u4").tobytes())
     adjacency = model.adjacency
     place(None, "ofs_adjacency", b"" if adjacency is None else np.ascontiguousarray(adjacency, "<u4").tobytes())
@@ -114,4 +125,4 @@ def encode_model(model: IqmModel) -> bytes:
     place("num_comment", "ofs_comment", comment)
     values["filesize"] = size
     header = HEADER.pack(MAGIC, *(values[name] for name in HEADER_FIELDS))
-    return b"".join([header, *pieces])
+    return [header, *(piece for piece in pieces if piece)]

@@ -37,6 +37,8 @@ def test_fixtures_compile_and_read_back_with_joints_meshes_and_animations(name: 
     document = iqe.read_iqe(DOCUMENTS[name])
     data = iqm.write_iqm(document)
     assert data.startswith(MAGIC) and struct.unpack_from("<II", data, 16) == (2, len(data))
+    pieces = iqm.iqm_pieces(document)  # what the exporters write, piece after piece
+    assert b"".join(pieces) == data and all(pieces)
     back = iqm.read_iqm(data)
     assert [(j.name, j.parent) for j in back.joints] == [(j.name, j.parent) for j in document.joints]
     assert [(a.name, a.framerate, a.loop, len(a.frames)) for a in back.animations] == [
