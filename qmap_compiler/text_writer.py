@@ -7,12 +7,14 @@ which round-trips float32 exactly), and NaN or infinity is refused because the t
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
 
 from .desc_parser import DescDocument
 from .errors import QmapError
+from .parallel import one_at_a_time, ordered_map
 from .tmp_parser import LampObject, MeshObject, TmpDocument
 
 Bytes2D = npt.NDArray[np.uint8]
@@ -63,6 +65,7 @@ def _lines(lines: list[bytes], newline: bytes) -> bytes:
 # dropped at the end: no Python call per number. A float is formatted once per distinct value (meshes repeat
 # coordinates a lot) by one %-formatting of all of them, so the text is exactly that of `float_format`.
 _ROWS_PER_PIECE = 32768
+_PIECES_FOR_THREADS = 8  # fewer pieces are made in turn: threads would cost more than they save
 
 
 def _literal(text: bytes, rows: int) -> Bytes2D:
@@ -103,15 +106,22 @@ def _compact(rows: Bytes2D) -> bytes:
 
 
 def _vertex_lines(vertices: FloatArray, float_format: str, newline: bytes) -> list[bytes]:
-    pieces = []
-    for start in range(0, len(vertices), _ROWS_PER_PIECE):
+    def piece(start: int) -> bytes:
         part = vertices[start : start + _ROWS_PER_PIECE]
         rows = len(part)
         comma = _literal(b",", rows)
         columns = [_float_fields(part[:, axis], float_format) for axis in range(3)]
         table = [_literal(b"\t\t\t", rows), columns[0], comma, columns[1], comma, columns[2], _literal(newline, rows)]
-        pieces.append(_compact(np.concatenate(table, axis=1)))
-    return pieces
+        return _compact(np.concatenate(table, axis=1))
+
+    return _pieces_of(piece, len(vertices))
+
+
+def _pieces_of(piece: Callable[[int], bytes], rows: int) -> list[bytes]:
+    """piece(start) for each block of rows, made side by side on the cores when there are many."""
+    starts = range(0, rows, _ROWS_PER_PIECE)
+    with one_at_a_time(len(starts) < _PIECES_FOR_THREADS):
+        return ordered_map(piece, starts)
 
 
 def _face_lines(mesh: MeshObject, float_format: str, newline: bytes) -> list[bytes]:
@@ -119,8 +129,8 @@ def _face_lines(mesh: MeshObject, float_format: str, newline: bytes) -> list[byt
     face does not have are blanked out."""
     sizes = np.asarray(mesh.face_sizes, np.int64)
     corner_count = int(sizes.max()) if len(sizes) else 0
-    pieces = []
-    for start in range(0, len(sizes), _ROWS_PER_PIECE):
+
+    def piece(start: int) -> bytes:
         part = slice(start, start + _ROWS_PER_PIECE)
         rows = len(sizes[part])
         space = _literal(b" ", rows)
@@ -138,8 +148,9 @@ def _face_lines(mesh: MeshObject, float_format: str, newline: bytes) -> list[byt
             block[sizes[part] <= corner] = 0
             table.append(block)
         table.append(_literal(newline, rows))
-        pieces.append(_compact(np.concatenate(table, axis=1)))
-    return pieces
+        return _compact(np.concatenate(table, axis=1))
+
+    return _pieces_of(piece, len(sizes))
 
 
 def _lamp_lines(lamp: LampObject, float_format: str) -> list[bytes]:

@@ -372,13 +372,17 @@ def _per_number_text(mesh: object, float_format: str) -> list[str]:
     return vertices + faces
 
 
+@pytest.mark.parametrize("threads", [False, True], ids=["in turn", "on threads"])
 @pytest.mark.parametrize("float_format", ["%.9g", "%f"])
 def test_tables_are_written_as_one_formatting_per_number_would(monkeypatch: pytest.MonkeyPatch,
-                                                               float_format: str) -> None:  # fmt: skip
-    from qmap_compiler import text_writer
+                                                               float_format: str, threads: bool) -> None:  # fmt: skip
+    from qmap_compiler import parallel, text_writer
     from qmap_compiler.tmp_parser import MeshObject, TmpDocument
 
     monkeypatch.setattr(text_writer, "_ROWS_PER_PIECE", 7)  # tables cut into pieces mid-way
+    if threads:  # (on any machine)
+        monkeypatch.setattr(text_writer, "_PIECES_FOR_THREADS", 2)
+        monkeypatch.setattr(parallel, "cores", lambda: 3)
     rng = np.random.default_rng(5)
     awkward = np.float32([0.0, -0.0, 1e-30, -1e-7, 3e38, 123456789, 0.1, -2.5, 1e-45])
     vertices = rng.choice(np.concatenate([awkward, rng.normal(size=20).astype(np.float32)]), (40, 3))
