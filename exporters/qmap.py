@@ -126,7 +126,7 @@ def mesh_object(obj: bpy.types.Object, mesh: bpy.types.Mesh, name: bytes, materi
     uvs = None
     if mesh.uv_layers.active is not None:
         uvs = mesh_io.corner_floats(mesh.uv_layers.active.uv, "vector", 2)[faces["loops"]]
-    indices = corner_vert[faces["loops"]].astype(np.int64)
+    indices = np.asarray(corner_vert, np.int64)[faces["loops"]]
     transform = object_transform(obj)
     if transform is None:  # bake: exact even with shear; mirroring turns faces inside out, so rewind them
         vertices = mesh_io.transform_points(vertices, obj.matrix_world).astype(np.float32)
@@ -139,11 +139,11 @@ def mesh_object(obj: bpy.types.Object, mesh: bpy.types.Mesh, name: bytes, materi
     return qc.MeshObject(
         name=name, position=position, orientation=orientation, size=size,
         auto_smooth_angle=AUTO_SMOOTH_ANGLE, has_uv=uvs is not None, materials=materials,
-        material_pos=[0] * len(materials), vertices=vertices.astype(np.float32),
-        face_sizes=faces["sizes"].astype(np.int8), face_materials=faces["materials"].astype(np.int64),
-        face_smooth=faces["smooth"].astype(bool), face_indices=indices,
-        face_uvs=None if uvs is None else uvs.astype(np.float32),
-    )  # fmt: skip
+        material_pos=[0] * len(materials), vertices=np.asarray(vertices, np.float32),
+        face_sizes=faces["sizes"].astype(np.int8), face_materials=np.asarray(faces["materials"], np.int64),
+        face_smooth=np.asarray(faces["smooth"], bool), face_indices=indices,
+        face_uvs=None if uvs is None else np.asarray(uvs, np.float32),
+    )  # fmt: skip  (asarray: no copy of what already has its type)
 
 
 def _rewound(indices: np.ndarray, uvs: np.ndarray | None, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
