@@ -91,12 +91,12 @@ def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     parts = [(obj, part) for obj, part in parts if has_faces(obj.name, part.triangle_count, summary.warnings)]
     refuse_if_nothing_left(len(parts), len(objects))
     names = member_names([obj for obj, _ in parts], summary.warnings)
+    labels = [f"{obj.name} (pack member {name!r})" for (obj, _), name in zip(parts, names, strict=True)]
 
-    def member(index: int) -> tuple[jpk.JpkMember, list[str]]:
-        (obj, triangles), name = parts[index], names[index]
+    def member(index: int) -> tuple[jpk.JpkMember, list[str]]:  # (no bpy here: it runs on worker threads)
         warnings: list[str] = []
-        document = joe_document(triangles, f"{obj.name} (pack member {name!r})", warnings)
-        return jpk.JpkMember(name=name, data=joe.write_joe(document)), warnings
+        document = joe_document(parts[index][1], labels[index], warnings)
+        return jpk.JpkMember(name=names[index], data=joe.write_joe(document)), warnings
 
     # Members are made side by side on the cores (numpy array work, no bpy), their warnings kept in order
     made = ordered_map(member, range(len(parts))) if len(parts) > 1 else [member(0)]
