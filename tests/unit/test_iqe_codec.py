@@ -456,3 +456,21 @@ def test_reverse_face_order_keeps_each_first_corner_and_turns_the_rest(sizes: li
         expected += [face[0], *reversed(face[1:])]
         start += size
     assert reverse_face_order(corners, face_sizes).tolist() == expected
+
+
+@pytest.mark.parametrize("letters_looked_at", [10_000, 2, 0], ids=["letters", "then the pattern", "pattern"])
+def test_the_comment_command_is_found_as_the_pattern_finds_it(
+    monkeypatch: pytest.MonkeyPatch, letters_looked_at: int
+) -> None:
+    from formats.iqe import scan
+
+    monkeypatch.setattr(scan, "_LETTERS_LOOKED_AT", letters_looked_at)
+    rng = np.random.default_rng(3)
+    words = [b"comment", b"\n", b" ", b"\t", b"o", b"comments", b"#comment", b"\r", b"\x0b", b"c", b"omment",
+             b"\ncomment", b"\n comment\n", b"joint", b"vp 1 2 3\n"]  # fmt: skip
+    for _ in range(3000):
+        data = b"".join(words[i] for i in rng.integers(0, len(words), int(rng.integers(0, 14))))
+        expected = scan._COMMENT_COMMAND.search(data)
+        found = scan._first_comment_command(data)
+        assert (found is None) == (expected is None), data
+        assert found is None or expected is None or found.span() == expected.span(), data
