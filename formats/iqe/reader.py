@@ -99,18 +99,21 @@ def _warn_long_lines(scanned: ScannedText, warnings: Warnings) -> None:
         )
 
 
-def _padded_rows(values: Float64Array, counts: Int64Array, defaults: tuple[float, ...]) -> Float64Array:
-    """One row per line of `len(defaults)` columns: the line's numbers, then the defaults; extra numbers dropped."""
+def _padded_rows(
+    values: Float64Array, counts: Int64Array, defaults: tuple[float, ...], dtype: type[np.floating[Any]] = np.float64
+) -> npt.NDArray[np.floating[Any]]:
+    """One row per line of `len(defaults)` columns: the line's numbers, then the defaults; extra numbers dropped.
+    The rows are of `dtype` (numbers rounded as astype rounds them, without a table of doubles first)."""
     width = len(defaults)
     if counts.shape[0] and (counts == counts[0]).all() and counts[0] <= width:  # the usual file: one shape
         given = int(counts[0])
         if given == width:
-            return values.reshape(-1, width)
-        uniform = np.empty((counts.shape[0], width), np.float64)
+            return np.asarray(values.reshape(-1, width), dtype)
+        uniform = np.empty((counts.shape[0], width), dtype)
         uniform[:, :given] = values.reshape(counts.shape[0], given)
         uniform[:, given:] = defaults[given:]
         return uniform
-    rows = np.tile(np.array(defaults, np.float64), (counts.shape[0], 1))
+    rows = np.tile(np.array(defaults, dtype), (counts.shape[0], 1))
     line_of_value = np.repeat(np.arange(counts.shape[0]), counts)
     column_of_value = np.arange(values.shape[0]) - np.repeat(np.cumsum(counts) - counts, counts)
     kept = column_of_value < width
@@ -163,9 +166,8 @@ def _read_vertices(scanned: ScannedText, events: KeywordEvents, warnings: Warnin
         defaults = _ATTRIBUTE_DEFAULTS[command]
         if command == "vs":
             scanned.integers(values, lines, counts, "'vs' smoothing index")
-        rows = _padded_rows(values, counts, defaults)
-        if command not in _DOUBLE_ROWS:  # the document stores float32; the range was checked by `numbers`
-            rows = rows.astype(np.float32)
+        # (the document stores float32 but for _DOUBLE_ROWS; the range was checked by `numbers`)
+        rows = _padded_rows(values, counts, defaults, np.float64 if command in _DOUBLE_ROWS else np.float32)
         attributes[command] = _Attribute(lines, rows, counts)
     vp_lines = attributes["vp"].lines if "vp" in attributes else np.zeros(0, np.int64)
     mesh_lines = np.array([line for line, _ in events.meshes], np.int64)
