@@ -25,16 +25,19 @@ def unique_rows(rows: FloatArray) -> tuple[FloatArray, npt.NDArray[np.int64]]:
     values = np.ascontiguousarray(rows, np.float32)
     if len(values) == 0:
         return values, np.zeros(0, np.int64)
-    first = _probe_equal_rows(_paired_columns(values))  # a hash table filled in bulk: no sort (a third quicker)
+    first = _probe_equal_rows(paired_columns(values))  # a hash table filled in bulk: no sort (a third quicker)
     if first is not None:
         is_first = first == np.arange(first.size)
         return values[is_first], (np.cumsum(is_first) - 1)[first]
     return _unique_rows_by_sorting(values)
 
 
-def _paired_columns(values: FloatArray) -> npt.NDArray[np.int64]:
-    """The rows' bits as 64-bit integers, two 32-bit columns in each (a zero column added to an odd count): rows
-    are equal exactly when these are, at half the width of a column each."""
+def paired_columns(values: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+    """The rows of a C-contiguous table of 32-bit numbers as 64-bit integers, two columns in each (a zero column
+    added to an odd count): rows are equal bit for bit exactly when these are, at half the width of a column
+    each (a key for first_equal_rows)."""
+    values = np.ascontiguousarray(values)
+    assert values.dtype.itemsize == 4 and values.ndim == 2
     count, width = values.shape
     if width % 2 == 0:
         return values.view(np.int64)

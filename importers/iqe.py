@@ -236,8 +236,7 @@ def _welded_vertices(
             continue
         columns.append(np.concatenate([m.custom[slot] if slot in m.custom else np.zeros((m.vertex_count, width))
                                        for m in meshes]).astype(np.float32).view(np.int32))  # fmt: skip
-    key = np.concatenate(columns, axis=1).astype(np.int64)
-    first = dedup.first_equal_rows(key)
+    first = dedup.first_equal_rows(dedup.paired_columns(np.concatenate(columns, axis=1)))
     is_first = first == np.arange(first.size)
     vertex_of_file_vertex = (np.cumsum(is_first) - 1)[first]
     representative = np.flatnonzero(is_first)
