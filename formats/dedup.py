@@ -227,12 +227,30 @@ def first_equal_lines(
     del hashes
     first = first_equal_rows(hash_key)
     del hash_key
-    grouped = np.flatnonzero(first != np.arange(first.size))
+    is_first = first == np.arange(first.size)
+    firsts = np.flatnonzero(is_first)
+    held = firsts.size * width * 8 <= _WHOLE_KEYS_BYTES
+    if held:
+        # The first lines' words side by side (read in text order), so that each later line is checked against one
+        # row of them rather than against words scattered over the whole text
+        first_words = np.empty((firsts.size, width), np.uint64)
+        for begin in range(0, firsts.size, _CHUNK):
+            rows_ = firsts[begin : begin + _CHUNK]
+            block = np.empty((width, rows_.size), np.uint64)
+            for index in range(width):
+                block[index] = word(index, rows_)
+            first_words[begin : begin + _CHUNK] = block.T
+        rank = np.cumsum(is_first) - 1  # of each first line among the first lines
+    grouped = np.flatnonzero(~is_first)
     for begin in range(0, grouped.size, _CHUNK):
         rows_ = grouped[begin : begin + _CHUNK]
-        for index in range(width):
-            if not np.array_equal(word(index, rows_), word(index, first[rows_])):
-                return None  # two different lines with one hash: astronomically rare; the caller reads every line
+        if held:
+            expected = first_words[rank[first[rows_]]]
+            same = all(np.array_equal(word(index, rows_), expected[:, index]) for index in range(width))
+        else:  # too many distinct lines to hold: each line's first line is read from the text
+            same = all(np.array_equal(word(index, rows_), word(index, first[rows_])) for index in range(width))
+        if not same:
+            return None  # two different lines with one hash: astronomically rare; the caller reads every line
     return first
 
 

@@ -84,20 +84,26 @@ def test_first_occurrences() -> None:
     assert dedup.first_occurrences(np.zeros(0, np.int64)).tolist() == []
 
 
-def test_lines_grouped_by_a_colliding_hash_are_caught_by_the_word_check(monkeypatch: pytest.MonkeyPatch) -> None:
+# Limits of held keys: 0 hashes every line and reads each line's first line from the text; the other hashes
+# every line but holds the first lines' words
+@pytest.mark.parametrize("limit", [0, 50], ids=["first lines read", "first lines held"])
+def test_lines_grouped_by_a_colliding_hash_are_caught_by_the_word_check(
+    monkeypatch: pytest.MonkeyPatch, limit: int
+) -> None:
     text = b"0 1.000000 2.000000\n0 1.000000 2.000000\n0 9.000000 2.000000\n"
     buffer = np.frombuffer(text, np.uint8)
     ends = np.flatnonzero(buffer == ord("\n"))
     starts = np.concatenate([[0], ends[:-1] + 1])
     assert dedup.first_equal_lines(buffer, starts, ends).tolist() == [0, 0, 2]
-    monkeypatch.setattr(dedup, "_WHOLE_KEYS_BYTES", 0)  # the hashed path, as for large files
+    monkeypatch.setattr(dedup, "_WHOLE_KEYS_BYTES", limit)  # the hashed path, as for large files
     assert dedup.first_equal_lines(buffer, starts, ends).tolist() == [0, 0, 2]
     every_hash_equal = lambda key, hashes=None: np.zeros(len(key), np.int64)  # noqa: E731
     monkeypatch.setattr(dedup, "first_equal_rows", every_hash_equal)
     assert dedup.first_equal_lines(buffer, starts, ends) is None
 
 
-def test_whole_keys_and_hashed_lines_group_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("limit", [0, 100_000], ids=["first lines read", "first lines held"])
+def test_whole_keys_and_hashed_lines_group_alike(monkeypatch: pytest.MonkeyPatch, limit: int) -> None:
     rng = np.random.default_rng(3)
     pool = [f"{i % 7} {rng.integers(0, 9)}.000000 {rng.integers(0, 99)}.500000 x{'y' * (i % 40)}".encode()
             for i in range(300)]  # fmt: skip
@@ -107,7 +113,7 @@ def test_whole_keys_and_hashed_lines_group_alike(monkeypatch: pytest.MonkeyPatch
     ends = np.flatnonzero(buffer == ord("\n"))
     starts = np.concatenate([[0], ends[:-1] + 1])
     whole = dedup.first_equal_lines(buffer, starts, ends)
-    monkeypatch.setattr(dedup, "_WHOLE_KEYS_BYTES", 0)
+    monkeypatch.setattr(dedup, "_WHOLE_KEYS_BYTES", limit)
     hashed = dedup.first_equal_lines(buffer, starts, ends)
     assert whole is not None and hashed is not None
     np.testing.assert_array_equal(whole, hashed)
