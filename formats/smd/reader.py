@@ -517,10 +517,16 @@ def _one_material_line(
     without splitting the text into a line per triangle. None otherwise."""
     if not lengths.size or int(lengths.min()) != int(lengths.max()):
         return None
-    table = buffer[material_starts[:, None] + np.arange(int(lengths[0]))]
-    if not bool(np.all(table == table[0])):
-        return None
-    return table[0, :-1].tobytes()
+    length, start = int(lengths[0]), int(material_starts[0])
+    if length < 8:
+        table = buffer[material_starts[:, None] + np.arange(length)]
+        return table[0, :-1].tobytes() if bool(np.all(table == table[0])) else None
+    # Compared 8 bytes at a time (the last word ending at the line end): a few numbers per line, not a table
+    words: npt.NDArray[np.uint64] = np.ndarray((buffer.size - 7,), np.dtype("<u8"), buffer=buffer, strides=(1,))
+    for offset in [*range(0, length - 8, 8), length - 8]:
+        if not bool(np.all(words[material_starts + offset] == words[start + offset])):
+            return None
+    return buffer[start : start + length - 1].tobytes()
 
 
 _MOST_DISTINCT = 0.75  # share of distinct vertex lines above which reading each line once saves too little

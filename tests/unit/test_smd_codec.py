@@ -286,8 +286,13 @@ def test_blank_material_line_drops_triangle_with_warning() -> None:
         (["skin", "bone", "skin"], ["skin", "bone"]),  # of one length, different
         (["skin", "skin ", "skin"], ["skin"]),  # of other lengths, one name once stripped
         (["skin\r", "bone\r", "skin\r"], ["skin", "bone"]),  # Windows line ends
+        (["metal_plate_01"] * 3, ["metal_plate_01"]),  # long: compared 8 bytes at a time
+        (["metal_plate_01", "metal_plate_02", "metal_plate_01"], ["metal_plate_01", "metal_plate_02"]),  # last word
+        (["metal_plate_01", "xetal_plate_01"], ["metal_plate_01", "xetal_plate_01"]),  # first word
+        (["metal_plate_0123", "metal_Xlate_0123"], ["metal_plate_0123", "metal_Xlate_0123"]),  # a middle word
+        (["abcdefg", "abcdefg"], ["abcdefg"]),  # 8 bytes with the line end
     ],
-    ids=["one", "same length", "trailing space", "crlf"],
+    ids=["one", "same length", "trailing space", "crlf", "long", "last word", "first word", "middle", "eight"],
 )
 def test_material_lines_of_the_quick_path(names: list[str], expected: list[str]) -> None:
     doc = parse(with_triangles(SKINNED, "".join(f"{name}\n{CORNERS}" for name in names)))
