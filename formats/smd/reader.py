@@ -558,11 +558,23 @@ def _joined_lines(
     data: bytes | memoryview, starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
 ) -> tuple[bytes, npt.NDArray[np.int64]]:
     """The lines data[starts[i]:ends[i]] joined by line ends, and where each starts in that text."""
-    view = memoryview(data)
-    text = b"\n".join([view[start:end] for start, end in zip(starts.tolist(), ends.tolist(), strict=True)])
+    base, offset = _bytes_behind(data)  # (slices of bytes are made 2.5 times as fast as of a memoryview)
+    text = b"\n".join(map(base.__getitem__, map(slice, (starts + offset).tolist(), (ends + offset).tolist())))
     text_starts = np.zeros(starts.size, np.int64)
     np.cumsum(ends[:-1] - starts[:-1] + 1, out=text_starts[1:])
     return text, text_starts
+
+
+def _bytes_behind(data: bytes | memoryview) -> tuple[bytes, int]:
+    """The bytes object that `data` shows and where `data` starts in it (a copy of it when it shows no bytes)."""
+    if isinstance(data, bytes):
+        return data, 0
+    base = data.obj
+    if isinstance(base, bytes) and data.c_contiguous and data.itemsize == 1 and data.nbytes:
+        offset = np.frombuffer(data, np.uint8).ctypes.data - np.frombuffer(base, np.uint8).ctypes.data
+        if 0 <= offset <= len(base) - data.nbytes:
+            return base, offset
+    return bytes(data), 0
 
 
 class _LazyLines(Sequence[str]):

@@ -595,3 +595,14 @@ def test_micro_unit_parse_with_the_segment_boundary_at_every_byte_of_a_line() ->
             assert parsed is not None
             assert parsed.counts.tolist() == [1] + [7] * (len(lines) + extra - 1)
             assert parsed.values[-1] == 6.0
+
+
+def test_joined_lines_read_from_a_view_of_the_file_bytes() -> None:
+    from formats.smd import reader
+
+    text = b"triangles\nskin\n0 1 2\nskin\n3 4 5\n"
+    view = memoryview(text)[10:]  # a block: a view of the file's bytes
+    assert reader._bytes_behind(view) == (text, 10)
+    assert reader._bytes_behind(memoryview(bytearray(text))[10:]) == (text[10:], 0)  # not bytes: copied
+    joined, starts = reader._joined_lines(view, np.array([5, 16]), np.array([10, 21]))
+    assert joined == b"0 1 2\n3 4 5" and starts.tolist() == [0, 6]
