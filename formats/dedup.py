@@ -32,6 +32,17 @@ def unique_rows(rows: FloatArray) -> tuple[FloatArray, npt.NDArray[np.int64]]:
     return _unique_rows_by_sorting(values)
 
 
+def row_labels(rows: FloatArray) -> npt.NDArray[np.int64]:
+    """unique_rows(rows)[1] without making the distinct rows (a copy of most of a table of distinct rows)."""
+    values = np.ascontiguousarray(rows, np.float32)
+    first = _probe_equal_rows(paired_columns(values)) if len(values) else np.zeros(0, np.int64)
+    if first is None:
+        return _unique_rows_by_sorting(values)[1]
+    is_first = first == np.arange(first.size)
+    labels: npt.NDArray[np.int64] = (np.cumsum(is_first) - 1)[first]
+    return labels
+
+
 def paired_columns(values: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
     """The rows of a C-contiguous table of 32-bit numbers as 64-bit integers, two columns in each (a zero column
     added to an odd count): rows are equal bit for bit exactly when these are, at half the width of a column

@@ -59,6 +59,7 @@ def timed(repeat: int, setup: Callable[[], object], work: Callable[[], object]) 
     best, peak = float("inf"), 0.0
     for _ in range(repeat):
         setup()
+        os.sync()  # files written by earlier runs reach the disk now, not while this one is timed
         release_free_memory()
         base = resident_mb()
         reset_peak_memory()

@@ -12,11 +12,12 @@ index), tangents never become NaN, given tangents stay with their vertices (the 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ..dedup import first_occurrences, unique_rows
+from ..dedup import first_occurrences, row_labels
 from ..errors import FormatError, Warnings
 from ..iqe.document import COMPONENT_TYPES, MAX_INFLUENCES, VERTEX_ARRAY_KINDS, IqeDocument, IqeMesh
 from ..rows import any_per_row
@@ -169,7 +170,7 @@ class _Vertices:
         stacked: Float32Array = np.concatenate([np.full((mesh.vertex_count, width), fill, np.float32)
                                                 if array is None else array
                                                 for mesh, array in zip(meshes, arrays, strict=True)])  # fmt: skip
-        return stacked.astype(np.float32)
+        return np.asarray(stacked, np.float32)  # (a new array already: no second copy)
 
 
 def _or_zeros(array: npt.NDArray[np.generic] | None, rows: int) -> npt.NDArray[np.generic]:
@@ -223,15 +224,28 @@ def quantised_weights(weights: Float64Array) -> npt.NDArray[np.uint8]:
 def _key_rows(vertices: _Vertices, group_of_vertex: Int64Array) -> npt.NDArray[np.uint32]:
     """Per vertex, the bits of everything that tells vertices apart (-0.0 counted as 0.0, as the compiler
     compares doubles), and its group."""
-    columns: list[npt.NDArray[np.uint32]] = [group_of_vertex.astype(np.uint32)[:, None]]
-    for array in (vertices.positions, vertices.texcoords, vertices.normals, vertices.tangents, vertices.colors,
-                  *vertices.custom.values()):  # fmt: skip
-        if array is not None:
-            columns.append(np.ascontiguousarray(array + np.float32(0.0)).view(np.uint32))
+    floats = [vertices.positions, vertices.texcoords, vertices.normals, vertices.tangents, vertices.colors,
+              *vertices.custom.values()]  # fmt: skip
+    others: list[npt.NDArray[Any]] = [group_of_vertex.astype(np.uint32)[:, None]]
     if vertices.bones is not None and vertices.weights is not None:
-        columns.append(np.ascontiguousarray(vertices.bones).view(np.uint32))
-        columns.append(np.ascontiguousarray(vertices.weights).view(np.uint32))
-    return np.ascontiguousarray(np.concatenate(columns, axis=1))
+        others += [vertices.bones, vertices.weights]
+    return _bit_table([array for array in floats if array is not None], others)
+
+
+def _bit_table(floats: list[Float32Array], others: list[npt.NDArray[Any]]) -> npt.NDArray[np.uint32]:
+    """The bits of float32 tables plus 0.0 (-0.0 counted as 0.0), then those of the others, side by side in one
+    table of an even width (a zero column added): row_labels then pairs its columns without a copy."""
+    bits = [np.ascontiguousarray(array).view(np.uint32).reshape(len(array), -1) for array in others]
+    width = sum(array.shape[1] for array in floats) + sum(array.shape[1] for array in bits)
+    table = np.zeros((len(floats[0]) if floats else len(bits[0]), width + width % 2), np.uint32)
+    column = 0
+    for array in floats:  # (the sum is made in its place in the table: no copy of each table first)
+        np.add(array, np.float32(0.0), out=table[:, column : column + array.shape[1]].view(np.float32))
+        column += array.shape[1]
+    for part in bits:
+        table[:, column : column + part.shape[1]] = part
+        column += part.shape[1]
+    return table
 
 
 def _build_meshes(document: IqeDocument, vertices: _Vertices, model: IqmModel) -> Int64Array:
@@ -245,7 +259,7 @@ def _build_meshes(document: IqeDocument, vertices: _Vertices, model: IqmModel) -
             group_of_vertex[vertices.starts[member] : vertices.starts[member] + vertices.counts[member]] = number
     if not vertices.total:
         return np.zeros(0, np.int64)
-    _, labels = unique_rows(_key_rows(vertices, group_of_vertex).view(np.float32))
+    labels = row_labels(_key_rows(vertices, group_of_vertex).view(np.float32))
     first_vertex = first_occurrences(labels)
     source_parts: list[Int64Array] = []
     triangle_parts: list[Int64Array] = []
@@ -276,12 +290,11 @@ def _build_meshes(document: IqeDocument, vertices: _Vertices, model: IqmModel) -
 def _vertex_classes(vertices: _Vertices, sources: Int64Array) -> Int64Array:
     """Output vertices numbered by (position, blend): the compiler's test for shared triangle edges."""
     assert vertices.positions is not None
-    columns = [np.ascontiguousarray(vertices.positions[sources] + np.float32(0.0)).view(np.uint32)]
+    others: list[npt.NDArray[Any]] = []
     if vertices.bones is not None and vertices.weights is not None:
-        columns.append(np.ascontiguousarray(vertices.bones[sources]).view(np.uint32))
-        columns.append(np.ascontiguousarray(vertices.weights[sources]).view(np.uint32))
-    rows = np.ascontiguousarray(np.concatenate(columns, axis=1))
-    return unique_rows(rows.view(np.float32))[1]
+        others = [vertices.bones[sources], vertices.weights[sources]]
+    rows = _bit_table([vertices.positions[sources]], others)
+    return row_labels(rows.view(np.float32))
 
 
 # ---------------------------------------------------------------------------------------------- vertex arrays

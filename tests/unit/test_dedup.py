@@ -127,3 +127,13 @@ def test_faces_repeating_a_vertex_and_later_duplicates_of_a_face() -> None:
     assert dedup.faces_repeating_a_vertex(corners, sizes).tolist() == [False, False, False, True, False, False]
     # face 2 is face 0 again; face 5 uses face 0's vertices too; face 1 (1, 2, 3) is a set of its own
     assert dedup.later_duplicate_faces(corners, sizes).tolist() == [False, False, True, False, False, True]
+
+
+@pytest.mark.parametrize("by_sorting", [False, True], ids=["hash table", "sorted keys"])
+def test_row_labels_are_unique_rows_indices(monkeypatch: pytest.MonkeyPatch, by_sorting: bool) -> None:
+    if by_sorting:
+        monkeypatch.setattr(dedup, "_probe_equal_rows", lambda key, hashes=None: None)
+    rows = np.random.default_rng(4).integers(0, 5, (3000, 3)).astype(np.float32)
+    rows[:2] = -0.0
+    np.testing.assert_array_equal(dedup.row_labels(rows), dedup.unique_rows(rows)[1])
+    assert dedup.row_labels(np.zeros((0, 3), np.float32)).shape == (0,)
