@@ -324,12 +324,13 @@ def _build_vertex_arrays(
 ) -> None:
     if not sources.shape[0] and not model.meshes:
         return
-    arrays: dict[str, Float64Array | None] = {
-        "position": vertices.positions[sources].astype(np.float64) if vertices.positions is not None else None,
-        "texcoord": vertices.texcoords[sources].astype(np.float64) if vertices.texcoords is not None else None,
-        "normal": vertices.normals[sources].astype(np.float64) if vertices.normals is not None else None,
-        "tangent": vertices.tangents[sources].astype(np.float64) if vertices.tangents is not None else None,
-        "color": vertices.colors[sources].astype(np.float64) if vertices.colors is not None else None,
+    # (float32 as the document holds them: each is made double, exactly, only where it is computed with)
+    arrays: dict[str, npt.NDArray[np.floating[Any]] | None] = {
+        "position": vertices.positions[sources] if vertices.positions is not None else None,
+        "texcoord": vertices.texcoords[sources] if vertices.texcoords is not None else None,
+        "normal": vertices.normals[sources] if vertices.normals is not None else None,
+        "tangent": vertices.tangents[sources] if vertices.tangents is not None else None,
+        "color": vertices.colors[sources] if vertices.colors is not None else None,
     }
     if arrays["tangent"] is None and settings.compute_tangents:
         texcoords, normals = arrays["texcoord"], arrays["normal"]

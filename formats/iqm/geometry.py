@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -49,9 +51,7 @@ def compiler_tangents(
     Where the sum vanishes (texcoords that do not span the triangles, such as a mesh without a UV map) the
     compiler writes NaN; here the tangent is then any unit vector perpendicular to the normal, with w = 1.
     """
-    p = np.asarray(positions, np.float64)
-    uv = np.asarray(texcoords, np.float64)
-    n = np.asarray(normals, np.float64)
+    p, uv, n = np.asarray(positions), np.asarray(texcoords), np.asarray(normals)  # (made double a block at a time)
     tri = np.asarray(triangles, np.int64)
     count = p.shape[0]
     s_dir = np.empty((tri.shape[0], 3))
@@ -67,10 +67,10 @@ def compiler_tangents(
     del s_dir, t_dir
     result = np.empty((count, 4))
     for part in _blocks(count):
-        _finish(n[part], tangent[part], bitangent[part], result[part])
+        _finish(np.asarray(n[part], np.float64), tangent[part], bitangent[part], result[part])
     vanished = any_per_row(~np.isfinite(result[:, :3]))
     if vanished.any():
-        result[vanished, :3] = _any_perpendicular(n[vanished])
+        result[vanished, :3] = _any_perpendicular(np.asarray(n[vanished], np.float64))
         result[vanished, 3] = 1.0
     return result
 
@@ -82,11 +82,17 @@ def _blocks(rows: int) -> list[slice]:
     return [slice(start, start + _BLOCK) for start in range(0, rows, _BLOCK)]
 
 
-def _directions(p: Float64Array, uv: Float64Array, tri: Int64Array, s_dir: Float64Array, t_dir: Float64Array) -> None:
-    """The area-weighted texture-space directions of these triangles, into s_dir and t_dir."""
-    e1, e2 = p[tri[:, 1]] - p[tri[:, 0]], p[tri[:, 2]] - p[tri[:, 0]]
-    u1, v1 = uv[tri[:, 1], 0] - uv[tri[:, 0], 0], uv[tri[:, 1], 1] - uv[tri[:, 0], 1]
-    u2, v2 = uv[tri[:, 2], 0] - uv[tri[:, 0], 0], uv[tri[:, 2], 1] - uv[tri[:, 0], 1]
+def _directions(
+    p: npt.NDArray[np.floating[Any]], uv: npt.NDArray[np.floating[Any]], tri: Int64Array, s_dir: Float64Array,
+    t_dir: Float64Array,
+) -> None:
+    """The area-weighted texture-space directions of these triangles (of float32 or double corners, computed in
+    double), into s_dir and t_dir."""
+    corners = np.asarray(p[tri], np.float64)  # (n, 3, 3): exact doubles of the corners
+    texture = np.asarray(uv[tri], np.float64)
+    e1, e2 = corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]
+    u1, v1 = texture[:, 1, 0] - texture[:, 0, 0], texture[:, 1, 1] - texture[:, 0, 1]
+    u2, v2 = texture[:, 2, 0] - texture[:, 0, 0], texture[:, 2, 1] - texture[:, 0, 1]
     np.subtract(e2 * v1[:, None], e1 * v2[:, None], out=s_dir)
     np.subtract(e2 * u1[:, None], e1 * u2[:, None], out=t_dir)
     flip = _dot(_cross(e2, e1), _cross(t_dir, s_dir)) < 0.0
