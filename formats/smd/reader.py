@@ -473,9 +473,10 @@ def _quick_triangles(block: _Block, warnings: list[str], path: str | None) -> tu
     distinct = _distinct_vertex_lines(buffer, starts[vertex_lines], ends[vertex_lines])
     if distinct is None:  # every line read where it stands
         padded = padded_buffer(data, buffer.size)
-        if material_bytes is None:
-            material_bytes = _material_bytes(material_starts, lengths)
-        padded[material_bytes + PAD] = ord(" ")
+        if material_bytes is None:  # one material line throughout: blanked a word at a time
+            _blank_lines(padded, material_starts + PAD, int(lengths[0]))
+        else:
+            padded[material_bytes + PAD] = ord(" ")
         numbers = parse_padded_micro_units(padded, vertex_lines.size, starts[vertex_lines])
         lines = _LazyLines(data, starts[vertex_lines], ends[vertex_lines])
         read_lines = vertex_lines
@@ -508,6 +509,16 @@ def _material_bytes(material_starts: npt.NDArray[np.int64], lengths: npt.NDArray
     """Where the bytes of the material lines are, their line ends included."""
     firsts: npt.NDArray[np.int64] = np.repeat(material_starts - (np.cumsum(lengths) - lengths), lengths)
     return firsts + np.arange(int(lengths.sum()))
+
+
+def _blank_lines(text: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], length: int) -> None:
+    """Spaces over the `length` bytes from each of `starts` in `text` (8 at a time where the lines are that long)."""
+    if length < 8:
+        text[starts[:, None] + np.arange(length)] = ord(" ")
+        return
+    words: npt.NDArray[np.uint64] = np.ndarray((text.size - 7,), np.dtype("<u8"), buffer=text, strides=(1,))
+    for offset in [*range(0, length - 8, 8), length - 8]:
+        words[starts + offset] = np.uint64(0x2020202020202020)
 
 
 def _one_material_line(
