@@ -167,6 +167,8 @@ class _Vertices:
         arrays = [getattr(mesh, name) for mesh in meshes]
         if all(array is None for array in arrays):
             return None
+        if len(arrays) == 1:  # one mesh: its own array (the compile only reads it), not a copy
+            return np.asarray(arrays[0], np.float32)
         stacked: Float32Array = np.concatenate([np.full((mesh.vertex_count, width), fill, np.float32)
                                                 if array is None else array
                                                 for mesh, array in zip(meshes, arrays, strict=True)])  # fmt: skip
