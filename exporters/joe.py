@@ -99,7 +99,7 @@ def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin
         return jpk.JpkMember(name=names[index], data=joe.write_joe(document)), warnings
 
     # Members are made side by side on the cores (numpy array work, no bpy), their warnings kept in order
-    made = ordered_map(member, range(len(parts))) if len(parts) > 1 else [member(0)]
+    made = ordered_map(member, range(len(parts)))
     for (_, triangles), (_, warnings) in zip(parts, made, strict=True):
         summary.warnings += warnings
         summary.objects += 1

@@ -23,19 +23,14 @@ def unique_rows(rows: FloatArray) -> tuple[FloatArray, npt.NDArray[np.int64]]:
     checked for collisions otherwise).
     """
     values = np.ascontiguousarray(rows, np.float32)
-    if len(values) == 0:
-        return values, np.zeros(0, np.int64)
-    first = _probe_equal_rows(paired_columns(values))  # a hash table filled in bulk: no sort (a third quicker)
-    if first is not None:
-        is_first = first == np.arange(first.size)
-        return values[is_first], (np.cumsum(is_first) - 1)[first]
-    return _unique_rows_by_sorting(values)
+    labels = row_labels(values)
+    return values[first_occurrences(labels)], labels
 
 
 def row_labels(rows: FloatArray) -> npt.NDArray[np.int64]:
     """unique_rows(rows)[1] without making the distinct rows (a copy of most of a table of distinct rows)."""
     values = np.ascontiguousarray(rows, np.float32)
-    first = _probe_equal_rows(paired_columns(values)) if len(values) else np.zeros(0, np.int64)
+    first = _probe_equal_rows(paired_columns(values)) if len(values) else np.zeros(0, np.int64)  # (no sort: quicker)
     if first is None:
         return _unique_rows_by_sorting(values)[1]
     is_first = first == np.arange(first.size)
@@ -201,8 +196,8 @@ def first_equal_lines(
     width = (int(lengths.max()) + 7) // 8
     if lengths.size * (width + 1) * 8 > 2 * int(lengths.sum()) + (1 << 20):
         return None  # a few long lines would make every key long: more memory than the text is worth
-    words: npt.NDArray[np.uint64] = np.ndarray((text.size - 7,), np.dtype("<u8"), buffer=text, strides=(1,))
-    last = ends - 8  # (`words` holds a word starting at every byte)
+    words = byte_words(text)
+    last = ends - 8
 
     def word(index: int, rows: npt.NDArray[np.int64] | slice) -> npt.NDArray[np.uint64]:
         gathered: npt.NDArray[np.uint64] = words[np.minimum(starts[rows] + 8 * index, last[rows])]
@@ -263,6 +258,12 @@ def first_equal_lines(
         if not same:
             return None  # two different lines with one hash: astronomically rare; the caller reads every line
     return first
+
+
+def byte_words(text: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64]:
+    """The little-endian 8-byte word starting at each byte of `text` (but the last 7): a view, no copy."""
+    words: npt.NDArray[np.uint64] = np.ndarray((text.size - 7,), np.dtype("<u8"), buffer=text, strides=(1,))
+    return words
 
 
 def first_occurrences(numbers: npt.NDArray[np.integer[Any]]) -> npt.NDArray[np.int64]:

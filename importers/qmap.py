@@ -19,11 +19,6 @@ from ..common.rollback import remember_values
 from ..formats import dedup
 from ..formats.errors import FormatError, read_file_bytes
 
-
-def _read(path: str) -> bytes:
-    return read_file_bytes(path)
-
-
 # ------------------------------------------------------------------------------------------ material options
 
 
@@ -58,7 +53,7 @@ QMAP_OPTIONS = ("skip", "tex_gen", "tex_scale", "output_name")
 
 
 def load_desc(path: str) -> qc.DescDocument:
-    return compiler_call(qc.parse_desc, _read(path), path)
+    return compiler_call(qc.parse_desc, read_file_bytes(path), path)
 
 
 # ------------------------------------------------------------------------------------------------ .qmap.tmp
@@ -111,7 +106,7 @@ def is_map_source(path: str) -> bool:
 def parse_tmp_with_desc(path: str, use_desc: bool) -> tuple[qc.TmpDocument, qc.DescDocument | None]:
     if not is_map_source(path):
         raise FormatError(f"{path}: not a QMAP source (the name must end in .qmap.tmp)")
-    document = compiler_call(qc.parse_tmp, _read(path), path)
+    document = compiler_call(qc.parse_tmp, read_file_bytes(path), path)
     desc_path = desc_path_for(path)
     desc = load_desc(desc_path) if use_desc and os.path.isfile(desc_path) else None
     return document, desc

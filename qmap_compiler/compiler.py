@@ -232,10 +232,6 @@ def _compile_model(read_tmp: Callable[[], bytes], desc_data: bytes | None, optio
         return _back_half(front, options, report, deferred=True), small  # (written at once)
 
 
-def _read(path: str | os.PathLike[str]) -> bytes:
-    return read_input_file(path)
-
-
 def compile_map(tmp_path: str | os.PathLike[str], desc_path: str | os.PathLike[str] | None = None,
                 out_path: str | os.PathLike[str] | None = None,
                 options: CompileOptions | None = None) -> CompileReport:
@@ -248,10 +244,10 @@ def compile_map(tmp_path: str | os.PathLike[str], desc_path: str | os.PathLike[s
         name = str(tmp_path)
         out_path = name[:-4] if name.lower().endswith(".tmp") else name + ".qmap"
     report = CompileReport(output=str(out_path))
-    desc_data = _read(desc_path) if desc_path is not None else None
+    desc_data = read_input_file(desc_path) if desc_path is not None else None
     with freed_memory_kept():
-        model, small = _compile_model(lambda: _read(tmp_path), desc_data, options, str(tmp_path), str(desc_path),
-                                      report)  # fmt: skip
+        model, small = _compile_model(lambda: read_input_file(tmp_path), desc_data, options, str(tmp_path),
+                                      str(desc_path), report)  # fmt: skip
         del desc_data
         started = time.perf_counter()
         with np.errstate(all="ignore"), one_at_a_time(small):

@@ -88,14 +88,10 @@ def write_vta(doc: SmdDocument) -> bytes:
     return write_smd(doc, "source")
 
 
-def _read_file(path: str | os.PathLike[str]) -> bytes:
-    return read_file_bytes(path)
-
-
 def load_smd(path: str | os.PathLike[str], *, blank_material: str | None = None) -> SmdDocument:
     name = os.fspath(path)
     try:
-        return read_smd(_read_file(path), name, blank_material=blank_material)
+        return read_smd(read_file_bytes(path), name, blank_material=blank_material)
     except FormatError as error:
         raise error.with_path(name) from None
 
@@ -103,7 +99,7 @@ def load_smd(path: str | os.PathLike[str], *, blank_material: str | None = None)
 def load_vta(path: str | os.PathLike[str]) -> SmdDocument:
     name = os.fspath(path)
     try:
-        return read_vta(_read_file(path), name)
+        return read_vta(read_file_bytes(path), name)
     except FormatError as error:
         raise error.with_path(name) from None
 

@@ -17,7 +17,7 @@ from typing import overload
 import numpy as np
 import numpy.typing as npt
 
-from ..dedup import first_equal_lines
+from ..dedup import byte_words, first_equal_lines
 from ..errors import FormatError
 from .document import Flavour, FloatArray, IntArray, SkeletonFrame, SmdDocument, SmdNode, Triangles, VertexFrame
 from .numeric import PAD, NumericLines, column_of_token, padded_buffer, parse_numeric_lines, parse_padded_micro_units
@@ -516,9 +516,14 @@ def _blank_lines(text: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], len
     if length < 8:
         text[starts[:, None] + np.arange(length)] = ord(" ")
         return
-    words: npt.NDArray[np.uint64] = np.ndarray((text.size - 7,), np.dtype("<u8"), buffer=text, strides=(1,))
-    for offset in [*range(0, length - 8, 8), length - 8]:
+    words = byte_words(text)
+    for offset in _word_offsets(length):
         words[starts + offset] = np.uint64(0x2020202020202020)
+
+
+def _word_offsets(length: int) -> list[int]:
+    """Offsets of 8-byte words covering `length` (at least 8) bytes, the last one ending at the end."""
+    return [*range(0, length - 8, 8), length - 8]
 
 
 def _one_material_line(
@@ -533,8 +538,8 @@ def _one_material_line(
         table = buffer[material_starts[:, None] + np.arange(length)]
         return table[0, :-1].tobytes() if bool(np.all(table == table[0])) else None
     # Compared 8 bytes at a time (the last word ending at the line end): a few numbers per line, not a table
-    words: npt.NDArray[np.uint64] = np.ndarray((buffer.size - 7,), np.dtype("<u8"), buffer=buffer, strides=(1,))
-    for offset in [*range(0, length - 8, 8), length - 8]:
+    words = byte_words(buffer)
+    for offset in _word_offsets(length):
         if not bool(np.all(words[material_starts + offset] == words[start + offset])):
             return None
     return buffer[start : start + length - 1].tobytes()
