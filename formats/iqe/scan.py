@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from ..bytescan import positions_of
 from ..errors import FormatError
 from ..pieces import PieceMap, sequential
 from .decimals import parse_decimals
@@ -311,22 +312,15 @@ def scan_lines(data: bytes, path: str | None) -> ScannedText:
 
 
 def _line_starts(data: bytes) -> Int64Array:
-    newlines = _positions_of(np.frombuffer(data, np.uint8), 10)
+    newlines = positions_of(np.frombuffer(data, np.uint8), 10)
     return np.concatenate((np.zeros(1, np.int64), newlines + 1))
-
-
-def _positions_of(text: npt.NDArray[np.uint8], byte: int) -> Int64Array:
-    """Offsets of every `byte` in the text, found a few megabytes at a time (no mask as large as the text)."""
-    parts = [np.flatnonzero(text[begin : begin + _SCAN_BYTES] == byte) + begin
-             for begin in range(0, text.shape[0], _SCAN_BYTES)]  # fmt: skip
-    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
 
 def _numeric_lines_with_hash(data: bytes, scanned: ScannedText) -> dict[int, int]:
     """Numeric command lines that contain '#', mapped to the offset of their first '#'."""
     if b"#" not in data:
         return {}
-    hashes = _positions_of(np.frombuffer(data, np.uint8), 35)
+    hashes = positions_of(np.frombuffer(data, np.uint8), 35)
     line_starts = scanned.lines.starts
     hash_lines = np.searchsorted(line_starts, hashes, side="right") - 1
     numeric = scanned.command_ids[hash_lines] >= 0

@@ -17,6 +17,7 @@ from typing import overload
 import numpy as np
 import numpy.typing as npt
 
+from ..bytescan import positions_of
 from ..dedup import byte_words, first_equal_lines
 from ..errors import FormatError
 from .document import Flavour, FloatArray, IntArray, SkeletonFrame, SmdDocument, SmdNode, Triangles, VertexFrame
@@ -63,7 +64,7 @@ class _Block:
         """Offsets of the line ends in `data`."""
         if self._line_ends is not None:
             return self._line_ends
-        return np.flatnonzero(np.frombuffer(self.data, dtype=np.uint8) == ord("\n"))
+        return positions_of(np.frombuffer(self.data, dtype=np.uint8), ord("\n"))
 
     @cached_property
     def lines(self) -> list[str]:
@@ -156,7 +157,7 @@ class _Cursor:
         if found is not None and (found.end() < window or _END_LINE_BYTES.match(self.text, found.start())):
             return found, None  # (`\Z` matches at `window`: a match reaching it must hold in the whole text)
         buffer = np.frombuffer(self.text, dtype=np.uint8)
-        line_ends = np.flatnonzero(buffer[start:] == ord("\n"))
+        line_ends = positions_of(buffer[start:], ord("\n"))
         line_ends += start
         # An `end` line starts after a line end with `e`, `E`, a space or a tab: the regular expression decides.
         following = buffer[np.minimum(line_ends + 1, buffer.size - 1)]
