@@ -67,9 +67,15 @@ def padded_buffer(data: bytes | memoryview, size: int | None = None) -> npt.NDAr
     """The text as a writable uint8 buffer framed for `parse_padded_micro_units`: PAD spaces before it, the
     sentinel after it. The caller may blank text bytes (offset by PAD) before parsing."""
     size = len(data) if size is None else size
+    padded = padded_frame(size)
+    padded[PAD : PAD + size] = np.frombuffer(data, dtype=np.uint8, count=size)
+    return padded
+
+
+def padded_frame(size: int) -> npt.NDArray[np.uint8]:
+    """A `padded_buffer` for a text of `size` bytes, the text itself left for the caller to write."""
     padded = np.empty(PAD + size + len(_SENTINEL), dtype=np.uint8)
     padded[:PAD] = ord(" ")
-    padded[PAD : PAD + size] = np.frombuffer(data, dtype=np.uint8, count=size)
     padded[PAD + size :] = np.frombuffer(_SENTINEL, dtype=np.uint8)
     return padded
 

@@ -597,12 +597,20 @@ def test_micro_unit_parse_with_the_segment_boundary_at_every_byte_of_a_line() ->
             assert parsed.values[-1] == 6.0
 
 
-def test_joined_lines_read_from_a_view_of_the_file_bytes() -> None:
-    from formats.smd import reader
+def test_distinct_lines_copied_into_a_padded_text() -> None:
+    from formats.smd import numeric, reader
 
-    text = b"triangles\nskin\n0 1 2\nskin\n3 4 5\n"
-    view = memoryview(text)[10:]  # a block: a view of the file's bytes
-    assert reader._bytes_behind(view) == (text, 10)
-    assert reader._bytes_behind(memoryview(bytearray(text))[10:]) == (text[10:], 0)  # not bytes: copied
-    joined, starts = reader._joined_lines(view, np.array([5, 16]), np.array([10, 21]))
-    assert joined == b"0 1 2\n3 4 5" and starts.tolist() == [0, 6]
+    text = b"triangles\nskin\n0 1 2\nskin\n3 4 5\n0.500000 1 2 3\nx 0.250000 -7.125000\n"
+    buffer = np.frombuffer(memoryview(text)[10:], np.uint8)  # a block: a view of the file's bytes
+    pad = numeric.PAD
+
+    def joined(starts: list[int], ends: list[int]) -> tuple[bytes, list[int]]:
+        padded, text_starts = reader._padded_lines(buffer, np.array(starts), np.array(ends))
+        assert padded[:pad].tobytes() == b" " * pad and padded[-3:].tobytes() == b" 0 "  # the parser's frame
+        return padded[pad:-3].tobytes(), text_starts.tolist()
+
+    assert joined([5, 16], [10, 21]) == (b"0 1 2\n3 4 5", [0, 6])  # short lines: joined as bytes
+    long_lines = ([22, 37], [36, 57])  # 8 bytes or more: copied a word at a time, the last word ending at the end
+    assert joined(*long_lines) == (b"0.500000 1 2 3\nx 0.250000 -7.125000", [0, 15])
+    assert joined([37, 22, 37], [57, 36, 57]) == (b"x 0.250000 -7.125000\n0.500000 1 2 3\nx 0.250000 -7.125000",
+                                                  [0, 21, 36])  # fmt: skip
