@@ -333,10 +333,10 @@ def mesh_corners(
         uvs = np.zeros((len(geometry.positions), 2), np.float32)
     for what, values in (("vertex positions", geometry.positions), ("normals", geometry.normals), ("UVs", uvs)):
         require_writable(obj, what, values)
-    return MeshCorners(
-        positions=geometry.positions.astype(np.float64),
-        normals=geometry.normals.astype(np.float64),
-        uvs=uvs.astype(np.float64),
+    return MeshCorners(  # (float32 as read: the writer widens a block at a time, exactly)
+        positions=geometry.positions,
+        normals=geometry.normals,
+        uvs=uvs,
         material_names=names,
         material_indices=indices,
         counts=counts,

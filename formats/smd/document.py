@@ -16,6 +16,7 @@ import numpy.typing as npt
 Flavour = Literal["source", "goldsrc"]
 IntArray = npt.NDArray[np.int32]
 FloatArray = npt.NDArray[np.float64]
+CornerFloats = npt.NDArray[np.float64] | npt.NDArray[np.float32]  # as read (float64), or as an exporter has them
 
 
 def empty_ints(*shape: int) -> IntArray:
@@ -53,9 +54,9 @@ class Triangles:
     material_names: list[str] = field(default_factory=list)
     material_indices: IntArray = field(default_factory=lambda: empty_ints(0))  # (T,) into material_names
     parent_bones: IntArray = field(default_factory=lambda: empty_ints(0, 3))  # (T, 3) the first column
-    positions: FloatArray = field(default_factory=lambda: empty_floats(0, 3, 3))  # (T, 3, 3)
-    normals: FloatArray = field(default_factory=lambda: empty_floats(0, 3, 3))  # (T, 3, 3)
-    uvs: FloatArray = field(default_factory=lambda: empty_floats(0, 3, 2))  # (T, 3, 2), bottom-left origin
+    positions: CornerFloats = field(default_factory=lambda: empty_floats(0, 3, 3))  # (T, 3, 3)
+    normals: CornerFloats = field(default_factory=lambda: empty_floats(0, 3, 3))  # (T, 3, 3)
+    uvs: CornerFloats = field(default_factory=lambda: empty_floats(0, 3, 2))  # (T, 3, 2), bottom-left origin
     link_counts: IntArray = field(default_factory=lambda: empty_ints(0, 3))  # (T, 3); 0 = rigid on parent
     link_bones: IntArray = field(default_factory=lambda: empty_ints(0))  # (L,) L = link_counts.sum()
     link_weights: FloatArray = field(default_factory=lambda: empty_floats(0))  # (L,) raw, as written

@@ -48,7 +48,7 @@ class NumberColumn:
     """A number column and its separators as words, made a block of rows at a time by `rows_text` (numbers
     formatted in small pieces stay in the CPU caches, and need no full-length temporaries)."""
 
-    values: npt.NDArray[np.float64] | Lines  # one per line
+    values: npt.NDArray[np.float64] | npt.NDArray[np.float32] | Lines  # one per line (float32: widened by block)
     is_float: bool
     separator: int | npt.NDArray[np.int8]
     groups: int  # words for the integer part: 1 below 1000, else one per group of 3 digits of the largest
@@ -62,7 +62,8 @@ class NumberColumn:
 
     def words(self, start: int, stop: int) -> list[WordColumn]:
         separator = self.separator if isinstance(self.separator, int) else self.separator[start:stop]
-        columns = _number_words(self.values[start:stop], self.is_float, separator, self.groups)
+        values = np.asarray(self.values[start:stop], np.float64)  # (exact for float32, which would round the text)
+        columns = _number_words(values, self.is_float, separator, self.groups)
         if self.present is None:
             return columns
         present = self.present[start:stop]
@@ -83,7 +84,10 @@ def number_column(
     """One number column followed by its separator: `%.6f` when is_float, else the integer part. `separator` is
     one kind for all rows, or a kind per row (SPACE or NEWLINE only). Raises FormatError for a number that cannot
     be written (`present` or not)."""
-    values = np.asarray(values, dtype=np.float64).reshape(-1)  # a view where the strides allow
+    values = np.asarray(values)
+    if values.dtype != np.float32:  # (float32 stays as it is, no float64 copy of a large array)
+        values = values.astype(np.float64, copy=False)
+    values = values.reshape(-1)  # a view where the strides allow
     bad = first_unwritable(values)
     if bad is not None:
         raise FormatError(f"cannot write the number {bad!r} (not finite, or 1e12 or more)")

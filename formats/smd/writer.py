@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from ..dedup import first_occurrences
 from ..errors import FormatError
-from .document import Flavour, SkeletonFrame, SmdDocument, SmdNode, Triangles, VertexFrame
+from .document import CornerFloats, Flavour, SkeletonFrame, SmdDocument, SmdNode, Triangles, VertexFrame
 from .render import (
     _LIMIT,
     DOUBLE_SPACE,
@@ -222,9 +222,9 @@ class _Corners:
 
     flavour: Flavour
     parents: npt.NDArray[np.int64]
-    positions: npt.NDArray[np.float64]  # (C, 3)
-    normals: npt.NDArray[np.float64]
-    uvs: npt.NDArray[np.float64]  # (C, 2)
+    positions: CornerFloats  # (C, 3)
+    normals: CornerFloats
+    uvs: CornerFloats  # (C, 2)
     counts: npt.NDArray[np.int64]
     bones: npt.NDArray[Any]
     weights: npt.NDArray[Any]

@@ -252,6 +252,24 @@ def test_source_links_and_goldsrc_output_uses_heaviest_bone() -> None:
     np.testing.assert_array_equal(gold.triangles.parent_bones, [[2, 2, 0]])
 
 
+@pytest.mark.parametrize("shared_lines", [False, True])
+def test_float32_corners_write_the_text_of_their_exact_values(shared_lines: bool) -> None:
+    """Exporters hand float32 corners over as Blender has them: the text is that of their exact (float64) values.
+    1234.5677 as float32 is 1234.5677490234375; times 1e6 in float32 arithmetic it would read 1234.567680."""
+    doc = parse(SKINNED)
+    tris = doc.triangles
+    assert tris is not None
+    tris.positions = np.full((1, 3, 3), 1234.5677, np.float32)
+    tris.normals = np.full((1, 3, 3), -0.1, np.float32)
+    tris.uvs = np.full((1, 3, 2), 0.3, np.float32)
+    tris.corner_lines = np.array([0, 1, 2]) if shared_lines else None
+    text = write_smd(doc).decode()
+    assert text.count("1234.567749 1234.567749 1234.567749  -0.100000 -0.100000 -0.100000  0.300000 0.300000") == 3
+    tris.positions, tris.normals, tris.uvs = (values.astype(np.float64) for values in (tris.positions, tris.normals,
+                                                                                          tris.uvs))  # fmt: skip
+    assert write_smd(doc).decode() == text
+
+
 def test_ten_weight_links() -> None:
     pairs = " ".join(f"{i} 0.100000" for i in range(10))
     text = SKINNED.replace("2 1 0.250000 2 0.750000", f"10 {pairs}")
