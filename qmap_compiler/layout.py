@@ -13,7 +13,7 @@ from .arrays import Array, stable_order
 from .frontend import FaceSet
 from .model import DrawFragments, NodeTable, QmapModel, VertexRows
 from .octree import Tree, postorder_ranks, preorder_ranks
-from .parallel import made_ahead
+from .parallel import made_on_cores
 
 _FACE_INDEX_PATTERN = np.array([0, 1, 2, 0, 2, 3], dtype=np.uint32)  # triangle uses the first 3
 
@@ -73,9 +73,9 @@ def _vertex_rows(faces: FaceSet, order: Array, sizes: Array, vertex_start: Array
         fill(rows, begin, end)
         return rows
 
-    if deferred:  # (the next block is made while this one is written)
+    if deferred:  # (the next blocks are made on every core while this one is written)
         def blocks() -> Iterator[Array]:
-            return made_ahead(functools.partial(block, begin, end) for begin, end in spans)
+            return made_on_cores([functools.partial(block, begin, end) for begin, end in spans])
 
         return VertexRows(int(vertex_start[-1]), width, blocks)
     vertices = np.empty((int(vertex_start[-1]), width), dtype=np.float32)
