@@ -40,6 +40,7 @@ from ..common.operators import (
     prepare_layout,
 )
 from ..formats import dedup, iqe
+from ..formats.errors import FormatError
 from ..formats.pieces import sequential
 from ..qmap_compiler.parallel import ordered_map
 from . import iqe_smoothing
@@ -449,6 +450,7 @@ def _build_skeleton(
             "or a flat matrix): the bone gets the nearest rotation, and its animation the pseudo-inverse"
         )
     base_world = armature_helpers.world_from_local(parents, base_local)
+    _require_finite_poses(base_world, names, f"{stem}: the base pose")
     obj, bone_names = iqe_rig.build_armature(context, stem, names, parents, base_world, options.bone_axis, warnings)
     if not options.import_animations:
         return obj, bone_names
@@ -462,6 +464,17 @@ def _build_skeleton(
             animation_helpers.play_in_scene(context.scene, 1, len(animation.frames), rate)
         assigned = assigned or action is not None
     return obj, bone_names
+
+
+def _require_finite_poses(world: np.ndarray, names: list[str], what: str) -> None:
+    """Refuse joints whose matrices overflow once composed with their parents' (finite numbers in the file, such
+    as a scale of 1e38, whose products Blender's float32 matrices cannot hold): no bone could be made of them."""
+    finite = (np.abs(world) <= np.finfo(np.float32).max).reshape(*world.shape[:-2], -1).all(axis=-1)  # (NaN: no)
+    if not finite.all():
+        *frame, joint = np.unravel_index(int(np.argmin(finite.ravel())), finite.shape)
+        at = f" at frame {int(frame[0])}" if frame else ""
+        raise FormatError(f"{what}{at}: joint {int(joint)} {names[int(joint)]!r} is placed beyond what a float "
+                              "holds (its translation or scale, composed with its parents')")  # fmt: skip
 
 
 def _build_action(
@@ -488,6 +501,7 @@ def _build_action(
         if looped:
             frames = np.concatenate((frames, frames[:1]))
         world = armature_helpers.world_from_local(parents, iqe_rig.pose_matrices(frames))
+        _require_finite_poses(world, bone_names, f"animation {name!r}")
         channels = iqe_rig.pose_basis(world, base_world, rest, parents)
         quaternions = animation_helpers.continuous_quaternions(channels[..., 3:7])[..., [3, 0, 1, 2]]  # w first
         action = animation_helpers.create_bone_action(

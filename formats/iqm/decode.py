@@ -203,8 +203,20 @@ def _vertex_arrays(data: bytes, header: _Header, names: _Names, warnings: Warnin
             continue
         seen.add(key)
         values = np.frombuffer(data, dtype, count * size, offset if count else 0).reshape(count, size)
+        if values.dtype.kind == "f":
+            _require_finite(values, offset, dtype.itemsize, f"vertex array {index} ({name or kind})")
         arrays.append(IqmVertexArray(kind, component, values, name, flags, offset))
     return arrays
+
+
+def _require_finite(values: npt.NDArray[Any], base: int, stride: int, what: str) -> None:
+    """Refuse NaN and infinite numbers as the IQE reader does (`values`: the file's numbers in order, each
+    `stride` bytes from `base`): Blender would take them silently and no export could write them back."""
+    finite = np.isfinite(values).ravel()
+    if not finite.all():
+        index = int(np.argmin(finite))
+        raise FormatError(f"{what}: the number {float(values.ravel()[index])!r} is not finite",
+                          offset=base + index * stride)  # fmt: skip
 
 
 def _triangles(data: bytes, header: _Header, model: IqmModel) -> None:
@@ -241,6 +253,8 @@ def _joints(data: bytes, header: _Header, names: _Names, model: IqmModel) -> Non
     ]
     model.joint_parents = parents
     model.joint_poses = records["pose"].astype(np.float32).reshape(-1, 10)
+    for index, pose in enumerate(model.joint_poses):
+        _require_finite(pose, base + index * JOINT_DTYPE.itemsize + 8, 4, f"joint {index} base pose")
 
 
 def _check_parents(parents: npt.NDArray[np.int32], base: int, stride: int, what: str) -> None:
@@ -261,6 +275,13 @@ def _animations(data: bytes, header: _Header, names: _Names, model: IqmModel, wa
     model.pose_masks = poses["mask"].astype(np.uint32) & np.uint32((1 << _CHANNELS) - 1)
     model.channel_offsets = poses["offset"].astype(np.float32).reshape(-1, _CHANNELS)
     model.channel_scales = poses["scale"].astype(np.float32).reshape(-1, _CHANNELS)
+    for index, (offset, scale) in enumerate(zip(model.channel_offsets, model.channel_scales, strict=True)):
+        where = header["ofs_poses"] + index * POSE_DTYPE.itemsize + 8
+        _require_finite(offset, where, 4, f"pose {index} channel offsets")
+        _require_finite(scale, where + 4 * _CHANNELS, 4, f"pose {index} channel scales")
+        with np.errstate(over="ignore"):  # the largest value a frame can decode to (float32, as engines decode)
+            reach = np.abs(offset) + np.abs(scale) * np.float32(np.iinfo(np.uint16).max)
+        _require_finite(reach, where + 4 * _CHANNELS, 4, f"pose {index} channel scales (offset + 65535 x scale)")
     if (poses["mask"] >> _CHANNELS).any():
         warnings.add("pose channel masks with bits above the 10 channels ignored")
     stored = int(sum(bin(int(mask)).count("1") for mask in model.pose_masks.tolist()))
@@ -282,6 +303,10 @@ def _animations(data: bytes, header: _Header, names: _Names, model: IqmModel, wa
     base = header["ofs_anims"]
     for index, (name_offset, first, count, framerate, flags) in enumerate(records.tolist()):
         where = base + index * ANIM_DTYPE.itemsize
+        _require_finite(np.array([framerate]), where + 12, 4, f"animation {index} framerate")
+        if framerate < 0:  # (as the IQE reader reads a negative `framerate`)
+            warnings.add(f"animation {index}: negative framerate {framerate:g} read as 0 (none given)")
+            framerate = 0.0
         if first + count > frame_count:
             raise FormatError(
                 f"animation {index}: frames {first}..{first + count - 1} but the file has {frame_count} frames",

@@ -275,3 +275,21 @@ def test_a_failed_import_leaves_the_user_in_the_mode_they_were_in(
         operator(filepath=str(path))
     assert bpy.context.mode == "EDIT_MESH" and bpy.context.view_layer.objects.active == editing
     assert [obj.name for obj in bpy.data.objects] == ["Editing"]
+
+
+@pytest.mark.parametrize("where", ["base pose", "animation"])
+def test_joints_placed_beyond_a_float_are_refused_and_leave_nothing_behind(where: str, tmp_path: Path) -> None:
+    """Finite numbers whose products overflow Blender's float32 matrices (a scale of 1e38 on a parent): a clear
+    error naming the joint, not a linear-algebra traceback, and the scene as it was."""
+    huge = "pq 0 0 0 0 0 0 1 1e38 1e38 1e38"
+    rig = RIGGED_IQE.replace("pq 0 0 0 0 0 0 1\n", (huge if where == "base pose" else "pq 0 0 0 0 0 0 1") +
+                             '\njoint "child" 0\npq 0 0 10 0 0 0 1\n')  # fmt: skip
+    if where == "animation":
+        rig += f"animation \"a\"\nframe\n{huge}\npq 0 0 10 0 0 0 1\n"
+    path = tmp_path / "huge.iqe"
+    path.write_text(rig)
+    cube("Kept")
+    counts = (len(bpy.data.objects), len(bpy.data.meshes), len(bpy.data.armatures), len(bpy.data.actions))
+    with pytest.raises(RuntimeError, match=r"joint 1 'child' is placed beyond what a float holds"):
+        bpy.ops.import_scene.iqe(filepath=str(path))
+    assert (len(bpy.data.objects), len(bpy.data.meshes), len(bpy.data.armatures), len(bpy.data.actions)) == counts

@@ -4,6 +4,7 @@ file before use; mutated files raise nothing but FormatError."""
 from __future__ import annotations
 
 import random
+import re
 import struct
 from pathlib import Path
 
@@ -94,6 +95,49 @@ def test_a_count_or_offset_past_the_end_is_a_format_error(field: str) -> None:
     HEADER.pack_into(data, 0, *values)
     with pytest.raises(FormatError):
         iqm.read_iqm(bytes(data))
+
+
+def _patched(data: bytes, field: str, offset: int, value: float) -> bytes:
+    """The file with the float32 at `offset` bytes into the section that header field `field` points to set."""
+    patched = bytearray(data)
+    struct.pack_into("<f", patched, HEADER.unpack_from(data, 0)[1 + HEADER_FIELDS.index(field)] + offset, value)
+    return bytes(patched)
+
+
+@pytest.mark.parametrize(("field", "offset", "value", "message"), [
+    ("ofs_joints", 8 + 4 * 0, float("inf"), "joint 0 base pose: the number inf is not finite"),
+    ("ofs_joints", 8 + 4 * 8, float("nan"), "joint 0 base pose: the number nan is not finite"),
+    ("ofs_poses", 8 + 4 * 2, float("nan"), "pose 0 channel offsets: the number nan is not finite"),
+    ("ofs_poses", 8 + 4 * 12, float("-inf"), "pose 0 channel scales: the number -inf is not finite"),
+    ("ofs_poses", 8 + 4 * 12, 1e38, "pose 0 channel scales (offset + 65535 x scale): the number inf is not finite"),
+    ("ofs_anims", 12, float("nan"), "animation 0 framerate: the number nan is not finite"),
+])  # fmt: skip
+def test_numbers_that_are_not_finite_are_format_errors_at_their_byte(field: str, offset: int, value: float,
+                                                                        message: str) -> None:  # fmt: skip
+    """As the IQE reader refuses them: Blender would take them silently, and no export could write them back."""
+    data = iqm.write_iqm(iqe.read_iqe(IQE_FIXTURE))
+    with pytest.raises(FormatError, match=re.escape(message)) as raised:
+        iqm.read_iqm(_patched(data, field, offset, value))
+    start = HEADER.unpack_from(data, 0)[1 + HEADER_FIELDS.index(field)]
+    assert raised.value.offset is not None and start <= raised.value.offset <= start + offset + 4 * 10
+
+
+def test_a_nan_vertex_position_is_a_format_error_at_its_byte() -> None:
+    data = iqm.write_iqm(iqe.read_iqe(IQE_FIXTURE))
+    position = iqm.read_iqm_model(data).array("position")
+    assert position is not None
+    patched = bytearray(data)
+    struct.pack_into("<f", patched, position.offset + 4 * 4, float("nan"))  # vertex 1, y
+    with pytest.raises(FormatError, match=r"vertex array 0 \(position\): the number nan is not finite") as raised:
+        iqm.read_iqm(bytes(patched))
+    assert raised.value.offset == position.offset + 4 * 4
+
+
+def test_a_negative_framerate_reads_as_none_given_with_a_warning() -> None:
+    data = iqm.write_iqm(iqe.read_iqe(IQE_FIXTURE))
+    document = iqm.read_iqm(_patched(data, "ofs_anims", 12, -5.0))
+    assert document.animations[0].framerate == 0.0
+    assert any("negative framerate -5 read as 0" in warning for warning in document.warnings)
 
 
 def test_truncated_files_are_format_errors() -> None:
