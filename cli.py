@@ -610,6 +610,11 @@ def main(argv: Sequence[str], prog: str = f"blender --command {COMMAND_ID}") -> 
     try:
         with stopped_by_sigterm():
             args.run(args)
+            sys.stdout.flush()  # (inside: a reader that went away is found here, not at exit)
+    except BrokenPipeError:  # the output's reader stopped early (`| head`): end quietly, as Unix tools do
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except UsageError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         return 2

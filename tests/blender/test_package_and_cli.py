@@ -159,3 +159,13 @@ def test_the_main_job_runs_clean_and_reports_what_it_left_on_disk(tmp_path: Path
     picture = out / "example_views.png"
     assert picture.stat().st_size > 10_000
     assert list(dist.glob("io_game_formats-*.zip"))
+
+
+def test_output_read_only_in_part_ends_quietly(tmp_path: Path) -> None:
+    """`iogf.py options smd | head -1`: a reader that stops early ends the command without a traceback."""
+    env = {"BLENDER_USER_RESOURCES": str(tmp_path / "user"), "PATH": "/usr/bin:/bin"}
+    command = subprocess.Popen([*IOGF, "options", "smd"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert command.stdout is not None and command.stderr is not None
+    command.stdout.close()  # the reader goes away before anything is written (Blender takes a second to start)
+    errors = command.stderr.read().decode()
+    assert command.wait(timeout=300) == 1 and "Traceback" not in errors and "BrokenPipe" not in errors, errors
