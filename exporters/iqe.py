@@ -783,25 +783,31 @@ class IqeExportProperties:
     """The options of the IQE exporter, shared with the IQM exporter (both write one document model)."""
 
     triangulate: BoolProperty(
-        name="Triangulate", default=True, description="Write triangles; off: quads and n-gons as polygons (fanned)"
+        name="Triangulate", default=True,
+        description="Triangulate quads and n-gons as Blender does; off: IQE keeps them as polygons, and IQM (which "
+        "holds triangles only) fans them from their first corner, as the iqm compiler does with IQE polygons",
     )
-    export_normals: BoolProperty(name="Normals", default=True, description="Write per-corner normals (vn)")
-    export_uvs: BoolProperty(name="UV Maps", default=True, description="Active render UV map as vt, others as customs")
+    export_normals: BoolProperty(name="Normals", default=True, description="Write per-corner normals")
+    export_uvs: BoolProperty(
+        name="UV Maps", default=True, description="Active render UV map as the texture coordinates, others as custom "
+        "arrays",
+    )  # fmt: skip
     export_colors: EnumProperty(
         name="Vertex Colors", items=IMPORT_COLORS, default="SRGB",
-        description="Colour space written for colour attributes (the render colour as vc, others as customs)",
+        description="Colour space written for colour attributes (the render colour as the colour array, others as "
+        "custom arrays)",
     )  # fmt: skip
     export_attributes: EnumProperty(
         name="Attributes", items=EXPORT_ATTRIBUTES, default="IQE",
-        description="Which generic float attributes to write as custom vertex arrays (v0-v9)",
+        description="Which generic float attributes to write as custom vertex arrays (IQE: v0-v9)",
     )  # fmt: skip
-    export_tangents: BoolProperty(name="Tangents", default=False, description="Write tangents (vx) from the UV map")
+    export_tangents: BoolProperty(name="Tangents", default=False, description="Write tangents from the UV map")
     export_skeleton: BoolProperty(name="Skeleton", default=True, description="Write the armature and weights")
     max_influences: IntProperty(name="Max Influences", default=4, min=1, max=4,
                                 description="Largest weights kept per vertex (normalised)")  # fmt: skip
     export_animations: EnumProperty(
         name="Animations", items=iqe_rig.EXPORT_ANIMATIONS, default="ALL",
-        description="Which animation of the armature to write, one IQE animation per action",
+        description="Which animation of the armature to write, one animation per action",
     )  # fmt: skip
     bake_pose: BoolProperty(
         name="Bake Constraints and Drivers",
@@ -819,11 +825,11 @@ class IqeExportProperties:
         name="Comment Section", default=True, description="Write the text block of an imported file's comment"
     )
     flip_v: BoolProperty(
-        name="Flip V", default=True, description="Write texture coordinates as (u, 1 - v), the IQE convention"
+        name="Flip V", default=True, description="Write texture coordinates as (u, 1 - v), the Inter-Quake convention"
     )
     reverse_winding: BoolProperty(
         name="Reverse Winding", default=True,
-        description="Write faces clockwise, the IQE convention; off: Blender's counter-clockwise order",
+        description="Write faces clockwise, the Inter-Quake convention; off: Blender's counter-clockwise order",
     )  # fmt: skip
 
     def export_settings(self) -> ExportSettings:
