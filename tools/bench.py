@@ -216,16 +216,22 @@ def print_table(rows: list[BenchRow]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--sizes", default="100k", help="comma-separated: 100k, 1m")
-    parser.add_argument("--only", default="", help="comma-separated formats: joe, smd, iqe, iqm, qmap, compile")
-    parser.add_argument("--tools-exe", default=os.environ.get("IOGF_TOOLS_EXE"), help="Tools.exe, run under Wine")
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each case; the best time is shown (default: 3)")
+    parser.add_argument("--sizes", default="100k", help="comma-separated: 100k, 1m (default: 100k)")
+    parser.add_argument("--only", default="", help="comma-separated formats: joe, smd, iqe, iqm, qmap, compile "
+                        "(default: all)")  # fmt: skip
+    parser.add_argument("--tools-exe", default=os.environ.get("IOGF_TOOLS_EXE"),
+                        help="Tools.exe, run under Wine (default: $IOGF_TOOLS_EXE)")  # fmt: skip
     args = parser.parse_args()
     sizes = [size.strip().lower() for size in args.sizes.split(",") if size.strip()]
     chosen = {name.strip().upper() for name in args.only.split(",") if name.strip()}
     if unknown := [size for size in sizes if size not in SIZES]:
         parser.error(f"unknown size {unknown[0]!r}; known: {', '.join(SIZES)}")
+    if unknown_formats := sorted(chosen - {*FORMATS, "COMPILE"}):
+        parser.error(f"unknown format {unknown_formats[0].lower()!r}; known: {', '.join(FORMATS).lower()}, compile")
+    if chosen and "COMPILE" not in chosen:
+        args.tools_exe = None  # (no compile row: Tools.exe is not needed, nor Wine)
     if args.tools_exe and shutil.which("wine") is None:
         parser.error("--tools-exe needs Wine (Debian: apt-get install wine wine32:i386)")
     folder = Path(tempfile.mkdtemp(prefix="iogf-bench-"))
@@ -245,6 +251,9 @@ def main() -> int:
             for size in sizes:
                 rows += compile_rows(size, args.repeat, folder, args.tools_exe)
     finally:
+        if args.tools_exe:  # the Wine server this run kept up goes down with it
+            subprocess.run(["wineserver", "-k"], env={**os.environ, "WINEDEBUG": "-all"}, check=False,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
         shutil.rmtree(folder, ignore_errors=True)
     print_table(rows)
     return 0
