@@ -62,12 +62,21 @@ def uv_map_of(material: bpy.types.Material) -> str | None:
 
 @contextmanager
 def texturing_new_materials(model_path: str, enabled: bool, summary: Summary) -> Iterator[None]:
-    """Give every material made inside the block the image its name stands for, if it can be found."""
+    """Give every material made inside the block the image its name stands for, if it can be found. Materials the
+    block's new meshes took from the file (same name) are the user's: they are left as they are, and counted."""
     before = {material.as_pointer() for material in bpy.data.materials}
+    if summary.materials_at_start is None:  # (a material an earlier file of the import made is not the user's)
+        summary.materials_at_start = before
+    meshes_before = {mesh.as_pointer() for mesh in bpy.data.meshes}
     new_search()
     yield
     if not enabled:
         return
+    for mesh in bpy.data.meshes:
+        if mesh.as_pointer() not in meshes_before:
+            summary.materials_reused.update(original_name(material) for material in mesh.materials
+                                            if material is not None
+                                            and material.as_pointer() in summary.materials_at_start)  # fmt: skip
     for material in bpy.data.materials:
         if material.as_pointer() in before:
             continue

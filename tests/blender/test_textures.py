@@ -89,6 +89,23 @@ def test_the_option_turns_the_search_off(tmp_path: Path, capsys: pytest.CaptureF
     assert "texture" not in capsys.readouterr().out
 
 
+def test_materials_already_in_blender_are_left_as_they_are_and_said_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An import reuses the user's material of the same name: its nodes are the user's, no image is wired into
+    them, and the summary says so (a second import of a model whose images came since would otherwise look
+    untextured for no reason)."""
+    write_image(tmp_path / "skin.png", (0.8, 0.3, 0.2, 1.0))
+    (tmp_path / "model.iqe").write_bytes(SKIN_IQE)
+    (tmp_path / "again.iqe").write_bytes(SKIN_IQE)
+    bpy.data.materials.new("skin").use_fake_user = True
+    bpy.ops.import_scene.iqe(directory=str(tmp_path), files=[{"name": "model.iqe"}, {"name": "again.iqe"}])
+    assert not image_links(bpy.data.materials["skin"])
+    output = capsys.readouterr().out  # (the second file's use of the first one's new material is no reuse)
+    assert "0 textures found, 1 not found; 1 existing material used as it is" in output
+    assert "without looking for their images: skin\n" in output
+
+
 def test_goldsrc_masked_texture_wires_alpha(tmp_path: Path) -> None:
     write_image(tmp_path / "{leaves.bmp", (0.1, 0.5, 0.1, 1.0))
     smd_text = (
