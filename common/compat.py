@@ -197,9 +197,10 @@ def material_node_tree(material: bpy.types.Material) -> bpy.types.NodeTree:
     return tree
 
 
-def blend_with_alpha(material: bpy.types.Material) -> None:
-    """Draw the material blended by its alpha in the viewport and EEVEE."""
+def blend_with_alpha(material: bpy.types.Material, masked: bool = False) -> None:
+    """Draw the material blended by its alpha in the viewport and EEVEE; `masked`: each pixel drawn or not, as an
+    alpha-tested texture is (dithered: no sorting of transparent faces)."""
     if hasattr(material, "surface_render_method"):
-        material.surface_render_method = "BLENDED"
+        material.surface_render_method = "DITHERED" if masked else "BLENDED"
     else:
-        material.blend_method = "BLEND"
+        material.blend_method = "CLIP" if masked else "BLEND"

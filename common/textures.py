@@ -47,7 +47,7 @@ def use_texture(material: bpy.types.Material, texture: textures.Texture, summary
     links.new(image_node.outputs["Color"], shader.inputs["Base Color"])
     if texture.use_alpha:
         links.new(image_node.outputs["Alpha"], shader.inputs["Alpha"])
-        compat.blend_with_alpha(material)
+        compat.blend_with_alpha(material, masked=texture.alpha_test)
     summary.textures_found.add(texture.path)
 
 

@@ -30,6 +30,7 @@ _CAR_LINE = re.compile(r"^\s*(?:\[(?P<section>[^\]]*)\]|(?P<key>[\w.]+)\s*=\s*(?
 class Texture:
     path: str
     use_alpha: bool = False  # the engine blends or masks with the image's alpha
+    alpha_test: bool = False  # masks (each pixel drawn or not), rather than blends
 
 
 @lru_cache(maxsize=256)
@@ -85,7 +86,7 @@ def find_texture(material: str, model_path: str) -> Texture | None:
         for relative in tries:
             found = _existing(root, relative)
             if found is not None:
-                return Texture(found, use_alpha=goldsrc_masked)
+                return Texture(found, use_alpha=goldsrc_masked, alpha_test=goldsrc_masked)
     return None
 
 

@@ -114,7 +114,10 @@ def test_goldsrc_masked_texture_wires_alpha(tmp_path: Path) -> None:
     )
     (tmp_path / "tree.smd").write_text(smd_text)
     assert bpy.ops.import_scene.valve_smd(filepath=str(tmp_path / "tree.smd")) == {"FINISHED"}
-    assert image_links(bpy.data.materials["{leaves.bmp"]) == {"Base Color": "Color", "Alpha": "Alpha"}
+    leaves = bpy.data.materials["{leaves.bmp"]
+    assert image_links(leaves) == {"Base Color": "Color", "Alpha": "Alpha"}
+    # alpha-tested in the engine: each pixel drawn or not (dithered), no blending to sort
+    assert getattr(leaves, "surface_render_method", "DITHERED") == "DITHERED"
 
 
 def test_vdrift_car_and_track_conventions(tmp_path: Path) -> None:

@@ -56,7 +56,7 @@ def test_goldsrc_masked_textures_use_their_alpha(tmp_path: Path) -> None:
     touch(tmp_path, "{leaves.bmp", "bark.bmp")
     masked = textures.find_texture("{leaves.bmp", str(tmp_path / "tree.smd"))
     plain = textures.find_texture("bark.bmp", str(tmp_path / "tree.smd"))
-    assert masked is not None and masked.use_alpha
+    assert masked is not None and masked.use_alpha and masked.alpha_test  # GoldSrc `{`: alpha-tested
     assert plain is not None and not plain.use_alpha
 
 
@@ -69,7 +69,7 @@ def test_a_cars_sections_name_mesh_and_diffuse_texture(tmp_path: Path) -> None:
     body = textures.joe_texture(str(tmp_path / "body.joe"))
     glass = textures.joe_texture(str(tmp_path / "glass.joe"))
     assert body is not None and Path(body.path).name == "body00.png" and not body.use_alpha
-    assert glass is not None and Path(glass.path).name == "glass.png" and glass.use_alpha
+    assert glass is not None and Path(glass.path).name == "glass.png" and glass.use_alpha and not glass.alpha_test
 
 
 def test_track_lists_name_each_objects_texture(tmp_path: Path) -> None:
