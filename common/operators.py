@@ -32,6 +32,7 @@ class Summary:
     object_kind: str = "objects"  # what `objects` counts ("materials" for a .qmap.desc); "": none
     textures_found: set[str] = field(default_factory=set)  # image paths an import wired into its materials
     textures_missing: set[str] = field(default_factory=set)  # material (or model) names no image was found for
+    textures_unreadable: set[str] = field(default_factory=set)  # image paths found that are not images it can read
     materials_reused: set[str] = field(default_factory=set)  # the file's materials already in Blender, kept as they are
     materials_at_start: set[int] | None = None  # (pointers of the materials there were before the import's first file)
 
@@ -43,6 +44,8 @@ class Summary:
             text += f"; {len(self.textures_found)} texture{'s' if len(self.textures_found) != 1 else ''} found"
             if self.textures_missing:
                 text += f", {len(self.textures_missing)} not found"
+        if self.textures_unreadable:
+            text += f"; {counted(len(self.textures_unreadable), 'images')} unreadable"
         if self.materials_reused:
             reused = len(self.materials_reused)
             text += f"; {counted(reused, 'existing materials')} used as {'it is' if reused == 1 else 'they are'}"
@@ -61,6 +64,9 @@ def report_summary(operator: bpy.types.Operator, summary: Summary, verb: str) ->
         print(f"{operator.bl_label}: warning: {warning}")
     if summary.textures_missing:  # a note, not a warning: many models ship without their images
         print(f"{operator.bl_label}: note: no image found for {', '.join(sorted(summary.textures_missing))}")
+    if summary.textures_unreadable:
+        print(f"{operator.bl_label}: warning: not an image of its kind (damaged, or mislabelled), left out: "
+              f"{', '.join(sorted(summary.textures_unreadable))}")  # fmt: skip
     if summary.materials_reused:  # (found by name: their nodes are the user's, no image is looked for)
         print(f"{operator.bl_label}: note: materials already in the file were used as they are, without looking for "
               f"their images: {', '.join(sorted(summary.materials_reused))}")  # fmt: skip

@@ -23,7 +23,11 @@ FIND_TEXTURES = {
 
 
 def use_texture(material: bpy.types.Material, texture: textures.Texture, summary: Summary) -> None:
-    """Wire the image into the material (an image already loaded from that file is reused)."""
+    """Wire the image into the material (an image already loaded from that file is reused); a file that does not
+    start as an image of its kind is left out, and said so."""
+    if not textures.looks_like_an_image(texture.path):
+        summary.textures_unreadable.add(texture.path)
+        return
     image = bpy.data.images.load(texture.path, check_existing=True)
     tree = compat.material_node_tree(material)
     nodes, links = tree.nodes, tree.links

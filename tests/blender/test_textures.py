@@ -106,6 +106,16 @@ def test_materials_already_in_blender_are_left_as_they_are_and_said_so(
     assert "without looking for their images: skin\n" in output
 
 
+def test_a_damaged_image_is_left_out_with_a_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "skin.png").write_bytes(b"\x89PNG\r\n")  # cut short: Blender would draw the material pink
+    (tmp_path / "model.iqe").write_bytes(SKIN_IQE)
+    assert bpy.ops.import_scene.iqe(filepath=str(tmp_path / "model.iqe")) == {"FINISHED"}
+    assert not image_links(bpy.data.materials["skin"]) and not bpy.data.images
+    output = capsys.readouterr().out
+    assert "0 textures found, 1 not found; 1 image unreadable" in output
+    assert "warning: not an image of its kind (damaged, or mislabelled), left out: " in output and "skin.png" in output
+
+
 def test_goldsrc_masked_texture_wires_alpha(tmp_path: Path) -> None:
     write_image(tmp_path / "{leaves.bmp", (0.1, 0.5, 0.1, 1.0))
     smd_text = (

@@ -100,3 +100,15 @@ def test_short_or_malformed_lists_are_ignored() -> None:
     assert textures.parse_list("12\nmodel.joe\n") == []
     assert textures.parse_list("not a count\n") == []
     assert textures.parse_list("14\n" + "\n".join(["m.joe", "t.png", *["0"] * 12])) == [("m.joe", "t.png", False)]
+
+
+def test_an_image_is_recognised_by_its_start(tmp_path: Path) -> None:
+    tga = bytes([0, 0, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 64, 0, 32, 0, 32, 8])  # RLE true-colour, 64 x 32, 32 bits
+    files = {"a.png": b"\x89PNG\r\n\x1a\n....", "b.jpg": b"\xff\xd8\xff\xe0..", "c.bmp": b"BM....", "d.dds": b"DDS |",
+             "e.tif": b"II*\0..", "f.tga": tga + b"pixels"}  # fmt: skip
+    damaged = {"g.png": b"\x89PNG\r\n", "h.jpg": b"<html>", "i.tga": tga[:2] + b"\x07" + tga[3:],
+               "j.tga": tga[:12] + b"\0\0" + tga[14:], "k.tga": tga[:10], "l.bmp": b""}  # fmt: skip
+    for name, data in {**files, **damaged}.items():
+        (tmp_path / name).write_bytes(data)
+    assert [name for name in {**files, **damaged} if textures.looks_like_an_image(str(tmp_path / name))] == list(files)
+    assert not textures.looks_like_an_image(str(tmp_path / "absent.png"))
