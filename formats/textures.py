@@ -1,7 +1,7 @@
 """Where a model's texture images are, by the rules the engines use; pure Python, no bpy.
 
-Only the model's own folder tree is searched (its folder and the folders below it), never above or beside it.
-File names are matched ignoring case, as on the engines' Windows origins.
+Only paths relative to the model's folder are tried, as the engines do (never above or beside it; no folder is
+searched through). File names are matched ignoring case, as on the engines' Windows origins.
 
 - A material name that is a file name (`barney_face.bmp`, GoldSrc) is looked up as given; a name without an image
   extension (Source's `models/props/sheet`, most IQE materials) is tried with each usual image extension.
