@@ -64,9 +64,6 @@ def report_summary(operator: bpy.types.Operator, summary: Summary, verb: str) ->
         print(f"{operator.bl_label}: warning: {warning}")
     if summary.textures_missing:  # a note, not a warning: many models ship without their images
         print(f"{operator.bl_label}: note: no image found for {', '.join(sorted(summary.textures_missing))}")
-    if summary.textures_unreadable:
-        print(f"{operator.bl_label}: warning: not an image of its kind (damaged, or mislabelled), left out: "
-              f"{', '.join(sorted(summary.textures_unreadable))}")  # fmt: skip
     if summary.materials_reused:  # (found by name: their nodes are the user's, no image is looked for)
         print(f"{operator.bl_label}: note: materials already in the file were used as they are, without looking for "
               f"their images: {', '.join(sorted(summary.materials_reused))}")  # fmt: skip

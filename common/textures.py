@@ -26,7 +26,9 @@ def use_texture(material: bpy.types.Material, texture: textures.Texture, summary
     """Wire the image into the material (an image already loaded from that file is reused); a file that does not
     start as an image of its kind is left out, and said so."""
     if not textures.looks_like_an_image(texture.path):
-        summary.textures_unreadable.add(texture.path)
+        if texture.path not in summary.textures_unreadable:
+            summary.textures_unreadable.add(texture.path)
+            summary.warnings.append(f"{texture.path}: not an image (damaged or cut short), left out")
         return
     image = bpy.data.images.load(texture.path, check_existing=True)
     tree = compat.material_node_tree(material)

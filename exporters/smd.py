@@ -505,8 +505,9 @@ def vta_document(
             names.extend(block.name for block in keys.key_blocks[1:] if block.name not in names)
     if not names:
         return None
-    base_positions = np.concatenate([p.positions for p in parts])
-    base_normals = np.concatenate([p.normals for p in parts])
+    # (float64, as the shapes' own values and the change threshold: corners keep Blender's float32 for the writer)
+    base_positions = np.concatenate([p.positions for p in parts]).astype(np.float64)
+    base_normals = np.concatenate([p.normals for p in parts]).astype(np.float64)
     starts = np.cumsum([0] + [len(p.positions) for p in parts])
     shapes = []
     for name in names:

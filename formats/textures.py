@@ -26,26 +26,26 @@ MIN_LIST_PARAMETERS = 14  # VDrift's old track object list: its first line, para
 _CAR_LINE = re.compile(r"^\s*(?:\[(?P<section>[^\]]*)\]|(?P<key>[\w.]+)\s*=\s*(?P<value>.*?))\s*(?:#.*)?$")
 
 
-_SIGNATURES = {".png": (b"\x89PNG\r\n\x1a\n",), ".jpg": (b"\xff\xd8\xff",), ".jpeg": (b"\xff\xd8\xff",),
-               ".bmp": (b"BM",), ".dds": (b"DDS ",), ".tif": (b"II*\0", b"MM\0*"), ".tiff": (b"II*\0", b"MM\0*")}
+_SIGNATURES = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"BM", b"DDS ", b"II*\0", b"MM\0*", b"GIF8", b"v/1\x01",
+               b"#?RADIANCE", b"#?RGBE", b"\x01\xda", b"8BPS")  # PNG JPEG BMP DDS TIFF GIF EXR HDR SGI PSD  # fmt: skip
 _TGA_TYPES = {1, 2, 3, 9, 10, 11}  # colour-mapped, true-colour, grey; raw or run-length encoded
 _TGA_DEPTHS = {8, 15, 16, 24, 32}
 
 
 def looks_like_an_image(path: str) -> bool:
-    """Whether the file starts as an image of its extension does (its signature; a TGA, which has none, by its
-    header's type, size and depth): a damaged or mislabelled file is not wired into a material, where it would
-    only draw pink. Reads 18 bytes, not the image."""
+    """Whether the file starts as an image does, whatever its extension says (Blender, like the engines' image
+    loaders, goes by the content: a PNG named `.tga` is read): a known signature, or a TGA header (a TGA has no
+    signature: its type, size and depth). A damaged or truncated file is then not wired into a material, where it
+    would only draw pink. Reads 18 bytes, not the image."""
     try:
         with open(path, "rb") as stream:
             head = stream.read(18)
     except OSError:
         return False
-    extension = os.path.splitext(path)[1].lower()
-    if extension == ".tga":
-        width, height = int.from_bytes(head[12:14], "little"), int.from_bytes(head[14:16], "little")
-        return len(head) == 18 and head[2] in _TGA_TYPES and width > 0 and height > 0 and head[16] in _TGA_DEPTHS
-    return head.startswith(_SIGNATURES.get(extension, (b"",)))
+    if head.startswith(_SIGNATURES) or (head.startswith(b"RIFF") and b"WEBP" in head):
+        return True
+    width, height = int.from_bytes(head[12:14], "little"), int.from_bytes(head[14:16], "little")
+    return len(head) == 18 and head[2] in _TGA_TYPES and width > 0 and height > 0 and head[16] in _TGA_DEPTHS
 
 
 @dataclass(frozen=True)

@@ -191,12 +191,16 @@ def compile_rows(size: str, repeat: int, folder: Path, tools_exe: str | None) ->
     return [row]
 
 
-def start_wine(tools_exe: str, folder: Path) -> None:
-    """Keep the Wine server running and warm it up, so that Wine's start-up is not counted."""
+def start_wine(tools_exe: str, folder: Path) -> bool:
+    """Keep the Wine server running and warm it up, so that Wine's start-up is not counted. Whether this started
+    it (no Wine server was running; without pgrep to tell, one is assumed to be)."""
+    running = shutil.which("pgrep") is None or subprocess.run(["pgrep", "-x", "wineserver"], check=False,
+                                                              stdout=subprocess.DEVNULL).returncode == 0  # fmt: skip
     subprocess.Popen(["wineserver", "-p"], env={**os.environ, "WINEDEBUG": "-all"}, stdin=subprocess.DEVNULL,
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     tmp, desc, _ = generate_scene(folder, "warmup", 10, 2, 5.0, 0.0, 1)
     tools_exe_run(tools_exe, tmp, desc, folder / "warmup.qmap")
+    return not running
 
 
 # ------------------------------------------------------------------------------------------------ table
@@ -237,6 +241,7 @@ def main() -> int:
     folder = Path(tempfile.mkdtemp(prefix="iogf-bench-"))
     print(f"Blender {bpy.app.version_string}, best of {args.repeat}; Tools.exe: {args.tools_exe or 'not given'}")
     rows: list[BenchRow] = []
+    started_wine = False
     try:
         for size in sizes:
             for name in FORMATS:
@@ -247,11 +252,11 @@ def main() -> int:
                     print(f"done: {name} {size} {'distinct' if distinct else 'grid'}", flush=True)
         if not chosen or "COMPILE" in chosen:
             if args.tools_exe:
-                start_wine(args.tools_exe, folder)
+                started_wine = start_wine(args.tools_exe, folder)
             for size in sizes:
                 rows += compile_rows(size, args.repeat, folder, args.tools_exe)
     finally:
-        if args.tools_exe:  # the Wine server this run kept up goes down with it
+        if started_wine:  # the Wine server this run started goes down with it (one running before stays up)
             subprocess.run(["wineserver", "-k"], env={**os.environ, "WINEDEBUG": "-all"}, check=False,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
         shutil.rmtree(folder, ignore_errors=True)

@@ -275,12 +275,13 @@ def _animations(data: bytes, header: _Header, names: _Names, model: IqmModel, wa
     model.pose_masks = poses["mask"].astype(np.uint32) & np.uint32((1 << _CHANNELS) - 1)
     model.channel_offsets = poses["offset"].astype(np.float32).reshape(-1, _CHANNELS)
     model.channel_scales = poses["scale"].astype(np.float32).reshape(-1, _CHANNELS)
+    stored_channels = (model.pose_masks[:, None] >> np.arange(_CHANNELS, dtype=np.uint32)) & 1 == 1
     for index, (offset, scale) in enumerate(zip(model.channel_offsets, model.channel_scales, strict=True)):
         where = header["ofs_poses"] + index * POSE_DTYPE.itemsize + 8
-        _require_finite(offset, where, 4, f"pose {index} channel offsets")
-        _require_finite(scale, where + 4 * _CHANNELS, 4, f"pose {index} channel scales")
-        with np.errstate(over="ignore"):  # the largest value a frame can decode to (float32, as engines decode)
+        _require_finite(offset, where, 4, f"pose {index} channel offsets")  # (every channel decodes to its offset)
+        with np.errstate(over="ignore", invalid="ignore"):  # the largest value a frame can decode to (float32)
             reach = np.abs(offset) + np.abs(scale) * np.float32(np.iinfo(np.uint16).max)
+        reach[~stored_channels[index]] = 0.0  # a channel the mask does not store never reads its scale
         _require_finite(reach, where + 4 * _CHANNELS, 4, f"pose {index} channel scales (offset + 65535 x scale)")
     if (poses["mask"] >> _CHANNELS).any():
         warnings.add("pose channel masks with bits above the 10 channels ignored")

@@ -131,11 +131,14 @@ def build_vta(
     """A VTA document as BST writes it: vertex ids are corner ordinals 0..N-1 (SMD triangle order), time 0 lists
     them all, time i (1-based shape order) lists only those whose position or normal changed by > threshold, and
     the skeleton carries `time i # name` comments."""
+    # (compared in float64 whatever the callers hold: a float32 difference would round the 1e-4 threshold)
+    base_positions, base_normals = np.asarray(base_positions, np.float64), np.asarray(base_normals, np.float64)
     count = base_positions.shape[0]
     ids = np.arange(count, dtype=np.int32)
-    frames = [VertexFrame(0, ids, base_positions.astype(np.float64), base_normals.astype(np.float64))]
+    frames = [VertexFrame(0, ids, base_positions.copy(), base_normals.copy())]
     skeleton = [SkeletonFrame(0)]
     for time, (name, positions, normals) in enumerate(shapes, start=1):
+        positions, normals = np.asarray(positions, np.float64), np.asarray(normals, np.float64)
         moved = (row_lengths(positions - base_positions) > threshold) | (
             row_lengths(normals - base_normals) > threshold
         )

@@ -112,8 +112,8 @@ def test_a_damaged_image_is_left_out_with_a_warning(tmp_path: Path, capsys: pyte
     assert bpy.ops.import_scene.iqe(filepath=str(tmp_path / "model.iqe")) == {"FINISHED"}
     assert not image_links(bpy.data.materials["skin"]) and not bpy.data.images
     output = capsys.readouterr().out
-    assert "0 textures found, 1 not found; 1 image unreadable" in output
-    assert "warning: not an image of its kind (damaged, or mislabelled), left out: " in output and "skin.png" in output
+    assert "0 textures found, 1 not found; 1 image unreadable (1 warning, see the console)" in output
+    assert f"warning: {tmp_path / 'skin.png'}: not an image (damaged or cut short), left out" in output
 
 
 def test_goldsrc_masked_texture_wires_alpha(tmp_path: Path) -> None:

@@ -108,18 +108,28 @@ def _patched(data: bytes, field: str, offset: int, value: float) -> bytes:
     ("ofs_joints", 8 + 4 * 0, float("inf"), "joint 0 base pose: the number inf is not finite"),
     ("ofs_joints", 8 + 4 * 8, float("nan"), "joint 0 base pose: the number nan is not finite"),
     ("ofs_poses", 8 + 4 * 2, float("nan"), "pose 0 channel offsets: the number nan is not finite"),
-    ("ofs_poses", 8 + 4 * 12, float("-inf"), "pose 0 channel scales: the number -inf is not finite"),
+    ("ofs_poses", 8 + 4 * 12, float("-inf"), "pose 0 channel scales (offset + 65535 x scale): the number inf is not"),
     ("ofs_poses", 8 + 4 * 12, 1e38, "pose 0 channel scales (offset + 65535 x scale): the number inf is not finite"),
+    ("ofs_poses", 8 + 4 * 12, float("nan"), "pose 0 channel scales (offset + 65535 x scale): the number nan is not"),
     ("ofs_anims", 12, float("nan"), "animation 0 framerate: the number nan is not finite"),
 ])  # fmt: skip
 def test_numbers_that_are_not_finite_are_format_errors_at_their_byte(field: str, offset: int, value: float,
                                                                         message: str) -> None:  # fmt: skip
-    """As the IQE reader refuses them: Blender would take them silently, and no export could write them back."""
-    data = iqm.write_iqm(iqe.read_iqe(IQE_FIXTURE))
+    """As the IQE reader refuses them: Blender would take them silently, and no export could write them back.
+    (Pose 0 of the fixture stores channel 2: its scale is read; see the next test for one that is not.)"""
+    data = iqm.write_iqm(iqe.read_iqe(FIXTURE))
     with pytest.raises(FormatError, match=re.escape(message)) as raised:
         iqm.read_iqm(_patched(data, field, offset, value))
     start = HEADER.unpack_from(data, 0)[1 + HEADER_FIELDS.index(field)]
     assert raised.value.offset is not None and start <= raised.value.offset <= start + offset + 4 * 10
+
+
+@pytest.mark.parametrize("value", [1e35, float("nan")])
+def test_the_scale_of_a_channel_the_mask_does_not_store_is_never_read(value: float) -> None:
+    data = iqm.write_iqm(iqe.read_iqe(FIXTURE))
+    assert iqm.read_iqm_model(data).pose_masks[0] == 0b100  # channel 0 is not stored: frames never scale it
+    model = iqm.read_iqm_model(_patched(data, "ofs_poses", 8 + 4 * 10, value))
+    assert np.isfinite(model.decoded_frames()).all()
 
 
 def test_a_nan_vertex_position_is_a_format_error_at_its_byte() -> None:

@@ -421,6 +421,20 @@ def test_build_vta_lists_only_moved_corners_and_names_shapes() -> None:
     np.testing.assert_array_equal(again.vertex_animation[1].vertex_ids, [1])
 
 
+def test_build_vta_measures_float32_moves_in_float64() -> None:
+    """A move of 1.0000000045e-4 (two axes, float32 values as an exporter holds them) passes the 1e-4 threshold,
+    as its exact length does: in float32 arithmetic it would not (the reviewer's case)."""
+    base = np.zeros((1, 3), np.float32)
+    normals = np.array([[0.0, 0.0, 1.0]], np.float32)
+    moved = np.array([[2.6161213e-05, 9.651731e-05, 0.0]], np.float32)
+    wide = [array.astype(np.float64) for array in (base, normals, moved)]
+    narrow_doc = build_vta(base, normals, [("k", moved, normals)])
+    wide_doc = build_vta(wide[0], wide[1], [("k", wide[2], wide[1])])
+    for doc in (narrow_doc, wide_doc):
+        assert doc.vertex_animation is not None
+        np.testing.assert_array_equal(doc.vertex_animation[1].vertex_ids, [0])
+
+
 # ---- weights helpers ---------------------------------------------------------------------------------------------
 
 

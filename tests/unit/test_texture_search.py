@@ -110,5 +110,9 @@ def test_an_image_is_recognised_by_its_start(tmp_path: Path) -> None:
                "j.tga": tga[:12] + b"\0\0" + tga[14:], "k.tga": tga[:10], "l.bmp": b""}  # fmt: skip
     for name, data in {**files, **damaged}.items():
         (tmp_path / name).write_bytes(data)
+    files["m.tga"] = files["a.png"]  # mislabelled, but an image: read by its content, as Blender reads it
+    files["n.png"] = tga + b"pixels"
+    (tmp_path / "m.tga").write_bytes(files["m.tga"])
+    (tmp_path / "n.png").write_bytes(files["n.png"])
     assert [name for name in {**files, **damaged} if textures.looks_like_an_image(str(tmp_path / name))] == list(files)
     assert not textures.looks_like_an_image(str(tmp_path / "absent.png"))
