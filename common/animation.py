@@ -428,9 +428,12 @@ def continuous_eulers(e: np.ndarray) -> np.ndarray:
     return np.unwrap(e, axis=0) if len(e) > 1 else np.array(e, np.float64)
 
 
+PLAYABLE_RATES = (1e-6, 1e8)  # frame rates Blender's scene can show: fps 1..1000 over fps_base 1e-5..1e6
+
+
 def play_in_scene(scene: bpy.types.Scene, first: int, last: int, frame_rate: float | None = None) -> None:
-    """Show an imported animation as it plays: the scene's frame range (and frame rate, when the file has one)
-    set to it, put back should the import fail."""
+    """Show an imported animation as it plays: the scene's frame range (and frame rate, when the file has one
+    Blender can show: see PLAYABLE_RATES) set to it, put back should the import fail."""
     previous = scene.frame_start, scene.frame_end, scene.render.fps, scene.render.fps_base
 
     def restore() -> None:
@@ -438,6 +441,6 @@ def play_in_scene(scene: bpy.types.Scene, first: int, last: int, frame_rate: flo
 
     undo_on_failure(restore)
     scene.frame_start, scene.frame_end = first, max(first, last)
-    if frame_rate is not None and math.isfinite(frame_rate) and frame_rate > 0:
+    if frame_rate is not None and PLAYABLE_RATES[0] <= frame_rate <= PLAYABLE_RATES[1]:
         whole = min(max(round(frame_rate), 1), 1000)  # Blender's fps is a whole number, fps_base refines it
         scene.render.fps, scene.render.fps_base = whole, whole / frame_rate

@@ -460,6 +460,10 @@ def _build_skeleton(
         action = _build_action(obj, animation, bone_names, parents, base_world, rest, order, not assigned)
         if action is not None and not assigned:  # the armature plays it: so does the scene, at the file's rate
             rate = animation.framerate if animation.framerate > 0 else None
+            low, high = animation_helpers.PLAYABLE_RATES
+            if rate is not None and not low <= rate <= high:
+                warnings.append(f"{stem}: animation {animation.name!r} runs at {rate:g} frames per second, beyond what "
+                                "Blender's scene can play: the scene keeps its rate (the action keeps the file's)")
             # (a loop's range ends on its first pose again: the scene stops a frame before, not to show it twice)
             animation_helpers.play_in_scene(context.scene, 1, len(animation.frames), rate)
         assigned = assigned or action is not None

@@ -938,6 +938,19 @@ def test_the_scene_plays_the_imported_animation_at_the_file_rate(tmp_path: Path,
     assert (scene.frame_start, scene.frame_end, scene.render.fps, scene.render.fps_base) == (10, 20, 25, 1.0)
 
 
+@pytest.mark.parametrize("rate", ["1e30", "1e-9"])
+def test_a_frame_rate_blender_cannot_play_leaves_the_scene_rate_with_a_warning(
+    tmp_path: Path, rate: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scene = bpy.context.scene
+    scene.render.fps, scene.render.fps_base = 25, 1.0
+    path = write(tmp_path, "hand.iqe", FIXTURE.replace("framerate 24", f"framerate {rate}"))
+    assert import_iqe(path) == {"FINISHED"}
+    assert (scene.render.fps, scene.render.fps_base) == (25, 1.0)
+    assert f"runs at {float(rate):g} frames per second, beyond what Blender's scene can play" in capsys.readouterr().out
+    assert bpy.data.actions["wave"]["iqe_framerate"] == pytest.approx(float(rate), rel=1e-6)  # written back as read
+
+
 DOUBLE_SIDED = """# Inter-Quake Export
 mesh "card"
 vp 0 0 0
