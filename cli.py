@@ -256,6 +256,9 @@ def import_batches(paths: Sequence[str]) -> dict[tuple[str | None, str], list[st
 def check_inputs(paths: Sequence[str], settings: dict[str, object], flag: str = "--set") -> None:
     """Every input exists and can be imported, and every import option applies to each importer used."""
     for path in paths:
+        if os.path.isdir(path):
+            raise UsageError(f"{path}: a folder, not a file (a shell pattern such as {os.path.join(path, '*.smd')} "
+                             "gives its files)")  # fmt: skip
         if not os.path.isfile(path):
             raise UsageError(f"{path}: no such file")
         if format_of(path).import_operator is None:
@@ -379,8 +382,9 @@ def stem_of(path: str) -> str:
 def export_scene(path: str, target: FileFormat, settings: dict[str, object], collection: str | None) -> None:
     keywords: dict[str, object] = {"filepath": os.path.abspath(path), "export_scope": "SCENE", **settings}
     if collection:
-        if collection not in bpy.data.collections:
-            raise CliError(f"no collection named {collection!r} in the scene")
+        if collection not in bpy.data.collections:  # (a mistake in the command line: nothing is written)
+            known = ", ".join(sorted(repr(c.name) for c in bpy.data.collections)) or "none"
+            raise UsageError(f"--collection: no collection named {collection!r} in the scene (it has: {known})")
         keywords["collection"] = collection
     run_operator(target.export_operator, f"exporting {path}", **keywords)
 

@@ -51,8 +51,8 @@ from ..common.armature import (
     rigid,
     vertex_weight_reader,
 )
+from ..common.conventions import SMD_COLLISION_MODEL, UP_AXES, collector_paused, up_axis_matrix
 from ..common.conventions import SMD_STORED_NORMALS as STORED_NORMALS
-from ..common.conventions import UP_AXES, collector_paused, up_axis_matrix
 from ..common.operators import (
     ExportScopeMixin,
     PresetSafeExportHelper,
@@ -609,10 +609,21 @@ def _meshes_of_the_armature(
     return found
 
 
+def _without_collision_models(meshes: list[bpy.types.Object], warnings: list[str]) -> list[bpy.types.Object]:
+    """A QC's $collisionmodel hull is its own physics SMD: exported with the model's meshes it would be merged into
+    the reference. It is left out unless it is all there is to export."""
+    hulls = [obj for obj in meshes if obj.get(SMD_COLLISION_MODEL)]
+    if not hulls or len(hulls) == len(meshes):
+        return meshes
+    warnings.append(f"{', '.join(obj.name for obj in hulls)}: a QC's collision model, left out of the reference "
+                    "(export it on its own for its physics SMD)")  # fmt: skip
+    return [obj for obj in meshes if not obj.get(SMD_COLLISION_MODEL)]
+
+
 def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin, settings: ExportSettings) -> Summary:
     summary = Summary(face_kind="triangles")
     objects = operator.objects_to_export(context)
-    meshes = geometry_objects(objects)
+    meshes = _without_collision_models(geometry_objects(objects), summary.warnings)
     mode = "VTA" if path.lower().endswith(".vta") else settings.mode
     if not meshes and mode in ("REFERENCE", "VTA", "ALL"):
         meshes = _meshes_of_the_armature(context, objects, summary.warnings)
@@ -624,7 +635,8 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     parts: list[MeshCorners] = []
     if mode in ("REFERENCE", "VTA", "ALL"):
         if not meshes:
-            raise FormatError("no mesh objects to export (check the selection or the export scope)")
+            hint = "; an animation alone is written with the Animation mode" if armature is not None else ""
+            raise FormatError(f"no mesh objects to export (check the selection or the export scope{hint})")
         with bone_children_at_rest(context, meshes):
             chosen = [(obj, mesh_corners(context, obj, table, settings, summary.warnings)) for obj in meshes]
         kept = [(obj, part) for obj, part in chosen if has_faces(obj.name, len(part.positions), summary.warnings)]

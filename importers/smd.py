@@ -43,8 +43,8 @@ from ..common.armature import (
     skin_to_armature,
     world_from_local,
 )
+from ..common.conventions import SMD_COLLISION_MODEL, UP_AXES, collector_paused, up_axis_matrix
 from ..common.conventions import SMD_STORED_NORMALS as STORED_NORMALS
-from ..common.conventions import UP_AXES, collector_paused, up_axis_matrix
 from ..common.operators import (
     SCALE_LIMITS,
     ImportFilesMixin,
@@ -404,8 +404,9 @@ def build_reference(
         context, obj, [bone_names[row] for row in used.tolist()], vertices, group_row[bones[link_rows]],
         weights[link_rows],
     )  # fmt: skip
-    if parsed.collision:  # the physics hull: seen through, never rendered
+    if parsed.collision:  # the physics hull: seen through, never rendered, not merged into the model on export
         obj.display_type, obj.hide_render = "WIRE", True
+        obj[SMD_COLLISION_MODEL] = True
     context.collection.objects.link(obj)
     skin_to_armature(obj, armature)
     state.meshes.append((name, obj))

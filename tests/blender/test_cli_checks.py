@@ -32,6 +32,7 @@ MISTAKES = [
     (["convert", "{model}", "-o", "{out}/x.iqe", "--import-set", "nope=1"],
      "--import-set nope: not an option of the importer import_scene.joe; valid: "),
     (["convert", "{out}/missing.joe", "-o", "{out}/x.iqe"], "missing.joe: no such file"),
+    (["convert", "{model_dir}", "--to", "iqe", "-d", "{out}"], ": a folder, not a file (a shell pattern such as "),
     (["import", "{model}", "-o", "{out}/scene.joe"], "scene.joe: the scene is saved as a .blend file"),
     (["export", "{out}/missing.blend", "-o", "{out}/x.iqe"], "missing.blend: no such file"),
     (["options", "obj"], "unknown format 'obj'"),
@@ -207,3 +208,18 @@ def test_action_files_of_one_conversion_are_not_replaced_by_another_and_subfolde
                                     "0 0 1 0 0 0 1 0 1\nend\n")  # fmt: skip
     argv = ["convert", str(parts / "body.smd"), "-o", str(tmp_path / "a.smd"), "--set", "export_mode=ALL"]
     assert extension.cli.main(argv, prog="iogf") == 0  # a_parts/body.smd is in a folder, not an a_*.smd beside a.smd
+
+
+def test_an_unknown_collection_is_a_mistake_in_the_command_line(
+    tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cube("Body")
+    blend = tmp_path / "scene.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend), copy=True)
+    out = tmp_path / "out"
+    out.mkdir()
+    argv = ["export", str(blend), "-o", str(out / "x.iqe"), "--collection", "Nope"]
+    assert extension.cli.main(argv, prog="iogf") == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("iogf: error: --collection: no collection named 'Nope' in the scene (it has: "), line
+    assert list(out.iterdir()) == []

@@ -956,6 +956,24 @@ def test_a_collision_model_from_the_body_smd_gets_its_own_wireframe_object(tmp_p
     assert [o.name for o in bpy.data.objects if o.type == "ARMATURE"] == ["crate_skeleton"]  # one skeleton
 
 
+def test_a_collision_model_is_left_out_of_the_exported_reference_unless_exported_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What a QC import selects (the model and its hull) exports back as the model: merged, the hull would become
+    part of the reference. Alone, the hull is its own physics SMD."""
+    write(tmp_path, "crate.smd", reference_text())
+    qc = write(tmp_path, "crate.qc", '$body "body" "crate.smd"\n$collisionmodel "crate.smd" { $concave }\n')
+    assert import_smd(qc) == {"FINISHED"}
+    out = tmp_path / "out.smd"
+    assert export_smd(out, export_scope="SELECTED") == {"FINISHED"}
+    assert len(smd.load_smd(out).triangles) == 2  # the body's 2 triangles, not the hull's as well
+    assert "crate_collision: a QC's collision model, left out of the reference" in capsys.readouterr().out
+    select_only(bpy.data.objects["crate_collision"])
+    hull = tmp_path / "hull.smd"
+    assert export_smd(hull, export_scope="SELECTED") == {"FINISHED"}
+    assert len(smd.load_smd(hull).triangles) == 2
+
+
 def test_a_qc_sequence_names_the_action_of_its_one_smd(tmp_path: Path) -> None:
     write(tmp_path, "model.smd", reference_text())
     write(tmp_path, "Walk_Anim01.smd", ANIMATION_TIME_5)
