@@ -119,6 +119,9 @@ def _run(args: argparse.Namespace, options: CompileOptions) -> None:
     if args.info and not args.input.lower().endswith(".tmp"):
         print(describe_model(read_qmap_file(args.input)))
         return
+    beside = args.input[:-4] + ".desc" if args.input.lower().endswith(".qmap.tmp") else None
+    if args.desc is None and beside is not None and os.path.isfile(beside):  # (as Tools.exe, only -d/`/d=` reads one)
+        print(f"note: {beside} is not read: material options come from -d {beside}", file=sys.stderr)
     report = compile_map(args.input, args.desc, args.output, options)
     for warning in report.warnings:
         print(f"warning: {warning}", file=sys.stderr)

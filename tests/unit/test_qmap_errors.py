@@ -218,3 +218,20 @@ def test_the_compiler_writes_through_a_link_and_into_a_device(tmp_path: Path) ->
     assert main([str(source), "-o", os.devnull]) == 0
     assert Path(os.devnull).is_char_device()
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_cli_notes_a_desc_beside_the_source_that_it_does_not_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As Tools.exe (`/d=`), the material options are read only from -d; one lying beside the source is named."""
+    source = tmp_path / "m.qmap.tmp"
+    source.write_bytes(GOOD)
+    out = tmp_path / "m.qmap"
+    assert main([str(source), "-o", str(out)]) == 0
+    assert "note:" not in capsys.readouterr().err
+    desc = tmp_path / "m.qmap.desc"
+    desc.write_bytes(b"QMAP DESC 10\n")
+    assert main([str(source), "-o", str(out)]) == 0
+    assert f"note: {desc} is not read: material options come from -d {desc}" in capsys.readouterr().err
+    assert main([str(source), "-d", str(desc), "-o", str(out)]) == 0
+    assert "note:" not in capsys.readouterr().err
