@@ -426,19 +426,27 @@ def _finish(merged: _MeshFaces, names: _NameTable, tmp: TmpDocument, desc: DescD
     return result
 
 
-def non_planar_quads(faces: FaceSet, tolerance: float = 1e-4) -> int:
-    """Quads whose corner 3 is off the plane of corners 0-2 by more than `tolerance` x their size."""
+def odd_quads(faces: FaceSet, tolerance: float = 1e-4) -> tuple[int, int]:
+    """Quads the game draws otherwise than Blender shows them, counted in one pass over their corners:
+    - non-planar: corner 3 off the plane of corners 0-2 by more than `tolerance` x their size;
+    - folded: the two triangles of the diagonal the game uses (Blender's corners 1-3 as the `.qmap.tmp` writes
+      them, 0-2 once reversed here) face opposite ways. Concave quads split outside themselves so, and draw and
+      collide as two overlapping triangles covering more than the quad."""
 
-    def count(begin: int) -> int:
+    def count(begin: int) -> tuple[int, int]:
         piece = slice(begin, begin + _FACES_PER_PIECE)
         quads = np.flatnonzero(faces.sizes[piece] == 4) + begin
-        first = faces.positions[quads, 0].astype(np.float64)
-        with np.errstate(invalid="ignore"):
-            offset = np.abs(dot3(faces.positions[quads, 3] - first, faces.normals[quads].astype(np.float64)))
-            size = np.linalg.norm(faces.positions[quads, 2] - first, axis=1)
-            return int(np.count_nonzero(offset > tolerance * size))
+        corners = [faces.positions[quads, corner].astype(np.float64) for corner in range(4)]
+        with np.errstate(invalid="ignore", over="ignore"):
+            offset = np.abs(dot3(corners[3] - corners[0], faces.normals[quads].astype(np.float64)))
+            size = np.linalg.norm(corners[2] - corners[0], axis=1)
+            first = np.cross(corners[1] - corners[0], corners[2] - corners[0])
+            second = np.cross(corners[2] - corners[0], corners[3] - corners[0])
+            folded = np.einsum("ij,ij->i", first, second) < 0
+            return int(np.count_nonzero(offset > tolerance * size)), int(np.count_nonzero(folded))
 
-    return sum(ordered_map(count, range(0, len(faces.sizes), _FACES_PER_PIECE)))
+    counts = ordered_map(count, range(0, len(faces.sizes), _FACES_PER_PIECE))
+    return sum(bent for bent, _ in counts), sum(folded for _, folded in counts)
 
 
 def _quality_warnings(faces: FaceSet, degenerate: int, dropped: bool, bad_uv: int) -> list[str]:
@@ -448,7 +456,10 @@ def _quality_warnings(faces: FaceSet, degenerate: int, dropped: bool, bad_uv: in
         warnings.append(f"{degenerate} zero-area face(s) {fate}")
     if bad_uv:
         warnings.append(f"{bad_uv} face(s) with degenerate texture coordinates get NaN tangents/binormals")
-    bent = non_planar_quads(faces)
+    bent, folded = odd_quads(faces)
+    if folded:
+        warnings.append(f"{folded} concave quad(s): the game splits them on Blender's 1-3 diagonal, which runs outside "
+                        "them, so they draw and collide as two overlapping triangles; split them into triangles")
     if bent:
         warnings.append(f"{bent} non-planar quad(s): normal and texgen come from corners 0-2 only, and the game "
                         "splits them on Blender's 1-3 diagonal")

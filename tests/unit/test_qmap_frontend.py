@@ -310,3 +310,16 @@ def test_out_of_range_materials_are_counted_per_mesh_in_a_batch_ending_with_empt
     counted = [w for w in report.warnings if "beyond" in w]
     assert counted == [f"mesh '{name}': 1 face(s) use a material index beyond its 1 material(s); they get the "
                        'material name ""' for name in "AC"]  # fmt: skip
+
+
+def test_concave_quads_are_reported() -> None:
+    """The game splits a quad on its written corners 1-3 (Blender's order): a quad notched at corner 1 or 3 keeps
+    that diagonal inside, one notched at corner 0 or 2 has it outside, and its two triangles overlap."""
+    dart = [(0.0, 0.0, 0.0), (1.0, 0.5, 0.0), (2.0, 0.0, 0.0), (1.0, 2.0, 0.0)]  # notched at corner 1
+    reports = []
+    for corners in (SQUARE, dart, dart[1:] + dart[:1]):  # the dart started one corner on: notched at corner 0
+        report = CompileReport()
+        build(tmp_file(mesh([QUAD_UV], corners)), report=report)
+        reports.append(any("1 concave quad(s)" in w for w in report.warnings))
+    # corners 1-3 of the dart run from its notch up through it; started one corner on, they run below it, outside
+    assert reports == [False, False, True]
