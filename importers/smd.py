@@ -16,7 +16,7 @@ import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper
 
-from ..common import compat, mesh_io, textures
+from ..common import compat, iqe_rig, mesh_io, textures
 from ..common.animation import (
     basis_from_pose,
     continuous_eulers,
@@ -97,6 +97,7 @@ class ParsedFile:
     shape_names: dict[int, str] = field(default_factory=dict)  # time number -> name, from a QC
     collision: bool = False  # a QC's $collisionmodel: a wireframe object of its own, even from the $body's SMD
     action_name: str | None = None  # a QC's $sequence name for the action of its one SMD
+    frame_rate: float | None = None  # a QC's sequence fps (SMD itself has none)
 
     @property
     def stem(self) -> str:
@@ -122,6 +123,7 @@ class PlannedFile:
     shape_names: dict[int, str] = field(default_factory=dict)
     collision: bool = False
     action_name: str | None = None
+    frame_rate: float | None = None
 
 
 def plan_files(paths: list[str], options: SmdImportOptions, warnings: list[str]) -> list[PlannedFile]:
@@ -142,7 +144,8 @@ def plan_files(paths: list[str], options: SmdImportOptions, warnings: list[str])
                     for row, mesh in enumerate(qc.meshes)]  # fmt: skip
         planned += [PlannedFile(flex.path, own, stem_of(mesh.path), flex.names)
                     for mesh in qc.meshes for flex in mesh.flex_files]  # fmt: skip
-        planned += [PlannedFile(animation, own, first_stem, action_name=qc.sequence_names.get(animation))
+        planned += [PlannedFile(animation, own, first_stem, action_name=qc.sequence_names.get(animation),
+                                frame_rate=qc.frame_rates.get(animation))
                     for animation in qc.animations]  # fmt: skip
     # a file named twice is imported once, as its QC says when one names it
     chosen: dict[tuple[str, bool], PlannedFile] = {}
@@ -494,13 +497,15 @@ def build_animation(
         rotations = continuous_eulers(matrix_to_euler_xyz(rotation_matrices[..., :3, :3]))
     first = armature.name not in state.animated  # (the first animation plays, as for IQE; the others wait in the NLA's
     state.animated.add(armature.name)  # action list)
-    create_bone_action(
+    action = create_bone_action(
         armature, parsed.action_name or name, matched, frames, basis[..., :3, 3], rotations,
         rotation_mode=options.rotation_mode, assign=first,
     )  # fmt: skip
+    if parsed.frame_rate is not None:  # (the action's rate, which the IQE and IQM exports write)
+        action[iqe_rig.FRAMERATE] = parsed.frame_rate
     summary.actions += 1
-    if first:
-        play_in_scene(context.scene, int(frames[0]), int(frames[-1]))  # (SMD has no frame rate: the QC's $fps)
+    if first:  # (SMD has no frame rate: a QC's sequence gives one)
+        play_in_scene(context.scene, int(frames[0]), int(frames[-1]), parsed.frame_rate)
 
 
 # ------------------------------------------------------------------------------------------------ VTA
@@ -669,7 +674,7 @@ def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdI
             own = item.options or options
             parsed.append(replace(parse_file(item.path, own), options=own, target=item.target,
                                   shape_names=item.shape_names, collision=item.collision,
-                                  action_name=item.action_name))  # fmt: skip
+                                  action_name=item.action_name, frame_rate=item.frame_rate))  # fmt: skip
             update(step + 1)
         state = ImportState()
         with rollback_on_error(), selecting_new_objects(context):

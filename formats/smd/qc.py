@@ -12,6 +12,7 @@ Other commands are skipped up to the next `$` command; LOD meshes are left out w
 from __future__ import annotations
 
 import bisect
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -55,6 +56,7 @@ class QcDocument:
     meshes: list[QcMesh] = field(default_factory=list)
     animations: list[str] = field(default_factory=list)  # SMD paths, first use order, each once
     sequence_names: dict[str, str] = field(default_factory=dict)  # SMD path -> the $sequence naming it alone
+    frame_rates: dict[str, float] = field(default_factory=dict)  # SMD path -> its sequence's `fps` (studiomdl: 30)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -306,8 +308,27 @@ class _Reader:
                 self.document.animations.append(found)
         if len(files) == 1 and rest:  # one SMD: the action takes the sequence's name (a blend's keep their files')
             self.document.sequence_names.setdefault(files[0], args[0].text)
+        rate = _frame_rate(rest)
+        for path in files:
+            self.document.frame_rates.setdefault(path, rate)
         if command == "$animation":
             self.animation_names.add(args[0].text.lower())
+
+
+DEFAULT_FRAME_RATE = 30.0  # studiomdl's, for a sequence that names none
+
+
+def _frame_rate(tokens: list[_Token]) -> float:
+    """A sequence's `fps N` option (inline or in its braces), else studiomdl's default."""
+    for at, token in enumerate(tokens[:-1]):
+        if token.text.lower() == "fps" and not token.quoted:
+            try:
+                rate = float(tokens[at + 1].text)
+            except ValueError:
+                continue
+            if math.isfinite(rate) and rate > 0:
+                return rate
+    return DEFAULT_FRAME_RATE
 
 
 def _flex_names(tokens: list[_Token]) -> dict[int, str]:

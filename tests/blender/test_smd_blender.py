@@ -10,7 +10,7 @@ import bpy
 import numpy as np
 import pytest
 
-from formats import smd
+from formats import iqe, smd
 from tests.blender.conftest import data_state
 from tests.blender.scene_helpers import active_collection_holding, chain_rig, cube, select_only, turn_keys
 from tests.sample_paths import sample_files
@@ -984,6 +984,25 @@ def test_a_qc_sequence_names_the_action_of_its_one_smd(tmp_path: Path) -> None:
     assert import_smd(qc) == {"FINISHED"}
     assert {"walk", "blend_a", "blend_b"} <= set(bpy.data.actions.keys())  # a blend's SMDs keep their own names
     assert "Walk_Anim01" not in bpy.data.actions
+
+
+def test_a_qc_sequence_gives_its_action_its_frame_rate_and_the_scene_plays_the_first(tmp_path: Path) -> None:
+    """SMD has no frame rate; a QC's sequence has (`fps`, inline or in braces; studiomdl's default 30). The action
+    keeps it, so an IQE or IQM export writes it."""
+    write(tmp_path, "model.smd", reference_text())
+    for name in ("idle", "walk", "run"):
+        write(tmp_path, f"{name}.smd", ANIMATION_TIME_5)
+    qc = write(tmp_path, "model.qc", '$body "body" "model.smd"\n$sequence "idle" "idle" fps 15 loop\n'
+                                     '$sequence "walk" {\n "walk"\n fps 24\n}\n$sequence "run" "run"\n')  # fmt: skip
+    scene = bpy.context.scene
+    scene.render.fps, scene.render.fps_base = 25, 1.0
+    assert import_smd(qc) == {"FINISHED"}
+    assert {name: bpy.data.actions[name]["iqe_framerate"] for name in ("idle", "walk", "run")} == {
+        "idle": 15.0, "walk": 24.0, "run": 30.0}  # fmt: skip
+    assert scene.render.fps / scene.render.fps_base == pytest.approx(15.0)  # the first sequence plays
+    out = tmp_path / "model.iqe"
+    assert bpy.ops.export_scene.iqe(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    assert {a.name: a.framerate for a in iqe.load_iqe(out).animations} == {"idle": 15.0, "run": 30.0, "walk": 24.0}
 
 
 def test_shortened_bone_names_key_only_their_own_bones_and_follow_a_rename(

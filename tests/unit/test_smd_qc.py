@@ -53,6 +53,7 @@ $lod 10 { replacemodel "body_ref" "body_lod1" }
     assert [Path(f.path).name for f in flex] == ["Expressions.vta"]
     assert flex[0].names == {1: "AU1", 3: "AU12", 5: "blink"}
     assert [Path(a).name for a in qc.animations] == ["Idle.smd", "walk.smd"]  # the same file once
+    assert {Path(a).name: rate for a, rate in qc.frame_rates.items()} == {"Idle.smd": 30.0, "walk.smd": 24.0}
     assert any("$lod" in warning for warning in qc.warnings)
 
 
