@@ -428,12 +428,14 @@ def continuous_eulers(e: np.ndarray) -> np.ndarray:
     return np.unwrap(e, axis=0) if len(e) > 1 else np.array(e, np.float64)
 
 
-PLAYABLE_RATES = (1e-6, 1e8)  # frame rates Blender's scene can show: fps 1..1000 over fps_base 1e-5..1e6
+def playable(frame_rate: float) -> bool:
+    """Whether Blender's scene can show this frame rate: fps 1..1000 over fps_base 1e-5..1e6 (NaN: no)."""
+    return 1e-6 <= frame_rate <= 1e8
 
 
 def play_in_scene(scene: bpy.types.Scene, first: int, last: int, frame_rate: float | None = None) -> None:
     """Show an imported animation as it plays: the scene's frame range (and frame rate, when the file has one
-    Blender can show: see PLAYABLE_RATES) set to it, put back should the import fail."""
+    Blender can show: see `playable`) set to it, put back should the import fail."""
     previous = scene.frame_start, scene.frame_end, scene.render.fps, scene.render.fps_base
 
     def restore() -> None:
@@ -441,6 +443,6 @@ def play_in_scene(scene: bpy.types.Scene, first: int, last: int, frame_rate: flo
 
     undo_on_failure(restore)
     scene.frame_start, scene.frame_end = first, max(first, last)
-    if frame_rate is not None and PLAYABLE_RATES[0] <= frame_rate <= PLAYABLE_RATES[1]:
+    if frame_rate is not None and playable(frame_rate):
         whole = min(max(round(frame_rate), 1), 1000)  # Blender's fps is a whole number, fps_base refines it
         scene.render.fps, scene.render.fps_base = whole, whole / frame_rate

@@ -203,15 +203,20 @@ def first_equal_lines(
         gathered: npt.NDArray[np.uint64] = words[np.minimum(starts[rows] + 8 * index, last[rows])]
         return gathered
 
+    def word_columns(rows: npt.NDArray[np.int64] | slice, spare: int = 0) -> npt.NDArray[np.uint64]:
+        """The lines' words, a column per word (contiguous), and `spare` rows left for the caller."""
+        block = np.empty((width + spare, lengths[rows].size), np.uint64)
+        for index in range(width):
+            block[index] = word(index, rows)
+        return block
+
     if lengths.size * (width + 1) * 8 <= _WHOLE_KEYS_BYTES:  # small enough: whole keys, compared exactly
         key = np.empty((lengths.size, width + 1), np.uint64)
         key_hashes = np.empty(lengths.size, np.uint64)
         for begin in range(0, lengths.size, _CHUNK):  # a block of lines at a time: their bytes stay in the caches
             rows = slice(begin, begin + _CHUNK)
-            block = np.empty((width + 1, lengths[rows].size), np.uint64)
+            block = word_columns(rows, spare=1)
             block[width] = lengths[rows]
-            for index in range(width):
-                block[index] = word(index, rows)
             key[rows] = block.T
             key_hashes[rows] = row_hashes(list(block))  # (hashed here, while each column is contiguous)
         return first_equal_rows(key.view(np.int64), key_hashes)
@@ -241,11 +246,7 @@ def first_equal_lines(
         # row of them rather than against words scattered over the whole text
         first_words = np.empty((firsts.size, width), np.uint64)
         for begin in range(0, firsts.size, _CHUNK):
-            rows_ = firsts[begin : begin + _CHUNK]
-            block = np.empty((width, rows_.size), np.uint64)
-            for index in range(width):
-                block[index] = word(index, rows_)
-            first_words[begin : begin + _CHUNK] = block.T
+            first_words[begin : begin + _CHUNK] = word_columns(firsts[begin : begin + _CHUNK]).T
         rank = np.cumsum(is_first) - 1  # of each first line among the first lines
     grouped = np.flatnonzero(~is_first)
     for begin in range(0, grouped.size, _CHUNK):

@@ -460,8 +460,7 @@ def _build_skeleton(
         action = _build_action(obj, animation, bone_names, parents, base_world, rest, order, not assigned)
         if action is not None and not assigned:  # the armature plays it: so does the scene, at the file's rate
             rate = animation.framerate if animation.framerate > 0 else None
-            low, high = animation_helpers.PLAYABLE_RATES
-            if rate is not None and not low <= rate <= high:
+            if rate is not None and not animation_helpers.playable(rate):
                 warnings.append(f"{stem}: animation {animation.name!r} runs at {rate:g} frames per second, beyond what "
                                 "Blender's scene can play: the scene keeps its rate (the action keeps the file's)")
             # (a loop's range ends on its first pose again: the scene stops a frame before, not to show it twice)
@@ -478,7 +477,7 @@ def _require_finite_poses(world: np.ndarray, names: list[str], what: str) -> Non
         *frame, joint = np.unravel_index(int(np.argmin(finite.ravel())), finite.shape)
         at = f" at frame {int(frame[0])}" if frame else ""
         raise FormatError(f"{what}{at}: joint {int(joint)} {names[int(joint)]!r} is placed beyond what a float "
-                              "holds (its translation or scale, composed with its parents')")  # fmt: skip
+                          "holds (its translation or scale, composed with its parents')")  # fmt: skip
 
 
 def _build_action(
