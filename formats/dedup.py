@@ -3,7 +3,6 @@ mesh data."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -120,33 +119,61 @@ def first_equal_rows(
     return first
 
 
-def row_hashes(columns: Sequence[npt.NDArray[Any]]) -> npt.NDArray[np.uint64]:
-    """A 64-bit hash of each row, from its columns (64-bit integers): a different odd multiplier per column, summed
-    modulo 2**64, then mixed. Column by column: a matrix product would copy the whole key."""
-    width = len(columns)
-    multipliers = np.random.default_rng(width).integers(1, 2**63, width, dtype=np.uint64) | np.uint64(1)
+def table_hashes(table: npt.NDArray[Any]) -> npt.NDArray[np.uint64]:
+    """A 64-bit hash of each row of a C-contiguous table of 64-bit integers: its 32-bit halves times a different
+    odd 64-bit multiplier each, summed modulo 2**64, then mixed. (Whole 64-bit words times multipliers would keep
+    a change in a word's top byte to the sum's top 8 bits: lines differing in two such bytes would collide one
+    time in 256.)"""
+    halves = table.view(np.uint32)
+    multipliers = _multipliers(halves.shape[1])
+    summed: npt.NDArray[np.uint64] = np.einsum("ij,j->i", halves.astype(np.uint64), multipliers)  # (wraps)
+    return _mixed(summed)
+
+
+def _multipliers(width: int) -> npt.NDArray[np.uint64]:
+    multipliers: npt.NDArray[np.uint64] = np.random.default_rng(width).integers(1, 2**63, width, dtype=np.uint64)
+    return multipliers | np.uint64(1)
+
+
+def _mixed(summed: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """The sum's high bits made to depend on all its bits (the hash table's slot is taken from them)."""
     with np.errstate(over="ignore"):
-        mixed: npt.NDArray[np.uint64] = columns[0].view(np.uint64) * multipliers[0]
-        for column in range(1, width):
-            mixed += columns[column].view(np.uint64) * multipliers[column]
-        mixed ^= mixed >> np.uint64(29)
-        mixed *= np.uint64(0x9E3779B97F4A7C15)
-    return mixed
+        summed ^= summed >> np.uint64(29)
+        summed *= np.uint64(0x9E3779B97F4A7C15)
+    return summed
 
 
 def _probe_equal_rows(
     key: npt.NDArray[np.int64], hashes: npt.NDArray[np.uint64] | None = None
 ) -> npt.NDArray[np.int64] | None:
-    """For each row of `key`, the first row equal to it, through a hash table filled in bulk (open addressing,
-    linear probing: each round, the rows whose slot holds another key move to the next slot). None when that
-    takes too many rounds. `hashes`, when given, must be row_hashes of the key's columns (a caller that made the
-    key column by column hashes it faster than its rows' strided columns can be)."""
+    """For each row of `key`, the first row equal to it; None when two different rows share a hash (rare: the
+    caller then groups rows by sorting) or when probing takes too many rounds. `hashes`, when given, must be
+    table_hashes of the key (or any hash that equal rows share).
+
+    Rows are grouped by hash through a hash table filled in bulk (open addressing, linear probing: each round,
+    the rows whose slot holds another hash move to the next slot); then every row is compared whole with the
+    first of its group, in one pass."""
     count, width = key.shape
-    rows = np.ascontiguousarray(key).view(np.dtype((np.void, 8 * width))).reshape(count)  # a row compares whole
-    mixed = row_hashes([key[:, column] for column in range(width)]) if hashes is None else hashes
+    key = np.ascontiguousarray(key)
+    mixed = table_hashes(key) if hashes is None else hashes
+    first = _first_equal_hashes(mixed)
+    if first is None:
+        return None
+    rows = key.view(np.dtype((np.void, 8 * width))).reshape(count)  # a row compares whole
+    later = np.flatnonzero(first != np.arange(count))
+    for begin in range(0, later.size, _CHUNK):
+        chunk = later[begin : begin + _CHUNK]
+        if not np.array_equal(rows[first[chunk]], rows[chunk]):
+            return None
+    return first
+
+
+def _first_equal_hashes(hashes: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64] | None:
+    """For each hash, the index of its first occurrence (None after _PROBE_ROUNDS rounds of probing)."""
+    count = hashes.size
     bits = count.bit_length() + 1  # at most half full
     index_type = np.int32 if (1 << bits) < 2**31 else np.int64  # half the memory for the usual sizes
-    slot = (mixed >> np.uint64(64 - bits)).astype(index_type)
+    slot = (hashes >> np.uint64(64 - bits)).astype(index_type)
     table = np.full(1 << bits, count, index_type)  # `count` marks a free slot
     first = np.empty(count, np.int64)
     pending = np.arange(count, dtype=index_type)
@@ -158,13 +185,8 @@ def _probe_equal_rows(
             np.minimum.at(table, wanted[free], pending[free])
             holder = table[wanted]
         same = holder == pending
-        # Rows in another row's slot: equal only if their hashes are, and only those few are compared whole (whole
-        # rows of every pending row, gathered at once, would take several times the text's memory).
         others = np.flatnonzero(~same)
-        others = others[mixed[holder[others]] == mixed[pending[others]]]
-        for begin in range(0, others.size, _CHUNK):
-            chunk = others[begin : begin + _CHUNK]
-            same[chunk] = rows[holder[chunk]] == rows[pending[chunk]]
+        same[others] = hashes[holder[others]] == hashes[pending[others]]
         first[pending[same]] = holder[same]
         pending = pending[~same]
         if not pending.size:
@@ -185,80 +207,86 @@ def first_equal_lines(
     them would not pay (the caller then reads every line), or in the astronomically rare case of two different
     lines with one hash.
 
-    A line's words are 8-byte words read straight from the text (the last one ending at the line's end, so that
-    no word reaches past it). Up to _WHOLE_KEYS_BYTES the lines' words are the keys; beyond, memory stays at a few
-    integers per line, never a copy of the lines."""
+    A line's key is its length and 8-byte words read straight from the text, never reaching outside the line
+    (see _LineWords). Up to _WHOLE_KEYS_BYTES the lines' keys are held and compared whole; beyond, memory stays
+    at a few integers per line, never a copy of the lines."""
     lengths = ends - starts
     if not lengths.size:
         return np.zeros(0, np.int64)
     if int(lengths.min()) < 8 or int(lengths.max()) > _LONGEST_LINE:
         return None
-    width = (int(lengths.max()) + 7) // 8
-    if lengths.size * (width + 1) * 8 > 2 * int(lengths.sum()) + (1 << 20):
+    lines = _LineWords(text, starts, ends)
+    if lengths.size * lines.width * 8 > 2 * int(lengths.sum()) + (1 << 20):
         return None  # a few long lines would make every key long: more memory than the text is worth
-    words = byte_words(text)
-    last = ends - 8
-
-    def word(index: int, rows: npt.NDArray[np.int64] | slice) -> npt.NDArray[np.uint64]:
-        gathered: npt.NDArray[np.uint64] = words[np.minimum(starts[rows] + 8 * index, last[rows])]
-        return gathered
-
-    def word_columns(rows: npt.NDArray[np.int64] | slice, spare: int = 0) -> npt.NDArray[np.uint64]:
-        """The lines' words, a column per word (contiguous), and `spare` rows left for the caller."""
-        block = np.empty((width + spare, lengths[rows].size), np.uint64)
-        for index in range(width):
-            block[index] = word(index, rows)
-        return block
-
-    if lengths.size * (width + 1) * 8 <= _WHOLE_KEYS_BYTES:  # small enough: whole keys, compared exactly
-        key = np.empty((lengths.size, width + 1), np.uint64)
+    if lengths.size * lines.width * 8 <= _WHOLE_KEYS_BYTES:  # small enough: whole keys, compared exactly
+        key = np.empty((lengths.size, lines.width), np.uint64)
         key_hashes = np.empty(lengths.size, np.uint64)
         for begin in range(0, lengths.size, _CHUNK):  # a block of lines at a time: their bytes stay in the caches
             rows = slice(begin, begin + _CHUNK)
-            block = word_columns(rows, spare=1)
-            block[width] = lengths[rows]
-            key[rows] = block.T
-            key_hashes[rows] = row_hashes(list(block))  # (hashed here, while each column is contiguous)
+            key_hashes[rows] = table_hashes(lines.fill(key[rows], rows))
         return first_equal_rows(key.view(np.int64), key_hashes)
-    # Each line is reduced to a 64-bit hash of its words (a block of lines at a time: their bytes stay in the
-    # caches, and no key of every line's words is ever held); lines are grouped by (hash, length), then every
-    # line is checked against its group's first line word by word.
-    multipliers = np.random.default_rng(width).integers(1, 2**63, width, dtype=np.uint64) | np.uint64(1)
+    # Each line is reduced to a 64-bit hash of its key (a block of lines at a time: their bytes stay in the caches,
+    # and no key of every line is ever held); lines are grouped by hash, then every line is checked against its
+    # group's first line.
     hashes = np.empty(lengths.size, np.uint64)
-    with np.errstate(over="ignore"):
-        for begin in range(0, lengths.size, _CHUNK):
-            rows = slice(begin, begin + _CHUNK)
-            mixed = word(0, rows) * multipliers[0]
-            for index in range(1, width):
-                mixed += word(index, rows) * multipliers[index]
-            hashes[rows] = mixed
-    hash_key = np.empty((lengths.size, 2), np.int64)
-    hash_key[:, 0] = hashes.view(np.int64)
-    hash_key[:, 1] = lengths
+    for begin in range(0, lengths.size, _CHUNK):
+        rows = slice(begin, begin + _CHUNK)
+        hashes[rows] = table_hashes(lines.fill(np.empty((lengths[rows].size, lines.width), np.uint64), rows))
+    first = first_equal_rows(hashes.view(np.int64)[:, None])
     del hashes
-    first = first_equal_rows(hash_key)
-    del hash_key
     is_first = first == np.arange(first.size)
     firsts = np.flatnonzero(is_first)
-    held = firsts.size * width * 8 <= _WHOLE_KEYS_BYTES
+    held = firsts.size * lines.width * 8 <= _WHOLE_KEYS_BYTES
     if held:
-        # The first lines' words side by side (read in text order), so that each later line is checked against one
+        # The first lines' keys side by side (read in text order), so that each later line is checked against one
         # row of them rather than against words scattered over the whole text
-        first_words = np.empty((firsts.size, width), np.uint64)
-        for begin in range(0, firsts.size, _CHUNK):
-            first_words[begin : begin + _CHUNK] = word_columns(firsts[begin : begin + _CHUNK]).T
+        first_keys = lines.fill(np.empty((firsts.size, lines.width), np.uint64), firsts)
         rank = np.cumsum(is_first) - 1  # of each first line among the first lines
     grouped = np.flatnonzero(~is_first)
     for begin in range(0, grouped.size, _CHUNK):
         rows_ = grouped[begin : begin + _CHUNK]
-        if held:
-            expected = first_words[rank[first[rows_]]]
-            same = all(np.array_equal(word(index, rows_), expected[:, index]) for index in range(width))
-        else:  # too many distinct lines to hold: each line's first line is read from the text
-            same = all(np.array_equal(word(index, rows_), word(index, first[rows_])) for index in range(width))
-        if not same:
+        keys = lines.fill(np.empty((rows_.size, lines.width), np.uint64), rows_)
+        # (too many distinct lines to hold: each line's first line is read from the text)
+        expected = first_keys[rank[first[rows_]]] if held else lines.fill(np.empty_like(keys), first[rows_])
+        if not np.array_equal(keys, expected):
             return None  # two different lines with one hash: astronomically rare; the caller reads every line
     return first
+
+
+class _LineWords:
+    """Lines' keys: each line's length and its bytes as 8-byte words, in three parts that each stay inside every
+    line: `head` words from its start, `tail` words ending at its end (rows of words gathered a row at a time
+    from views of the text), and between them, for lines too long for those two, words from its start on that
+    stop at its end. Two lines have equal keys exactly when they hold the same bytes."""
+
+    def __init__(self, text: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]):
+        self.starts, self.ends, self.lengths = starts, ends, ends - starts
+        shortest, longest = int(self.lengths.min()), int(self.lengths.max())
+        self.head = shortest // 8
+        self.tail = min(self.head, -(-(longest - 8 * self.head) // 8))
+        self.middle = max(0, -(-(longest - 8 * (self.head + self.tail)) // 8))
+        self.width = self.head + self.middle + self.tail + 1
+        self.words = byte_words(text)
+        self.heads = _word_rows(text, self.head)
+        self.tails = _word_rows(text, self.tail)
+
+    def fill(self, block: npt.NDArray[np.uint64], rows: npt.NDArray[np.int64] | slice) -> npt.NDArray[np.uint64]:
+        """`block` (len(rows), width) filled with the keys of lines `rows`."""
+        starts, ends = self.starts[rows], self.ends[rows]
+        block[:, : self.head] = self.heads[starts]
+        for index in range(self.middle):
+            block[:, self.head + index] = self.words[np.minimum(starts + 8 * (self.head + index), ends - 8)]
+        if self.tail:
+            block[:, self.head + self.middle : -1] = self.tails[ends - 8 * self.tail]
+        block[:, -1] = self.lengths[rows]
+        return block
+
+
+def _word_rows(text: npt.NDArray[np.uint8], count: int) -> npt.NDArray[np.uint64]:
+    """Row i: the `count` consecutive little-endian 8-byte words from byte i of `text` on (a view, no copy)."""
+    rows = max(text.size - 8 * count + 1, 0)
+    words: npt.NDArray[np.uint64] = np.ndarray((rows, count), np.dtype("<u8"), buffer=text, strides=(1, 8))
+    return words
 
 
 def byte_words(text: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64]:

@@ -137,3 +137,27 @@ def test_row_labels_are_unique_rows_indices(monkeypatch: pytest.MonkeyPatch, by_
     rows[:2] = -0.0
     np.testing.assert_array_equal(dedup.row_labels(rows), dedup.unique_rows(rows)[1])
     assert dedup.row_labels(np.zeros((0, 3), np.float32)).shape == (0,)
+
+
+@pytest.mark.parametrize("limit", [0, 100, 1 << 26], ids=["first lines read", "first lines held", "whole keys"])
+def test_lines_of_every_length_and_alignment_group_as_their_bytes(monkeypatch: pytest.MonkeyPatch,
+                                                                  limit: int) -> None:  # fmt: skip
+    # Lengths 8 to 256 (keys with head, middle and tail words), starting at every byte offset, some lines alike
+    # but for one byte, wherever it is
+    monkeypatch.setattr(dedup, "_WHOLE_KEYS_BYTES", limit)
+    rng = np.random.default_rng(11)
+    pool = [bytes(rng.integers(33, 40, int(rng.integers(8, 257))).astype(np.uint8)) for _ in range(60)]
+    pool[:3] = [pool[0][:8], (pool[1] * 5)[:256], (pool[2] * 5)[:100]]  # the shortest and longest lines possible
+    pool += [line[:k] + b"~" + line[k + 1 :] for line in pool[:3] for k in range(len(line))]
+    lines = [pool[i] for i in rng.integers(0, len(pool), 6000)]
+    text = b"\n".join(lines)
+    starts = np.cumsum([0] + [len(line) + 1 for line in lines[:-1]])
+    ends = starts + np.array([len(line) for line in lines])
+    first = dedup.first_equal_lines(np.frombuffer(text, np.uint8), starts, ends)
+    assert first is not None and first.tolist() == [lines.index(line) for line in lines]
+
+
+def test_rows_sharing_a_hash_are_told_apart_by_their_contents() -> None:
+    rows = np.array([[1, 2], [3, 4], [1, 2], [3, 4], [5, 6]], np.int64)
+    one_hash = np.zeros(len(rows), np.uint64)  # every row in one hash group: the whole-row check must notice
+    assert dedup.first_equal_rows(rows, one_hash).tolist() == [0, 1, 0, 1, 4]
