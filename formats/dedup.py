@@ -208,14 +208,14 @@ def first_equal_lines(
     lines with one hash.
 
     A line's key is its length and 8-byte words read straight from the text, never reaching outside the line
-    (see _LineWords). Up to _WHOLE_KEYS_BYTES the lines' keys are held and compared whole; beyond, memory stays
+    (see LineWords). Up to _WHOLE_KEYS_BYTES the lines' keys are held and compared whole; beyond, memory stays
     at a few integers per line, never a copy of the lines."""
     lengths = ends - starts
     if not lengths.size:
         return np.zeros(0, np.int64)
     if int(lengths.min()) < 8 or int(lengths.max()) > _LONGEST_LINE:
         return None
-    lines = _LineWords(text, starts, ends)
+    lines = LineWords(text, starts, ends)
     if lengths.size * lines.width * 8 > 2 * int(lengths.sum()) + (1 << 20):
         return None  # a few long lines would make every key long: more memory than the text is worth
     if lengths.size * lines.width * 8 <= _WHOLE_KEYS_BYTES:  # small enough: whole keys, compared exactly
@@ -253,7 +253,7 @@ def first_equal_lines(
     return first
 
 
-class _LineWords:
+class LineWords:
     """Lines' keys: each line's length and its bytes as 8-byte words, in three parts that each stay inside every
     line: `head` words from its start, `tail` words ending at its end (rows of words gathered a row at a time
     from views of the text), and between them, for lines too long for those two, words from its start on that
@@ -280,6 +280,18 @@ class _LineWords:
             block[:, self.head + self.middle : -1] = self.tails[ends - 8 * self.tail]
         block[:, -1] = self.lengths[rows]
         return block
+
+    def copy_to(self, target: npt.NDArray[np.uint8], target_starts: npt.NDArray[np.int64]) -> None:
+        """Every line written into `target` from its offset in `target_starts` (a row of words at a time)."""
+        if not target_starts.size:
+            return
+        target_ends = target_starts + self.lengths
+        _word_rows(target, self.head)[target_starts] = self.heads[self.starts]
+        for index in range(self.middle):
+            offset = np.minimum(8 * (self.head + index), self.lengths - 8)
+            byte_words(target)[target_starts + offset] = self.words[self.starts + offset]
+        if self.tail:
+            _word_rows(target, self.tail)[target_ends - 8 * self.tail] = self.tails[self.ends - 8 * self.tail]
 
 
 def _word_rows(text: npt.NDArray[np.uint8], count: int) -> npt.NDArray[np.uint64]:

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..bytescan import positions_of
-from ..dedup import byte_words, first_equal_lines
+from ..dedup import LineWords, byte_words, first_equal_lines
 from ..errors import FormatError
 from .document import Flavour, FloatArray, IntArray, SkeletonFrame, SmdDocument, SmdNode, Triangles, VertexFrame
 from .numeric import (
@@ -583,18 +583,15 @@ def _padded_lines(
     buffer: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64], ends: npt.NDArray[np.int64]
 ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int64]]:
     """The lines buffer[starts[i]:ends[i]] joined by line ends in a `padded_buffer`, and where each starts in the
-    text. Lines of 8 bytes or more are copied a word of 8 bytes at a time (the last one ending at the line's end),
-    not a Python object per line."""
+    text. Lines of 8 bytes or more are copied a row of 8-byte words at a time (see LineWords), not a Python object
+    per line."""
     lengths = ends - starts
     text_starts = np.zeros(starts.size, np.int64)
     np.cumsum(lengths[:-1] + 1, out=text_starts[1:])
     size = int(text_starts[-1] + lengths[-1]) if starts.size else 0
     padded = padded_frame(size)
     if starts.size and int(lengths.min()) >= 8:
-        source, target = byte_words(buffer), byte_words(padded)
-        for offset in _word_offsets(int(lengths.max())):
-            within = np.minimum(offset, lengths - 8)
-            target[text_starts + within + PAD] = source[starts + within]
+        LineWords(buffer, starts, ends).copy_to(padded, text_starts + PAD)
         padded[text_starts[1:] + PAD - 1] = ord("\n")
     else:
         parts = map(buffer.data.__getitem__, map(slice, starts.tolist(), ends.tolist()))
