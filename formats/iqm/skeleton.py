@@ -7,7 +7,9 @@ never change are not stored). Bounds are those of the skinned vertices in every 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -114,7 +116,9 @@ def frame_bounds(
     """(F, 8) bbmin, bbmax, xy radius and radius of the skinned vertices in each of the (F, J, 10) frames.
 
     Weights are the compiler's normalised ones (in float32, as it multiplies them); a vertex without weight
-    sits at the origin. Every vertex counts, used by a triangle or not.
+    sits at the origin. Every vertex counts, used by a triangle or not. The skinning is exact (float64) for the
+    vertices that a quicker float32 pass finds at or near an extreme in some frame, which are the only ones that
+    can set a bound (see _screened).
     """
     local_inverse = _invert(pose_matrices(base_poses))
     inverse_bind = np.empty_like(local_inverse)
@@ -126,39 +130,133 @@ def frame_bounds(
     # Row 4j + c, column 3f + i: element (i, c) of joint j's matrix in frame f, so that a vertex's weights times
     # its homogeneous position, spread over its joints' four rows, multiplied by this gives it skinned in every frame.
     columns = np.ascontiguousarray(skinning.transpose(1, 3, 0, 2).reshape(joint_count, 4, 3 * count))
-    order = np.argsort(bones[:, 0], kind="stable")  # vertices of one joint together: blocks then use few joints
-    lows = np.full((count, 3), np.inf)
-    highs = np.full((count, 3), -np.inf)
-    xy = np.zeros(count)
-    full = np.zeros(count)
-    block = max(16, _CHUNK_VALUES // max(3 * count, 4 * joint_count))
+    vertices = Vertices(positions, bones, weights)
+    if positions.shape[0] * count >= _SCREEN_FROM_VALUES:
+        kept = _screened(columns, vertices, _float32_error(skinning, vertices))
+        if kept is not None:
+            vertices = Vertices(positions[kept], bones[kept], weights[kept])
+    extremes = _Extremes(count, np.float64)
+    for _vertex_ids, skinned in _skinned_blocks(columns, vertices):
+        extremes.add(skinned)
+    return extremes.bounds()
+
+
+_SCREEN_FROM_VALUES = 1 << 16  # vertices times frames from which the float32 pass pays
+
+
+@dataclass
+class Vertices:
+    positions: Float64Array  # (n, 3)
+    bones: npt.NDArray[np.uint8]  # (n, 4)
+    weights: Float32Array  # (n, 4)
+
+
+class _Extremes:
+    """Running per-frame extremes of skinned vertices: lowest and highest x, y, z, largest squared xy and full
+    radius."""
+
+    def __init__(self, frame_count: int, dtype: type[np.floating[Any]]) -> None:
+        self.lows = np.full((frame_count, 3), np.inf, dtype)
+        self.highs = np.full((frame_count, 3), -np.inf, dtype)
+        self.radii = np.zeros((frame_count, 2), dtype)  # squared: xy, full
+
+    def add(self, skinned: npt.NDArray[np.floating[Any]]) -> tuple[npt.NDArray[Any], ...]:
+        """Take in (n, F, 3) skinned vertices; their (n, F, 2) squared radii and their own extremes."""
+        squares = skinned**2
+        radii = np.empty((*skinned.shape[:2], 2), skinned.dtype)
+        np.add(squares[..., 0], squares[..., 1], out=radii[..., 0])
+        np.add(radii[..., 0], squares[..., 2], out=radii[..., 1])
+        lows, highs, largest = skinned.min(axis=0), skinned.max(axis=0), radii.max(axis=0)
+        np.minimum(self.lows, lows, out=self.lows)
+        np.maximum(self.highs, highs, out=self.highs)
+        np.maximum(self.radii, largest, out=self.radii)
+        return radii, lows, highs, largest
+
+    def bounds(self) -> Float32Array:
+        radii = np.sqrt(self.radii.astype(np.float64))
+        result: Float32Array = np.concatenate((self.lows, self.highs, radii), axis=1).astype(np.float32)
+        return result
+
+
+def _float32_error(skinning: Float64Array, vertices: Vertices) -> Float64Array | None:
+    """(F,) a bound on how far a float32 skinned coordinate can be from the exact one in each frame, with room to
+    spare (None when float32 cannot hold the values and their squares): at most 16 products of weight, matrix
+    element and coordinate are summed per coordinate, each rounded a few times, none larger than `reach`."""
+    largest_row = np.abs(skinning).sum(axis=-1).max(axis=(1, 2))  # (F,) over joints and rows
+    largest_coordinate = max(float(np.abs(vertices.positions).max(initial=0.0)), 1.0)
+    largest_weight_sum = float(np.abs(vertices.weights.astype(np.float64)).sum(axis=1).max(initial=0.0))
+    reach = largest_row * largest_coordinate * max(largest_weight_sum, 1.0)
+    if not np.all(np.isfinite(reach)) or float(reach.max(initial=0.0)) > 1e18:
+        return None
+    error: Float64Array = reach * (64 * 2.0**-24)
+    return error
+
+
+def _screened(columns: Float64Array, vertices: Vertices, error: Float64Array | None) -> npt.NDArray[np.int64] | None:
+    """The vertices that can set a bound in some frame: those whose float32 value (coordinate or radius) is
+    within twice its float32 error of that frame's float32 extreme. A vertex further off is beaten, exactly too,
+    by the one at the extreme. A block of vertices is searched only in the frames where it comes that near.
+    None when float32 is no help (values too large, or not finite)."""
+    if error is None:
+        return None
+    near = 2 * error[:, None]  # (F, 1)
+    extremes = _Extremes(columns.shape[2] // 3, np.float32)
+    kept = []
+    for part, skinned in _skinned_blocks(columns.astype(np.float32), vertices):
+        radii, lows, highs, largest = extremes.add(skinned)
+        if not (np.all(np.isfinite(extremes.lows)) and np.all(np.isfinite(extremes.highs))):
+            return None
+        candidate = np.zeros(part.size, bool)
+        low_limits = (extremes.lows + near).astype(np.float32)
+        high_limits = (extremes.highs - near).astype(np.float32)
+        radius = np.sqrt(extremes.radii.astype(np.float64))
+        # (the radii's own float32 rounding: 2**-21 of them; the vector's error: sqrt(3) times a coordinate's)
+        radius_limits = (np.maximum(radius * (1 - 2.0**-20) - np.sqrt(3) * near, 0.0) ** 2 * (1 - 2.0**-20)).astype(
+            np.float32
+        )
+        for values, own, limits, below in ((skinned, lows, low_limits, True), (skinned, highs, high_limits, False),
+                                           (radii, largest, radius_limits, False)):  # fmt: skip
+            frames, axes = np.nonzero(own <= limits if below else own >= limits)
+            if frames.size:
+                found, limit = values[:, frames, axes], limits[frames, axes]
+                candidate |= (found <= limit if below else found >= limit).any(axis=1)
+        kept.append(part[candidate])
+    return np.sort(np.concatenate(kept)) if kept else None
+
+
+def _skinned_blocks(
+    columns: npt.NDArray[np.floating[Any]], vertices: Vertices
+) -> Iterator[tuple[npt.NDArray[np.int64], npt.NDArray[np.floating[Any]]]]:
+    """(vertex ids, (n, F, 3) skinned) a block of vertices at a time, in the precision of `columns`."""
+    count = columns.shape[2] // 3
+    order = np.argsort(vertices.bones[:, 0], kind="stable")  # vertices of one joint together: blocks use few joints
+    block = max(16, _CHUNK_VALUES // max(3 * count, 4 * columns.shape[0]))
     for start in range(0, order.size, block):
         part = order[start : start + block]
-        skinned = _skinned_block(columns, positions[part], bones[part], weights[part]).reshape(part.size, count, 3)
-        np.minimum(lows, skinned.min(axis=0), out=lows)
-        np.maximum(highs, skinned.max(axis=0), out=highs)
-        squares = skinned[..., 0] ** 2 + skinned[..., 1] ** 2
-        np.maximum(xy, squares.max(axis=0), out=xy)
-        np.maximum(full, (squares + skinned[..., 2] ** 2).max(axis=0), out=full)
-    result: Float32Array = np.concatenate((lows, highs, np.sqrt(xy)[:, None], np.sqrt(full)[:, None]), axis=1)
-    return result.astype(np.float32)
+        skinned = _skinned_block(columns, vertices.positions[part], vertices.bones[part], vertices.weights[part])
+        yield part, skinned.reshape(part.size, count, 3)
 
 
 def _skinned_block(
-    columns: Float64Array, positions: Float64Array, bones: npt.NDArray[np.uint8], weights: Float32Array
-) -> Float64Array:
+    columns: npt.NDArray[np.floating[Any]], positions: Float64Array, bones: npt.NDArray[np.uint8],
+    weights: Float32Array,
+) -> npt.NDArray[np.floating[Any]]:
     """(n, 3F) positions of n vertices in every frame: one dense matrix product over the joints they use.
 
     Each vertex's row holds weight * (x, y, z, 1) at its joints' four columns (a joint named twice adds up), as
     the compiler blends the joints' matrices by the weights before it transforms the vertex.
     """
     rows = positions.shape[0]
-    used, slots = np.unique(bones, return_inverse=True)
-    homogeneous = np.ones((rows, 4))
+    present = np.zeros(256, bool)
+    present[bones] = True
+    used = np.flatnonzero(present)
+    slots = (np.cumsum(present) - 1)[bones]  # of each vertex's joints among those used
+    homogeneous = np.ones((rows, 4), columns.dtype)
     homogeneous[:, :3] = positions
     width = 4 * used.size
-    cells = (np.arange(rows) * width)[:, None, None] + (slots.reshape(bones.shape) * 4)[:, :, None] + np.arange(4)
-    values = weights.astype(np.float64)[:, :, None] * homogeneous[:, None, :]
-    spread = np.bincount(cells.ravel(), values.ravel(), minlength=rows * width).reshape(rows, width)
-    skinned: Float64Array = spread @ columns[used].reshape(width, -1)
+    spread = np.zeros((rows, width), columns.dtype)
+    row = np.arange(rows)[:, None]
+    for influence in range(bones.shape[1]):  # (one influence at a time: a joint named twice adds up)
+        spread[row, slots[:, influence, None] * 4 + np.arange(4)] += weights[:, influence, None] * homogeneous
+    skinned: npt.NDArray[np.floating[Any]] = spread @ columns[used].reshape(width, -1)
     return skinned

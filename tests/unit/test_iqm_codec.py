@@ -171,16 +171,31 @@ def test_byte_mutants_raise_only_format_error() -> None:
     assert accepted and rejected
 
 
+@pytest.mark.parametrize("screened", [False, True], ids=["every vertex exact", "float32 screening first"])
 @pytest.mark.parametrize("small_blocks", [False, True])
-def test_frame_bounds_agree_with_skinning_vertex_by_vertex(small_blocks: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_frame_bounds_agree_with_skinning_vertex_by_vertex(small_blocks: bool, screened: bool,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     from formats.iqm import skeleton
 
     if small_blocks:  # blocks of 16 vertices, some of them using a single joint
         monkeypatch.setattr(skeleton, "_CHUNK_VALUES", 1)
+    kept_counts: list[int] = []
+    if screened:  # however few vertices: and the screening must have left some out
+        monkeypatch.setattr(skeleton, "_SCREEN_FROM_VALUES", 0)
+        screen = skeleton._screened
+
+        def counted(*args: object) -> np.ndarray:
+            kept = screen(*args)
+            kept_counts.append(len(kept))
+            return kept
+
+        monkeypatch.setattr(skeleton, "_screened", counted)
+    else:
+        monkeypatch.setattr(skeleton, "_SCREEN_FROM_VALUES", 1 << 62)
 
     rng = np.random.default_rng(5)
     parents = [-1, 0, 1, 1, 0]
-    joints, vertices, frame_count = len(parents), 40, 3
+    joints, vertices, frame_count = len(parents), 200, 4
 
     def poses(count: int) -> np.ndarray:
         table = np.zeros((count, joints, 10))
@@ -197,7 +212,10 @@ def test_frame_bounds_agree_with_skinning_vertex_by_vertex(small_blocks: bool, m
     bones[24:] = 4  # a block of vertices on one joint
     weights = rng.random((vertices, 4)).astype(np.float32)
     weights[1] = 0  # no weight: stays at the origin
+    positions[100:110] = positions[99]  # ties
     bounds = skeleton.frame_bounds(parents, base, frames, positions, bones, weights)
+    if screened:
+        assert len(kept_counts) == 1 and 0 < kept_counts[0] < vertices
 
     def world(table: np.ndarray) -> list[np.ndarray]:
         local = skeleton.pose_matrices(table)
