@@ -89,20 +89,34 @@ def child_boxes(boxes: Array, k: float) -> Array:
     return children
 
 
-def first_fitting_child(face_min: Array, face_max: Array, boxes: Array, node_of_face: Array, k: float) -> Array:
-    """Index 0..7 of the first child of each face's node (a row of `boxes`) that holds it entirely, or -1.
+def split_planes(boxes: Array, k: float) -> Array:
+    """(N, 6) float32 per node box: x2 (end of its low children) and x1 (start of its high ones) on each axis."""
+    x1, x2 = child_bounds(boxes, k)
+    planes: Array = np.concatenate((x2, x1), axis=1).astype(np.float32)
+    return planes
+
+
+def first_fitting_child(extents: Array, planes: Array, box: Array | None = None) -> Array:
+    """Index 0..7 of the first child of its node that holds each face entirely, or -1. `extents`: the faces' (n, 6)
+    face_extents; `planes`: their nodes' (n, 6) split_planes rows (or one row for all); `box`: their node's box,
+    when faces may reach outside it (the root's: given bounds can leave faces out). Below the root every face is
+    inside its node's box (it fitted it), so only the split planes decide.
 
     Children are numbered x = bit 0, y = bit 1, z = bit 2, so the first fitting child takes the low side on
     every axis where the low child holds the face.
     """
-    x1, x2 = (bound.astype(np.float32) for bound in child_bounds(boxes, k))
-    node_box = np.take(boxes, node_of_face, axis=0)  # (np.take: quicker than indexing for gathering rows)
-    low_ok = (node_box[:, :3] <= face_min) & (face_max <= np.take(x2, node_of_face, axis=0))
-    high_ok = (np.take(x1, node_of_face, axis=0) <= face_min) & (face_max <= node_box[:, 3:])
-    high = ~low_ok  # (column by column: numpy reduces a short last axis slowly)
-    child: Array = high[:, 0] + 2 * high[:, 1].astype(np.int64) + 4 * high[:, 2].astype(np.int64)
-    fits = low_ok | high_ok
-    child[~(fits[:, 0] & fits[:, 1] & fits[:, 2])] = -1
+    child = np.zeros(len(extents), np.int64)
+    fits_all = np.ones(len(extents), bool)
+    for axis in range(3):  # (an axis at a time: numpy compares a column of these tables as one strided run)
+        face_min, face_max = extents[:, axis], extents[:, 3 + axis]
+        low_ok = face_max <= planes[:, axis]
+        high_ok = planes[:, 3 + axis] <= face_min
+        if box is not None:
+            low_ok &= box[axis] <= face_min
+            high_ok &= face_max <= box[3 + axis]
+        child += (~low_ok).astype(np.int64) << axis
+        fits_all &= low_ok | high_ok
+    child[~fits_all] = -1
     return child
 
 
@@ -134,35 +148,41 @@ def collision_split_rule(local_node: Array, node_count: int, face_ids: Array) ->
     return np.bincount(local_node, minlength=node_count) > COLLISION_SPLIT_COUNT
 
 
-def face_extents(positions: Array) -> tuple[Array, Array]:
-    """Per-face min and max over its (padded) corners; a NaN coordinate makes the face fit no child."""
+def face_extents(positions: Array) -> Array:
+    """(F, 6) per face: min and max over its (padded) corners; a NaN coordinate makes the face fit no child."""
     corners = [positions[:, i] for i in range(positions.shape[1])]
-    low, high = corners[0].copy(), corners[0].copy()
+    extents = np.empty((len(positions), 6), positions.dtype)
+    low, high = extents[:, :3], extents[:, 3:]
+    low[...], high[...] = corners[0], corners[0]
     for corner in corners[1:]:  # (pairwise: a reduce over the list would first copy every corner into one array)
         np.minimum(low, corner, out=low)
         np.maximum(high, corner, out=high)
-    return low, high
+    return extents
 
 
 _FACES_AT_A_TIME = 1 << 17  # faces tested against their node's children at a time (bounded temporaries)
 
 
-def _level_moves(movable: Array, local: Array, level_count: int, level_boxes: Array, extents: tuple[Array, Array],
-                 k: float, split_rule: SplitRule) -> tuple[Array, Array, Array]:
+def _level_moves(movable: Array, local: Array, level_count: int, level_boxes: Array, extents: Array, k: float,
+                 split_rule: SplitRule) -> tuple[Array, Array, Array]:
     """Faces of one level that move down: (face ids, their level-local node, child index 0..7)."""
     candidates = split_rule(local, level_count, movable)[local]
     faces, nodes = movable[candidates], local[candidates]
+    planes = split_planes(level_boxes, k)
     children = np.empty(len(faces), np.int64)
     for begin in range(0, len(faces), _FACES_AT_A_TIME):
-        part = slice(begin, begin + _FACES_AT_A_TIME)
-        face_min, face_max = (np.take(extent, faces[part], axis=0) for extent in extents)
-        children[part] = first_fitting_child(face_min, face_max, level_boxes, nodes[part], k)
+        part = slice(begin, begin + _FACES_AT_A_TIME)  # (np.take: quicker than indexing for gathering rows)
+        moving = np.take(extents, faces[part], axis=0)
+        if level_count == 1:  # the root (every other level has 8 nodes or more): faces may be outside its box
+            children[part] = first_fitting_child(moving, planes, level_boxes[0])
+        else:
+            children[part] = first_fitting_child(moving, np.take(planes, nodes[part], axis=0))
     moved = children >= 0
     return faces[moved], nodes[moved], children[moved]
 
 
 def build_tree(positions: Array, root_box: Array, k: float, max_depth: int, split_rule: SplitRule,
-               extents: tuple[Array, Array] | None = None) -> Tree:
+               extents: Array | None = None) -> Tree:
     """Level-synchronous loose octree: at each level, every splitting node moves the faces that fit a child.
 
     A node that wants to split but keeps all its faces stays a leaf; one that moves any face gets all 8

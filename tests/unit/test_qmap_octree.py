@@ -1,0 +1,49 @@
+"""The loose octree's face placement against a plain descent, face by face, through every level's boxes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from qmap_compiler import octree
+
+
+def descent(face: np.ndarray, root: np.ndarray, k: float, max_depth: int) -> tuple[int, np.ndarray]:
+    """(depth, box) of the deepest node holding the face: from the root, the first child (0..7) that contains it
+    entirely, while one does (the original's rule, spec 7.5). A face outside the root stays in the root."""
+    low, high = face.min(axis=0), face.max(axis=0)
+    box, depth = root, 0
+    while depth < max_depth:
+        children = octree.child_boxes(box[None], k)
+        inside = np.all((children[:, :3] <= low) & (high <= children[:, 3:]), axis=1)
+        if not inside.any():
+            break
+        box, depth = children[int(np.argmax(inside))], depth + 1
+    return depth, box
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_face_sits_in_the_deepest_box_that_holds_it(seed: int) -> None:
+    # Every node splits, so each face goes as deep as its own size and place allow; the given root box is smaller
+    # than the geometry, so some faces are outside it or straddle its sides; a NaN coordinate fits nothing.
+    rng = np.random.default_rng(seed)
+    count, max_depth, k = 400, 6, 0.25
+    centres = rng.uniform(-1.6, 1.6, (count, 1, 3))
+    sizes = 10.0 ** rng.uniform(-3, 0, (count, 1, 1))
+    faces = (centres + sizes * rng.uniform(-1, 1, (count, 4, 3))).astype(np.float32)
+    faces[7, 2, 1] = np.nan
+    root = np.array([-1, -1, -1, 1, 1, 1], np.float32)
+    planes = octree.split_planes(root[None], k)[0]  # x2 (end of the low children), x1 (start of the high ones)
+    faces[8] = faces[9] = [[0.1, 0.1, 0.1]] * 4
+    faces[8, 0, 0] = planes[0]  # its right side on the low children's end: in a low child
+    faces[9, 1, 1], faces[9, 2, 1] = planes[4], 0.5  # too tall for a low child, its bottom on the high ones' start
+    tree = octree.build_tree(faces, root, k, max_depth, lambda local, nodes, ids: np.ones(nodes, bool))
+    for index, face in enumerate(faces):
+        depth, box = descent(face, root, k, max_depth)
+        node = tree.face_node[index]
+        assert tree.level[node] == depth, index
+        np.testing.assert_array_equal(tree.boxes[node], box)
+    assert tree.level[tree.face_node[7]] == 0
+    outside = np.any((faces.min(axis=1) < root[:3]) | (faces.max(axis=1) > root[3:]), axis=1)
+    assert outside.any() and np.all(tree.level[tree.face_node[outside]] == 0)
+    assert tree.depth == max_depth
