@@ -105,7 +105,7 @@ def first_fitting_child(extents: Array, planes: Array, box: Array | None = None)
     Children are numbered x = bit 0, y = bit 1, z = bit 2, so the first fitting child takes the low side on
     every axis where the low child holds the face.
     """
-    child = np.zeros(len(extents), np.int64)
+    child = np.zeros(len(extents), np.int8)
     fits_all = np.ones(len(extents), bool)
     for axis in range(3):  # (an axis at a time: numpy compares a column of these tables as one strided run)
         face_min, face_max = extents[:, axis], extents[:, 3 + axis]
@@ -114,7 +114,7 @@ def first_fitting_child(extents: Array, planes: Array, box: Array | None = None)
         if box is not None:
             low_ok &= box[axis] <= face_min
             high_ok &= face_max <= box[3 + axis]
-        child += (~low_ok).astype(np.int64) << axis
+        child += (~low_ok).view(np.int8) << axis
         fits_all &= low_ok | high_ok
     child[~fits_all] = -1
     return child
@@ -169,7 +169,7 @@ def _level_moves(movable: Array, local: Array, level_count: int, level_boxes: Ar
     candidates = split_rule(local, level_count, movable)[local]
     faces, nodes = movable[candidates], local[candidates]
     planes = split_planes(level_boxes, k)
-    children = np.empty(len(faces), np.int64)
+    children = np.empty(len(faces), np.int8)
     for begin in range(0, len(faces), _FACES_AT_A_TIME):
         part = slice(begin, begin + _FACES_AT_A_TIME)  # (np.take: quicker than indexing for gathering rows)
         moving = np.take(extents, faces[part], axis=0)
