@@ -267,6 +267,16 @@ def check_inputs(paths: Sequence[str], settings: dict[str, object], flag: str = 
         check_settings(idname, settings, flag, f"the importer {idname}")
 
 
+def check_folder_can_be_made(folder: str) -> None:
+    """-d's folder is a folder, or can be made: no file stands at it or on the way to it."""
+    path = os.path.abspath(folder)
+    while not os.path.exists(path) and os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+    if not os.path.isdir(path):
+        raise UsageError(f"{folder}: not a folder" if path == os.path.abspath(folder)
+                         else f"{folder}: {path} is a file, not a folder")  # fmt: skip
+
+
 def output_format(path: str | None, explicit: str | None) -> FileFormat:
     """The format to write `path` in (None: files named by the format); `explicit` (--to, --format) must agree
     with the path's extension."""
@@ -446,8 +456,8 @@ def command_convert(args: argparse.Namespace) -> None:
     compiled = compiles_sources(args.inputs, target, args.output_dir is not None)
     if compiled:
         check_compile_settings(import_settings, export_settings)
-    if args.output_dir and os.path.exists(args.output_dir) and not os.path.isdir(args.output_dir):
-        raise UsageError(f"{args.output_dir}: not a folder")
+    if args.output_dir:
+        check_folder_can_be_made(args.output_dir)
     if args.output_dir:
         outputs = {path: os.path.join(args.output_dir, stem_of(path) + target.extension) for path in args.inputs}
     else:
@@ -459,7 +469,10 @@ def command_convert(args: argparse.Namespace) -> None:
     ], made_folder=args.output_dir)  # fmt: skip
     convert = compile_source if compiled else convert_files
     if args.output_dir:
-        os.makedirs(args.output_dir, exist_ok=True)
+        try:
+            os.makedirs(args.output_dir, exist_ok=True)
+        except OSError as error:  # (a read-only parent, a file on the way): before any file is converted
+            raise CliError(f"{args.output_dir}: cannot make this folder: {error.strerror}") from None
         failures = 0
         for path in args.inputs:  # a batch goes on past a bad file and fails at the end
             try:

@@ -39,6 +39,7 @@ MISTAKES = [
     (["convert", "{model}", "--to", "joe", "-o", "{model}"], "box.joe is also an input: converting "),
     (["convert", "{model}", "--to", "joe", "-d", "{model_dir}"], "box.joe is also an input"),
     (["convert", "{model}", "--to", "iqe", "-d", "{model}"], "box.joe: not a folder"),
+    (["convert", "{model}", "--to", "iqe", "-d", "{model}/sub/out"], "box.joe is a file, not a folder"),
     (["convert", "{model}", "-o", "{out}/missing/x.iqe"], "x.iqe: the folder "),
     (["import", "{model}", "-o", "{out}/missing/x.blend"], "x.blend: the folder "),
     (["export", "{model}", "-o", "{out}/x.iqe"], "box.joe: export reads a .blend file"),
@@ -223,3 +224,18 @@ def test_an_unknown_collection_is_a_mistake_in_the_command_line(
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("iogf: error: --collection: no collection named 'Nope' in the scene (it has: "), line
     assert list(out.iterdir()) == []
+
+
+def test_a_folder_that_cannot_be_made_is_one_error_line_and_exit_code_1(
+    tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = tmp_path / "box.joe"
+    model.write_bytes(fx.cube_bytes())
+
+    def refused(path: str, exist_ok: bool = False) -> None:  # (as a read-only parent folder does; root ignores modes)
+        raise PermissionError(13, "Permission denied", path)
+
+    monkeypatch.setattr(extension.cli.os, "makedirs", refused)
+    assert extension.cli.main(["convert", str(model), "--to", "iqe", "-d", str(tmp_path / "out")], prog="iogf") == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == f"error: {tmp_path / 'out'}: cannot make this folder: Permission denied", line
