@@ -616,6 +616,7 @@ def build_document(
     taken: set[tuple[str, str]] = set()
     at_rest = armature_helpers.bone_children_at_rest(context, objects)  # (a hat on the head bone: as at rest)
     skinned_meshes = False
+    unbound: list[str] = []  # objects neither skinned nor on a bone
     with _rest_pose(context, objects, armature, operator.apply_modifiers), at_rest:
         for obj in objects:
             skinned = joint_of_name is not None and _uses_armature(obj, armature)
@@ -632,12 +633,20 @@ def build_document(
                 else:
                     summary.warnings.append(f"{obj.name}: hangs from a bone beyond the first {MAX_SKINNED_JOINTS} "
                                             "joints, which blend indices cannot name; written without weights")
+            else:
+                unbound.append(obj.name)
             blocks = _blocks(data, taken)
             document.meshes.extend(blocks)
             summary.objects += 1
             summary.faces += sum(_counted_faces(block, summary.face_kind) for block in blocks)
     if not document.joints:  # a skeleton alone is worth a file; nothing at all is not
         refuse_if_nothing_left(len(document.meshes), len(objects))
+    if unbound and any(mesh.blend_indices is not None for mesh in document.meshes):
+        summary.warnings.append(
+            f"{', '.join(unbound)}: neither skinned by the armature nor parented to a bone; written with zero blend "
+            "weights (the file's other meshes have weights), which engines skin to the model's origin (parent to a "
+            "bone, or add an Armature modifier)"
+        )
     if skinned_meshes and len(document.joints) > MAX_SKINNED_JOINTS:  # (objects on a bone name theirs: checked)
         raise FormatError(
             f"the armature has {len(document.joints)} bones; skinned IQE meshes can use at most "

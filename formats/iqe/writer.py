@@ -380,7 +380,8 @@ class _FileLayout:
             ("blend weights", self.blends, "blend_indices"),
             ("smoothing indices", self.smooth_indices, "smooth_indices"),
         ):
-            missing = [m.name for m in meshes if wanted and m.vertex_count and getattr(m, field_name) is None]
+            missing = list(dict.fromkeys(  # (a mesh of several materials is named once)
+                m.name for m in meshes if wanted and m.vertex_count and getattr(m, field_name) is None))
             if missing:
                 notes.add(f"{label} written as defaults for meshes without them: {', '.join(missing)}")
 

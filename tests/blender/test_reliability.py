@@ -196,7 +196,7 @@ def test_an_object_on_a_bone_is_bound_to_it_and_unweighted_skinned_vertices_are_
     tmp_path: Path, operator: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A hat on the head bone moves with it in an engine (every vertex wholly on that joint, not on none), and
-    vertices of a skinned mesh left out of every bone group are named in a warning."""
+    vertices of a skinned mesh left out of every bone group, or a prop on no bone at all, are named in a warning."""
     from formats import iqe, iqm
     from tests.blender.scene_helpers import chain_rig
 
@@ -207,9 +207,12 @@ def test_an_object_on_a_bone_is_bound_to_it_and_unweighted_skinned_vertices_are_
     body.vertex_groups.new(name="root").add([0, 1, 2, 3, 4, 5, 6], 1.0, "REPLACE")  # vertex 7 on no bone
     body.parent = armature
     body.modifiers.new("Armature", "ARMATURE").object = armature
+    cube("Crate", size=0.5, location=(2, 0, 0))  # neither skinned nor on a bone
     path = tmp_path / f"rig.{operator}"
     assert getattr(bpy.ops.export_scene, operator)(filepath=str(path), export_scope="SCENE") == {"FINISHED"}
-    assert "Body: 1 vertex(es) have no weight on any bone" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Body: 1 vertex(es) have no weight on any bone" in out
+    assert "Crate: neither skinned by the armature nor parented to a bone; written with zero blend weights" in out
     document = (iqm.read_iqm if operator == "iqm" else iqe.read_iqe)(path.read_bytes())
     meshes = {mesh.name: mesh for mesh in document.meshes}
     assert meshes["Hat"].blend_indices is not None and meshes["Hat"].blend_weights is not None
