@@ -395,6 +395,8 @@ def export_scene(path: str, target: FileFormat, settings: dict[str, object], col
         if collection not in bpy.data.collections:  # (a mistake in the command line: nothing is written)
             known = ", ".join(sorted(repr(c.name) for c in bpy.data.collections)) or "none"
             raise UsageError(f"--collection: no collection named {collection!r} in the scene (it has: {known})")
+        if not bpy.data.collections[collection].all_objects:
+            raise UsageError(f"--collection: collection {collection!r} holds no objects")
         keywords["collection"] = collection
     run_operator(target.export_operator, f"exporting {path}", **keywords)
 

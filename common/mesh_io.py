@@ -195,6 +195,32 @@ def taken_names_note(taken_names: list[tuple[str, str]]) -> str:
             f"({name!r} shown as {shown!r}{more}); written back under the file's names")  # fmt: skip
 
 
+def unheld_data_note(obj: bpy.types.Object, file_kind: str, *, one_uv_map: bool, colors: bool,
+                     shape_keys: bool) -> str | None:
+    """A warning naming what the object's mesh holds that `file_kind` files cannot, so that nothing is lost
+    unsaid: UV maps beyond the active one (`one_uv_map`), colour attributes (unless `colors`), shape keys (unless
+    `shape_keys`). None when nothing is left out."""
+    if obj.type != "MESH":
+        return None
+    mesh = obj.data
+    left_out = []
+    if one_uv_map and len(mesh.uv_layers) > 1:
+        active = mesh.uv_layers.active
+        others = [repr(uv.name) for uv in mesh.uv_layers if active is None or uv.name != active.name]
+        left_out.append(f"UV map {', '.join(others)} (only the active one is written)")
+    if not colors and len(mesh.color_attributes):
+        left_out.append(f"colour attribute {', '.join(repr(color.name) for color in mesh.color_attributes)}")
+    if not shape_keys and has_shape_keys(obj):
+        left_out.append("shape keys")
+    return f"{obj.name}: {file_kind} files cannot hold its {'; '.join(left_out)}: left out" if left_out else None
+
+
+def has_shape_keys(obj: bpy.types.Object) -> bool:
+    """Whether the mesh object has shape keys beyond its basis."""
+    keys = obj.data.shape_keys if obj.type == "MESH" else None
+    return keys is not None and len(keys.key_blocks) > 1
+
+
 def transform_points(points: np.ndarray, matrix: Matrix) -> np.ndarray:
     m = np.array(matrix, np.float64)
     with np.errstate(invalid="ignore"):  # infinity * 0 gives NaN quietly: exporters refuse non-finite results

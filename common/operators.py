@@ -214,6 +214,8 @@ class ObjectScopeMixin:
             collection = bpy.data.collections.get(self.collection)
             if collection is None:
                 raise FormatError(f"collection {self.collection!r} does not exist")
+            if not collection.all_objects:
+                raise FormatError(f"nothing to export: collection {self.collection!r} holds no objects")
             return list(collection.all_objects)
         scene_objects = list(context.scene.objects)
         if self.export_scope == "SELECTED":

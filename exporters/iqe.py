@@ -392,7 +392,8 @@ def _clean(name: str, what: str, warnings: list[str]) -> str:
     """`name` with the characters IQE cannot quote replaced (`"` by `'`), saying so."""
     cleaned, changed = iqe.sanitize_name(name)
     if changed:
-        message = f"{what} {name!r} written as {cleaned!r}: IQE names cannot hold double quotes or line breaks"
+        message = (f"{what} {name!r} written as {cleaned!r}: IQE names (and IQM's, kept alike) cannot hold double "
+                   "quotes or line breaks")
         if message not in warnings:
             warnings.append(message)
     return cleaned
@@ -596,13 +597,17 @@ def _rest_pose(
 
 
 def build_document(
-    context: bpy.types.Context, operator: ExportScopeMixin, settings: ExportSettings, summary: Summary
+    context: bpy.types.Context, operator: ExportScopeMixin, settings: ExportSettings, summary: Summary,
+    file_kind: str = "IQE",
 ) -> iqe.IqeDocument:
     chosen = operator.objects_to_export(context)
     objects = geometry_objects(chosen)
     armature = iqe_rig.find_armature(chosen, objects) if settings.export_skeleton else None
     if not objects and armature is None:
         raise FormatError("nothing to export: no mesh objects or armature (check the selection or the export scope)")
+    if not objects:  # (an animation file: legitimate, but an artist who forgot to select the meshes should know)
+        summary.warnings.append(f"no mesh chosen: only the skeleton of {armature.name!r} and its animations are "
+                                "written (select its meshes too, or use the Visible/Scene scope, for the model)")
     document = iqe.IqeDocument()
     rig = None
     if armature is not None:
@@ -625,6 +630,8 @@ def build_document(
                 has_faces(obj.name, 0, summary.warnings)
                 continue
             skinned_meshes = skinned_meshes or skinned
+            note = mesh_io.unheld_data_note(obj, file_kind, one_uv_map=False, colors=True, shape_keys=False)
+            summary.warnings += [note] if note else []
             if skinned:
                 _warn_unweighted(obj.name, data, summary.warnings)
             elif (joint := _parent_joint(obj, armature, joint_of_name)) is not None:

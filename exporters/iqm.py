@@ -21,7 +21,7 @@ def export_iqm(
     options: iqm.IqmWriteOptions,
 ) -> Summary:
     summary = Summary(files=1, face_kind="triangles")  # (IQM holds triangles only)
-    document = build_document(context, operator, settings, summary)
+    document = build_document(context, operator, settings, summary, "IQM")
     notes = Warnings()
     data = iqm.iqm_pieces(document, options, notes)  # every check runs before the file is touched
     summary.warnings.extend(notes)

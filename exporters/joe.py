@@ -61,6 +61,13 @@ def joe_document(triangles: mesh_io.Triangles, label: str, warnings: list[str]) 
     return document
 
 
+def unheld_data(objects: list[bpy.types.Object], file_kind: str) -> list[str]:
+    """Warnings for what JOE models (and QMAP maps: one UV map each, no colours, no shape keys) cannot hold."""
+    notes = (mesh_io.unheld_data_note(obj, file_kind, one_uv_map=True, colors=False, shape_keys=False)
+             for obj in objects)  # fmt: skip
+    return [note for note in notes if note is not None]
+
+
 def chosen_objects(context: bpy.types.Context, operator: ExportScopeMixin) -> list[bpy.types.Object]:
     objects = geometry_objects(operator.objects_to_export(context))
     if not objects:
@@ -73,6 +80,7 @@ def export_joe(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     objects = chosen_objects(context, operator)
     parts = [object_triangles(context, obj, operator) for obj in objects]
     summary.warnings += [f"{name}: no UV map; its corners get (0, 0)" for name in mesh_io.parts_without_uvs(parts)]
+    summary.warnings += unheld_data(objects, "JOE")
     parts = [part for obj, part in zip(objects, parts, strict=True)
              if has_faces(obj.name, part.triangle_count, summary.warnings)]  # fmt: skip
     refuse_if_nothing_left(len(parts), len(objects))
@@ -88,6 +96,7 @@ def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     summary = Summary(files=1, face_kind="triangles")
     objects = chosen_objects(context, operator)
     parts = [(obj, object_triangles(context, obj, operator)) for obj in objects]
+    summary.warnings += unheld_data(objects, "JOE")
     parts = [(obj, part) for obj, part in parts if has_faces(obj.name, part.triangle_count, summary.warnings)]
     refuse_if_nothing_left(len(parts), len(objects))
     names = member_names([obj for obj, _ in parts], summary.warnings)

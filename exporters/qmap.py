@@ -195,6 +195,8 @@ def gather_scene(context: bpy.types.Context, objects: list[bpy.types.Object], ap
             chosen_meshes += 1
             if not has_faces(obj.name, len(exported.face_sizes), export.warnings):
                 continue
+            note = mesh_io.unheld_data_note(obj, "QMAP", one_uv_map=True, colors=False, shape_keys=False)
+            export.warnings += [note] if note else []
             export.tmp.meshes.append(exported)
             export.faces += len(exported.face_sizes)
             for material, encoded in zip(materials, names, strict=True):

@@ -329,7 +329,8 @@ def mesh_corners(
         warnings.append(f"{obj.name}: {without} face(s) without a material were written as {NO_MATERIAL!r}")
     uvs = geometry.uvs
     if uvs is None:
-        warnings.append(f"{obj.name}: no UV map; texture coordinates written as 0")
+        if len(geometry.positions):  # (one without faces is left out with its own warning)
+            warnings.append(f"{obj.name}: no UV map; texture coordinates written as 0")
         uvs = np.zeros((len(geometry.positions), 2), np.float32)
     for what, values in (("vertex positions", geometry.positions), ("normals", geometry.normals), ("UVs", uvs)):
         require_writable(obj, what, values)
@@ -620,6 +621,17 @@ def _without_collision_models(meshes: list[bpy.types.Object], warnings: list[str
     return [obj for obj in meshes if not obj.get(SMD_COLLISION_MODEL)]
 
 
+def _unheld_data(meshes: list[bpy.types.Object], mode: str) -> list[str]:
+    """Warnings for what SMD files cannot hold (one UV map, no colours), and for shape keys the mode leaves out."""
+    notes = [mesh_io.unheld_data_note(obj, "SMD", one_uv_map=True, colors=False, shape_keys=True) for obj in meshes]
+    if mode == "REFERENCE":
+        keyed = [obj.name for obj in meshes if mesh_io.has_shape_keys(obj)]
+        if keyed:
+            notes.append(f"{', '.join(keyed)}: shape keys are written to a .vta, which the Reference mode leaves out "
+                         "(the VTA and All modes write it)")  # fmt: skip
+    return [note for note in notes if note is not None]
+
+
 def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin, settings: ExportSettings) -> Summary:
     summary = Summary(face_kind="triangles")
     objects = operator.objects_to_export(context)
@@ -641,6 +653,7 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
             chosen = [(obj, mesh_corners(context, obj, table, settings, summary.warnings)) for obj in meshes]
         kept = [(obj, part) for obj, part in chosen if has_faces(obj.name, len(part.positions), summary.warnings)]
         refuse_if_nothing_left(len(kept), len(meshes))
+        summary.warnings += _unheld_data([obj for obj, _ in kept], mode)
         meshes, parts = [obj for obj, _ in kept], [part for _, part in kept]
         summary.objects = len(meshes)
         summary.faces = sum(len(p.positions) // 3 for p in parts)

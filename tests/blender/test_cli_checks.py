@@ -211,18 +211,23 @@ def test_action_files_of_one_conversion_are_not_replaced_by_another_and_subfolde
     assert extension.cli.main(argv, prog="iogf") == 0  # a_parts/body.smd is in a folder, not an a_*.smd beside a.smd
 
 
-def test_an_unknown_collection_is_a_mistake_in_the_command_line(
-    tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(("name", "message"), [
+    ("Nope", "--collection: no collection named 'Nope' in the scene (it has: "),
+    ("Empty", "--collection: collection 'Empty' holds no objects"),
+])  # fmt: skip
+def test_an_unknown_or_empty_collection_is_a_mistake_in_the_command_line(
+    tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str], name: str, message: str
 ) -> None:
     cube("Body")
+    bpy.context.scene.collection.children.link(bpy.data.collections.new("Empty"))
     blend = tmp_path / "scene.blend"
     bpy.ops.wm.save_as_mainfile(filepath=str(blend), copy=True)
     out = tmp_path / "out"
     out.mkdir()
-    argv = ["export", str(blend), "-o", str(out / "x.iqe"), "--collection", "Nope"]
+    argv = ["export", str(blend), "-o", str(out / "x.iqe"), "--collection", name]
     assert extension.cli.main(argv, prog="iogf") == 2
     (line,) = capsys.readouterr().err.splitlines()
-    assert line.startswith("iogf: error: --collection: no collection named 'Nope' in the scene (it has: "), line
+    assert line.startswith(f"iogf: error: {message}"), line
     assert list(out.iterdir()) == []
 
 
