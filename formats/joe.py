@@ -92,6 +92,9 @@ def _read(data: memoryview) -> JoeDocument:
         raise FormatError(f"file is {len(data)} bytes, too short for the 16-byte JOE header", offset=0)
     magic, version, face_count, frame_count = HEADER.unpack_from(data, 0)
     if version != VERSION:
+        if magic not in (MAGIC_IDP2, 0):  # (another kind of file: its first bytes say more than a version number)
+            start = bytes(data[:4]).hex(" ").upper()
+            raise FormatError(f"not a JOE file: it starts with bytes {start}, not IDP2 and version 3", offset=0)
         raise FormatError(f"JOE version {version} is not supported (only version 3)", offset=4)
     if frame_count == 0:
         raise FormatError("the file has no frames", offset=12)

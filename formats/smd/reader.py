@@ -218,13 +218,21 @@ def read_smd(data: bytes, path: str | None = None, *, blank_material: str | None
         elif keyword == "end":
             doc.warnings.append(f"line {line_number}: 'end' outside a block ignored")
         else:
-            raise FormatError(f"unknown keyword {word!r}", path=path, line=line_number, column=column)
+            raise FormatError(_unknown_keyword(word), path=path, line=line_number, column=column)
     if not saw_version and not seen:  # nothing but blank and comment lines: refused, as every other format does
         raise FormatError("empty file: an SMD or VTA file starts with a 'version' line", path=path, line=1)
     if not saw_version:
         doc.warnings.append("no 'version' line; read as version 1")
     _check_references(doc)
     return doc
+
+
+def _unknown_keyword(word: str) -> str:
+    """The message for a line that starts no SMD block: a file of another kind (binary data, or an image or model
+    given the wrong extension) is called so, not quoted at length."""
+    if not word.isprintable():
+        return "not an SMD or VTA file: it starts with binary data, not 'version' or a block name"
+    return f"unknown keyword {word[:40] + '...' if len(word) > 40 else word!r}"
 
 
 def _check_block_line(line: str, word: str, line_number: int, path: str | None) -> None:

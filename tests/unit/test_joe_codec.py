@@ -280,3 +280,13 @@ def test_non_finite_positions_warn_on_read_and_are_refused_on_write(bad: float) 
     data[offset + 4 : offset + 8] = np.float32(bad).tobytes()
     read = joe.read_joe(bytes(data))
     assert "1 of 8 positions are NaN or infinite" in read.warnings
+
+
+def test_a_file_of_another_kind_is_called_so() -> None:
+    png = b"\x89PNG\r\n\x1a\n" + bytes(64)  # an image given the .joe extension
+    with pytest.raises(FormatError, match="not a JOE file: it starts with bytes 89 50 4E 47, not IDP2 and version 3"):
+        joe.read_joe(png)
+    other_version = bytearray(fx.cube_bytes())
+    struct.pack_into("<i", other_version, 4, 2)  # a JOE of another version is still called a JOE
+    with pytest.raises(FormatError, match="JOE version 2 is not supported"):
+        joe.read_joe(bytes(other_version))

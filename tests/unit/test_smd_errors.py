@@ -164,3 +164,14 @@ def test_mutation_fuzz_only_format_error_escapes() -> None:
             continue
         with contextlib.suppress(FormatError):
             write_smd(doc)
+
+
+def test_a_binary_file_is_called_so_not_quoted() -> None:
+    from tests import joe_fixtures
+
+    with pytest.raises(FormatError) as caught:
+        read_smd(joe_fixtures.cube_bytes(), "cone.smd")  # a JOE model given the .smd extension
+    assert "not an SMD or VTA file: it starts with binary data" in str(caught.value)
+    assert len(str(caught.value)) < 200 and (caught.value.line, caught.value.column) == (1, 1)
+    with pytest.raises(FormatError, match=r"unknown keyword 'x{40}\.\.\.'"):
+        read_smd(b"x" * 300 + b" 1\n", "long.smd")
