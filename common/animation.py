@@ -435,14 +435,16 @@ def playable(frame_rate: float) -> bool:
 
 def play_in_scene(scene: bpy.types.Scene, first: int, last: int, frame_rate: float | None = None) -> None:
     """Show an imported animation as it plays: the scene's frame range (and frame rate, when the file has one
-    Blender can show: see `playable`) set to it, put back should the import fail."""
-    previous = scene.frame_start, scene.frame_end, scene.render.fps, scene.render.fps_base
+    Blender can show: see `playable`) set to it and the current frame at its start, put back should the import
+    fail."""
+    previous = scene.frame_start, scene.frame_end, scene.render.fps, scene.render.fps_base, scene.frame_current
 
     def restore() -> None:
-        scene.frame_start, scene.frame_end, scene.render.fps, scene.render.fps_base = previous
+        scene.frame_start, scene.frame_end, scene.render.fps, scene.render.fps_base, scene.frame_current = previous
 
     undo_on_failure(restore)
     scene.frame_start, scene.frame_end = first, max(first, last)
+    scene.frame_current = first  # (the first pose shows, not one part-way through or outside the range)
     if frame_rate is not None and playable(frame_rate):
         whole = min(max(round(frame_rate), 1), 1000)  # Blender's fps is a whole number, fps_base refines it
         scene.render.fps, scene.render.fps_base = whole, whole / frame_rate

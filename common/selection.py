@@ -20,6 +20,7 @@ def selecting_new_objects(context: bpy.types.Context) -> Iterator[None]:
     created = [obj for obj in bpy.data.objects if obj.as_pointer() not in before and obj.users_collection]
     if not created:
         return
+    created.sort(key=lambda obj: obj.session_uid)  # in the order they were made (bpy.data sorts them by name)
     for obj in created:
         obj.select_set(True)
     chosen = {obj.as_pointer() for obj in created}
@@ -30,7 +31,8 @@ def selecting_new_objects(context: bpy.types.Context) -> Iterator[None]:
 
 
 def main_object(created: list[bpy.types.Object]) -> bpy.types.Object:
-    """The armature when there is one (its meshes follow it), else the first mesh, else the first object."""
+    """The first armature made (its meshes follow it), else the first mesh, else the first object: the file's
+    main model, not the one whose name sorts first."""
     for kind in ("ARMATURE", "MESH"):
         for obj in created:
             if obj.type == kind:

@@ -923,11 +923,13 @@ def test_vertices_split_at_a_seam_are_merged_and_written_back_as_in_the_file(tmp
 def test_the_scene_plays_the_imported_animation_at_the_file_rate(tmp_path: Path, extension, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end, scene.render.fps, scene.render.fps_base = 10, 20, 25, 1.0
+    scene.frame_current = 15
     path = write(tmp_path, "hand.iqe", FIXTURE.replace("framerate 24", "framerate 29.97"))
     assert import_iqe(path) == {"FINISHED"}
-    assert (scene.frame_start, scene.frame_end) == (1, 2)  # "wave": 2 frames
+    assert (scene.frame_start, scene.frame_end, scene.frame_current) == (1, 2, 1)  # "wave": 2 frames, from its first
     assert scene.render.fps == 30 and scene.render.fps / scene.render.fps_base == pytest.approx(29.97)
     scene.frame_start, scene.frame_end, scene.render.fps, scene.render.fps_base = 10, 20, 25, 1.0
+    scene.frame_current = 15
 
     def failing(*_arguments: object) -> None:  # after the armature and its action were made
         raise extension.formats.errors.FormatError("simulated failure")
@@ -936,6 +938,7 @@ def test_the_scene_plays_the_imported_animation_at_the_file_rate(tmp_path: Path,
     with pytest.raises(RuntimeError, match="simulated failure"):
         import_iqe(path)
     assert (scene.frame_start, scene.frame_end, scene.render.fps, scene.render.fps_base) == (10, 20, 25, 1.0)
+    assert scene.frame_current == 15
 
 
 @pytest.mark.parametrize("rate", ["1e30", "1e-9"])

@@ -60,3 +60,11 @@ def test_an_export_with_default_options_right_after_an_import_writes_what_was_im
     out = tmp_path / f"again{path.suffix}"
     assert EXPORTS[case](filepath=str(out)) == {"FINISHED"}
     assert out.stat().st_size > 0
+
+
+def test_the_main_object_is_the_first_made_not_the_first_by_name(tmp_path: Path) -> None:
+    """bpy.data lists objects by name: a pack whose first member sorts last still makes that member active."""
+    path = tmp_path / "parts.jpk"
+    path.write_bytes(fx.pack_of({"zz_body.joe": fx.cube_bytes(), "aa_wheel.joe": fx.cube_bytes()}))
+    assert bpy.ops.import_scene.joe(filepath=str(path)) == {"FINISHED"}
+    assert bpy.context.view_layer.objects.active.name.startswith("zz_body")

@@ -503,6 +503,7 @@ def test_of_several_animations_the_first_plays_as_for_iqe(tmp_path: Path) -> Non
     armature = next(obj for obj in bpy.data.objects if obj.type == "ARMATURE")
     assert armature.animation_data.action.name == "walk" and {a.name for a in bpy.data.actions} == {"walk", "run"}
     assert (bpy.context.scene.frame_start, bpy.context.scene.frame_end) == (5, 10)  # the first plays, not the last
+    assert bpy.context.scene.frame_current == 5  # its first pose shows (the frame was 1, outside the range)
 
 
 # ------------------------------------------------------------------------------------------------ export
