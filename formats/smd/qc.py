@@ -148,6 +148,10 @@ class _Reader:
                 name = self.substitute(raw[at + 1])
                 chain = [*self.opened_by(stack), name]
                 target = self.included(name)
+                if target is None:  # (studiomdl stops; an import goes on with what it can find, and says so)
+                    self.document.warnings.append(f"{_where(name)}: $include file {name.text!r} not found; "
+                                                  "what it would have added is missing")  # fmt: skip
+                    continue
                 includes += 1
                 if os.path.normcase(target) in (os.path.normcase(entry[0]) for entry in stack):
                     raise _include_error("$include loop", chain)
@@ -198,12 +202,8 @@ class _Reader:
         self.raw_cache[key] = tokenize(text.replace("\r\n", "\n").replace("\r", "\n"), path)
         return self.raw_cache[key]
 
-    def included(self, token: _Token) -> str:
-        found = self.find(token.text, extensions=(".qci", ".qc"), beside=os.path.dirname(token.path))
-        if found is None:
-            raise FormatError(f"$include file {token.text!r} not found", path=token.path, line=token.line,
-                              column=token.column)  # fmt: skip
-        return found
+    def included(self, token: _Token) -> str | None:
+        return self.find(token.text, extensions=(".qci", ".qc"), beside=os.path.dirname(token.path))
 
     def substitute(self, token: _Token) -> _Token:
         if "$" not in token.text[1:]:
@@ -414,7 +414,7 @@ def _where(token: _Token) -> str:
 
 
 def load_qc(path: str | os.PathLike[str]) -> QcDocument:
-    """Read a QC (and what it includes). FormatError for unreadable syntax or a missing $include; files it names
+    """Read a QC (and what it includes). FormatError for unreadable syntax or a hostile include chain; files it names
     that are missing are warned about."""
     document = QcDocument()
     name = os.path.abspath(os.fspath(path))

@@ -434,13 +434,22 @@ $sequence "idle" "idle" fps 30
 
 def test_a_qc_that_cannot_be_read_changes_nothing(tmp_path: Path) -> None:
     write(tmp_path, "ref.smd", reference_text())
-    qc = write(tmp_path, "bad.qc", '$body "b" "ref"\n$include "missing.qci"\n')
+    qc = write(tmp_path, "bad.qc", '$body "b" "ref"\n$include "bad.qc"\n')
     cube("Existing")
     bpy.ops.object.mode_set(mode="EDIT")
     before = data_state()
-    with pytest.raises(RuntimeError, match=r"bad\.qc, line 2, column 10: \$include file 'missing.qci' not found"):
+    with pytest.raises(RuntimeError, match=r"\$include loop"):
         import_smd(qc)
     assert data_state() == before and bpy.context.object.mode == "EDIT"
+
+
+def test_a_missing_include_is_left_out_with_a_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """studiomdl stops at a missing $include; an import brings in what it can find and names what it could not."""
+    write(tmp_path, "ref.smd", reference_text())
+    qc = write(tmp_path, "model.qc", '$include "missing.qci"\n$body "b" "ref"\n')
+    assert import_smd(qc) == {"FINISHED"}
+    assert any(obj.type == "MESH" for obj in bpy.data.objects)
+    assert "model.qc line 1: $include file 'missing.qci' not found" in capsys.readouterr().out
 
 
 def test_normals_that_are_not_unit_length_still_shape_the_mesh(tmp_path: Path) -> None:

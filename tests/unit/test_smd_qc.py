@@ -85,7 +85,6 @@ def test_missing_files_warn_dmx_is_named_and_a_qc_naming_nothing_found_fails(tmp
     [
         ('$body "a" "unterminated\n', "unterminated quote", 1, 11),
         ('$body "a" "x.smd"\n/* never closed\n', r"unterminated /\* comment", 2, 1),
-        ('$include "nowhere.qci"\n', "not found", 1, 10),
     ],
 )
 def test_errors_say_where(tmp_path: Path, text: str, message: str, line: int, column: int) -> None:
