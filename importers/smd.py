@@ -98,6 +98,8 @@ class ParsedFile:
     collision: bool = False  # a QC's $collisionmodel: a wireframe object of its own, even from the $body's SMD
     action_name: str | None = None  # a QC's $sequence name for the action of its one SMD
     frame_rate: float | None = None  # a QC's sequence fps (SMD itself has none)
+    loop: bool = False  # the sequence's `loop` option: a cyclic action
+    also_as: list[tuple[str, float, bool]] = field(default_factory=list)  # later sequences of it: name, fps, loop
 
     @property
     def stem(self) -> str:
@@ -124,6 +126,8 @@ class PlannedFile:
     collision: bool = False
     action_name: str | None = None
     frame_rate: float | None = None
+    loop: bool = False
+    also_as: list[tuple[str, float, bool]] = field(default_factory=list)  # more sequences of it: name, fps, loop
 
 
 def plan_files(paths: list[str], options: SmdImportOptions, warnings: list[str]) -> list[PlannedFile]:
@@ -145,7 +149,9 @@ def plan_files(paths: list[str], options: SmdImportOptions, warnings: list[str])
         planned += [PlannedFile(flex.path, own, stem_of(mesh.path), flex.names)
                     for mesh in qc.meshes for flex in mesh.flex_files]  # fmt: skip
         planned += [PlannedFile(animation, own, first_stem, action_name=qc.sequence_names.get(animation),
-                                frame_rate=qc.frame_rates.get(animation))
+                                frame_rate=qc.frame_rates.get(animation), loop=qc.loops.get(animation, False),
+                                also_as=[(name, rate, loop) for path, name, rate, loop in qc.repeated_sequences
+                                         if path == animation])
                     for animation in qc.animations]  # fmt: skip
     # a file named twice is imported once, as its QC says when one names it
     chosen: dict[tuple[str, bool], PlannedFile] = {}
@@ -503,7 +509,12 @@ def build_animation(
     )  # fmt: skip
     if parsed.frame_rate is not None:  # (the action's rate, which the IQE and IQM exports write)
         action[iqe_rig.FRAMERATE] = parsed.frame_rate
-    summary.actions += 1
+    action.use_cyclic = parsed.loop and action.use_frame_range
+    for sequence, rate, loop in parsed.also_as:  # (a QC's later sequences of the same SMD: one action each)
+        again = action.copy()
+        again.name, again.use_fake_user, again.use_cyclic = sequence, True, loop and again.use_frame_range
+        again[iqe_rig.FRAMERATE] = rate
+    summary.actions += 1 + len(parsed.also_as)
     if first:  # (SMD has no frame rate: a QC's sequence gives one)
         play_in_scene(context.scene, int(frames[0]), int(frames[-1]), parsed.frame_rate)
 
@@ -674,7 +685,8 @@ def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdI
             own = item.options or options
             parsed.append(replace(parse_file(item.path, own), options=own, target=item.target,
                                   shape_names=item.shape_names, collision=item.collision,
-                                  action_name=item.action_name, frame_rate=item.frame_rate))  # fmt: skip
+                                  action_name=item.action_name, frame_rate=item.frame_rate, loop=item.loop,
+                                  also_as=item.also_as))  # fmt: skip
             update(step + 1)
         state = ImportState()
         with rollback_on_error(), selecting_new_objects(context):

@@ -57,6 +57,9 @@ class QcDocument:
     animations: list[str] = field(default_factory=list)  # SMD paths, first use order, each once
     sequence_names: dict[str, str] = field(default_factory=dict)  # SMD path -> the $sequence naming it alone
     frame_rates: dict[str, float] = field(default_factory=dict)  # SMD path -> its sequence's `fps` (studiomdl: 30)
+    loops: dict[str, bool] = field(default_factory=dict)  # SMD path -> its sequence's `loop` option
+    # Later sequences of one SMD each that an earlier sequence already named: (path, name, fps, loop)
+    repeated_sequences: list[tuple[str, str, float, bool]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -306,16 +309,25 @@ class _Reader:
                 files.append(found)
             if found is not None and found not in self.document.animations:
                 self.document.animations.append(found)
+        rate, loop = _frame_rate(rest), _loops(rest)
         if len(files) == 1 and rest:  # one SMD: the action takes the sequence's name (a blend's keep their files')
-            self.document.sequence_names.setdefault(files[0], args[0].text)
-        rate = _frame_rate(rest)
+            if files[0] in self.document.sequence_names:  # (a second sequence of it: an action of its own)
+                self.document.repeated_sequences.append((files[0], args[0].text, rate, loop))
+                return
+            self.document.sequence_names[files[0]] = args[0].text
         for path in files:
             self.document.frame_rates.setdefault(path, rate)
+            self.document.loops.setdefault(path, loop)
         if command == "$animation":
             self.animation_names.add(args[0].text.lower())
 
 
 DEFAULT_FRAME_RATE = 30.0  # studiomdl's, for a sequence that names none
+
+
+def _loops(tokens: list[_Token]) -> bool:
+    """Whether a sequence has the `loop` option (inline or in its braces)."""
+    return any(token.text.lower() == "loop" and not token.quoted for token in tokens)
 
 
 def _frame_rate(tokens: list[_Token]) -> float:

@@ -998,21 +998,25 @@ def test_a_qc_sequence_names_the_action_of_its_one_smd(tmp_path: Path) -> None:
 
 def test_a_qc_sequence_gives_its_action_its_frame_rate_and_the_scene_plays_the_first(tmp_path: Path) -> None:
     """SMD has no frame rate; a QC's sequence has (`fps`, inline or in braces; studiomdl's default 30). The action
-    keeps it, so an IQE or IQM export writes it."""
+    keeps it, and its `loop`, so an IQE or IQM export writes them; a second sequence of one SMD is an action too."""
     write(tmp_path, "model.smd", reference_text())
     for name in ("idle", "walk", "run"):
         write(tmp_path, f"{name}.smd", ANIMATION_TIME_5)
     qc = write(tmp_path, "model.qc", '$body "body" "model.smd"\n$sequence "idle" "idle" fps 15 loop\n'
-                                     '$sequence "walk" {\n "walk"\n fps 24\n}\n$sequence "run" "run"\n')  # fmt: skip
+                                     '$sequence "walk" {\n "walk"\n fps 24\n}\n$sequence "run" "run"\n'
+                                     '$sequence "sprint" "RUN.smd" fps 60 loop\n')  # fmt: skip
     scene = bpy.context.scene
     scene.render.fps, scene.render.fps_base = 25, 1.0
     assert import_smd(qc) == {"FINISHED"}
-    assert {name: bpy.data.actions[name]["iqe_framerate"] for name in ("idle", "walk", "run")} == {
-        "idle": 15.0, "walk": 24.0, "run": 30.0}  # fmt: skip
+    names = ("idle", "walk", "run", "sprint")  # (sprint: a second sequence of run.smd, an action of its own)
+    assert {name: bpy.data.actions[name]["iqe_framerate"] for name in names} == {
+        "idle": 15.0, "walk": 24.0, "run": 30.0, "sprint": 60.0}  # fmt: skip
+    assert [name for name in names if bpy.data.actions[name].use_cyclic] == ["idle", "sprint"]  # `loop`
     assert scene.render.fps / scene.render.fps_base == pytest.approx(15.0)  # the first sequence plays
     out = tmp_path / "model.iqe"
     assert bpy.ops.export_scene.iqe(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
-    assert {a.name: a.framerate for a in iqe.load_iqe(out).animations} == {"idle": 15.0, "run": 30.0, "walk": 24.0}
+    exported = {a.name: (a.framerate, a.loop) for a in iqe.load_iqe(out).animations}
+    assert exported == {"idle": (15.0, True), "run": (30.0, False), "walk": (24.0, False), "sprint": (60.0, True)}
 
 
 def test_shortened_bone_names_key_only_their_own_bones_and_follow_a_rename(
