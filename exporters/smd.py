@@ -135,11 +135,14 @@ class BoneTable:
             parent = self.full.parents[parent]
         return row_of[self.full.names[parent]] if parent >= 0 else None
 
-    def nodes(self) -> list[smd.SmdNode]:
+    def file_names(self) -> list[str]:
+        """The bones' names for the file (a name Blender had to shorten: the file's own), before writable_name."""
         bones = self.armature.data.bones if self.armature is not None else {}
-        names = [file_name_of(bones[name]) if name in bones else name for name in self.skeleton.names]
-        nodes = [smd.SmdNode(row, name, parent) for row, (name, parent) in
-                 enumerate(zip(names, self.skeleton.parents, strict=True))]  # fmt: skip
+        return [file_name_of(bones[name]) if name in bones else name for name in self.skeleton.names]
+
+    def nodes(self) -> list[smd.SmdNode]:
+        nodes = [smd.SmdNode(row, writable_name(name), parent) for row, (name, parent) in
+                 enumerate(zip(self.file_names(), self.skeleton.parents, strict=True))]  # fmt: skip
         if self.implicit is not None:
             taken = set(self.skeleton.names)
             name = IMPLICIT_BONE
@@ -188,7 +191,16 @@ def with_bone_limit(table: BoneTable, warnings: list[str]) -> BoneTable:
     if table.armature is not None and len(table.skeleton) > 128:
         warnings.append(f"{table.armature.name}: {len(table.skeleton)} bones; studiomdl keeps at most 128 per "
                         "model")  # fmt: skip
+    for name in table.file_names():
+        if writable_name(name) != name:
+            warnings.append(f"bone {name!r} written as {writable_name(name)!r}: SMD names cannot hold double quotes "
+                            "or line breaks")  # fmt: skip
     return table
+
+
+def writable_name(name: str) -> str:
+    """A bone name SMD can quote: double quotes become apostrophes, line breaks spaces (as the IQE export does)."""
+    return name.replace('"', "'").replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
 
 
 def subset_skeleton(skeleton: Skeleton, rows: np.ndarray) -> Skeleton:

@@ -326,3 +326,24 @@ def test_what_a_format_cannot_hold_is_named_in_a_warning(
     assert f"Box: {expected}" in out, out
     if operator == "valve_smd":
         assert "Box: shape keys are written to a .vta, which the Reference mode leaves out" in out
+
+
+@pytest.mark.parametrize("operator", ["valve_smd", "iqe"])
+def test_a_bone_name_with_double_quotes_is_written_with_apostrophes_and_a_warning(
+    tmp_path: Path, operator: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SMD and IQE quote their names and have no escape: both write `"` as `'` and say so (SMD refused the whole
+    export; found by a new-user trial)."""
+    from formats import iqe, smd
+    from tests.blender.scene_helpers import chain_rig
+
+    armature = chain_rig("root", 'spine "upper"')
+    cube("Box").parent = armature
+    extension = "smd" if operator == "valve_smd" else "iqe"
+    path = tmp_path / f"rig.{extension}"
+    assert getattr(bpy.ops.export_scene, operator)(filepath=str(path), export_scope="SCENE") == {"FINISHED"}
+    assert "'spine \"upper\"' written as \"spine 'upper'\"" in capsys.readouterr().out
+    if operator == "valve_smd":
+        assert [node.name for node in smd.load_smd(path).nodes][:2] == ["root", "spine 'upper'"]
+    else:
+        assert [joint.name for joint in iqe.load_iqe(path).joints] == ["root", "spine 'upper'"]
