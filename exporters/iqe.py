@@ -104,6 +104,7 @@ class ExportSettings:
     export_tangents: bool = False
     triangulate: bool = True
     export_skeleton: bool = True
+    deform_only: bool = False
     export_animations: str = "ALL"
     bake_pose: bool = True
     object_motion: bool = True
@@ -612,11 +613,11 @@ def build_document(
     rig = None
     if armature is not None:
         space = np.array(operator.export_matrix(armature), np.float64)
-        rig = iqe_rig.skeleton(armature, space)
+        rig = iqe_rig.skeleton(armature, space, settings.deform_only)
         document.joints = rig.joints
         for joint in document.joints:
             joint.name = _clean(joint.name, "bone", summary.warnings)
-    joint_of_name = {name: i for i, name in enumerate(rig.bone_names)} if rig is not None else None
+    joint_of_name = rig.joint_of_name() if rig is not None else None
     customs = _Customs()
     taken: set[tuple[str, str]] = set()
     at_rest = armature_helpers.bone_children_at_rest(context, objects)  # (a hat on the head bone: as at rest)
@@ -634,7 +635,7 @@ def build_document(
             summary.warnings += [note] if note else []
             if skinned:
                 _warn_unweighted(obj.name, data, summary.warnings)
-            elif (joint := _parent_joint(obj, armature, joint_of_name)) is not None:
+            elif (joint := _parent_joint(obj, armature, joint_of_name, summary.warnings)) is not None:
                 if joint < MAX_SKINNED_JOINTS:
                     data.weights = _rigid_weights(len(data.positions), joint)
                 else:
@@ -655,9 +656,10 @@ def build_document(
             "bone, or add an Armature modifier)"
         )
     if skinned_meshes and len(document.joints) > MAX_SKINNED_JOINTS:  # (objects on a bone name theirs: checked)
+        hint = "" if settings.deform_only else " (Deform Bones Only leaves out the bones that do not deform)"
         raise FormatError(
-            f"the armature has {len(document.joints)} bones; skinned IQE meshes can use at most "
-            f"{MAX_SKINNED_JOINTS} joints"
+            f"the armature has {len(document.joints)} {'deforming ' if settings.deform_only else ''}bones; skinned "
+            f"IQE meshes can use at most {MAX_SKINNED_JOINTS} joints{hint}"
         )
     document.vertex_arrays = [
         iqe.IqeVertexArrayFormat(f"custom{c.slot}", c.component, c.width, _clean(c.name, "attribute", summary.warnings))
@@ -682,14 +684,25 @@ def _counted_faces(block: iqe.IqeMesh, kind: str) -> int:
 
 
 def _parent_joint(
-    obj: bpy.types.Object, armature: bpy.types.Object | None, joint_of_name: dict[str, int] | None
+    obj: bpy.types.Object, armature: bpy.types.Object | None, joint_of_name: dict[str, int] | None,
+    warnings: list[str],
 ) -> int | None:
     """The joint of the exported armature's bone this object hangs from (a hat on the head bone), directly or
-    through parents that do not deform it; None when it hangs from none."""
+    through parents that do not deform it; None when it hangs from none. A bone that is not written (Deform Bones
+    Only) gives its nearest written ancestor's joint."""
     child = obj
     while armature is not None and joint_of_name is not None and child.parent is not None:
         if child.parent == armature:
-            return joint_of_name.get(child.parent_bone) if child.parent_type == "BONE" else None
+            bone = armature.data.bones.get(child.parent_bone) if child.parent_type == "BONE" else None
+            if bone is None:
+                return None
+            holder = bone
+            while holder is not None and holder.name not in joint_of_name:
+                holder = holder.parent
+            if holder is not None and holder != bone:
+                warnings.append(f"{obj.name}: its parent bone {bone.name!r} does not deform and is not written; bound "
+                                f"to {holder.name!r}, its nearest deforming ancestor")  # fmt: skip
+            return joint_of_name[holder.name] if holder is not None else None
         child = child.parent
     return None
 
@@ -788,7 +801,8 @@ def draw_iqe_export_options(layout: bpy.types.UILayout, operator: object, contex
         ("export_normals", "export_uvs", "export_colors", "export_attributes", "export_tangents"),
     )  # fmt: skip
     draw_panel(layout, operator, "IOGF_iqe_export_armature", "Armature",
-               ("export_skeleton", "max_influences", "export_animations", "bake_pose", "object_motion"))  # fmt: skip
+               ("export_skeleton", "deform_only", "max_influences", "export_animations", "bake_pose",
+                "object_motion"))  # fmt: skip
     draw_panel(
         layout, operator, "IOGF_iqe_export_transform", "Transform",
         ("apply_transform", "global_scale", "axis_forward", "axis_up", "flip_v", "reverse_winding"), closed=True,
@@ -819,6 +833,12 @@ class IqeExportProperties:
     )  # fmt: skip
     export_tangents: BoolProperty(name="Tangents", default=False, description="Write tangents from the UV map")
     export_skeleton: BoolProperty(name="Skeleton", default=True, description="Write the armature and weights")
+    deform_only: BoolProperty(
+        name="Deform Bones Only", default=False,
+        description="Leave out bones that do not deform (controls, IK targets, a rig's mechanism): their children "
+        "hang from the nearest deforming ancestor, in the base pose and every animation alike; blend indices name "
+        "at most 256 joints",
+    )  # fmt: skip
     max_influences: IntProperty(name="Max Influences", default=4, min=1, max=4,
                                 description="Largest weights kept per vertex (normalised)")  # fmt: skip
     export_animations: EnumProperty(
@@ -857,6 +877,7 @@ class IqeExportProperties:
             export_tangents=self.export_tangents,
             triangulate=self.triangulate,
             export_skeleton=self.export_skeleton,
+            deform_only=self.deform_only,
             export_animations=self.export_animations,
             bake_pose=self.bake_pose,
             object_motion=self.object_motion,

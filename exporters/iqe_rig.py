@@ -38,13 +38,22 @@ EXPORT_ANIMATIONS = (
 
 @dataclass
 class Skeleton:
+    """Every bone of the armature (poses are composed along all of them), and the file's joints: all of them, or
+    with Deform Bones Only the deforming ones (`kept`), each under its nearest deforming ancestor."""
+
     armature: bpy.types.Object
-    bone_names: list[str]  # Blender names in joint order
+    bone_names: list[str]  # Blender names in file order
     parents: list[int]
-    rest: np.ndarray  # (J, 4, 4) Bone.matrix_local, armature space
-    base_world: np.ndarray  # (J, 4, 4) base poses in export space
+    rest: np.ndarray  # (B, 4, 4) Bone.matrix_local, armature space
+    base_world: np.ndarray  # (B, 4, 4) base poses in export space
     space: np.ndarray  # (4, 4) armature space -> export space
-    joints: list[IqeJoint]
+    joints: list[IqeJoint]  # the file's joints
+    kept: np.ndarray  # (J,) the joints' rows among the bones
+    joint_parents: list[int]  # each joint's parent joint
+
+    def joint_of_name(self) -> dict[str, int]:
+        """Blender bone name -> joint, for the bones written."""
+        return {self.bone_names[row]: joint for joint, row in enumerate(self.kept.tolist())}
 
 
 def find_armature(objects: list[bpy.types.Object], meshes: list[bpy.types.Object]) -> bpy.types.Object | None:
@@ -62,10 +71,14 @@ def find_armature(objects: list[bpy.types.Object], meshes: list[bpy.types.Object
     return found[0] if found else None
 
 
-def skeleton(armature: bpy.types.Object, space: np.ndarray) -> Skeleton:
+def skeleton(armature: bpy.types.Object, space: np.ndarray, deform_only: bool = False) -> Skeleton:
     bones = armature_helpers.bones_in_file_order(armature)
     index = {bone.name: i for i, bone in enumerate(bones)}
     parents = [index[bone.parent.name] if bone.parent else -1 for bone in bones]
+    kept = np.array([i for i, bone in enumerate(bones) if bone.use_deform or not deform_only], np.int64)
+    if not kept.size and bones:
+        raise FormatError(f"{armature.name}: no bone deforms (Deform Bones Only is on)")
+    joint_parents = _kept_parents(parents, kept)
     rest = np.array([np.array(bone.matrix_local, np.float64) for bone in bones]).reshape(-1, 4, 4)
     correction = np.linalg.inv(iqe_rig.axis_correction(str(armature.data.get(iqe_rig.BONE_AXIS, "Y"))))
     scales = np.array([list(bone.get(iqe_rig.BASE_SCALE, (1.0, 1.0, 1.0))) for bone in bones], np.float64)
@@ -73,18 +86,31 @@ def skeleton(armature: bpy.types.Object, space: np.ndarray) -> Skeleton:
     scaling[:, [0, 1, 2], [0, 1, 2]] = scales.reshape(-1, 3)
     scaling[:, 3, 3] = 1.0
     base_world = space @ rest @ correction @ scaling
-    poses = iqe_rig.decompose(iqe_rig.local_matrices(base_world, parents))
+    poses = iqe_rig.decompose(iqe_rig.local_matrices(base_world[kept], joint_parents))
     joints = [
         IqeJoint(
-            str(bone.get(iqe_rig.ORIGINAL_NAME, bone.name)),
-            parents[i],
-            tuple(poses[i, 0:3].tolist()),
-            tuple(poses[i, 3:7].tolist()),
-            tuple(poses[i, 7:10].tolist()),
+            str(bones[row].get(iqe_rig.ORIGINAL_NAME, bones[row].name)),
+            joint_parents[joint],
+            tuple(poses[joint, 0:3].tolist()),
+            tuple(poses[joint, 3:7].tolist()),
+            tuple(poses[joint, 7:10].tolist()),
         )
-        for i, bone in enumerate(bones)
+        for joint, row in enumerate(kept.tolist())
     ]
-    return Skeleton(armature, [bone.name for bone in bones], parents, rest, base_world, space, joints)
+    names = [bone.name for bone in bones]
+    return Skeleton(armature, names, parents, rest, base_world, space, joints, kept, joint_parents)
+
+
+def _kept_parents(parents: list[int], kept: np.ndarray) -> list[int]:
+    """For each kept bone, the joint of its nearest kept ancestor (-1: none)."""
+    joint_of_row = {row: joint for joint, row in enumerate(kept.tolist())}
+    result = []
+    for row in kept.tolist():
+        parent = parents[row]
+        while parent >= 0 and parent not in joint_of_row:
+            parent = parents[parent]
+        result.append(joint_of_row[parent] if parent >= 0 else -1)
+    return result
 
 
 # ------------------------------------------------------------------------------------------------ animation
@@ -249,12 +275,13 @@ def frames_from_pose(rig: Skeleton, pose: np.ndarray, label: str, warnings: list
     """(F, J, 10) IQE frames for armature-space pose matrices P: A = S P R^-1 S^-1 B. A joint whose matrix
     relative to its parent is sheared (a parent scaled unevenly under a child that does not inherit its rotation)
     cannot be a pose of translation, rotation and scale: it is written without the shear, with a warning."""
-    space = rig.space
-    world = space @ pose @ np.linalg.inv(rig.rest) @ np.linalg.inv(space) @ rig.base_world
-    local = iqe_rig.local_matrices(world, rig.parents)
+    space, kept = rig.space, rig.kept
+    world = space @ pose[:, kept] @ np.linalg.inv(rig.rest[kept]) @ np.linalg.inv(space) @ rig.base_world[kept]
+    local = iqe_rig.local_matrices(world, rig.joint_parents)
     sheared = iqe_rig.sheared_joints(local)
     if sheared:
-        names = ", ".join(repr(rig.bone_names[joint]) for joint in sheared[:3]) + (" ..." if len(sheared) > 3 else "")
+        names = ", ".join(repr(rig.bone_names[kept[joint]]) for joint in sheared[:3])
+        names += " ..." if len(sheared) > 3 else ""
         warnings.append(f"{label}: {len(sheared)} bone(s) sheared relative to their parent in some frames ({names}): "
                         "a pose holds translation, rotation and scale only, so they were written without the shear "
                         "(it comes from a parent scaled unevenly above a turned bone)")  # fmt: skip

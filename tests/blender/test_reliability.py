@@ -347,3 +347,55 @@ def test_a_bone_name_with_double_quotes_is_written_with_apostrophes_and_a_warnin
         assert [node.name for node in smd.load_smd(path).nodes][:2] == ["root", "spine 'upper'"]
     else:
         assert [joint.name for joint in iqe.load_iqe(path).joints] == ["root", "spine 'upper'"]
+
+
+@pytest.mark.parametrize("operator", ["iqe", "iqm"])
+def test_deform_bones_only_leaves_out_controls_and_keeps_every_pose(
+    tmp_path: Path, operator: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A control bone between two deforming bones: left out, its child hangs from its parent, and the child's
+    world pose in every frame is what the full skeleton gives (found by a new-user trial: a rig of 300 bones,
+    most of them controls, could not be exported at all)."""
+    from formats import iqe, iqm
+    from formats.iqm.skeleton import pose_matrices
+    from tests.blender.scene_helpers import chain_rig, turn_keys
+
+    armature = chain_rig("root", "ctrl", "spine", "tip", deform=(True, False, True, True))
+    turn_keys(armature, "ctrl", {1: 0.0, 5: 0.8})
+    turn_keys(armature, "spine", {1: 0.3, 5: -0.4})
+    body = cube("Body", size=0.5, location=(0, 0, 2.5))
+    for name in ("root", "spine", "tip"):
+        body.vertex_groups.new(name=name).add(list(range(8)), 1.0 / 3, "REPLACE")
+    body.parent = armature
+    body.modifiers.new("Armature", "ARMATURE").object = armature
+    hat = cube("Hat", size=0.2, location=(0, 0, 1.5))
+    hat.parent, hat.parent_type, hat.parent_bone = armature, "BONE", "ctrl"
+    export = getattr(bpy.ops.export_scene, operator)
+    read = iqm.read_iqm if operator == "iqm" else iqe.read_iqe
+
+    def world(document: iqe.IqeDocument, joint_name: str) -> np.ndarray:
+        names = [joint.name for joint in document.joints]
+        frames = np.asarray(document.animations[0].frames, np.float64)
+        local = np.zeros((*frames.shape[:2], 4, 4))
+        local[..., :3, :] = pose_matrices(frames)
+        local[..., 3, 3] = 1.0
+        joint = names.index(joint_name)
+        result = local[:, joint]
+        parent = document.joints[joint].parent
+        while parent >= 0:
+            result = local[:, parent] @ result
+            parent = document.joints[parent].parent
+        return result
+
+    full_path, kept_path = tmp_path / f"full.{operator}", tmp_path / f"deform.{operator}"
+    assert export(filepath=str(full_path), export_scope="SCENE") == {"FINISHED"}
+    capsys.readouterr()
+    assert export(filepath=str(kept_path), export_scope="SCENE", deform_only=True) == {"FINISHED"}
+    assert "Hat: its parent bone 'ctrl' does not deform and is not written; bound to 'root'" in capsys.readouterr().out
+    full, kept = read(full_path.read_bytes()), read(kept_path.read_bytes())
+    assert [(j.name, j.parent) for j in kept.joints] == [("root", -1), ("spine", 0), ("tip", 1)]
+    for name in ("spine", "tip"):
+        np.testing.assert_allclose(world(kept, name), world(full, name), atol=2e-5)
+    meshes = {mesh.name: mesh for mesh in kept.meshes}
+    assert set(meshes["Hat"].blend_indices[:, 0].tolist()) == {0}  # on root, the control's deforming parent
+    assert set(np.unique(meshes["Body"].blend_indices[meshes["Body"].blend_weights > 0]).tolist()) == {0, 1, 2}
