@@ -380,6 +380,14 @@ def files_written(path: str, target: FileFormat, settings: dict[str, object]) ->
             yield stem + ACTION_FILES
 
 
+def written_beside(compiled: bool) -> str:
+    """The files the export wrote beside its output, counted (an SMD's .vta and animations; a map's sources)."""
+    from .common.operators import LAST_SUMMARY
+
+    more = 0 if compiled else LAST_SUMMARY[0].files - 1
+    return f" (and {more} more beside it)" if more > 0 else ""
+
+
 def stem_of(path: str) -> str:
     """The file name without its format's extension ("map.qmap.tmp" -> "map")."""
     name = os.path.basename(path)
@@ -490,7 +498,7 @@ def command_convert(args: argparse.Namespace) -> None:
             raise CliError(f"{failures} of {len(args.inputs)} conversions failed")
     else:
         convert(args.inputs, args.output, target, import_settings, export_settings)
-        print(f"{len(args.inputs)} file(s) -> {args.output}")
+        print(f"{len(args.inputs)} file(s) -> {args.output}{written_beside(compiled)}")
 
 
 def convert_files(paths: Sequence[str], output: str, target: FileFormat, import_settings: dict[str, object],

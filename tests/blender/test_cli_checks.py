@@ -244,3 +244,19 @@ def test_a_folder_that_cannot_be_made_is_one_error_line_and_exit_code_1(
     assert extension.cli.main(["convert", str(model), "--to", "iqe", "-d", str(tmp_path / "out")], prog="iogf") == 1
     (line,) = capsys.readouterr().err.splitlines()
     assert line == f"error: {tmp_path / 'out'}: cannot make this folder: Permission denied", line
+
+
+def test_convert_counts_the_files_an_export_writes_beside_its_output(
+    tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.unit.test_structured_fuzz import IQE_FIXTURE
+
+    source = tmp_path / "rig.iqe"
+    source.write_bytes(IQE_FIXTURE)
+    out = tmp_path / "rig.smd"
+    argv = ["convert", str(source), "-o", str(out), "--set", "export_mode=ALL"]
+    assert extension.cli.main(argv, prog="iogf") == 0
+    written = sorted(path.name for path in tmp_path.glob("rig*.smd"))
+    assert len(written) > 1  # the reference and an animation file
+    more = len(written) - 1
+    assert capsys.readouterr().out.splitlines()[-1] == f"1 file(s) -> {out} (and {more} more beside it)"
