@@ -71,7 +71,8 @@ def build_object(
             joe.swap_normals(document)
             warnings.append(f"{name}: VDrift's normal swap fired and was applied, as the game does")
         else:
-            warnings.append(f"{name}: VDrift's normal-swap heuristic fires on this file: the game swaps its normals")
+            warnings.append(f"{name}: VDrift's normal-swap heuristic fires on this file: the game swaps its normals "
+                            "(turn on VDrift Normal Swap to see it shaded as in the game)")  # fmt: skip
     frame = document.first_frame
     if (message := joe.texcoord_index_warning(frame)) is not None:
         warnings.append(f"{name}: {message}")
