@@ -493,7 +493,7 @@ def command_convert(args: argparse.Namespace) -> None:
                 print(f"error: {message if os.path.basename(path) in message else f'{path}: {message}'}",
                       file=sys.stderr)  # fmt: skip
                 continue
-            print(f"{path} -> {outputs[path]}")
+            print(f"{path} -> {outputs[path]}{written_beside(compiled)}")
         if failures:
             raise CliError(f"{failures} of {len(args.inputs)} conversions failed")
     else:

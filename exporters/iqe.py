@@ -659,7 +659,7 @@ def build_document(
         hint = "" if settings.deform_only else " (Deform Bones Only leaves out the bones that do not deform)"
         raise FormatError(
             f"the armature has {len(document.joints)} {'deforming ' if settings.deform_only else ''}bones; skinned "
-            f"IQE meshes can use at most {MAX_SKINNED_JOINTS} joints{hint}"
+            f"{file_kind} meshes can use at most {MAX_SKINNED_JOINTS} joints{hint}"
         )
     document.vertex_arrays = [
         iqe.IqeVertexArrayFormat(f"custom{c.slot}", c.component, c.width, _clean(c.name, "attribute", summary.warnings))
@@ -699,6 +699,11 @@ def _parent_joint(
             holder = bone
             while holder is not None and holder.name not in joint_of_name:
                 holder = holder.parent
+            if holder is None and joint_of_name:  # (a control root above the whole rig: the first root joint)
+                first = min(joint_of_name, key=joint_of_name.__getitem__)
+                warnings.append(f"{obj.name}: its parent bone {bone.name!r} does not deform and is not written, nor "
+                                f"is any bone above it; bound to {first!r}, the first joint")  # fmt: skip
+                return joint_of_name[first]
             if holder is not None and holder != bone:
                 warnings.append(f"{obj.name}: its parent bone {bone.name!r} does not deform and is not written; bound "
                                 f"to {holder.name!r}, its nearest deforming ancestor")  # fmt: skip

@@ -79,10 +79,11 @@ def export_joe(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     summary = Summary(files=1, face_kind="triangles")
     objects = chosen_objects(context, operator)
     parts = [object_triangles(context, obj, operator) for obj in objects]
+    kept = [(obj, part) for obj, part in zip(objects, parts, strict=True)
+            if has_faces(obj.name, part.triangle_count, summary.warnings)]  # fmt: skip
+    parts = [part for _, part in kept]
     summary.warnings += [f"{name}: no UV map; its corners get (0, 0)" for name in mesh_io.parts_without_uvs(parts)]
-    summary.warnings += unheld_data(objects, "JOE")
-    parts = [part for obj, part in zip(objects, parts, strict=True)
-             if has_faces(obj.name, part.triangle_count, summary.warnings)]  # fmt: skip
+    summary.warnings += unheld_data([obj for obj, _ in kept], "JOE")
     refuse_if_nothing_left(len(parts), len(objects))
     triangles = mesh_io.merge_triangles(parts)
     document = joe_document(triangles, os.path.basename(path), summary.warnings)
@@ -96,8 +97,8 @@ def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     summary = Summary(files=1, face_kind="triangles")
     objects = chosen_objects(context, operator)
     parts = [(obj, object_triangles(context, obj, operator)) for obj in objects]
-    summary.warnings += unheld_data(objects, "JOE")
     parts = [(obj, part) for obj, part in parts if has_faces(obj.name, part.triangle_count, summary.warnings)]
+    summary.warnings += unheld_data([obj for obj, _ in parts], "JOE")
     refuse_if_nothing_left(len(parts), len(objects))
     names = member_names([obj for obj, _ in parts], summary.warnings)
     labels = [f"{obj.name} (pack member {name!r})" for (obj, _), name in zip(parts, names, strict=True)]

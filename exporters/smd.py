@@ -140,9 +140,23 @@ class BoneTable:
         bones = self.armature.data.bones if self.armature is not None else {}
         return [file_name_of(bones[name]) if name in bones else name for name in self.skeleton.names]
 
+    def written_names(self) -> list[str]:
+        """file_names as SMD can quote them (writable_name), kept distinct: a cleaned name another bone already
+        has takes a `_` suffix, as studiomdl matches bones by name."""
+        written: list[str] = []
+        taken = set(self.file_names())
+        for name in self.file_names():
+            cleaned = writable_name(name)
+            if cleaned != name:
+                while cleaned in taken:
+                    cleaned += "_"
+                taken.add(cleaned)
+            written.append(cleaned)
+        return written
+
     def nodes(self) -> list[smd.SmdNode]:
-        nodes = [smd.SmdNode(row, writable_name(name), parent) for row, (name, parent) in
-                 enumerate(zip(self.file_names(), self.skeleton.parents, strict=True))]  # fmt: skip
+        nodes = [smd.SmdNode(row, name, parent) for row, (name, parent) in
+                 enumerate(zip(self.written_names(), self.skeleton.parents, strict=True))]  # fmt: skip
         if self.implicit is not None:
             taken = set(self.skeleton.names)
             name = IMPLICIT_BONE
@@ -191,10 +205,10 @@ def with_bone_limit(table: BoneTable, warnings: list[str]) -> BoneTable:
     if table.armature is not None and len(table.skeleton) > 128:
         warnings.append(f"{table.armature.name}: {len(table.skeleton)} bones; studiomdl keeps at most 128 per "
                         "model")  # fmt: skip
-    for name in table.file_names():
-        if writable_name(name) != name:
-            warnings.append(f"bone {name!r} written as {writable_name(name)!r}: SMD names cannot hold double quotes "
-                            "or line breaks")  # fmt: skip
+    for name, written in zip(table.file_names(), table.written_names(), strict=True):
+        if written != name:
+            warnings.append(f"bone {name!r} written as {written!r}: SMD names cannot hold double quotes or line "
+                            "breaks")  # fmt: skip
     return table
 
 
@@ -665,7 +679,7 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
             chosen = [(obj, mesh_corners(context, obj, table, settings, summary.warnings)) for obj in meshes]
         kept = [(obj, part) for obj, part in chosen if has_faces(obj.name, len(part.positions), summary.warnings)]
         refuse_if_nothing_left(len(kept), len(meshes))
-        summary.warnings += _unheld_data([obj for obj, _ in kept], mode)
+        summary.warnings += _unheld_data([obj for obj, _ in kept], mode) if mode != "VTA" else []
         meshes, parts = [obj for obj, _ in kept], [part for _, part in kept]
         summary.objects = len(meshes)
         summary.faces = sum(len(p.positions) // 3 for p in parts)

@@ -182,14 +182,22 @@ def _float32_error(skinning: Float64Array, vertices: Vertices) -> Float64Array |
     """(F,) a bound on how far a float32 skinned coordinate can be from the exact one in each frame, with room to
     spare (None when float32 cannot hold the values and their squares): at most 16 products of weight, matrix
     element and coordinate are summed per coordinate, each rounded a few times, none larger than `reach`."""
-    largest_row = np.abs(skinning).sum(axis=-1).max(axis=(1, 2))  # (F,) over joints and rows
+    magnitudes = np.abs(skinning)
+    if np.any((magnitudes > 0) & (magnitudes < _FLOAT32_NORMAL)):  # (float32 would hold them with too few bits)
+        return None
+    largest_row = magnitudes.sum(axis=-1).max(axis=(1, 2))  # (F,) over joints and rows
     largest_coordinate = max(float(np.abs(vertices.positions).max(initial=0.0)), 1.0)
     largest_weight_sum = float(np.abs(vertices.weights.astype(np.float64)).sum(axis=1).max(initial=0.0))
     reach = largest_row * largest_coordinate * max(largest_weight_sum, 1.0)
     if not np.all(np.isfinite(reach)) or float(reach.max(initial=0.0)) > 1e18:
         return None
-    error: Float64Array = reach * (64 * 2.0**-24)
+    # (relative rounding; and a product below float32's normal range, rounded or flushed to zero, is off by up to
+    # that range's bottom whatever its size: an absolute term)
+    error: Float64Array = reach * (64 * 2.0**-24) + 64 * _FLOAT32_NORMAL * max(largest_weight_sum, 1.0)
     return error
+
+
+_FLOAT32_NORMAL = 2.0**-126  # the smallest normal float32
 
 
 def _screened(columns: Float64Array, vertices: Vertices, error: Float64Array | None) -> npt.NDArray[np.int64] | None:

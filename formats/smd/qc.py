@@ -309,17 +309,18 @@ class _Reader:
                 files.append(found)
             if found is not None and found not in self.document.animations:
                 self.document.animations.append(found)
+        if command == "$animation":
+            self.animation_names.add(args[0].text.lower())
         rate, loop = _frame_rate(rest), _loops(rest)
         if len(files) == 1 and rest:  # one SMD: the action takes the sequence's name (a blend's keep their files')
-            if files[0] in self.document.sequence_names:  # (a second sequence of it: an action of its own)
-                self.document.repeated_sequences.append((files[0], args[0].text, rate, loop))
+            if files[0] in self.document.sequence_names:
+                if command == "$sequence":  # (a second sequence of it: an action of its own)
+                    self.document.repeated_sequences.append((files[0], args[0].text, rate, loop))
                 return
             self.document.sequence_names[files[0]] = args[0].text
         for path in files:
             self.document.frame_rates.setdefault(path, rate)
             self.document.loops.setdefault(path, loop)
-        if command == "$animation":
-            self.animation_names.add(args[0].text.lower())
 
 
 DEFAULT_FRAME_RATE = 30.0  # studiomdl's, for a sequence that names none

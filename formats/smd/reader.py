@@ -192,6 +192,7 @@ def decode_text(data: bytes, warnings: list[str]) -> str:
 def read_smd(data: bytes, path: str | None = None, *, blank_material: str | None = None) -> SmdDocument:
     """Parse an SMD or VTA file. A triangle with a blank material line is dropped with a warning, as studiomdl
     does, unless `blank_material` names a material to give it instead."""
+    _refuse_binary(data, path)
     doc = SmdDocument()
     # ASCII without CR reads as itself: walked as bytes, no need to decode it all
     text: str | bytes = data if data.isascii() and b"\r" not in data else decode_text(data, doc.warnings)
@@ -218,7 +219,8 @@ def read_smd(data: bytes, path: str | None = None, *, blank_material: str | None
         elif keyword == "end":
             doc.warnings.append(f"line {line_number}: 'end' outside a block ignored")
         else:
-            raise FormatError(_unknown_keyword(word), path=path, line=line_number, column=column)
+            raise FormatError(_unknown_keyword(word, not saw_version and not seen), path=path, line=line_number,
+                              column=column)  # fmt: skip
     if not saw_version and not seen:  # nothing but blank and comment lines: refused, as every other format does
         raise FormatError("empty file: an SMD or VTA file starts with a 'version' line", path=path, line=1)
     if not saw_version:
@@ -227,12 +229,24 @@ def read_smd(data: bytes, path: str | None = None, *, blank_material: str | None
     return doc
 
 
-def _unknown_keyword(word: str) -> str:
-    """The message for a line that starts no SMD block: a file of another kind (binary data, or an image or model
-    given the wrong extension) is called so, not quoted at length."""
+def _unknown_keyword(word: str, first: bool) -> str:
+    """The message for a line that starts no SMD block (`first`: nothing of the file read before it): binary data
+    is called so, not quoted at length."""
     if not word.isprintable():
-        return "not an SMD or VTA file: it starts with binary data, not 'version' or a block name"
+        if first:
+            return "not an SMD or VTA file: it starts with binary data, not 'version' or a block name"
+        return "binary data where an SMD keyword or block should be"
     return f"unknown keyword {word[:40] + '...' if len(word) > 40 else word!r}"
+
+
+_BINARY_LOOKS = 4096  # bytes looked at for a NUL, which no text file holds
+
+
+def _refuse_binary(data: bytes, path: str | None) -> None:
+    """A file of another kind (an image, a model given the .smd extension) is called so before it is parsed."""
+    nul = data.find(b"\0", 0, _BINARY_LOOKS)
+    if nul >= 0 and not data.lstrip().lower().startswith((b"version", b"nodes", b"//")):
+        raise FormatError("not an SMD or VTA file: it holds binary data", path=path, offset=nul)
 
 
 def _check_block_line(line: str, word: str, line_number: int, path: str | None) -> None:

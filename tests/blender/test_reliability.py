@@ -399,3 +399,42 @@ def test_deform_bones_only_leaves_out_controls_and_keeps_every_pose(
     meshes = {mesh.name: mesh for mesh in kept.meshes}
     assert set(meshes["Hat"].blend_indices[:, 0].tolist()) == {0}  # on root, the control's deforming parent
     assert set(np.unique(meshes["Body"].blend_indices[meshes["Body"].blend_weights > 0]).tolist()) == {0, 1, 2}
+
+
+def test_deform_bones_only_binds_a_prop_on_a_control_root_to_the_first_joint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A prop on a rig's control root (no deforming bone above it) is bound to the first joint, not left on none
+    (found by a review)."""
+    from formats import iqe
+    from tests.blender.scene_helpers import chain_rig
+
+    armature = chain_rig("root", "spine", deform=(False, True))
+    prop = cube("Prop", size=0.2)
+    prop.parent, prop.parent_type, prop.parent_bone = armature, "BONE", "root"
+    body = cube("Body", size=0.5, location=(0, 0, 1.5))
+    body.vertex_groups.new(name="spine").add(list(range(8)), 1.0, "REPLACE")
+    body.parent = armature
+    body.modifiers.new("Armature", "ARMATURE").object = armature
+    path = tmp_path / "rig.iqe"
+    assert bpy.ops.export_scene.iqe(filepath=str(path), export_scope="SCENE", deform_only=True) == {"FINISHED"}
+    out = capsys.readouterr().out
+    assert "Prop: its parent bone 'root' does not deform and is not written, nor is any bone above it; bound to " \
+           "'spine', the first joint" in out and "neither skinned" not in out  # fmt: skip
+    meshes = {mesh.name: mesh for mesh in iqe.load_iqe(path).meshes}
+    assert set(meshes["Prop"].blend_indices[:, 0].tolist()) == {0}
+
+
+def test_bone_names_that_clean_to_one_name_stay_distinct_in_smd(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`arm "L"` and `arm 'L'` would both be written `arm 'L'`; studiomdl matches bones by name (found by a review)."""
+    from formats import smd
+    from tests.blender.scene_helpers import chain_rig
+
+    armature = chain_rig("root", 'arm "L"', "arm 'L'")
+    cube("Box").parent = armature
+    path = tmp_path / "rig.smd"
+    assert bpy.ops.export_scene.valve_smd(filepath=str(path), export_scope="SCENE") == {"FINISHED"}
+    assert "bone 'arm \"L\"' written as \"arm 'L'_\"" in capsys.readouterr().out
+    assert [node.name for node in smd.load_smd(path).nodes][:3] == ["root", "arm 'L'_", "arm 'L'"]

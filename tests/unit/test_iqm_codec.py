@@ -216,6 +216,9 @@ def test_frame_bounds_agree_with_skinning_vertex_by_vertex(small_blocks: bool, s
     bounds = skeleton.frame_bounds(parents, base, frames, positions, bones, weights)
     if screened:
         assert len(kept_counts) == 1 and 0 < kept_counts[0] < vertices
+        monkeypatch.setattr(skeleton, "_SCREEN_FROM_VALUES", 1 << 62)  # the screening keeps the very extremes
+        assert np.array_equal(bounds.view(np.uint32),
+                              skeleton.frame_bounds(parents, base, frames, positions, bones, weights).view(np.uint32))
 
     def world(table: np.ndarray) -> list[np.ndarray]:
         local = skeleton.pose_matrices(table)
@@ -233,3 +236,29 @@ def test_frame_bounds_agree_with_skinning_vertex_by_vertex(small_blocks: bool, s
         expected = [*moved.min(axis=0), *moved.max(axis=0), np.sqrt((moved[:, :2] ** 2).sum(axis=1).max()),
                     np.sqrt((moved**2).sum(axis=1).max())]  # fmt: skip
         np.testing.assert_allclose(bounds[frame], expected, rtol=1e-6, atol=1e-6)
+
+
+def test_frame_bounds_screening_is_exact_with_matrices_below_float32s_normal_range(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Matrix elements of 2e-45 are float32 subnormals, held with a bit or two: the float32 screening must not
+    drop the vertex at the extreme (found by a review)."""
+    from formats.iqm import skeleton
+
+    angle = np.arctan2(-2.2, 2.0)
+    base = np.zeros((1, 10))
+    base[0, 6] = base[0, 7:] = 1
+    frames = np.zeros((2, 1, 10))
+    frames[:, 0, 6] = 1
+    frames[0, 0, 7:] = 1e-30
+    frames[1, 0, 5:7] = np.sin(angle / 2), np.cos(angle / 2)
+    frames[1, 0, 7:] = np.hypot(2.0, 2.2) * 1e-45
+    positions = np.array([[1.1, 0, 0], [0, 0.95, 0], [2, -2, 2], [-2, 2, -2]]) * 1e26
+    bones = np.zeros((4, 4), np.uint8)
+    weights = np.zeros((4, 4), np.float32)
+    weights[:, 0] = 1
+    found = {}
+    for label, limit in (("screened", 0), ("exact", 1 << 62)):
+        monkeypatch.setattr(skeleton, "_SCREEN_FROM_VALUES", limit)
+        found[label] = skeleton.frame_bounds([-1], base, frames, positions, bones, weights)
+    assert np.array_equal(found["screened"].view(np.uint32), found["exact"].view(np.uint32))

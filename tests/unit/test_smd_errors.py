@@ -169,9 +169,15 @@ def test_mutation_fuzz_only_format_error_escapes() -> None:
 def test_a_binary_file_is_called_so_not_quoted() -> None:
     from tests import joe_fixtures
 
-    with pytest.raises(FormatError) as caught:
-        read_smd(joe_fixtures.cube_bytes(), "cone.smd")  # a JOE model given the .smd extension
-    assert "not an SMD or VTA file: it starts with binary data" in str(caught.value)
-    assert len(str(caught.value)) < 200 and (caught.value.line, caught.value.column) == (1, 1)
+    for data in (joe_fixtures.cube_bytes(), b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"):  # a model, an image
+        with pytest.raises(FormatError, match="not an SMD or VTA file: it holds binary data") as caught:
+            read_smd(data, "cone.smd")
+        assert len(str(caught.value)) < 200
+    with pytest.raises(FormatError, match="not an SMD or VTA file: it starts with binary data") as caught:
+        read_smd(b"\x01\x02\x03 1\n", "odd.smd")  # (no NUL: the first line's word says it)
+    assert (caught.value.line, caught.value.column) == (1, 1)
+    with pytest.raises(FormatError, match="binary data where an SMD keyword or block should be") as caught:
+        read_smd(b"version 1\nnodes\n0 \"root\" -1\nend\n\x01\x02\x03\n", "cut.smd")
+    assert caught.value.line == 5
     with pytest.raises(FormatError, match=r"unknown keyword 'x{40}\.\.\.'"):
         read_smd(b"x" * 300 + b" 1\n", "long.smd")

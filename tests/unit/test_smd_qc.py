@@ -184,3 +184,16 @@ def test_many_words_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     (tmp_path / "m.qc").write_text('$body "a" "ref"\n' + '$include "words"\n' * 3)
     with pytest.raises(FormatError, match="expand to more than 1,000 words"):
         load_qc(tmp_path / "m.qc")
+
+
+def test_sequences_of_one_smd_and_an_animation_of_it(tmp_path: Path) -> None:
+    """A later $sequence of an SMD is an action of its own (name, fps, loop); an $animation of it only names it for
+    later sequences, which must not take that name for a file."""
+    (tmp_path / "walk.smd").write_text("version 1\n")
+    (tmp_path / "m.qc").write_text('$sequence walk "walk.smd" fps 24 loop\n$animation walk_anim "walk.smd" fps 12\n'
+                                   '$sequence run walk_anim fps 40\n$sequence stroll "walk" fps 10\n')  # fmt: skip
+    qc = load_qc(tmp_path / "m.qc")
+    walk = str(tmp_path / "walk.smd")
+    assert qc.animations == [walk] and qc.warnings == []
+    assert (qc.sequence_names[walk], qc.frame_rates[walk], qc.loops[walk]) == ("walk", 24.0, True)
+    assert qc.repeated_sequences == [(walk, "stroll", 10.0, False)]
