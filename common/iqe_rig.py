@@ -36,6 +36,28 @@ BONE_AXES = (
 _AXIS_VECTORS = {"X": (1, 0, 0), "-X": (-1, 0, 0), "Y": (0, 1, 0), "-Y": (0, -1, 0), "Z": (0, 0, 1), "-Z": (0, 0, -1)}
 
 
+def detected_bone_axis(base_world: np.ndarray, parents: list[int]) -> str:
+    """The axis (of BONE_AXES) along which most joints point at their children in the base pose: each child a
+    joint has, within 30 degrees of one of its six axes, is a vote for that axis; +Y when none votes or on a tie.
+    Exporters write joints with +Y along the bone (Blender's convention), others with +Z or +X."""
+    rest, _ = without_scale(np.asarray(base_world, np.float64))
+    children = np.array([joint for joint, parent in enumerate(parents) if parent >= 0], np.int64)
+    if not children.size:
+        return "Y"
+    owners = np.asarray(parents, np.int64)[children]
+    offsets = rest[children, :3, 3] - rest[owners, :3, 3]
+    local = np.einsum("nji,nj->ni", rest[owners, :3, :3], offsets)  # (the joint's rotation is orthonormal)
+    lengths = np.linalg.norm(local, axis=1)
+    local = local[lengths > 1e-6] / lengths[lengths > 1e-6, None]
+    names = [name for name, _label, _description in BONE_AXES]
+    axes = np.array([_AXIS_VECTORS[name] for name in names], np.float64)
+    cosines = local @ axes.T
+    votes = np.bincount(np.argmax(cosines, axis=1)[cosines.max(axis=1, initial=-1.0) > np.cos(np.radians(30))],
+                        minlength=len(names))  # fmt: skip
+    best = int(np.argmax(votes))  # (BONE_AXES starts with +Y: a tie keeps it)
+    return names[best] if votes[best] > 0 else "Y"
+
+
 def axis_correction(axis: str) -> np.ndarray:
     """4x4 C with R = B * C: Blender's bone Y axis laid onto the file's joint axis.
 

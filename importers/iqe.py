@@ -451,7 +451,13 @@ def _build_skeleton(
         )
     base_world = armature_helpers.world_from_local(parents, base_local)
     _require_finite_poses(base_world, names, f"{stem}: the base pose")
-    obj, bone_names = iqe_rig.build_armature(context, stem, names, parents, base_world, options.bone_axis, warnings)
+    axis = options.bone_axis
+    if axis == "AUTO":
+        axis = iqe_rig.detected_bone_axis(base_world, parents)
+        if axis != "Y":
+            label = next(label for name, label, _ in iqe_rig.BONE_AXES if name == axis)
+            warnings.append(f"{stem}: the joints point along {label} (Bone Axis: Auto); the bones are turned to it")
+    obj, bone_names = iqe_rig.build_armature(context, stem, names, parents, base_world, axis, warnings)
     if not options.import_animations:
         return obj, bone_names
     rest = np.array([np.array(obj.data.bones[name].matrix_local) for name in bone_names], np.float64)
@@ -590,10 +596,11 @@ class IqeImportProperties:
     import_animations: BoolProperty(name="Animations", default=True, description="One action per animation")
     bone_axis: EnumProperty(
         name="Bone Axis",
-        items=iqe_rig.BONE_AXES,
+        items=(("AUTO", "Auto", "The axis along which most joints point at their children in the file's base pose "
+                "(+Y when none stands out)"), *iqe_rig.BONE_AXES),
         default="Y",
         description="The axis the file's joints point along; Blender bones are turned to it",
-    )
+    )  # fmt: skip
     global_scale: FloatProperty(**IMPORT_SCALE)
     find_textures: BoolProperty(**textures.FIND_TEXTURES)
     merge_vertices: BoolProperty(

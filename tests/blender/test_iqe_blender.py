@@ -1336,3 +1336,30 @@ def test_motion_keyed_on_the_armature_object_is_carried_by_the_root_bones(operat
         bpy.context.scene.frame_set(first + frame - 1)
         got = [np.array(imported.matrix_world @ imported.pose.bones[name].head) for name in ("Root", "Arm", "Hand")]
         np.testing.assert_allclose(got, heads[frame], atol=1e-4)
+
+
+@pytest.mark.parametrize(("along", "expected"), [((0, 0, 1), "Z"), ((-1, 0, 0), "-X"), ((0, 1, 0), None)])
+def test_bone_axis_auto_turns_the_bones_to_where_the_joints_point(
+    tmp_path: Path, along: tuple[int, int, int], expected: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exporters write joints along +Y (Blender's), +Z or +X: Auto picks the axis most joints point at their
+    children along, so that the bones point along the limbs (found by a new-user trial: real Tremulous files)."""
+    x, y, z = along
+    text = (f'# Inter-Quake Export\njoint "root" -1\npq 0 0 0 0 0 0 1\njoint "mid" 0\npq {x} {y} {z} 0 0 0 1\n'
+            f'joint "tip" 1\npq {x} {y} {z} 0 0 0 1\n')  # fmt: skip
+    assert import_iqe(write(tmp_path, "chain.iqe", text), bone_axis="AUTO") == {"FINISHED"}
+    armature = next(obj for obj in bpy.data.objects if obj.type == "ARMATURE")
+    assert armature.data.get("iqe_bone_axis", None) == expected
+    root, mid = armature.data.bones["root"], armature.data.bones["mid"]
+    assert (root.tail_local - root.head_local).normalized().dot((mid.head_local - root.head_local).normalized()) > 0.99
+    assert ("the joints point along" in capsys.readouterr().out) == (expected is not None)
+
+
+@pytest.mark.skipif(not IQE_SAMPLES, reason="the shared samples folder is absent")
+def test_bone_axis_auto_on_a_real_file() -> None:
+    path = next((p for p in IQE_SAMPLES if p.name == "unv_lgun_view.iqe"), None)
+    if path is None:
+        pytest.skip("unv_lgun_view.iqe is not among the samples")
+    assert import_iqe(path, bone_axis="AUTO") == {"FINISHED"}
+    armature = next(obj for obj in bpy.data.objects if obj.type == "ARMATURE")
+    assert armature.data["iqe_bone_axis"] == "Z"  # (25 of its 28 parent joints point at their first child along +Z)
