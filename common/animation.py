@@ -148,7 +148,8 @@ def actions_for(obj: bpy.types.Object, scope: str) -> list[ActionSource]:
     sources: list[ActionSource] = []
     for action in bpy.data.actions:
         if compat.has_slotted_actions():
-            candidates = [ActionSource(action, slot) for slot in compat.object_slots(action)]
+            candidates = [ActionSource(action, slot) for slot in compat.object_slots(action)
+                          if not made_for_another_rig(action, [slot], obj)]  # fmt: skip
             matching = [c for c in candidates if _animates(c, bones)]
             if len(matching) == 1:
                 sources.append(_SingleSlot(action, matching[0].slot))
@@ -157,6 +158,18 @@ def actions_for(obj: bpy.types.Object, scope: str) -> list[ActionSource]:
         elif _animates(ActionSource(action), bones):
             sources.append(ActionSource(action))
     return sources
+
+
+def made_for_another_rig(action: bpy.types.Action, slots: list[object], armature: bpy.types.Object) -> bool:
+    """Whether these object slots of the action (4.4+: named after the object each was made for) all name another
+    armature in the file: a second import of one rig keys that copy, not this one. Slots naming no armature (a rig
+    renamed since) and an action assigned to this armature count as its own."""
+    data = armature.animation_data
+    if data is not None and data.action == action:
+        return False
+    others = {obj.name for obj in bpy.data.objects if obj.type == "ARMATURE" and obj != armature}
+    names = {slot.name_display for slot in slots}
+    return bool(names) and names <= others
 
 
 class _SingleSlot(ActionSource):

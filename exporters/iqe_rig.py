@@ -19,6 +19,7 @@ from ..common.animation import (
     bake_wanted,
     bone_path,
     frame_range,
+    made_for_another_rig,
     object_motion,
     object_motion_warning,
     pose_matrices,
@@ -160,7 +161,9 @@ def armature_actions(armature: bpy.types.Object, bone_names: list[str], mode: st
     found = []
     for action in bpy.data.actions:
         owner = _fcurve_owner(action, armature)
-        if owner is not None and _bone_curves(owner, bone_names):
+        if owner is None or not _bone_curves(owner, bone_names):
+            continue
+        if not made_for_another_rig(action, compat.object_slots(action), armature):
             found.append(action)
     found.sort(key=lambda a: (int(a.get(iqe_rig.ORDER, 1 << 30)), a.name))
     return found

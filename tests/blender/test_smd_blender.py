@@ -1042,3 +1042,20 @@ def test_shortened_bone_names_key_only_their_own_bones_and_follow_a_rename(
     out = tmp_path / "again.smd"
     assert export_smd(out) == {"FINISHED"}
     assert [node.name for node in smd.load_smd(out).nodes][:3] == ["root", long_names[0], "hand"]
+
+
+@pytest.mark.skipif(bpy.app.version < (4, 4), reason="actions name the object they were made for from 4.4 (slots)")
+def test_a_second_import_of_a_rig_keeps_its_animations_to_itself_in_smd(tmp_path: Path) -> None:
+    """One model and its animation imported twice: an All Actions export of the first writes its own animation
+    only (found by a new-user trial, for IQE)."""
+    reference = write(tmp_path, "model.smd", reference_text())
+    walk = write(tmp_path, "walk.smd", ANIMATION_TIME_5)
+    assert import_smd(reference, walk) == {"FINISHED"}
+    first = next(obj for obj in bpy.data.objects if obj.type == "ARMATURE")
+    assert import_smd(reference, walk) == {"FINISHED"}
+    assert len(bpy.data.actions) == 2
+    select_only(first)
+    out = tmp_path / "out" / "model.smd"
+    out.parent.mkdir()
+    assert export_smd(out, export_mode="ANIMATION", action_scope="ALL", export_scope="SELECTED") == {"FINISHED"}
+    assert sorted(path.name for path in out.parent.iterdir()) == ["model_walk.smd"]
