@@ -509,14 +509,28 @@ def build_animation(
     )  # fmt: skip
     if parsed.frame_rate is not None:  # (the action's rate, which the IQE and IQM exports write)
         action[iqe_rig.FRAMERATE] = parsed.frame_rate
-    action.use_cyclic = parsed.loop and action.use_frame_range
+    # A looping sequence plays its frames and wraps to the first: its cycle's range ends on the first pose again.
+    # Source loops usually end on their first pose already (that frame is then the wrap); one that does not gets
+    # the range one frame longer, so that Blender's cycle, and an IQE/IQM export's loop, keep its last frame.
+    closes_itself = bool(np.allclose(basis[0], basis[-1], atol=1e-6))
+    cycle_end = float(frames[-1] if closes_itself else frames[-1] + 1)
+    _make_cyclic(action, parsed.loop, cycle_end)
     for sequence, rate, loop in parsed.also_as:  # (a QC's later sequences of the same SMD: one action each)
         again = action.copy()
-        again.name, again.use_fake_user, again.use_cyclic = sequence, True, loop and again.use_frame_range
+        again.name, again.use_fake_user = sequence, True
+        _make_cyclic(again, loop, cycle_end)
         again[iqe_rig.FRAMERATE] = rate
     summary.actions += 1 + len(parsed.also_as)
     if first:  # (SMD has no frame rate: a QC's sequence gives one)
         play_in_scene(context.scene, int(frames[0]), int(frames[-1]), parsed.frame_rate)
+
+
+def _make_cyclic(action: bpy.types.Action, loop: bool, cycle_end: float) -> None:
+    """A looping sequence's action: Cyclic over its frames and the wrap (see build_animation); others unchanged."""
+    if loop and action.use_frame_range:
+        action.frame_end, action.use_cyclic = cycle_end, True
+    else:
+        action.use_cyclic = False
 
 
 # ------------------------------------------------------------------------------------------------ VTA

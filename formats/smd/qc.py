@@ -115,6 +115,7 @@ class _Reader:
         self.raw_cache: dict[str, list[_Token]] = {}  # normcase(path) -> the file's tokens
         self.bytes_read = 0
         self.animation_names: set[str] = set()
+        self.animation_files: dict[str, list[tuple[str, float, bool]]] = {}  # $animation (lower case) -> SMD, fps, loop
 
     # ---- files
 
@@ -301,17 +302,25 @@ class _Reader:
             words = [t for t in rest if t.text not in "{}" and t.text.lower() not in _ANIMATION_OPTIONS]
             names = words[:1]
         files = []
+        by_animation: list[tuple[str, float, bool]] = []  # the earlier `$animation`s a sequence names: SMD, fps, loop
         for token in names:
             if command == "$sequence" and token.text.lower() in self.animation_names:
-                continue  # an `$animation` defined earlier
+                by_animation += self.animation_files.get(token.text.lower(), [])
+                continue
             found = self.smd(token)
             if found is not None:
                 files.append(found)
             if found is not None and found not in self.document.animations:
                 self.document.animations.append(found)
+        rate, loop = _frame_rate(rest), _loops(rest)
         if command == "$animation":
             self.animation_names.add(args[0].text.lower())
-        rate, loop = _frame_rate(rest), _loops(rest)
+            self.animation_files[args[0].text.lower()] = [(path, rate, loop) for path in files]
+        if not files and len(by_animation) == 1 and rest:  # a sequence of one $animation: an action of its own,
+            path, animation_rate, animation_loop = by_animation[0]  # with the animation's fps and loop unless its own
+            own = (path, args[0].text, _frame_rate(rest, animation_rate), loop or animation_loop)
+            self.document.repeated_sequences.append(own)
+            return
         if len(files) == 1 and rest:  # one SMD: the action takes the sequence's name (a blend's keep their files')
             if files[0] in self.document.sequence_names:
                 if command == "$sequence":  # (a second sequence of it: an action of its own)
@@ -331,8 +340,8 @@ def _loops(tokens: list[_Token]) -> bool:
     return any(token.text.lower() == "loop" and not token.quoted for token in tokens)
 
 
-def _frame_rate(tokens: list[_Token]) -> float:
-    """A sequence's `fps N` option (inline or in its braces), else studiomdl's default."""
+def _frame_rate(tokens: list[_Token], default: float = DEFAULT_FRAME_RATE) -> float:
+    """A sequence's `fps N` option (inline or in its braces), else `default` (studiomdl's)."""
     for at, token in enumerate(tokens[:-1]):
         if token.text.lower() == "fps" and not token.quoted:
             try:
@@ -341,7 +350,7 @@ def _frame_rate(tokens: list[_Token]) -> float:
                 continue
             if math.isfinite(rate) and rate > 0:
                 return rate
-    return DEFAULT_FRAME_RATE
+    return default
 
 
 def _flex_names(tokens: list[_Token]) -> dict[int, str]:

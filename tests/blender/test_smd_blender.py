@@ -1017,6 +1017,9 @@ def test_a_qc_sequence_gives_its_action_its_frame_rate_and_the_scene_plays_the_f
     assert bpy.ops.export_scene.iqe(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
     exported = {a.name: (a.framerate, a.loop) for a in iqe.load_iqe(out).animations}
     assert exported == {"idle": (15.0, True), "run": (30.0, False), "walk": (24.0, False), "sprint": (60.0, True)}
+    # a loop whose last frame is not its first keeps every frame (the wrap to the first is the engine's)
+    counts = {a.name: len(a.frames) for a in iqe.load_iqe(out).animations}
+    assert counts["idle"] == counts["sprint"] == counts["run"] == counts["walk"] == 6
 
 
 def test_shortened_bone_names_key_only_their_own_bones_and_follow_a_rename(
@@ -1059,3 +1062,19 @@ def test_a_second_import_of_a_rig_keeps_its_animations_to_itself_in_smd(tmp_path
     out.parent.mkdir()
     assert export_smd(out, export_mode="ANIMATION", action_scope="ALL", export_scope="SELECTED") == {"FINISHED"}
     assert sorted(path.name for path in out.parent.iterdir()) == ["model_walk.smd"]
+
+
+def test_a_loop_that_ends_on_its_first_pose_wraps_there(tmp_path: Path) -> None:
+    """Source loops usually end on their first pose: that frame is the wrap, written once by an IQE export."""
+    write(tmp_path, "model.smd", reference_text())
+    poses = ["0 0 0 0 0 0 0\n1 0 0 1 0 0 0\n2 0 1 0 0 0 0\n", "0 0 0 0 0 0 0.5\n1 0 0 1 0 0 0\n2 0 1 0 0 0 0\n"]
+    frames = "".join(f"time {time}\n{poses[pose]}" for time, pose in enumerate((0, 1, 0)))
+    write(tmp_path, "spin.smd", CHAIN + "skeleton\n" + frames + "end\n")
+    qc = write(tmp_path, "model.qc", '$body "body" "model.smd"\n$sequence "spin" "spin" loop\n')
+    assert import_smd(qc) == {"FINISHED"}
+    action = bpy.data.actions["spin"]
+    assert action.use_cyclic and (action.frame_start, action.frame_end) == (0.0, 2.0)
+    out = tmp_path / "model.iqe"
+    assert bpy.ops.export_scene.iqe(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    (spin,) = iqe.load_iqe(out).animations
+    assert spin.loop and len(spin.frames) == 2

@@ -187,8 +187,8 @@ def test_many_words_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 def test_sequences_of_one_smd_and_an_animation_of_it(tmp_path: Path) -> None:
-    """A later $sequence of an SMD is an action of its own (name, fps, loop); an $animation of it only names it for
-    later sequences, which must not take that name for a file."""
+    """A later $sequence of an SMD is an action of its own (name, fps, loop), and so is a sequence of an $animation
+    (with the animation's fps and loop unless it gives its own); an $animation's name is not a file's."""
     (tmp_path / "walk.smd").write_text("version 1\n")
     (tmp_path / "m.qc").write_text('$sequence walk "walk.smd" fps 24 loop\n$animation walk_anim "walk.smd" fps 12\n'
                                    '$sequence run walk_anim fps 40\n$sequence stroll "walk" fps 10\n')  # fmt: skip
@@ -196,4 +196,9 @@ def test_sequences_of_one_smd_and_an_animation_of_it(tmp_path: Path) -> None:
     walk = str(tmp_path / "walk.smd")
     assert qc.animations == [walk] and qc.warnings == []
     assert (qc.sequence_names[walk], qc.frame_rates[walk], qc.loops[walk]) == ("walk", 24.0, True)
-    assert qc.repeated_sequences == [(walk, "stroll", 10.0, False)]
+    assert qc.repeated_sequences == [(walk, "run", 40.0, False), (walk, "stroll", 10.0, False)]
+    (tmp_path / "n.qc").write_text('$animation run_anim "walk.smd" fps 24 loop\n$sequence run1 "run_anim"\n'
+                                   '$sequence run2 run_anim fps 12\n')  # fmt: skip
+    qc = load_qc(tmp_path / "n.qc")
+    assert qc.sequence_names[walk] == "run_anim" and qc.warnings == []
+    assert qc.repeated_sequences == [(walk, "run1", 24.0, True), (walk, "run2", 12.0, True)]
