@@ -38,8 +38,9 @@ _AXIS_VECTORS = {"X": (1, 0, 0), "-X": (-1, 0, 0), "Y": (0, 1, 0), "-Y": (0, -1,
 
 def detected_bone_axis(base_world: np.ndarray, parents: list[int]) -> str:
     """The axis (of BONE_AXES) along which most joints point at their children in the base pose: each child a
-    joint has, within 30 degrees of one of its six axes, is a vote for that axis; +Y when none votes or on a tie.
-    Exporters write joints with +Y along the bone (Blender's convention), others with +Z or +X."""
+    joint has, within 30 degrees of one of its six axes, is a vote for that axis; +Y unless another axis has more
+    than twice its votes. Exporters write joints with +Y along the bone (Blender's convention), others with +Z or
+    +X."""
     rest, _ = without_scale(np.asarray(base_world, np.float64))
     children = np.array([joint for joint, parent in enumerate(parents) if parent >= 0], np.int64)
     if not children.size:
@@ -55,7 +56,9 @@ def detected_bone_axis(base_world: np.ndarray, parents: list[int]) -> str:
     votes = np.bincount(np.argmax(cosines, axis=1)[cosines.max(axis=1, initial=-1.0) > np.cos(np.radians(30))],
                         minlength=len(names))  # fmt: skip
     best = int(np.argmax(votes))  # (BONE_AXES starts with +Y: a tie keeps it)
-    return names[best] if votes[best] > 0 else "Y"
+    # +Y (Blender's, and so what this extension writes) holds unless another axis has more than twice its votes: a
+    # rig's few hub or control bones, whose children sit off their axis, must not turn every bone
+    return names[best] if votes[best] > 2 * votes[0] else "Y"
 
 
 def axis_correction(axis: str) -> np.ndarray:

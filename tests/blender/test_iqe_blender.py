@@ -1379,3 +1379,16 @@ def test_a_second_import_of_a_rig_keeps_its_actions_to_itself(tmp_path: Path) ->
     select_only(first)
     assert export_iqe(out, export_scope="SELECTED") == {"FINISHED"}
     assert [a.name for a in iqe.load_iqe(out).animations] == [a.name for a in iqe.load_iqe(path).animations]
+
+
+def test_bone_axis_auto_keeps_y_when_only_a_few_hub_bones_disagree(tmp_path: Path) -> None:
+    """A +Y chain (as this extension writes) with four control joints whose children sit above them: +Y stays (the
+    four +Z votes against three +Y ones are not enough to turn every bone; found by a new-user trial)."""
+    lines = ['# Inter-Quake Export', 'joint "root" -1', "pq 0 0 0 0 0 0 1"]
+    for index, parent in enumerate((0, 1, 2)):
+        lines += [f'joint "c{index + 1}" {parent}', "pq 0 1 0 0 0 0 1"]
+    for hub in range(4):
+        lines += [f'joint "h{hub}" 0', f"pq {hub + 1} 0 0 0 0 0 1", f'joint "k{hub}" {4 + 2 * hub}', "pq 0 0 1 0 0 0 1"]
+    assert import_iqe(write(tmp_path, "rig.iqe", "\n".join(lines) + "\n"), bone_axis="AUTO") == {"FINISHED"}
+    armature = next(obj for obj in bpy.data.objects if obj.type == "ARMATURE")
+    assert "iqe_bone_axis" not in armature.data
