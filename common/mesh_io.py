@@ -196,10 +196,11 @@ def taken_names_note(taken_names: list[tuple[str, str]]) -> str:
 
 
 def unheld_data_note(obj: bpy.types.Object, file_kind: str, *, one_uv_map: bool, colors: bool,
-                     shape_keys: bool) -> str | None:
+                     shapes_applied: bool | None) -> str | None:
     """A warning naming what the object's mesh holds that `file_kind` files cannot, so that nothing is lost
     unsaid: UV maps beyond the active one (`one_uv_map`), colour attributes (unless `colors`), shape keys (unless
-    `shape_keys`). None when nothing is left out."""
+    `shapes_applied` is None, for a format that holds them: else whether the keys' current mix is written, as with
+    modifiers applied, or the basis). None when nothing is left out."""
     if obj.type != "MESH":
         return None
     mesh = obj.data
@@ -210,8 +211,8 @@ def unheld_data_note(obj: bpy.types.Object, file_kind: str, *, one_uv_map: bool,
         left_out.append(f"UV map {', '.join(others)} (only the active one is written)")
     if not colors and len(mesh.color_attributes):
         left_out.append(f"colour attribute {', '.join(repr(color.name) for color in mesh.color_attributes)}")
-    if not shape_keys and has_shape_keys(obj):
-        left_out.append("shape keys")
+    if shapes_applied is not None and has_shape_keys(obj):
+        left_out.append(f"shape keys ({'their current mix' if shapes_applied else 'the basis'} is written)")
     return f"{obj.name}: {file_kind} files cannot hold its {'; '.join(left_out)}: left out" if left_out else None
 
 

@@ -209,6 +209,12 @@ class ObjectScopeMixin:
     )
     apply_modifiers: BoolProperty(**APPLY_MODIFIERS)
 
+    def scope_hint(self) -> str:
+        """Where the objects came from, for a "nothing to export" message."""
+        if self.collection:
+            return f"collection {self.collection!r} holds none"
+        return "check the selection or the export scope"
+
     def objects_to_export(self, context: bpy.types.Context) -> list[bpy.types.Object]:
         if self.collection:
             collection = bpy.data.collections.get(self.collection)

@@ -605,7 +605,7 @@ def build_document(
     objects = geometry_objects(chosen)
     armature = iqe_rig.find_armature(chosen, objects) if settings.export_skeleton else None
     if not objects and armature is None:
-        raise FormatError("nothing to export: no mesh objects or armature (check the selection or the export scope)")
+        raise FormatError(f"nothing to export: no mesh objects or armature ({operator.scope_hint()})")
     if not objects:  # (an animation file: legitimate, but an artist who forgot to select the meshes should know)
         summary.warnings.append(f"no mesh chosen: only the skeleton of {armature.name!r} and its animations are "
                                 "written (select its meshes too, or use the Visible/Scene scope, for the model)")
@@ -631,7 +631,8 @@ def build_document(
                 has_faces(obj.name, 0, summary.warnings)
                 continue
             skinned_meshes = skinned_meshes or skinned
-            note = mesh_io.unheld_data_note(obj, file_kind, one_uv_map=False, colors=True, shape_keys=False)
+            note = mesh_io.unheld_data_note(obj, file_kind, one_uv_map=False, colors=True,
+                                            shapes_applied=operator.apply_modifiers)  # fmt: skip
             summary.warnings += [note] if note else []
             if skinned:
                 _warn_unweighted(obj.name, data, summary.warnings)

@@ -61,17 +61,17 @@ def joe_document(triangles: mesh_io.Triangles, label: str, warnings: list[str]) 
     return document
 
 
-def unheld_data(objects: list[bpy.types.Object], file_kind: str) -> list[str]:
-    """Warnings for what JOE models (and QMAP maps: one UV map each, no colours, no shape keys) cannot hold."""
-    notes = (mesh_io.unheld_data_note(obj, file_kind, one_uv_map=True, colors=False, shape_keys=False)
-             for obj in objects)  # fmt: skip
+def unheld_data(objects: list[bpy.types.Object], operator: ExportScopeMixin) -> list[str]:
+    """Warnings for what JOE models cannot hold (one UV map each, no colours, no shape keys)."""
+    notes = (mesh_io.unheld_data_note(obj, "JOE", one_uv_map=True, colors=False,
+                                      shapes_applied=operator.apply_modifiers) for obj in objects)  # fmt: skip
     return [note for note in notes if note is not None]
 
 
 def chosen_objects(context: bpy.types.Context, operator: ExportScopeMixin) -> list[bpy.types.Object]:
     objects = geometry_objects(operator.objects_to_export(context))
     if not objects:
-        raise FormatError("no mesh objects to export (check the selection or the export scope)")
+        raise FormatError(f"no mesh objects to export ({operator.scope_hint()})")
     return objects
 
 
@@ -83,7 +83,7 @@ def export_joe(context: bpy.types.Context, path: str, operator: ExportScopeMixin
             if has_faces(obj.name, part.triangle_count, summary.warnings)]  # fmt: skip
     parts = [part for _, part in kept]
     summary.warnings += [f"{name}: no UV map; its corners get (0, 0)" for name in mesh_io.parts_without_uvs(parts)]
-    summary.warnings += unheld_data([obj for obj, _ in kept], "JOE")
+    summary.warnings += unheld_data([obj for obj, _ in kept], operator)
     refuse_if_nothing_left(len(parts), len(objects))
     triangles = mesh_io.merge_triangles(parts)
     document = joe_document(triangles, os.path.basename(path), summary.warnings)
@@ -98,7 +98,7 @@ def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     objects = chosen_objects(context, operator)
     parts = [(obj, object_triangles(context, obj, operator)) for obj in objects]
     parts = [(obj, part) for obj, part in parts if has_faces(obj.name, part.triangle_count, summary.warnings)]
-    summary.warnings += unheld_data([obj for obj, _ in parts], "JOE")
+    summary.warnings += unheld_data([obj for obj, _ in parts], operator)
     refuse_if_nothing_left(len(parts), len(objects))
     names = member_names([obj for obj, _ in parts], summary.warnings)
     labels = [f"{obj.name} (pack member {name!r})" for (obj, _), name in zip(parts, names, strict=True)]

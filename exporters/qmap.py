@@ -195,7 +195,7 @@ def gather_scene(context: bpy.types.Context, objects: list[bpy.types.Object], ap
             chosen_meshes += 1
             if not has_faces(obj.name, len(exported.face_sizes), export.warnings):
                 continue
-            note = mesh_io.unheld_data_note(obj, "QMAP", one_uv_map=True, colors=False, shape_keys=False)
+            note = mesh_io.unheld_data_note(obj, "QMAP", one_uv_map=True, colors=False, shapes_applied=apply_modifiers)
             export.warnings += [note] if note else []
             export.tmp.meshes.append(exported)
             export.faces += len(exported.face_sizes)

@@ -649,7 +649,7 @@ def _without_collision_models(meshes: list[bpy.types.Object], warnings: list[str
 
 def _unheld_data(meshes: list[bpy.types.Object], mode: str) -> list[str]:
     """Warnings for what SMD files cannot hold (one UV map, no colours), and for shape keys the mode leaves out."""
-    notes = [mesh_io.unheld_data_note(obj, "SMD", one_uv_map=True, colors=False, shape_keys=True) for obj in meshes]
+    notes = [mesh_io.unheld_data_note(obj, "SMD", one_uv_map=True, colors=False, shapes_applied=None) for obj in meshes]
     if mode == "REFERENCE":
         keyed = [obj.name for obj in meshes if mesh_io.has_shape_keys(obj)]
         if keyed:
@@ -674,7 +674,7 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     if mode in ("REFERENCE", "VTA", "ALL"):
         if not meshes:
             hint = "; an animation alone is written with the Animation mode" if armature is not None else ""
-            raise FormatError(f"no mesh objects to export (check the selection or the export scope{hint})")
+            raise FormatError(f"no mesh objects to export ({operator.scope_hint()}{hint})")
         with bone_children_at_rest(context, meshes):
             chosen = [(obj, mesh_corners(context, obj, table, settings, summary.warnings)) for obj in meshes]
         kept = [(obj, part) for obj, part in chosen if has_faces(obj.name, len(part.positions), summary.warnings)]

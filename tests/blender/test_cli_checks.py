@@ -260,3 +260,17 @@ def test_convert_counts_the_files_an_export_writes_beside_its_output(
     assert len(written) > 1  # the reference and an animation file
     more = len(written) - 1
     assert capsys.readouterr().out.splitlines()[-1] == f"1 file(s) -> {out} (and {more} more beside it)"
+
+
+def test_a_collection_with_nothing_to_export_is_named_in_the_error(
+    tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cube("Body")
+    holder = bpy.data.collections.new("CamOnly")
+    bpy.context.scene.collection.children.link(holder)
+    holder.objects.link(bpy.data.objects.new("Cam", bpy.data.cameras.new("Cam")))
+    blend = tmp_path / "scene.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend), copy=True)
+    argv = ["export", str(blend), "-o", str(tmp_path / "x.iqe"), "--collection", "CamOnly"]
+    assert extension.cli.main(argv, prog="iogf") == 1
+    assert "(collection 'CamOnly' holds none)" in capsys.readouterr().err

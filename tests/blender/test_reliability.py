@@ -302,13 +302,14 @@ def test_joints_placed_beyond_a_float_are_refused_and_leave_nothing_behind(where
     ("operator", "extension", "expected"),
     [
         ("joe", "joe", "JOE files cannot hold its UV map 'Lightmap' (only the active one is written); colour "
-                       "attribute 'Dirt'; shape keys: left out"),
+                       "attribute 'Dirt'; shape keys (their current mix is written): left out"),
         ("jpk", "jpk", "JOE files cannot hold its UV map 'Lightmap'"),
         ("valve_smd", "smd", "SMD files cannot hold its UV map 'Lightmap' (only the active one is written); colour "
                              "attribute 'Dirt': left out"),
-        ("iqe", "iqe", "IQE files cannot hold its shape keys: left out"),
-        ("iqm", "iqm", "IQM files cannot hold its shape keys: left out"),
-        ("qmap", "qmap", "QMAP files cannot hold its UV map 'Lightmap'"),
+        ("iqe", "iqe", "IQE files cannot hold its shape keys (their current mix is written): left out"),
+        ("iqm", "iqm", "IQM files cannot hold its shape keys (their current mix is written): left out"),
+        ("qmap", "qmap", "QMAP files cannot hold its UV map 'Lightmap' (only the active one is written); colour "
+                         "attribute 'Dirt'; shape keys (the basis is written): left out"),
     ],
 )  # fmt: skip
 def test_what_a_format_cannot_hold_is_named_in_a_warning(
