@@ -51,10 +51,39 @@ def use_texture(material: bpy.types.Material, texture: textures.Texture, summary
         uv_node.location = (image_node.location.x - 220, image_node.location.y - 120)
         links.new(uv_node.outputs["UV"], image_node.inputs["Vector"])
     links.new(image_node.outputs["Color"], shader.inputs["Base Color"])
-    if texture.use_alpha:
+    if texture.key_color is not None:
+        links.new(_key_color_alpha(nodes, links, image_node, texture.key_color), shader.inputs["Alpha"])
+        compat.blend_with_alpha(material, masked=True)
+    elif texture.use_alpha:
         links.new(image_node.outputs["Alpha"], shader.inputs["Alpha"])
         compat.blend_with_alpha(material, masked=texture.alpha_test)
     summary.textures_found.add(texture.path)
+
+
+def _key_color_alpha(
+    nodes: bpy.types.Nodes, links: bpy.types.NodeLinks, image_node: bpy.types.Node, key: tuple[int, int, int]
+) -> bpy.types.NodeSocket:
+    """Alpha 0 where the image shows the key colour, else 1, as GoldSrc draws a `{` texture: nodes, so that the
+    image file stays as it is. Sampled texel by texel (Closest), as the key must be met exactly."""
+    image_node.interpolation = "Closest"
+    distance = nodes.new("ShaderNodeVectorMath")
+    distance.operation = "DISTANCE"
+    distance.label = "GoldSrc key colour"
+    distance.location = (image_node.location.x + 60, image_node.location.y - 300)
+    links.new(image_node.outputs["Color"], distance.inputs[0])
+    distance.inputs[1].default_value = [_linear(channel / 255.0) for channel in key]  # (the node's colour is linear)
+    opaque = nodes.new("ShaderNodeMath")
+    opaque.operation = "GREATER_THAN"
+    opaque.inputs[1].default_value = 1e-3
+    opaque.location = (distance.location.x + 180, distance.location.y)
+    links.new(distance.outputs["Value"], opaque.inputs[0])
+    socket: bpy.types.NodeSocket = opaque.outputs["Value"]
+    return socket
+
+
+def _linear(srgb: float) -> float:
+    """An sRGB channel value (0-1) in linear light."""
+    return srgb / 12.92 if srgb <= 0.04045 else float(((srgb + 0.055) / 1.055) ** 2.4)
 
 
 def uv_map_of(material: bpy.types.Material) -> str | None:

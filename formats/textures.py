@@ -53,6 +53,26 @@ class Texture:
     path: str
     use_alpha: bool = False  # the engine blends or masks with the image's alpha
     alpha_test: bool = False  # masks (each pixel drawn or not), rather than blends
+    key_color: tuple[int, int, int] | None = None  # (sRGB 0-255) the colour drawn transparent instead of an alpha
+
+
+def bmp_key_color(path: str) -> tuple[int, int, int] | None:
+    """The colour GoldSrc draws transparent in a `{` texture: the last (256th) entry of an 8-bit BMP's palette
+    (usually pure blue). None for any other image."""
+    try:
+        with open(path, "rb") as stream:
+            head = stream.read(54)
+            if len(head) < 54 or not head.startswith(b"BM"):
+                return None
+            info_size = int.from_bytes(head[14:18], "little")
+            bits, used = int.from_bytes(head[28:30], "little"), int.from_bytes(head[46:50], "little")
+            if bits != 8 or used not in (0, 256) or not 12 <= info_size <= 1024:
+                return None
+            stream.seek(14 + info_size + 4 * 255)
+            entry = stream.read(4)  # blue, green, red, reserved
+    except OSError:
+        return None
+    return (entry[2], entry[1], entry[0]) if len(entry) == 4 else None
 
 
 @lru_cache(maxsize=256)
@@ -108,7 +128,8 @@ def find_texture(material: str, model_path: str) -> Texture | None:
         for relative in tries:
             found = _existing(root, relative)
             if found is not None:
-                return Texture(found, use_alpha=goldsrc_masked, alpha_test=goldsrc_masked)
+                key = bmp_key_color(found) if goldsrc_masked else None  # (an 8-bit BMP has no alpha: its key colour)
+                return Texture(found, use_alpha=goldsrc_masked, alpha_test=goldsrc_masked, key_color=key)
     return None
 
 

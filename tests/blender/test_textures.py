@@ -192,3 +192,28 @@ def test_a_textured_import_renders_with_its_texture(tmp_path: Path) -> None:
     render.pixels.foreach_get(pixels)
     red = pixels.reshape(-1, 4)[:, 0] - pixels.reshape(-1, 4)[:, 1]
     assert red.max() > 0.3  # the image's red shows; untextured, Workbench draws grey
+
+
+def test_goldsrc_masked_bmp_is_transparent_where_it_shows_its_key_colour(tmp_path: Path) -> None:
+    """GoldSrc `{` textures are 8-bit BMPs whose palette's last colour (usually blue) is drawn transparent: the
+    alpha comes from that colour, the image file stays as it is (found by a new-user trial)."""
+    from tests.unit.test_texture_search import paletted_bmp
+
+    (tmp_path / "{fence.bmp").write_bytes(paletted_bmp((0, 0, 255)))
+    smd_text = (
+        "version 1\nnodes\n0 \"root\" -1\nend\nskeleton\ntime 0\n0 0 0 0 0 0 0\nend\ntriangles\n{fence.bmp\n"
+        "0 0 0 0 0 0 1 0 0\n0 1 0 0 0 0 1 1 0\n0 0 1 0 0 0 1 0 1\nend\n"
+    )
+    (tmp_path / "fence.smd").write_text(smd_text)
+    assert bpy.ops.import_scene.valve_smd(filepath=str(tmp_path / "fence.smd")) == {"FINISHED"}
+    fence = bpy.data.materials["{fence.bmp"]
+    nodes = fence.node_tree.nodes
+    image_node = next(node for node in nodes if node.type == "TEX_IMAGE")
+    key = next(node for node in nodes if node.type == "VECT_MATH")
+    assert image_node.interpolation == "Closest" and key.operation == "DISTANCE"
+    assert tuple(key.inputs[1].default_value) == pytest.approx((0.0, 0.0, 1.0))
+    alpha = next(node for node in nodes if node.type == "BSDF_PRINCIPLED").inputs["Alpha"].links[0].from_node
+    assert alpha.operation == "GREATER_THAN" and alpha.inputs[0].links[0].from_node == key
+    pixels = np.array(image_node.image.pixels[:]).reshape(-1, 4)  # Blender reads the palette: the key is blue
+    assert any(np.allclose(pixel[:3], (0, 0, 1)) for pixel in pixels)
+    assert getattr(fence, "surface_render_method", "DITHERED") == "DITHERED"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 
 import pytest
@@ -116,3 +117,25 @@ def test_an_image_is_recognised_by_its_start(tmp_path: Path) -> None:
     (tmp_path / "n.png").write_bytes(files["n.png"])
     assert [name for name in {**files, **damaged} if textures.looks_like_an_image(str(tmp_path / name))] == list(files)
     assert not textures.looks_like_an_image(str(tmp_path / "absent.png"))
+
+
+def paletted_bmp(key: tuple[int, int, int], pixels: tuple[int, ...] = (0, 255, 255, 0)) -> bytes:
+    """A 2 x 2 8-bit BMP whose palette's last entry is `key` (GoldSrc's transparent colour), the others grey."""
+    palette = b"".join(bytes((index, index, index, 0)) for index in range(255)) + bytes((key[2], key[1], key[0], 0))
+    rows = bytes((*pixels[0:2], 0, 0)) + bytes((*pixels[2:4], 0, 0))  # (rows padded to 4 bytes)
+    offset = 14 + 40 + len(palette)
+    header = b"BM" + struct.pack("<IHHI", offset + len(rows), 0, 0, offset)
+    info = struct.pack("<IiiHHIIiiII", 40, 2, 2, 1, 8, 0, len(rows), 2835, 2835, 256, 0)
+    return header + info + palette + rows
+
+
+def test_a_goldsrc_masked_bmp_names_its_key_colour(tmp_path: Path) -> None:
+    (tmp_path / "{fence.bmp").write_bytes(paletted_bmp((0, 0, 255)))
+    (tmp_path / "{grate.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(16))
+    fence = textures.find_texture("{fence.bmp", str(tmp_path / "m.smd"))
+    grate = textures.find_texture("{grate", str(tmp_path / "m.smd"))
+    assert fence is not None and fence.alpha_test and fence.key_color == (0, 0, 255)
+    assert grate is not None and grate.alpha_test and grate.key_color is None  # (an image with alpha of its own)
+    (tmp_path / "{odd.bmp").write_bytes(paletted_bmp((10, 200, 30))[:60])  # cut short: no palette entry 255
+    assert textures.bmp_key_color(str(tmp_path / "{odd.bmp")) is None
+    assert textures.bmp_key_color(str(tmp_path / "missing.bmp")) is None
