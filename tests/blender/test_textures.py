@@ -116,13 +116,15 @@ def test_a_damaged_image_is_left_out_with_a_warning(tmp_path: Path, capsys: pyte
     assert f"warning: {tmp_path / 'skin.png'}: not an image (damaged or cut short), left out" in output
 
 
+def goldsrc_triangle(material: str) -> str:
+    """A GoldSrc reference SMD of one triangle of `material`."""
+    return ('version 1\nnodes\n0 "root" -1\nend\nskeleton\ntime 0\n0 0 0 0 0 0 0\nend\ntriangles\n'
+            f"{material}\n0 0 0 0 0 0 1 0 0\n0 1 0 0 0 0 1 1 0\n0 0 1 0 0 0 1 0 1\nend\n")  # fmt: skip
+
+
 def test_goldsrc_masked_texture_wires_alpha(tmp_path: Path) -> None:
     write_image(tmp_path / "{leaves.bmp", (0.1, 0.5, 0.1, 1.0))
-    smd_text = (
-        "version 1\nnodes\n0 \"root\" -1\nend\nskeleton\ntime 0\n0 0 0 0 0 0 0\nend\ntriangles\n{leaves.bmp\n"
-        "0 0 0 0 0 0 1 0 0\n0 1 0 0 0 0 1 1 0\n0 0 1 0 0 0 1 0 1\nend\n"
-    )
-    (tmp_path / "tree.smd").write_text(smd_text)
+    (tmp_path / "tree.smd").write_text(goldsrc_triangle("{leaves.bmp"))
     assert bpy.ops.import_scene.valve_smd(filepath=str(tmp_path / "tree.smd")) == {"FINISHED"}
     leaves = bpy.data.materials["{leaves.bmp"]
     assert image_links(leaves) == {"Base Color": "Color", "Alpha": "Alpha"}
@@ -200,11 +202,7 @@ def test_goldsrc_masked_bmp_is_transparent_where_it_shows_its_key_colour(tmp_pat
     from tests.unit.test_texture_search import paletted_bmp
 
     (tmp_path / "{fence.bmp").write_bytes(paletted_bmp((0, 0, 255)))
-    smd_text = (
-        "version 1\nnodes\n0 \"root\" -1\nend\nskeleton\ntime 0\n0 0 0 0 0 0 0\nend\ntriangles\n{fence.bmp\n"
-        "0 0 0 0 0 0 1 0 0\n0 1 0 0 0 0 1 1 0\n0 0 1 0 0 0 1 0 1\nend\n"
-    )
-    (tmp_path / "fence.smd").write_text(smd_text)
+    (tmp_path / "fence.smd").write_text(goldsrc_triangle("{fence.bmp"))
     assert bpy.ops.import_scene.valve_smd(filepath=str(tmp_path / "fence.smd")) == {"FINISHED"}
     fence = bpy.data.materials["{fence.bmp"]
     nodes = fence.node_tree.nodes
