@@ -150,6 +150,23 @@ class IqeDocument:
         return IqeVertexArrayFormat(kind, "float", 4, kind)
 
 
+_FILLED_IN = (("texcoords", "texcoords"), ("normals", "normals"), ("tangents", "tangents"), ("colors", "colors"),
+              ("blend weights", "blend_indices"), ("smoothing indices", "smooth_indices"))
+
+
+def filled_in_notes(meshes: list[IqeMesh], smoothing: bool = True) -> list[str]:
+    """Notes on the arrays a file holds for every vertex that some meshes lack (written as defaults for them: the
+    compiler indexes each attribute across the whole file), each mesh named once; `smoothing`: smoothing indices
+    too (IQE; IQM holds none)."""
+    notes = []
+    for label, field_name in _FILLED_IN if smoothing else _FILLED_IN[:-1]:
+        if any(getattr(mesh, field_name) is not None for mesh in meshes):
+            missing = dict.fromkeys(m.name for m in meshes if m.vertex_count and getattr(m, field_name) is None)
+            if missing:
+                notes.append(f"{label} written as defaults for meshes without them: {', '.join(missing)}")
+    return notes
+
+
 def reverse_face_order(corners: IntArray, sizes: IntArray) -> IntArray:
     """Reverse the winding of every face, keeping each face's first corner first."""
     return corners[_reversed_corner_sources(sizes)]

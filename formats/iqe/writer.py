@@ -27,6 +27,7 @@ from .document import (
     IqeJoint,
     IqeMesh,
     IqeVertexArrayFormat,
+    filled_in_notes,
 )
 from .numtext import Bytes2D, Fields, compact, compact_pieces, float_fields, int_fields, literal, table_lines
 from .poses import oriented_quaternions
@@ -372,18 +373,8 @@ class _FileLayout:
         self._warn_fillers(meshes, notes)
 
     def _warn_fillers(self, meshes: list[IqeMesh], notes: Warnings) -> None:
-        for label, wanted, field_name in (
-            ("texcoords", self.texcoords, "texcoords"),
-            ("normals", self.normals, "normals"),
-            ("tangents", self.tangents, "tangents"),
-            ("colors", self.colors, "colors"),
-            ("blend weights", self.blends, "blend_indices"),
-            ("smoothing indices", self.smooth_indices, "smooth_indices"),
-        ):
-            missing = list(dict.fromkeys(  # (a mesh of several materials is named once)
-                m.name for m in meshes if wanted and m.vertex_count and getattr(m, field_name) is None))
-            if missing:
-                notes.add(f"{label} written as defaults for meshes without them: {', '.join(missing)}")
+        for note in filled_in_notes(meshes):
+            notes.add(note)
 
 
 def _mesh_lines(

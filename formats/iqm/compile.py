@@ -19,7 +19,14 @@ import numpy.typing as npt
 
 from ..dedup import first_occurrences, row_labels
 from ..errors import FormatError, Warnings
-from ..iqe.document import COMPONENT_TYPES, MAX_INFLUENCES, VERTEX_ARRAY_KINDS, IqeDocument, IqeMesh
+from ..iqe.document import (
+    COMPONENT_TYPES,
+    MAX_INFLUENCES,
+    VERTEX_ARRAY_KINDS,
+    IqeDocument,
+    IqeMesh,
+    filled_in_notes,
+)
 from ..rows import any_per_row
 from .components import encode
 from .geometry import adjacency, compiler_tangents, fan_triangles
@@ -49,6 +56,8 @@ def compile_document(
     settings = options if options is not None else IqmWriteOptions()
     warnings = notes if notes is not None else Warnings()
     _validate(document)
+    for note in filled_in_notes(document.meshes, smoothing=False):  # (as the IQE writer fills them in, and says so)
+        warnings.add(note)
     vertices = _Vertices(document)
     model = IqmModel()
     sources = _build_meshes(document, vertices, model)

@@ -262,3 +262,19 @@ def test_frame_bounds_screening_is_exact_with_matrices_below_float32s_normal_ran
         monkeypatch.setattr(skeleton, "_SCREEN_FROM_VALUES", limit)
         found[label] = skeleton.frame_bounds([-1], base, frames, positions, bones, weights)
     assert np.array_equal(found["screened"].view(np.uint32), found["exact"].view(np.uint32))
+
+
+def test_arrays_filled_in_for_meshes_without_them_are_noted_as_the_iqe_writer_notes_them() -> None:
+    from formats.errors import Warnings
+
+    triangle = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], np.float32)
+    corners, sizes = np.array([0, 1, 2], np.int32), np.array([3], np.int32)
+    document = iqe.IqeDocument(meshes=[
+        iqe.IqeMesh("a", "m", triangle, texcoords=triangle[:, :2], face_corners=corners, face_sizes=sizes),
+        iqe.IqeMesh("b", "m", triangle + 1, face_corners=corners, face_sizes=sizes),
+    ])  # fmt: skip
+    iqm_notes, iqe_notes = Warnings(), Warnings()
+    iqm.write_iqm(document, warnings=iqm_notes)
+    iqe.write_iqe(document, iqe_notes)
+    expected = "texcoords written as defaults for meshes without them: b"
+    assert expected in list(iqm_notes) and expected in list(iqe_notes)
