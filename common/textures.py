@@ -8,9 +8,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import bpy
+import numpy as np
 
 from ..formats import textures
 from . import compat
+from .conventions import srgb_to_linear
 from .mesh_io import original_name
 from .operators import Summary
 
@@ -71,7 +73,7 @@ def _key_color_alpha(
     distance.label = "GoldSrc key colour"
     distance.location = (image_node.location.x + 60, image_node.location.y - 300)
     links.new(image_node.outputs["Color"], distance.inputs[0])
-    distance.inputs[1].default_value = [_linear(channel / 255.0) for channel in key]  # (the node's colour is linear)
+    distance.inputs[1].default_value = srgb_to_linear(np.array(key) / 255.0).tolist()  # (the node's colour: linear)
     opaque = nodes.new("ShaderNodeMath")
     opaque.operation = "GREATER_THAN"
     opaque.inputs[1].default_value = 1e-3
@@ -80,10 +82,6 @@ def _key_color_alpha(
     socket: bpy.types.NodeSocket = opaque.outputs["Value"]
     return socket
 
-
-def _linear(srgb: float) -> float:
-    """An sRGB channel value (0-1) in linear light."""
-    return srgb / 12.92 if srgb <= 0.04045 else float(((srgb + 0.055) / 1.055) ** 2.4)
 
 
 def uv_map_of(material: bpy.types.Material) -> str | None:

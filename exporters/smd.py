@@ -69,6 +69,7 @@ from ..formats import smd
 from ..formats.atomic import Content, write_files_atomically
 from ..formats.dedup import first_equal_rows, first_occurrences
 from ..formats.errors import FormatError
+from ..formats.names import quotable_name
 from ..formats.rows import any_per_row
 
 NO_MATERIAL = "no_material"
@@ -136,17 +137,17 @@ class BoneTable:
         return row_of[self.full.names[parent]] if parent >= 0 else None
 
     def file_names(self) -> list[str]:
-        """The bones' names for the file (a name Blender had to shorten: the file's own), before writable_name."""
+        """The bones' names for the file (a name Blender had to shorten: the file's own), before they are quoted."""
         bones = self.armature.data.bones if self.armature is not None else {}
         return [file_name_of(bones[name]) if name in bones else name for name in self.skeleton.names]
 
     def written_names(self) -> list[str]:
-        """file_names as SMD can quote them (writable_name), kept distinct: a cleaned name another bone already
-        has takes a `_` suffix, as studiomdl matches bones by name."""
+        """file_names as SMD can quote them (quotable_name, the IQE export's rule too), kept distinct: a cleaned name
+        another bone already has takes a `_` suffix, as studiomdl matches bones by name."""
         written: list[str] = []
         taken = set(self.file_names())
         for name in self.file_names():
-            cleaned = writable_name(name)
+            cleaned = quotable_name(name)[0]
             if cleaned != name:
                 while cleaned in taken:
                     cleaned += "_"
@@ -210,11 +211,6 @@ def with_bone_limit(table: BoneTable, warnings: list[str]) -> BoneTable:
             warnings.append(f"bone {name!r} written as {written!r}: SMD names cannot hold double quotes or line "
                             "breaks")  # fmt: skip
     return table
-
-
-def writable_name(name: str) -> str:
-    """A bone name SMD can quote: double quotes become apostrophes, line breaks spaces (as the IQE export does)."""
-    return name.replace('"', "'").replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
 
 
 def subset_skeleton(skeleton: Skeleton, rows: np.ndarray) -> Skeleton:

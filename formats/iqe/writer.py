@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import FormatError, Warnings
+from ..names import UNQUOTABLE, quotable_name
 from ..pieces import PieceStream, made_in_turn
 from .document import (
     COMPONENT_TYPES,
@@ -37,14 +38,10 @@ Int64Array = npt.NDArray[np.int64]
 
 MAX_LINE_BYTES = 510  # plus the newline, within the compiler's 511-byte line buffer
 _MAX_JOINT_INDEX = 255
-_UNWRITABLE = {'"': "'", "\n": " ", "\r": " ", "\x00": " "}
 _DEFAULT_SMOOTHING = (-1, 180.0, False)
 
 
-def sanitize_name(name: str) -> tuple[str, bool]:
-    """A writable version of `name` (quotes become apostrophes, line breaks spaces) and whether it changed."""
-    cleaned = "".join(_UNWRITABLE.get(character, character) for character in name)
-    return cleaned, cleaned != name
+sanitize_name = quotable_name  # (IQE's name for the rule it shares with SMD)
 
 
 def write_iqe(document: IqeDocument, warnings: Warnings | None = None) -> bytes:
@@ -133,7 +130,7 @@ def _table_lines(
 
 
 def _quoted(name: str, what: str, command: str) -> str:
-    bad = sorted({character for character in name if character in _UNWRITABLE})
+    bad = sorted({character for character in name if character in UNQUOTABLE})
     if bad:
         shown = ", ".join(repr(character) for character in bad)
         raise FormatError(f"{what} {name!r} contains {shown}, which IQE cannot represent (see sanitize_name)")
