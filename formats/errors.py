@@ -6,6 +6,8 @@ formats, 0-based byte offsets for binary formats.
 
 from __future__ import annotations
 
+import io
+import mmap
 import os
 import stat
 
@@ -64,9 +66,56 @@ def read_file_bytes(path: str | os.PathLike[str]) -> bytes:
     read: a device or a pipe (/dev/zero) would be read until memory runs out, a FIFO would wait for a writer."""
     name = os.fspath(path)
     try:
-        if not stat.S_ISREG(os.stat(name).st_mode):
-            raise FormatError("not a file to import (a folder, device or pipe)", path=name)
+        _check_regular(name)
         with open(name, "rb") as stream:
             return stream.read()
     except OSError as error:
         raise FormatError(f"cannot read the file: {error.strerror or error}", path=name) from error
+
+
+FileBuffer = bytes | mmap.mmap  # what read_file_buffer gives: find, slicing to bytes, regular expressions, buffers
+_HUGE_PAGES_FROM = 4 << 20  # bytes; below this, memory of huge pages would not be worth a mapping of its own
+
+
+def read_file_buffer(path: str | os.PathLike[str]) -> FileBuffer:
+    """read_file_bytes for large files that are read in bulk: where the system has huge pages, the bytes go into
+    private memory advised to use them (a large `bytes` object is mapped 4 KB at a time, and on a virtual machine
+    each page's first touch costs about as much as copying it: reading a 25 MB file took 13 ms instead of 4).
+    The memory is a copy, not a mapping of the file: a file changed or cut short while it is read cannot crash."""
+    name = os.fspath(path)
+    advice = getattr(mmap, "MADV_HUGEPAGE", None)
+    try:
+        size = _check_regular(name)
+        if advice is None or size < _HUGE_PAGES_FROM:
+            with open(name, "rb") as stream:
+                return stream.read()
+        with open(name, "rb", buffering=0) as stream:
+            memory = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+            memory.madvise(advice)
+            filled = _fill(stream, memory)
+    except OSError as error:
+        raise FormatError(f"cannot read the file: {error.strerror or error}", path=name) from error
+    if filled != size:  # (changed while read: what was there is read again, as plain bytes)
+        memory.close()
+        return read_file_bytes(name)
+    return memory
+
+
+def _fill(stream: io.FileIO, memory: mmap.mmap) -> int:
+    """Bytes read into `memory` until it is full or the file ends (one read may give fewer than asked)."""
+    view, filled = memoryview(memory), 0
+    while filled < len(memory):
+        count = stream.readinto(view[filled:])
+        if not count:
+            break
+        filled += count
+    view.release()
+    return filled
+
+
+def _check_regular(name: str) -> int:
+    """The size of a regular file; anything else is refused."""
+    status = os.stat(name)
+    if not stat.S_ISREG(status.st_mode):
+        raise FormatError("not a file to import (a folder, device or pipe)", path=name)
+    return status.st_size

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..atomic import write_bytes_atomically
-from ..errors import FormatError, read_file_bytes
+from ..errors import FileBuffer, FormatError, read_file_buffer
 from ..rows import row_lengths
 from .animation import DenseAnimation, dense_skeleton
 from .document import Flavour, SkeletonFrame, SmdDocument, SmdNode, Triangles, VertexFrame
@@ -74,7 +74,7 @@ __all__ = [
 VTA_CHANGE_THRESHOLD = 1e-4
 
 
-def read_vta(data: bytes, path: str | None = None) -> SmdDocument:
+def read_vta(data: FileBuffer, path: str | None = None) -> SmdDocument:
     """A VTA is an SMD with a `vertexanimation` block; warns when that block is missing."""
     doc = read_smd(data, path)
     if doc.vertex_animation is None:
@@ -91,7 +91,7 @@ def write_vta(doc: SmdDocument) -> bytes:
 def load_smd(path: str | os.PathLike[str], *, blank_material: str | None = None) -> SmdDocument:
     name = os.fspath(path)
     try:
-        return read_smd(read_file_bytes(path), name, blank_material=blank_material)
+        return read_smd(read_file_buffer(path), name, blank_material=blank_material)
     except FormatError as error:
         raise error.with_path(name) from None
 
@@ -99,7 +99,7 @@ def load_smd(path: str | os.PathLike[str], *, blank_material: str | None = None)
 def load_vta(path: str | os.PathLike[str]) -> SmdDocument:
     name = os.fspath(path)
     try:
-        return read_vta(read_file_bytes(path), name)
+        return read_vta(read_file_buffer(path), name)
     except FormatError as error:
         raise error.with_path(name) from None
 

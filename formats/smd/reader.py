@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from ..bytescan import positions_of
 from ..dedup import LineWords, byte_words, first_equal_lines
-from ..errors import FormatError
+from ..errors import FileBuffer, FormatError
 from .document import Flavour, FloatArray, IntArray, SkeletonFrame, SmdDocument, SmdNode, Triangles, VertexFrame
 from .numeric import (
     PAD,
@@ -109,7 +109,7 @@ class _Cursor:
     An ASCII file without CR is walked as bytes, the same text byte for byte: only the lines read one by one are
     decoded, and a long block's end is found through its line ends (numpy), which its reader then reuses."""
 
-    def __init__(self, text: str | bytes) -> None:
+    def __init__(self, text: str | FileBuffer) -> None:
         self.text = text
         self.pos = 0
         self.line = 1
@@ -140,7 +140,7 @@ class _Cursor:
         else:
             if line_ends is not None:
                 line_ends = line_ends[np.searchsorted(line_ends, self.pos) : np.searchsorted(line_ends, stop)]
-                line_ends = line_ends - self.pos
+                line_ends -= self.pos  # (in place: _find_end made them for this block alone)
             block = _Block(self.line, memoryview(self.text)[self.pos : stop], line_ends)
         first = self.pos
         if match is None:
@@ -168,7 +168,7 @@ class _Cursor:
         line_ends = positions_of(buffer[start:], ord("\n"))
         line_ends += start
         # An `end` line starts after a line end with `e`, `E`, a space or a tab: the regular expression decides.
-        following = buffer[np.minimum(line_ends + 1, buffer.size - 1)]
+        following = np.take(buffer[1:], line_ends, mode="clip")  # (a final line end is followed by itself)
         candidates = line_ends[_MIGHT_START_END[following]]
         if candidates.size > _MOST_CANDIDATES:
             return _END_LINE_BYTES.search(self.text, start), line_ends
@@ -189,13 +189,14 @@ def decode_text(data: bytes, warnings: list[str]) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
-def read_smd(data: bytes, path: str | None = None, *, blank_material: str | None = None) -> SmdDocument:
+def read_smd(data: FileBuffer, path: str | None = None, *, blank_material: str | None = None) -> SmdDocument:
     """Parse an SMD or VTA file. A triangle with a blank material line is dropped with a warning, as studiomdl
     does, unless `blank_material` names a material to give it instead."""
     _refuse_binary(data, path)
     doc = SmdDocument()
     # ASCII without CR reads as itself: walked as bytes, no need to decode it all
-    text: str | bytes = data if data.isascii() and b"\r" not in data else decode_text(data, doc.warnings)
+    plain = _is_ascii(data) and data.find(b"\r") < 0
+    text: str | FileBuffer = data if plain else decode_text(bytes(data), doc.warnings)
     cursor = _Cursor(text)
     seen: set[str] = set()
     saw_version = False
@@ -242,10 +243,16 @@ def _unknown_keyword(word: str, first: bool) -> str:
 _BINARY_LOOKS = 4096  # bytes looked at for a NUL, which no text file holds
 
 
-def _refuse_binary(data: bytes, path: str | None) -> None:
+def _is_ascii(data: FileBuffer) -> bool:
+    if isinstance(data, bytes):
+        return data.isascii()
+    return not data or int(np.frombuffer(data, np.uint8).max()) < 0x80
+
+
+def _refuse_binary(data: FileBuffer, path: str | None) -> None:
     """A file of another kind (an image, a model given the .smd extension) is called so before it is parsed."""
     nul = data.find(b"\0", 0, _BINARY_LOOKS)
-    if nul >= 0 and not data.lstrip().lower().startswith((b"version", b"nodes", b"//")):
+    if nul >= 0 and not data[:_BINARY_LOOKS].lstrip().lower().startswith((b"version", b"nodes", b"//")):
         raise FormatError("not an SMD or VTA file: it holds binary data", path=path, offset=nul)
 
 
@@ -499,24 +506,24 @@ def _quick_triangles(block: _Block, warnings: list[str], path: str | None) -> tu
         if not name or name.startswith("//") or _VERTEX_LIKE.match(name):
             return None  # blank material lines, comments or a misalignment
         row_of_raw[raw] = rows.setdefault(name, len(rows))
-    vertex_lines = (np.arange(line_count // 4, dtype=np.int64)[:, None] * 4 + np.arange(1, 4)).reshape(-1)
-    ends = np.append(line_ends, buffer.size)
-    distinct = _distinct_vertex_lines(buffer, starts[vertex_lines], ends[vertex_lines])
+    vertex_starts, vertex_ends = _vertex_line_bounds(starts, line_ends, buffer.size)
+    distinct = _distinct_vertex_lines(buffer, vertex_starts, vertex_ends)
     if distinct is None:  # every line read where it stands
         padded = padded_buffer(data, buffer.size)
         if material_bytes is None:  # one material line throughout: blanked a word at a time
             _blank_lines(padded, material_starts + PAD, int(lengths[0]))
         else:
             padded[material_bytes + PAD] = ord(" ")
-        numbers = parse_padded_micro_units(padded, vertex_lines.size, starts[vertex_lines])
-        lines = _LazyLines(data, starts[vertex_lines], ends[vertex_lines])
-        read_lines = vertex_lines
+        numbers = parse_padded_micro_units(padded, vertex_starts.size, vertex_starts)
+        lines = _LazyLines(data, vertex_starts, vertex_ends)
+        read_lines = _block_line_of_vertex(np.arange(vertex_starts.size))
     else:  # each distinct line read once, from a text of those lines alone
         first_lines, corner_lines = distinct
-        read_lines = vertex_lines[first_lines]
-        padded, text_starts = _padded_lines(buffer, starts[read_lines], ends[read_lines])
+        read_lines = _block_line_of_vertex(first_lines)
+        first_starts, first_ends = vertex_starts[first_lines], vertex_ends[first_lines]
+        padded, text_starts = _padded_lines(buffer, first_starts, first_ends)
         numbers = parse_padded_micro_units(padded, read_lines.size, text_starts)
-        lines = _LazyLines(padded[PAD:].data, text_starts, text_starts + (ends[read_lines] - starts[read_lines]))
+        lines = _LazyLines(padded[PAD:].data, text_starts, text_starts + (first_ends - first_starts))
     if numbers is None:
         return None
     try:
@@ -534,6 +541,27 @@ def _quick_triangles(block: _Block, warnings: list[str], path: str | None) -> tu
     if distinct is None:
         return corners.triangles(list(rows), material_indices), flavour
     return corners.triangles(list(rows), material_indices, corner_lines), flavour
+
+
+def _vertex_line_bounds(
+    starts: npt.NDArray[np.int64], line_ends: npt.NDArray[np.int64], size: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Where the vertex lines of a block of 4 lines per triangle start and end (3 of every 4 lines; the block's
+    last line ends at its end). Copied from strided views: an index array and a copy of the line ends with the
+    block's end appended would be three more arrays of a line each, whose fresh memory costs as much as the work."""
+    triangles = starts.size // 4
+    vertex_starts = starts.reshape(triangles, 4)[:, 1:].ravel()
+    vertex_ends = np.empty_like(vertex_starts)
+    by_triangle = vertex_ends.reshape(triangles, 3)
+    by_triangle[:-1] = line_ends[: 4 * (triangles - 1)].reshape(triangles - 1, 4)[:, 1:]
+    by_triangle[-1] = (line_ends[-2], line_ends[-1], size)
+    return vertex_starts, vertex_ends
+
+
+def _block_line_of_vertex(vertex_lines: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """The block line index of each of `vertex_lines` (numbered among the vertex lines: 3 of every 4 lines)."""
+    block_lines: npt.NDArray[np.int64] = vertex_lines + vertex_lines // 3 + 1
+    return block_lines
 
 
 def _material_bytes(material_starts: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:

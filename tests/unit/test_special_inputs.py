@@ -47,3 +47,29 @@ def test_devices_pipes_and_folders_are_refused_at_once(
         with pytest.raises((FormatError, QmapError)) as caught:
             READERS[kind](path)
         assert "not a file" in str(caught.value) or "folder" in str(caught.value), str(caught.value)
+
+
+def test_a_large_file_reads_the_same_through_huge_page_memory(tmp_path: Path) -> None:
+    """Files of 4 MB and more are read into memory advised to use huge pages where the system has them: the reader
+    sees the same bytes (finds, slices, regular expressions, numpy views) and parses the same document."""
+    from formats.errors import read_file_buffer, read_file_bytes
+
+    nodes = "version 1\nnodes\n0 \"root\" -1\nend\nskeleton\ntime 0\n0 0 0 0 0 0 0\nend\ntriangles\n"
+    corner = "0 {0:.6f} 1.000000 2.000000 0.000000 0.000000 1.000000 0.500000 0.250000 1 0 1.000000\n"
+    rows = [f"mat{t % 3}\n" + corner.format(t) + corner.format(t + 1) + corner.format(t + 2) for t in range(16_000)]
+    path = tmp_path / "large.smd"
+    path.write_bytes((nodes + "".join(rows) + "end\n").encode())
+    assert path.stat().st_size >= 4 << 20
+    buffer, plain = read_file_buffer(path), read_file_bytes(path)
+    assert bytes(buffer) == plain and buffer.find(b"triangles") == plain.find(b"triangles")
+    if hasattr(__import__("mmap"), "MADV_HUGEPAGE"):
+        assert not isinstance(buffer, bytes)  # (the path under test was taken)
+    document, expected = smd.load_smd(path), smd.read_smd(plain)
+    assert document.triangles is not None and expected.triangles is not None
+    assert document.triangles.material_names == expected.triangles.material_names == ["mat0", "mat1", "mat2"]
+    for name in ("positions", "normals", "uvs", "material_indices", "corner_lines"):
+        assert (getattr(document.triangles, name) == getattr(expected.triangles, name)).all(), name
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(5 << 20))  # binary data is still called so, at its offset
+    with pytest.raises(FormatError, match="binary data") as caught:
+        smd.load_smd(path)
+    assert caught.value.offset == 8
