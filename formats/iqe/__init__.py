@@ -6,7 +6,7 @@ import os
 
 from ..atomic import write_bytes_atomically
 from ..dedup import faces_repeating_a_vertex
-from ..errors import read_file_bytes
+from ..errors import read_file_buffer
 from ..pieces import PieceMap, sequential
 from .document import (
     COMPONENT_TYPES,
@@ -53,7 +53,7 @@ __all__ = [
 def load_iqe(path: str | os.PathLike[str], map_pieces: PieceMap = sequential) -> IqeDocument:
     """Read an IQE file; an unreadable file is reported as a FormatError too. `map_pieces`: see read_iqe."""
     name = os.fspath(path)
-    return read_iqe(read_file_bytes(name), name, map_pieces)
+    return read_iqe(read_file_buffer(name), name, map_pieces)
 
 
 def save_iqe(path: str | os.PathLike[str], document: IqeDocument) -> None:

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..dedup import faces_repeating_a_vertex
-from ..errors import FormatError, Warnings
+from ..errors import FileBuffer, FormatError, Warnings
 from ..pieces import PieceMap, sequential
 from ..rows import count_per_row
 from .document import (
@@ -42,10 +42,10 @@ _MAX_JOINT_INDEX = 255  # blend indices are stored in a byte
 _FACE_LINES = 1 << 18  # face lines resolved at a time
 
 
-def read_iqe(data: bytes, path: str | None = None, map_pieces: PieceMap = sequential) -> IqeDocument:
+def read_iqe(data: FileBuffer, path: str | None = None, map_pieces: PieceMap = sequential) -> IqeDocument:
     """Parse IQE bytes. Raises FormatError (with path, line, column) for input that cannot be read faithfully.
     `map_pieces` runs the independent pieces of the number parsing (see formats.pieces)."""
-    if data.startswith(_BOM):
+    if data[: len(_BOM)] == _BOM:
         data = data[len(_BOM) :]
     data = _with_lf_line_ends(data)
     _check_header(data, path)
@@ -71,15 +71,15 @@ def read_iqe(data: bytes, path: str | None = None, map_pieces: PieceMap = sequen
     return document
 
 
-def _with_lf_line_ends(data: bytes) -> bytes:
+def _with_lf_line_ends(data: FileBuffer) -> FileBuffer:
     """Old Mac text ends lines with CR alone. The reference compiler reads such a file as one long line; with no
     LF anywhere the line ends are unambiguous, so they are read as LF (a CR beside LF stays whitespace)."""
-    if b"\n" in data or b"\r" not in data:
+    if data.find(b"\n") >= 0 or data.find(b"\r") < 0:
         return data
-    return data.replace(b"\r", b"\n")
+    return bytes(data).replace(b"\r", b"\n")
 
 
-def _check_header(data: bytes, path: str | None) -> None:
+def _check_header(data: FileBuffer, path: str | None) -> None:
     newline = data.find(b"\n", 0, 4096)
     first_line = data[: newline if newline >= 0 else 4096]  # (not split: that would copy the whole text)
     hash_position = first_line.find(b"#")

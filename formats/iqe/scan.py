@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..bytescan import positions_of
-from ..errors import FormatError
+from ..errors import FileBuffer, FormatError
 from ..pieces import PieceMap, sequential
 from .decimals import parse_decimals
 
@@ -65,7 +65,7 @@ def _is_space(values: npt.NDArray[np.uint8]) -> npt.NDArray[np.bool_]:
     return space
 
 
-def split_comment_section(data: bytes) -> tuple[bytes, bytes | None]:
+def split_comment_section(data: FileBuffer) -> tuple[FileBuffer, bytes | None]:
     """Cut the file at the first `comment` command: (the commands before it, the verbatim text after its line)."""
     match = _first_comment_command(data)
     if match is None:
@@ -78,7 +78,7 @@ def split_comment_section(data: bytes) -> tuple[bytes, bytes | None]:
 _LETTERS_LOOKED_AT = 10_000  # o's looked at before the pattern searches the rest of the file itself
 
 
-def _first_comment_command(data: bytes) -> re.Match[bytes] | None:
+def _first_comment_command(data: FileBuffer) -> re.Match[bytes] | None:
     """_COMMENT_COMMAND.search(data), found from the letter 'o': an IQE file's vertex and face lines have none, and
     finding one byte runs at memory speed (the pattern, tried at each of a large file's million line ends, takes
     20 times as long)."""
@@ -86,7 +86,7 @@ def _first_comment_command(data: bytes) -> re.Match[bytes] | None:
     for _ in range(_LETTERS_LOOKED_AT):
         if position < 0:
             return None
-        if position >= 1 and data.startswith(b"comment", position - 1):
+        if position >= 1 and data[position - 1 : position + 6] == b"comment":
             line_end = data.rfind(b"\n", 0, position)
             match = _COMMENT_COMMAND.match(data, line_end) if line_end >= 0 else None
             if match is not None:
@@ -108,7 +108,7 @@ def decode_text(raw: bytes) -> tuple[str, bool]:
 class Lines:
     """The lines of the text without their newline, sliced on demand (most are never looked at)."""
 
-    def __init__(self, data: bytes, starts: Int64Array, lengths: Int64Array) -> None:
+    def __init__(self, data: FileBuffer, starts: Int64Array, lengths: Int64Array) -> None:
         self._data = data
         self.starts = starts
         self._lengths = lengths
@@ -150,7 +150,7 @@ class ScannedText:
     lines: Lines
     command_ids: npt.NDArray[np.int8]
     line_lengths: Int64Array  # bytes, without the newline
-    data: bytes
+    data: FileBuffer
     text: npt.NDArray[np.uint8] | None = None  # `data` as uint8 (a view)
     map_pieces: PieceMap = sequential  # runs the independent pieces of `numbers_of_many`
 
@@ -296,7 +296,7 @@ class ScannedText:
         return np.array(values, dtype=np.float64)
 
 
-def scan_lines(data: bytes, path: str | None) -> ScannedText:
+def scan_lines(data: FileBuffer, path: str | None) -> ScannedText:
     """Classify every line; text after a '#' inside a numeric command line is blanked first (it ends parsing)."""
     scanned = _scan(data, path)
     numeric_line_hashes = _numeric_lines_with_hash(data, scanned)
@@ -311,14 +311,14 @@ def scan_lines(data: bytes, path: str | None) -> ScannedText:
     return _scan(bytes(blanked), path)
 
 
-def _line_starts(data: bytes) -> Int64Array:
+def _line_starts(data: FileBuffer) -> Int64Array:
     newlines = positions_of(np.frombuffer(data, np.uint8), 10)
     return np.concatenate((np.zeros(1, np.int64), newlines + 1))
 
 
-def _numeric_lines_with_hash(data: bytes, scanned: ScannedText) -> dict[int, int]:
+def _numeric_lines_with_hash(data: FileBuffer, scanned: ScannedText) -> dict[int, int]:
     """Numeric command lines that contain '#', mapped to the offset of their first '#'."""
-    if b"#" not in data:
+    if data.find(b"#") < 0:
         return {}
     hashes = positions_of(np.frombuffer(data, np.uint8), 35)
     line_starts = scanned.lines.starts
@@ -330,7 +330,7 @@ def _numeric_lines_with_hash(data: bytes, scanned: ScannedText) -> dict[int, int
     return found
 
 
-def _scan(data: bytes, path: str | None) -> ScannedText:
+def _scan(data: FileBuffer, path: str | None) -> ScannedText:
     text = np.frombuffer(data, np.uint8)
     line_starts = _line_starts(data)
     line_lengths = np.diff(np.append(line_starts, len(data) + 1)) - 1
@@ -357,7 +357,7 @@ def _token_spans(text: npt.NDArray[np.uint8]) -> tuple[Int64Array, Int64Array]:
     return flips[:, 0], flips[:, 1]
 
 
-def _first_token_starts(data: bytes, line_starts: Int64Array, line_lengths: Int64Array) -> Int64Array:
+def _first_token_starts(data: FileBuffer, line_starts: Int64Array, line_lengths: Int64Array) -> Int64Array:
     """The byte offset of each line's first token, -1 for a blank line. Most lines start with their token; the
     others are stepped through their leading whitespace one byte at a time, all together, and the few indented
     deeper than that are searched one by one."""

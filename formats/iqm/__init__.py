@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from ..atomic import write_bytes_atomically
-from ..errors import Warnings, read_file_bytes
+from ..errors import Warnings, read_file_buffer
 from ..iqe.document import IqeDocument
 from .compile import IqmWriteOptions, compile_document
 from .encode import encode_model, encode_model_pieces
@@ -51,7 +51,7 @@ def iqm_pieces(
 def load_iqm(path: str | os.PathLike[str]) -> IqeDocument:
     """Read an IQM file; an unreadable file is reported as a FormatError too."""
     name = os.fspath(path)
-    return read_iqm(read_file_bytes(name), name)
+    return read_iqm(read_file_buffer(name), name)
 
 
 def save_iqm(path: str | os.PathLike[str], document: IqeDocument, options: IqmWriteOptions | None = None) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import FormatError, Warnings
+from ..errors import FileBuffer, FormatError, Warnings
 from .layout import (
     ANIM_DTYPE,
     BOUNDS_DTYPE,
@@ -49,7 +49,7 @@ class _Header:
         return FormatError(f"header field {name} = {self.values[name]}: {message}", offset=_FIELD_OFFSET[name])
 
 
-def decode_model(data: bytes, warnings: Warnings) -> IqmModel:
+def decode_model(data: FileBuffer, warnings: Warnings) -> IqmModel:
     header = _read_header(data, warnings)
     text = _section(data, header, "num_text", "ofs_text", np.dtype(np.uint8))
     names = _Names(text.tobytes(), header)
@@ -70,7 +70,7 @@ def decode_model(data: bytes, warnings: Warnings) -> IqmModel:
     return model
 
 
-def _read_header(data: bytes, warnings: Warnings) -> _Header:
+def _read_header(data: FileBuffer, warnings: Warnings) -> _Header:
     if len(data) < HEADER.size:
         raise FormatError(f"file is {len(data)} bytes, too short for the {HEADER.size}-byte IQM header", offset=0)
     magic, *values = HEADER.unpack_from(data, 0)
@@ -88,7 +88,7 @@ def _read_header(data: bytes, warnings: Warnings) -> _Header:
 
 
 def _section(
-    data: bytes, header: _Header, count_field: str, offset_field: str, dtype: np.dtype[Any], per: int = 1
+    data: FileBuffer, header: _Header, count_field: str, offset_field: str, dtype: np.dtype[Any], per: int = 1
 ) -> npt.NDArray[Any]:
     """`count * per` items of `dtype` at the field's offset, after checking that they lie inside the file."""
     count = header[count_field] * per
@@ -138,7 +138,7 @@ class _Names:
         return name
 
 
-def _meshes(data: bytes, header: _Header, names: _Names) -> list[IqmMesh]:
+def _meshes(data: FileBuffer, header: _Header, names: _Names) -> list[IqmMesh]:
     records = _section(data, header, "num_meshes", "ofs_meshes", MESH_DTYPE)
     meshes = []
     base = header["ofs_meshes"]
@@ -170,7 +170,7 @@ def _meshes(data: bytes, header: _Header, names: _Names) -> list[IqmMesh]:
     return meshes
 
 
-def _vertex_arrays(data: bytes, header: _Header, names: _Names, warnings: Warnings) -> list[IqmVertexArray]:
+def _vertex_arrays(data: FileBuffer, header: _Header, names: _Names, warnings: Warnings) -> list[IqmVertexArray]:
     records = _section(data, header, "num_vertexarrays", "ofs_vertexarrays", VERTEX_ARRAY_DTYPE)
     count = header["num_vertexes"]
     arrays: list[IqmVertexArray] = []
@@ -219,7 +219,7 @@ def _require_finite(values: npt.NDArray[Any], base: int, stride: int, what: str)
                           offset=base + index * stride)  # fmt: skip
 
 
-def _triangles(data: bytes, header: _Header, model: IqmModel) -> None:
+def _triangles(data: FileBuffer, header: _Header, model: IqmModel) -> None:
     triangles = _section(data, header, "num_triangles", "ofs_triangles", np.dtype("<u4"), per=3).reshape(-1, 3)
     if triangles.size and int(triangles.max()) >= header["num_vertexes"]:
         bad = int(np.argmax(triangles.ravel() >= header["num_vertexes"]))
@@ -242,7 +242,7 @@ def _triangles(data: bytes, header: _Header, model: IqmModel) -> None:
         model.adjacency = adjacency.astype(np.uint32)
 
 
-def _joints(data: bytes, header: _Header, names: _Names, model: IqmModel) -> None:
+def _joints(data: FileBuffer, header: _Header, names: _Names, model: IqmModel) -> None:
     records = _section(data, header, "num_joints", "ofs_joints", JOINT_DTYPE)
     base = header["ofs_joints"]
     parents = records["parent"].astype(np.int32)
@@ -268,7 +268,7 @@ def _check_parents(parents: npt.NDArray[np.int32], base: int, stride: int, what:
         )
 
 
-def _animations(data: bytes, header: _Header, names: _Names, model: IqmModel, warnings: Warnings) -> None:
+def _animations(data: FileBuffer, header: _Header, names: _Names, model: IqmModel, warnings: Warnings) -> None:
     poses = _section(data, header, "num_poses", "ofs_poses", POSE_DTYPE)
     _check_parents(poses["parent"].astype(np.int32), header["ofs_poses"], POSE_DTYPE.itemsize, "pose")
     model.pose_parents = poses["parent"].astype(np.int32)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import FormatError, Warnings
+from ..errors import FileBuffer, FormatError, Warnings
 from ..iqe.document import (
     MAX_INFLUENCES,
     IqeAnimation,
@@ -32,7 +32,7 @@ _CUSTOM_NAME = re.compile(r"custom([0-9])")
 _SLOTS = 10
 
 
-def read_iqm_model(data: bytes, path: str | None = None, warnings: Warnings | None = None) -> IqmModel:
+def read_iqm_model(data: FileBuffer, path: str | None = None, warnings: Warnings | None = None) -> IqmModel:
     """The file's sections, checked (FormatError with the byte offset of the bad field)."""
     try:
         return decode_model(data, warnings if warnings is not None else Warnings())
@@ -40,7 +40,7 @@ def read_iqm_model(data: bytes, path: str | None = None, warnings: Warnings | No
         raise (error.with_path(path) if path else error) from None
 
 
-def read_iqm(data: bytes, path: str | None = None) -> IqeDocument:
+def read_iqm(data: FileBuffer, path: str | None = None) -> IqeDocument:
     """Parse IQM bytes into a document (the file's coordinates, winding and V, as IQE keeps them)."""
     warnings = Warnings()
     model = read_iqm_model(data, path, warnings)

@@ -1,0 +1,92 @@
+"""Large files are read into memory advised for huge pages (formats.errors.read_file_buffer), not into `bytes`: the
+IQE, IQM and SMD readers must read exactly the same documents, errors and warnings from it. Here every file takes
+that path (its size threshold lowered to nothing)."""
+
+from __future__ import annotations
+
+import dataclasses
+import mmap
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from formats import errors, iqe, iqm, smd
+from formats.errors import FormatError
+from tests.unit.test_iqe_fuzz import FIXTURE
+from tests.unit.test_structured_fuzz import IQE_FIXTURE, SMD_FIXTURE
+
+pytestmark = pytest.mark.skipif(not hasattr(mmap, "MADV_HUGEPAGE"), reason="this system has no huge pages to ask for")
+
+IQE_TEXTS = [
+    FIXTURE,
+    IQE_FIXTURE,
+    b"\xef\xbb\xbf" + IQE_FIXTURE,  # a byte order mark
+    IQE_FIXTURE.replace(b"\n", b"\r"),  # old Mac line ends
+    IQE_FIXTURE.replace(b"vp 0 0 0", b"vp 0 0 0 # a hash ends a numeric line", 1),
+    IQE_FIXTURE + b"comment\nverbatim text, kept # as it is\n",
+    IQE_FIXTURE[: len(IQE_FIXTURE) // 2],  # cut short
+    b"# not an IQE header\n",
+]
+SMD_TEXTS = [
+    SMD_FIXTURE,
+    SMD_FIXTURE.replace(b"\n", b"\r\n"),
+    "version 1\n// caf\u00e9\n".encode("cp1252") + SMD_FIXTURE.split(b"\n", 1)[1],  # not UTF-8
+    b"\x89PNG\r\n\x1a\n" + bytes(64),  # binary data
+    SMD_FIXTURE[: len(SMD_FIXTURE) * 2 // 3],
+]
+
+
+def _outcome(read: Callable[[str], object], path: Path) -> object:
+    try:
+        return read(str(path))
+    except FormatError as error:
+        return ("error", str(error), error.line, error.column, error.offset)
+
+
+def _same(first: object, second: object) -> bool:
+    if isinstance(first, np.ndarray):
+        assert isinstance(second, np.ndarray)
+        return first.dtype == second.dtype and np.array_equal(first, second, equal_nan=first.dtype.kind == "f")
+    if dataclasses.is_dataclass(first) and not isinstance(first, type):
+        fields = dataclasses.fields(first)
+        return type(first) is type(second) and all(_same(getattr(first, f.name), getattr(second, f.name)) for f in fields)
+    if isinstance(first, (list, tuple)):
+        assert isinstance(second, (list, tuple))
+        return len(first) == len(second) and all(_same(a, b) for a, b in zip(first, second, strict=True))
+    if isinstance(first, dict):
+        assert isinstance(second, dict)
+        return first.keys() == second.keys() and all(_same(first[key], second[key]) for key in first)
+    return first == second
+
+
+def _cases() -> list[tuple[str, Callable[[str], object], bytes]]:
+    compiled = iqm.write_iqm(iqe.read_iqe(FIXTURE))
+    return (
+        [(f"iqe{index}", iqe.load_iqe, text) for index, text in enumerate(IQE_TEXTS)]
+        + [(f"smd{index}", smd.load_smd, text) for index, text in enumerate(SMD_TEXTS)]
+        + [("iqm", iqm.load_iqm, compiled), ("iqm-cut", iqm.load_iqm, compiled[:-40])]
+    )
+
+
+@pytest.mark.parametrize(("name", "load", "data"), _cases(), ids=[case[0] for case in _cases()])
+def test_documents_and_errors_are_those_read_from_bytes(
+    name: str, load: Callable[[str], object], data: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(data)
+    from_bytes = _outcome(load, path)
+    taken: list[object] = []
+    real = errors.read_file_buffer
+
+    def spied(file: str) -> errors.FileBuffer:
+        taken.append(buffer := real(file))
+        return buffer
+
+    monkeypatch.setattr(errors, "_HUGE_PAGES_FROM", 1)
+    for module in (iqe, iqm, smd):
+        monkeypatch.setattr(module, "read_file_buffer", spied)
+    from_buffer = _outcome(load, path)
+    assert taken and isinstance(taken[0], mmap.mmap), "the huge-page path was not taken"
+    assert _same(from_bytes, from_buffer)
