@@ -250,18 +250,9 @@ def build_skeleton_object(
 # ------------------------------------------------------------------------------------------------ reference
 
 
-def shared_vertices(
-    positions: np.ndarray, counts: np.ndarray, bones: np.ndarray, weights: np.ndarray,
-    corner_lines: np.ndarray | None = None,
-) -> np.ndarray:  # fmt: skip
-    """A vertex index per corner: corners share a vertex when position and weight links (as a set) are equal.
-    Vertices are numbered in order of first appearance. `corner_lines` (see smd.Triangles), when known, spares
-    comparing the corners read from one line: only the first corner of each line is looked at."""
-    if corner_lines is not None:
-        first_corner = first_occurrences(corner_lines)
-        links = smd.select_links(counts, first_corner)
-        vertex_of_line = shared_vertices(positions[first_corner], counts[first_corner], bones[links], weights[links])
-        return vertex_of_line[corner_lines]
+def shared_vertices(positions: np.ndarray, counts: np.ndarray, bones: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """A vertex index per corner (or per vertex line): corners share a vertex when position and weight links (as a
+    set) are equal. Vertices are numbered in order of first appearance."""
     corner_count = len(positions)
     if corner_count == 0:
         return np.zeros(0, np.intc)
@@ -327,13 +318,19 @@ def set_all_smooth(mesh: bpy.types.Mesh) -> None:
 
 
 def corner_links(
-    triangles: smd.Triangles, document: smd.SmdDocument, options: SmdImportOptions, warnings: list[str], label: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    triangles: smd.Triangles, document: smd.SmdDocument, options: SmdImportOptions, warnings: list[str], label: str,
+    corners: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """Per-corner CSR links (counts, node rows, weights) as studiomdl skins: a corner without links is rigid on
-    its parent column; GoldSrc files only have that column. Links to unknown bones are dropped."""
-    counts, bones, weights = smd.effective_links(
-        triangles.link_counts, triangles.link_bones, triangles.link_weights, triangles.parent_bones
-    )
+    its parent column; GoldSrc files only have that column. Links to unknown bones are dropped. `corners`: only
+    those corners' links, in that order (the first corner of each vertex line: see smd.Triangles.corner_lines)."""
+    link_counts, link_bones, link_weights = triangles.link_counts, triangles.link_bones, triangles.link_weights
+    parents = triangles.parent_bones
+    if corners is not None:
+        chosen = smd.select_links(link_counts.reshape(-1), corners)
+        link_bones, link_weights = link_bones[chosen], link_weights[chosen]
+        link_counts, parents = link_counts.reshape(-1)[corners], parents.reshape(-1)[corners]
+    counts, bones, weights = smd.effective_links(link_counts, link_bones, link_weights, parents)
     if options.weight_mode == "STUDIOMDL":
         counts, bones, weights = smd.balance_links(counts, bones, weights)
     else:  # a vertex group holds one weight per bone: duplicate links add up, as studiomdl reads them
@@ -344,8 +341,9 @@ def corner_links(
     at = np.minimum(np.searchsorted(ids, bones), max(len(ids) - 1, 0))
     known = (ids[at] == bones) if len(ids) else np.zeros(len(bones), bool)
     if not known.all():
-        warnings.append(f"{label}: {int((~known).sum())} weight link(s) to unknown bones dropped")
         corner = np.repeat(np.arange(len(counts)), counts)
+        dropped = ~known if corners is None else np.bincount(triangles.corner_lines)[corner[~known]]  # (per corner)
+        warnings.append(f"{label}: {int(dropped.sum())} weight link(s) to unknown bones dropped")
         counts = np.bincount(corner[known], minlength=len(counts)).astype(np.int64)
     return counts, row_of_id[at[known]], weights[known]
 
@@ -380,18 +378,24 @@ def build_reference(
     if len(triangles) == 0:
         summary.warnings.append(f"{name}: no triangles; no mesh object was made")
         return
-    counts, bones, weights = corner_links(triangles, document, options, summary.warnings, name)
-    positions = options.points(triangles.positions)
-    corner_verts = shared_vertices(positions, counts, bones, weights, triangles.corner_lines)
+    # Rows: the corners, or where the reader knows them each distinct vertex line once (its corners hold the same
+    # values), for the links, positions and vertices
+    lines = triangles.corner_lines
+    line_corner = first_occurrences(lines) if lines is not None else None
+    counts, bones, weights = corner_links(triangles, document, options, summary.warnings, name, line_corner)
+    corner_positions = triangles.positions.reshape(-1, 3)
+    positions = options.points(corner_positions if line_corner is None else corner_positions[line_corner])
+    row_verts = shared_vertices(positions, counts, bones, weights)
+    corner_verts = row_verts if lines is None else row_verts[lines]
     faces = corner_verts.reshape(-1, 3)
     degenerate = (faces[:, 0] == faces[:, 1]) | (faces[:, 1] == faces[:, 2]) | (faces[:, 0] == faces[:, 2])
     if degenerate.any():
         summary.warnings.append(f"{name}: {int(degenerate.sum())} degenerate triangle(s) skipped, as studiomdl does")
     kept_corners = np.repeat(~degenerate, 3)
     vertex_count = int(corner_verts.max()) + 1
-    first_corner = first_occurrences(corner_verts)
+    first_row = first_occurrences(row_verts)  # each vertex's first row
     mesh = mesh_io.new_mesh(
-        name, positions[first_corner], corner_verts[kept_corners], np.arange(int((~degenerate).sum())) * 3
+        name, positions[first_row], corner_verts[kept_corners], np.arange(int((~degenerate).sum())) * 3
     )
     mesh_io.add_uv_map(mesh, "UVMap", triangles.uvs.reshape(-1, 2)[kept_corners])
     for material_name in triangles.material_names:
@@ -404,8 +408,8 @@ def build_reference(
         mesh_io.add_corner_vectors(mesh, STORED_NORMALS, normals)
         mesh_io.set_custom_normals(mesh, corner_verts[kept_corners], normals)
     obj = bpy.data.objects.new(name, mesh)  # linked once weighted: vertex groups go faster on an unlinked object
-    link_rows = smd.select_links(counts, first_corner)
-    vertices = np.repeat(np.arange(vertex_count), counts[first_corner])
+    link_rows = smd.select_links(counts, first_row)
+    vertices = np.repeat(np.arange(vertex_count), counts[first_row])
     used = np.flatnonzero(np.bincount(bones, minlength=len(document.nodes)))
     group_row = np.full(len(document.nodes), -1, np.int64)
     group_row[used] = np.arange(len(used))

@@ -1078,3 +1078,20 @@ def test_a_loop_that_ends_on_its_first_pose_wraps_there(tmp_path: Path) -> None:
     assert bpy.ops.export_scene.iqe(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
     (spin,) = iqe.load_iqe(out).animations
     assert spin.loop and len(spin.frames) == 2
+
+
+def test_links_to_unknown_bones_are_dropped_and_counted_per_corner(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A vertex line written in several triangles is read once, but each corner using it counts in the warning,
+    and every vertex keeps only its links to bones the file names."""
+    head = 'version 1\nnodes\n0 "root" -1\n1 "a" 0\nend\nskeleton\ntime 0\n0 0 0 0 0 0 0\n1 0 0 1 0 0 0\nend\n'
+    lines = ["0 0 0 0 0 0 1 0 0 2 1 0.500000 7 0.500000", "0 1 0 0 0 0 1 1 0 1 1 1.000000",
+             "0 0 1 0 0 0 1 0 1 1 9 1.000000", "0 1 1 0 0 0 1 1 1 0"]  # fmt: skip  (the reader's quickest path)
+    faces = [(0, 1, 2), (1, 2, 3), (0, 2, 3), (0, 1, 3)]
+    body = "".join("mat\n" + "".join(lines[i] + "\n" for i in face) for face in faces)
+    assert import_smd(write(tmp_path, "unknown.smd", head + "triangles\n" + body + "end\n")) == {"FINISHED"}
+    assert "6 weight link(s) to unknown bones dropped" in capsys.readouterr().out  # (2 lines, 3 corners each)
+    obj = next(obj for obj in bpy.data.objects if obj.type == "MESH")
+    # (vertices in order of first use: the lines' order)
+    assert vertex_weights(obj) == [[("a", 0.5)], [("a", 1.0)], [], [("root", 1.0)]]  # bones 7 and 9 are gone
