@@ -238,7 +238,7 @@ def test_vectorised_blocks_match_the_tokenizer_bit_for_bit(monkeypatch: pytest.M
     assert blockscan.parse_vertex_block(block, block.index(b"{") + 1, count) is not None  # really this path
     assert blockscan.parse_face_block(faces, faces.index(b"{") + 1, 3, 4, True) is not None
     fast = parse_tmp(quad_map(vertices=block, faces=faces))
-    slow = parse_tmp(quad_map(vertices=block.replace(b"\n}", b"\n/* force the tokenizer */ }"),
+    slow = parse_tmp(quad_map(vertices=block.replace(b"\n}", b"\n/* force the tokenizer: } */ }"),
                               faces=faces.replace(b"\n}", b" // slow\n}")))  # fmt: skip
     for name in ("vertices", "face_uvs", "face_indices", "face_sizes", "face_materials", "face_smooth"):
         a, b = getattr(fast.meshes[0], name), getattr(slow.meshes[0], name)
