@@ -118,7 +118,7 @@ class ExportSettings:
 
 
 def _floats(collection: bpy.types.bpy_prop_collection, key: str, width: int) -> np.ndarray:
-    return mesh_io.corner_floats(collection, key, width).astype(np.float32)
+    return mesh_io.corner_floats(collection, key, width)  # (float32 already: no copy)
 
 
 def _faces(mesh: bpy.types.Mesh, triangulate: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
