@@ -75,7 +75,31 @@ def new_mesh(name: str, positions: np.ndarray, corner_verts: np.ndarray, loop_st
 
 
 def set_smooth(mesh: bpy.types.Mesh, smooth: bool = True) -> None:
-    mesh.polygons.foreach_set("use_smooth", np.full(len(mesh.polygons), smooth, bool))
+    """Every face smooth (or flat)."""
+    set_face_smooth(mesh, np.full(len(mesh.polygons), smooth, bool))
+
+
+def set_face_smooth(mesh: bpy.types.Mesh, smooth: np.ndarray) -> None:
+    """Each face shaded smooth or flat, as `use_smooth` sets it, through the `sharp_face` attribute: one copy for
+    every face, where `polygons.foreach_set("use_smooth", ...)` makes a property call per face (11 ms for 100k
+    faces, against 0.1). Without that attribute every face is smooth (4.2-5.2)."""
+    flags = np.asarray(smooth, bool)
+    sharp = mesh.attributes.get("sharp_face")
+    if sharp is None:
+        if not len(mesh.polygons) or bool(flags.all()):
+            return
+        sharp = mesh.attributes.new("sharp_face", "BOOLEAN", "FACE")
+    sharp.data.foreach_set("value", ~flags)
+    mesh.update()  # (normals computed before now would stay as they were: the attribute write does not tag them)
+
+
+def set_face_materials(mesh: bpy.types.Mesh, material_indices: np.ndarray) -> None:
+    """Each face's material slot, as `polygons.foreach_set("material_index", ...)` sets it, through the attribute
+    (a plain copy instead of a property call per face: 15 ms for 100k faces, against 0.1)."""
+    attribute = mesh.attributes.get("material_index")
+    if attribute is None:
+        attribute = mesh.attributes.new("material_index", "INT", "FACE")
+    attribute.data.foreach_set("value", np.ascontiguousarray(material_indices, np.intc))
 
 
 def add_uv_map(mesh: bpy.types.Mesh, name: str, corner_uvs: np.ndarray) -> None:
@@ -96,7 +120,7 @@ def set_custom_normals(mesh: bpy.types.Mesh, corner_verts: np.ndarray, corner_no
     if blender_normals_match(mesh, normals):
         return
     if _face_normals_match(mesh, normals):  # a hard-surface mesh: flat shading gives exactly these normals
-        mesh.polygons.foreach_set("use_smooth", np.zeros(len(mesh.polygons), np.bool_))
+        set_smooth(mesh, False)
         return
     per_vertex = np.zeros((len(mesh.vertices), 3), np.float32)
     per_vertex[corner_verts] = normals

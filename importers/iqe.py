@@ -178,7 +178,7 @@ def _build_object(
         for material in materials:
             blender_mesh.materials.append(_material(material))
     if len(materials) > 1:
-        blender_mesh.polygons.foreach_set("material_index", np.concatenate(material_parts))
+        mesh_io.set_face_materials(blender_mesh, np.concatenate(material_parts))
     del material_parts
     if all(m.texcoords is not None for m in meshes):
         uvs = np.concatenate([m.blender_texcoords() for m in meshes])

@@ -76,10 +76,10 @@ def build_tmp_mesh(context: bpy.types.Context, source: qc.MeshObject, warnings: 
     mesh = mesh_io.new_mesh(name, source.vertices, corner_verts, np.concatenate([[0], np.cumsum(sizes)[:-1]]))
     if source.face_uvs is not None:
         mesh_io.add_uv_map(mesh, "UVMap", source.face_uvs[corner_mask])
-    mesh.polygons.foreach_set("use_smooth", source.face_smooth.astype(bool))
+    mesh_io.set_face_smooth(mesh, source.face_smooth)
     for material_name in source.materials:
         mesh.materials.append(material_named(material_name, warnings))
-    mesh.polygons.foreach_set("material_index", source.face_materials.astype(np.intc))
+    mesh_io.set_face_materials(mesh, source.face_materials)
     obj = mesh_io.link_new_object(context, name, mesh, warnings)
     place(obj, source)
     return obj

@@ -298,25 +298,6 @@ def _fill_sorted_links(key: np.ndarray, counts: np.ndarray, bones: np.ndarray, w
     return True
 
 
-def set_face_materials(mesh: bpy.types.Mesh, material_indices: np.ndarray) -> None:
-    """What `mesh.polygons.foreach_set("material_index", ...)` does, through the attribute (a plain copy)."""
-    attribute = mesh.attributes.get("material_index")
-    if attribute is None:
-        attribute = mesh.attributes.new("material_index", "INT", "FACE")
-    attribute.data.foreach_set("value", material_indices)
-
-
-def set_all_smooth(mesh: bpy.types.Mesh) -> None:
-    """What `mesh_io.set_smooth` does to a new mesh, faster: the first face is set through its property, which
-    makes the `sharp_face` attribute where this Blender keeps one, and the attribute is then cleared in bulk."""
-    if not len(mesh.polygons):
-        return
-    mesh.polygons[0].use_smooth = True
-    sharp = mesh.attributes.get("sharp_face")
-    if sharp is not None:
-        sharp.data.foreach_set("value", np.zeros(len(mesh.polygons), bool))
-
-
 def corner_links(
     triangles: smd.Triangles, document: smd.SmdDocument, options: SmdImportOptions, warnings: list[str], label: str,
     corners: np.ndarray | None = None,
@@ -401,8 +382,8 @@ def build_reference(
     for material_name in triangles.material_names:
         mesh.materials.append(mesh_io.material_named(material_name, summary.warnings))
     material_indices = triangles.material_indices[~degenerate].astype(np.intc)
-    set_face_materials(mesh, material_indices)
-    set_all_smooth(mesh)
+    mesh_io.set_face_materials(mesh, material_indices)
+    mesh_io.set_smooth(mesh)
     if options.use_custom_normals:
         normals = options.directions(triangles.normals)[kept_corners].astype(np.float32)
         mesh_io.add_corner_vectors(mesh, STORED_NORMALS, normals)

@@ -642,3 +642,39 @@ def test_the_panel_paths_take_blend_relative_paths_without_a_warning() -> None:
         settings.tmp_path = "//maps/level.qmap.tmp"
         settings.qmap_path = "//maps/level.qmap"
     assert (settings.tmp_path, settings.qmap_path) == ("//maps/level.qmap.tmp", "//maps/level.qmap")
+
+
+MIXED_FACES = b"""QMAP TMP 10
+objects {
+ mesh "Mixed" {
+  0,0,0 0,0,0 1,1,1 30 1
+  materials 2 { "stone" "wood" }
+  vertices 5 { 0,0,0 1,0,0 1,1,0 0,1,0 2,0,0 }
+  faces 3 {
+   4 1 1 0 0,0 1 1,0 2 1,1 3 0,1
+   3 0 0 1 1,0 4 1,0 2 1,1
+   3 1 0 4 1,0 2 1,1 1 0,0
+  }
+ }
+}
+"""
+
+
+def test_source_faces_keep_their_smooth_flags_and_materials_both_ways(tmp_path: Path) -> None:
+    """Per-face shading and material slots, set in bulk through the mesh's attributes, read back face by face and
+    written out again as they were."""
+    source = tmp_path / "mixed.qmap.tmp"
+    source.write_bytes(MIXED_FACES)
+    assert bpy.ops.import_scene.qmap_tmp(filepath=str(source)) == {"FINISHED"}
+    (obj,) = bpy.data.objects
+    polygons = obj.data.polygons
+    assert [polygon.use_smooth for polygon in polygons] == [True, False, False]
+    assert [obj.material_slots[polygon.material_index].name for polygon in polygons] == ["wood", "stone", "wood"]
+    normals = np.empty(len(obj.data.loops) * 3, np.float32)
+    obj.data.corner_normals.foreach_get("vector", normals)
+    assert np.allclose(normals.reshape(-1, 3)[4:], [0.0, 0.0, 1.0], atol=1e-6)  # flat faces: their own normal
+    again = tmp_path / "again.qmap.tmp"
+    assert bpy.ops.export_scene.qmap_tmp(filepath=str(again)) == {"FINISHED"}
+    (mesh,) = parse(again).meshes
+    assert mesh.face_smooth.tolist() == [True, False, False] and mesh.materials == [b"stone", b"wood"]
+    assert [mesh.materials[index] for index in mesh.face_materials.tolist()] == [b"wood", b"stone", b"wood"]
