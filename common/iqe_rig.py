@@ -156,9 +156,8 @@ def _affine_inverses(matrices: np.ndarray) -> np.ndarray | None:
     determinants = np.einsum("...i,...i->...", columns[0], rows[..., 0, :])
     with np.errstate(all="ignore"):
         inverse_linear = rows / determinants[..., None, None]
-        # (conditioned well enough that the closed form matches LAPACK: norms times inverse norms)
         condition = np.abs(matrices[..., :3, :3]).sum(axis=(-1, -2)) * np.abs(inverse_linear).sum(axis=(-1, -2))
-    if not (np.isfinite(condition).all() and bool((condition < 1e6).all())):
+    if not (np.isfinite(condition).all() and bool((condition < _WELL_CONDITIONED).all())):
         return None
     inverses = np.zeros_like(matrices)
     inverses[..., :3, :3] = inverse_linear
@@ -168,6 +167,10 @@ def _affine_inverses(matrices: np.ndarray) -> np.ndarray | None:
 
 
 _LAST_ROW = np.array([0.0, 0.0, 0.0, 1.0])
+# Below this (norm times inverse norm, summed absolute values) the closed form stays within 1e-11 of LAPACK (5e-12
+# measured up to 1e4; its error grows with the square of the condition: 4e-8 near 1e6). Rigs' rotations with even
+# scales measure 9 to 27.
+_WELL_CONDITIONED = 1e4
 
 
 def inverse(matrices: np.ndarray) -> np.ndarray:

@@ -84,6 +84,8 @@ def set_face_smooth(mesh: bpy.types.Mesh, smooth: np.ndarray) -> None:
     every face, where `polygons.foreach_set("use_smooth", ...)` makes a property call per face (11 ms for 100k
     faces, against 0.1). Without that attribute every face is smooth (4.2-5.2)."""
     flags = np.asarray(smooth, bool)
+    if flags.shape != (len(mesh.polygons),):
+        raise ValueError(f"{flags.shape[0] if flags.ndim else 0} smooth flags for {len(mesh.polygons)} faces")
     sharp = mesh.attributes.get("sharp_face")
     if sharp is None:
         if not len(mesh.polygons) or bool(flags.all()):
@@ -99,7 +101,8 @@ def set_face_materials(mesh: bpy.types.Mesh, material_indices: np.ndarray) -> No
     attribute = mesh.attributes.get("material_index")
     if attribute is None:
         attribute = mesh.attributes.new("material_index", "INT", "FACE")
-    attribute.data.foreach_set("value", np.ascontiguousarray(material_indices, np.intc))
+    # (negative slots read as 0, as the property clamps them: a file's 32-bit index past 2**31 wraps negative)
+    attribute.data.foreach_set("value", np.maximum(np.asarray(material_indices).astype(np.intc), 0))
 
 
 def add_uv_map(mesh: bpy.types.Mesh, name: str, corner_uvs: np.ndarray) -> None:

@@ -6,6 +6,7 @@ formats, 0-based byte offsets for binary formats.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import mmap
 import os
@@ -91,14 +92,24 @@ def read_file_buffer(path: str | os.PathLike[str]) -> FileBuffer:
                 return stream.read()
         with open(name, "rb", buffering=0) as stream:
             memory = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-            memory.madvise(advice)
-            filled = _fill(stream, memory)
+            try:
+                _advise(memory, advice)
+                whole = _fill(stream, memory) == size and not stream.read(1)
+            except BaseException:
+                memory.close()
+                raise
     except OSError as error:
         raise FormatError(f"cannot read the file: {error.strerror or error}", path=name) from error
-    if filled != size:  # (changed while read: what was there is read again, as plain bytes)
+    if not whole:  # (changed while read, shorter or longer: what is there now is read again, as plain bytes)
         memory.close()
         return read_file_bytes(name)
     return memory
+
+
+def _advise(memory: mmap.mmap, advice: int) -> None:
+    """Huge pages are advice: a kernel without them (or a sandbox that refuses madvise) still reads the file."""
+    with contextlib.suppress(OSError):
+        memory.madvise(advice)
 
 
 def _fill(stream: io.FileIO, memory: mmap.mmap) -> int:

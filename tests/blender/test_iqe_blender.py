@@ -1402,8 +1402,10 @@ def test_batched_matrix_solve_matches_lapack_and_falls_back_for_what_it_cannot_t
     random = np.random.default_rng(7)
 
     def affine(count: int, scale: float = 1.0) -> np.ndarray:
+        """Joint-like transforms: a rotation, scales of 0.5-2 along its axes times `scale`, a translation."""
+        rotations = np.linalg.qr(random.normal(size=(count, 3, 3)))[0]
         matrices = np.zeros((count, 4, 4))
-        matrices[:, :3, :3] = random.normal(size=(count, 3, 3)) * scale
+        matrices[:, :3, :3] = rotations * random.uniform(0.5, 2.0, (count, 1, 3)) * scale
         matrices[:, :3, 3] = random.normal(size=(count, 3))
         matrices[:, 3, 3] = 1.0
         return matrices
@@ -1412,7 +1414,12 @@ def test_batched_matrix_solve_matches_lapack_and_falls_back_for_what_it_cannot_t
         a, b = affine(500, scale), affine(500)
         assert iqe_rig._affine_inverses(a) is not None
         expected = np.linalg.solve(a, b)
-        assert np.allclose(iqe_rig.solve(a, b), expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
+        assert np.allclose(iqe_rig.solve(a, b), expected, rtol=1e-11, atol=1e-11 * np.abs(expected).max())
+    general = np.zeros((2000, 4, 4))  # any 3x3 parts: some too ill-conditioned for the closed form
+    general[:, :3, :] = random.normal(size=(2000, 3, 4))
+    general[:, 3, 3] = 1.0
+    expected = np.linalg.solve(general, b[:1])
+    assert np.allclose(iqe_rig.solve(general, b[:1]), expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
     a, b = affine(4), affine(4)
     a[2, :3, :3] = 0.0  # a joint scaled to zero
     assert iqe_rig._affine_inverses(a) is None

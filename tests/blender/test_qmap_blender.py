@@ -678,3 +678,16 @@ def test_source_faces_keep_their_smooth_flags_and_materials_both_ways(tmp_path: 
     (mesh,) = parse(again).meshes
     assert mesh.face_smooth.tolist() == [True, False, False] and mesh.materials == [b"stone", b"wood"]
     assert [mesh.materials[index] for index in mesh.face_materials.tolist()] == [b"wood", b"stone", b"wood"]
+
+
+def test_a_face_material_past_the_32_bit_sign_reads_as_the_first_slot(tmp_path: Path) -> None:
+    """A face's material is a 32-bit unsigned number in the file; one past 2**31 (negative as Blender's int) gets
+    the first slot, as setting the property face by face did, and is written back as 0, never as a negative."""
+    source = tmp_path / "wrapped.qmap.tmp"
+    source.write_bytes(MIXED_FACES.replace(b"3 0 0 1 1,0", b"3 2147483648 0 1 1,0").replace(b"3 1 0 4", b"3 9 0 4"))
+    assert bpy.ops.import_scene.qmap_tmp(filepath=str(source)) == {"FINISHED"}
+    (obj,) = bpy.data.objects
+    assert [polygon.material_index for polygon in obj.data.polygons] == [1, 0, 9]
+    again = tmp_path / "again.qmap.tmp"
+    assert bpy.ops.export_scene.qmap_tmp(filepath=str(again)) == {"FINISHED"}
+    assert (parse(again).meshes[0].face_materials >= 0).all()

@@ -8,6 +8,7 @@ import dataclasses
 import mmap
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -90,3 +91,36 @@ def test_documents_and_errors_are_those_read_from_bytes(
     from_buffer = _outcome(load, path)
     assert taken and isinstance(taken[0], mmap.mmap), "the huge-page path was not taken"
     assert _same(from_bytes, from_buffer)
+
+
+@pytest.mark.parametrize("change", [-10, 10])
+def test_a_file_that_changes_size_while_read_is_read_again_whole(
+    change: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its size is taken first: a file that has grown (an export replaced it) or shrunk since is read again to its
+    end, never cut short or padded."""
+    path = tmp_path / "changing.smd"
+    path.write_bytes(SMD_FIXTURE * 40)
+    real_size = errors._check_regular
+    monkeypatch.setattr(errors, "_HUGE_PAGES_FROM", 1)
+    monkeypatch.setattr(errors, "_check_regular", lambda name: real_size(name) + change)
+    assert bytes(errors.read_file_buffer(path)) == path.read_bytes()
+
+
+def test_a_system_that_refuses_huge_pages_still_reads_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """madvise can fail where Python knows the flag (a kernel without transparent huge pages, a sandbox): the
+    advice is dropped, the file read all the same."""
+
+    class Refusing(mmap.mmap):
+        def madvise(self, *arguments: int) -> None:
+            raise OSError(22, "Invalid argument")
+
+    flags = {name: getattr(mmap, name) for name in ("MAP_PRIVATE", "MAP_ANONYMOUS", "MADV_HUGEPAGE")}
+    monkeypatch.setattr(errors, "mmap", SimpleNamespace(mmap=Refusing, **flags))
+    monkeypatch.setattr(errors, "_HUGE_PAGES_FROM", 1)
+    path = tmp_path / "model.smd"
+    path.write_bytes(SMD_FIXTURE)
+    buffer = errors.read_file_buffer(path)
+    assert isinstance(buffer, Refusing) and bytes(buffer) == SMD_FIXTURE
