@@ -468,7 +468,6 @@ def command_convert(args: argparse.Namespace) -> None:
         check_compile_settings(import_settings, export_settings)
     if args.output_dir:
         check_folder_can_be_made(args.output_dir)
-    if args.output_dir:
         outputs = {path: os.path.join(args.output_dir, stem_of(path) + target.extension) for path in args.inputs}
     else:
         outputs = {path: args.output for path in args.inputs[:1]}  # (every input goes into the one output)

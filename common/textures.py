@@ -83,7 +83,6 @@ def _key_color_alpha(
     return socket
 
 
-
 def uv_map_of(material: bpy.types.Material) -> str | None:
     """The UV map of the first mesh using the material (each import makes one per mesh)."""
     for mesh in bpy.data.meshes:

@@ -117,10 +117,6 @@ class ExportSettings:
 # --------------------------------------------------------------------------------------------- mesh blocks
 
 
-def _floats(collection: bpy.types.bpy_prop_collection, key: str, width: int) -> np.ndarray:
-    return mesh_io.corner_floats(collection, key, width)  # (float32 already: no copy)
-
-
 def _faces(mesh: bpy.types.Mesh, triangulate: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(loop of each face corner, face sizes, face material indices)."""
     starts, sizes = mesh_io.face_corners(mesh)
@@ -138,7 +134,7 @@ def _faces(mesh: bpy.types.Mesh, triangulate: bool) -> tuple[np.ndarray, np.ndar
 
 
 def _color_values(attribute: bpy.types.Attribute, space: str) -> np.ndarray:
-    values = _floats(attribute.data, "color", 4).astype(np.float64)
+    values = mesh_io.corner_floats(attribute.data, "color", 4).astype(np.float64)
     if space == "SRGB":
         values[:, :3] = linear_to_srgb(values[:, :3])
     return values.astype(np.float32)
@@ -157,7 +153,8 @@ def _gather_layers(
 ) -> _Layers:
     layers = _Layers()
     if settings.export_normals:
-        normals = _floats(mesh.corner_normals, "vector", 3)  # unedited file normals: the stored vectors, exactly
+        # (unedited file normals: the stored vectors, exactly)
+        normals = mesh_io.corner_floats(mesh.corner_normals, "vector", 3)
         stored = mesh.attributes.get(STORED_NORMALS)
         per_vertex = stored is not None and stored.domain == "POINT"  # (per corner once the import merged vertices)
         layers.corner["normal"] = mesh_io.prefer_stored_normals(mesh, normals, STORED_NORMALS,
@@ -169,7 +166,7 @@ def _gather_layers(
         own = [uv for uv in mesh.uv_layers if uv.name not in tags]
         main = next((uv for uv in own if uv.active_render), own[0] if own else None)
         for uv in mesh.uv_layers:
-            values = _floats(uv.uv, "vector", 2)
+            values = mesh_io.corner_floats(uv.uv, "vector", 2)
             if settings.flip_v:
                 values[:, 1] = 1.0 - values[:, 1]
             handled.add(uv.name)
@@ -238,7 +235,7 @@ def _gather_generic(
         custom = _claim_tagged(customs, name, width, tags)  # the declared name (see import)
         if custom is None:
             continue
-        values = _floats(attribute.data, key, width)
+        values = mesh_io.corner_floats(attribute.data, key, width)
         if width == 2 and flip_v and custom.component in IQE_UV_COMPONENTS and name not in tags:
             values[:, 1] = 1.0 - values[:, 1]  # a 2-float array is read back as a UV map: its V flipped like one
             # (one the import kept as an attribute, beyond Blender's 8 UV maps, holds the file's values as they are)
@@ -256,7 +253,7 @@ def _gather_tangents(mesh: bpy.types.Mesh, layers: _Layers, customs: _Customs, f
         customs.warnings.append(f"{mesh.name}: no tangents ({error})")
         return
     tangents = np.empty((len(mesh.loops), 4), np.float32)
-    tangents[:, :3] = _floats(mesh.loops, "tangent", 3)
+    tangents[:, :3] = mesh_io.corner_floats(mesh.loops, "tangent", 3)
     signs = np.empty(len(mesh.loops), np.float32)
     mesh.loops.foreach_get("bitangent_sign", signs)
     tangents[:, 3] = -signs if flip_v else signs  # flipping V turns the bitangent around
@@ -345,7 +342,7 @@ def _object_data(
             with mesh_io.evaluated_mesh(obj, depsgraph, operator.apply_modifiers or reader is not None) as mesh:
                 if not len(mesh.polygons):  # edges or points only (a curve without bevel): nothing to write
                     return None
-                positions = _floats(mesh.attributes["position"].data, "vector", 3)
+                positions = mesh_io.corner_floats(mesh.attributes["position"].data, "vector", 3)
                 corner_vert = np.empty(len(mesh.loops), np.intc)
                 mesh.attributes[".corner_vert"].data.foreach_get("value", corner_vert)
                 if settings.triangulate:

@@ -88,12 +88,12 @@ def read_file_buffer(path: str | os.PathLike[str]) -> FileBuffer:
     try:
         size = _check_regular(name)
         if advice is None or size < _HUGE_PAGES_FROM:
-            with open(name, "rb") as stream:
-                return stream.read()
+            return read_file_bytes(name)
         with open(name, "rb", buffering=0) as stream:
             memory = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
             try:
-                _advise(memory, advice)
+                with contextlib.suppress(OSError):  # (advice: a kernel without huge pages still reads the file)
+                    memory.madvise(advice)
                 whole = _fill(stream, memory) == size and not stream.read(1)
             except BaseException:
                 memory.close()
@@ -104,12 +104,6 @@ def read_file_buffer(path: str | os.PathLike[str]) -> FileBuffer:
         memory.close()
         return read_file_bytes(name)
     return memory
-
-
-def _advise(memory: mmap.mmap, advice: int) -> None:
-    """Huge pages are advice: a kernel without them (or a sandbox that refuses madvise) still reads the file."""
-    with contextlib.suppress(OSError):
-        memory.madvise(advice)
 
 
 def _fill(stream: io.FileIO, memory: mmap.mmap) -> int:

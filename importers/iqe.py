@@ -327,7 +327,7 @@ def _add_normals(
     if normals is not None:
         stored = mesh.attributes.new(STORED_NORMALS, "FLOAT_VECTOR", "POINT")
         stored.data.foreach_set("vector", np.ascontiguousarray(normals, np.float32).ravel())
-        _smooth(mesh)
+        mesh_io.set_smooth(mesh)
         if options.use_custom_normals:  # per vertex already: what set_custom_normals would find, without the search
             unit = mesh_io.unit_vectors(normals.astype(np.float32))
             if not mesh_io.blender_normals_match(mesh, vertex_normals=unit):
@@ -336,7 +336,7 @@ def _add_normals(
     if not generated_parts or len(generated_parts) != len(meshes):
         return
     corner_normals = np.concatenate(generated_parts)
-    _smooth(mesh)
+    mesh_io.set_smooth(mesh)
     if options.use_custom_normals:
         mesh_io.set_custom_normals(mesh, corner_verts, corner_normals)
 
@@ -346,15 +346,9 @@ def _add_corner_normals(
 ) -> None:
     stored = mesh.attributes.new(STORED_NORMALS, "FLOAT_VECTOR", "CORNER")
     stored.data.foreach_set("vector", np.ascontiguousarray(corner_normals, np.float32).ravel())
-    _smooth(mesh)
+    mesh_io.set_smooth(mesh)
     if options.use_custom_normals:
         mesh_io.set_custom_normals(mesh, corner_verts, mesh_io.unit_vectors(corner_normals))
-
-
-def _smooth(mesh: bpy.types.Mesh) -> None:
-    """Smooth shading on every face: a new mesh already has it when it holds no `sharp_face` attribute."""
-    if mesh.attributes.get("sharp_face") is not None:
-        mesh_io.set_smooth(mesh)
 
 
 def _add_colors(mesh: bpy.types.Mesh, meshes: list[iqe.IqeMesh], mode: str, points: _PointData) -> None:

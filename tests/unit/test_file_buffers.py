@@ -71,7 +71,10 @@ def _cases() -> list[tuple[str, Callable[[str], object], bytes]]:
     )
 
 
-@pytest.mark.parametrize(("name", "load", "data"), _cases(), ids=[case[0] for case in _cases()])
+CASES = _cases()
+
+
+@pytest.mark.parametrize(("name", "load", "data"), CASES, ids=[case[0] for case in CASES])
 def test_documents_and_errors_are_those_read_from_bytes(
     name: str, load: Callable[[str], object], data: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
