@@ -17,7 +17,7 @@ from .desc_parser import DescDocument, MaterialDesc
 from .errors import QmapError
 from .f32math import Matrix, cross3, dot3, normalize3, object_matrices, transform_points, x87_nans
 from .memory import release_free_memory
-from .parallel import ordered_map, run_together
+from .parallel import ordered_map
 from .tmp_parser import MeshObject, TmpDocument
 
 MAX_NAME_BYTES = 255
@@ -122,9 +122,7 @@ def run_front_end(tmp: TmpDocument, desc: DescDocument | None, options: FrontEnd
             window = []
     skipped += _made_batches(window, parts)
     del window
-    merged = _concatenate(parts)
-    parts.clear()  # (the merged copy is all that is needed from here on)
-    result = _finish(merged, names, tmp, desc, options)
+    result = _finish(parts, names, tmp, desc, options)
     result.warnings[:0] = result_warnings
     result.skipped_faces = skipped
     return result
@@ -307,18 +305,6 @@ def _in_order(corners: Array, order: Array) -> Array:
     return taken
 
 
-_NOTHING = np.zeros(0, np.float32)
-
-
-def _concatenate(parts: list[_MeshFaces]) -> _MeshFaces:
-    if not parts:
-        empty = np.zeros(0)
-        return _MeshFaces(np.zeros((0, 4, 3), np.float32), np.zeros((0, 4, 2), np.float32), np.zeros(0, np.int8),
-                          empty.astype(np.int64), empty.astype(bool), empty.astype(np.float32))
-    return _MeshFaces(*(np.concatenate([getattr(p, f) for p in parts]) for f in
-                        ("positions", "uvs", "sizes", "name_ids", "texgen", "scale")))
-
-
 def plane_normals(positions: Array) -> Array:
     """Twice-normalised `cross(F(p1-p0), F(p2-p0))` (plane construction, then plane normalisation); float32
     (F, 4, 3) positions in, float32 (F, 3) out."""
@@ -362,13 +348,12 @@ def tangent_frames(positions: Array, uvs: Array, plane: Array) -> tuple[
     return normalize3(plane), normalize3(tangent), normalize3(binormal)
 
 
-def _texture_and_frames(merged: _MeshFaces, arithmetic: Callable[[Array], Array] = np.asarray,
-                        only: Array | slice | None = None) -> tuple[Array, Array, Array, Array]:
-    """Texture coordinates (texgen, then scale) and N, T, B of the faces (of those in `only`), computed with the
-    given arithmetic (`x87_nans` for the x87's NaN signs)."""
-    chosen = slice(None) if only is None else only
-    positions, uvs = arithmetic(merged.positions[chosen]), arithmetic(merged.uvs[chosen].copy())
-    texgen, scale = merged.texgen[chosen], arithmetic(merged.scale[chosen])
+def _texture_and_frames(part: _MeshFaces, only: Array | slice,
+                        arithmetic: Callable[[Array], Array] = np.asarray) -> tuple[Array, Array, Array, Array]:
+    """Texture coordinates (texgen, then scale) and N, T, B of the part's faces in `only`, computed with the given
+    arithmetic (`x87_nans` for the x87's NaN signs)."""
+    positions, uvs = arithmetic(part.positions[only]), arithmetic(part.uvs[only].copy())
+    texgen, scale = part.texgen[only], arithmetic(part.scale[only])
     plane = plane_normals(positions)
     if texgen.any():
         uvs[texgen] = texgen_uvs(positions[texgen], plane[texgen])
@@ -378,52 +363,92 @@ def _texture_and_frames(merged: _MeshFaces, arithmetic: Callable[[Array], Array]
     return np.asarray(uvs), np.asarray(normals), np.asarray(tangents), np.asarray(binormals)
 
 
-def _all_texture_and_frames(merged: _MeshFaces) -> tuple[Array, Array, Array, Array]:
-    """_texture_and_frames of every face, pieces of faces side by side (bounded temporaries, every core)."""
-    count = len(merged.sizes)
-    outputs = (np.empty((count, 4, 2), np.float32), np.empty((count, 3), np.float32),
-               np.empty((count, 3), np.float32), np.empty((count, 3), np.float32))  # fmt: skip
-
-    def fill(begin: int) -> None:
-        piece = slice(begin, begin + _FACES_PER_PIECE)
-        for output, values in zip(outputs, _texture_and_frames(merged, only=piece), strict=True):
-            output[piece] = values
-
-    ordered_map(fill, range(0, count, _FACES_PER_PIECE))
-    return outputs
-
-
-def _finish(merged: _MeshFaces, names: _NameTable, tmp: TmpDocument, desc: DescDocument | None,
-            options: FrontEndOptions) -> FrontEndResult:
-    """Texture coordinates, tangent frames, the material table, and faces grouped by output material."""
-    uvs, normals, tangents, binormals = _all_texture_and_frames(merged)
-    with_nans = nan_in_rows(uvs, normals, tangents, binormals)
-    if with_nans.any():  # again with the x87's NaN signs (slow, so only where NaNs appeared)
-        redone = _texture_and_frames(merged, x87_nans, with_nans)
-        for array, again in zip((uvs, normals, tangents, binormals), redone, strict=True):
+def _exact_frames(part: _MeshFaces, piece: slice) -> tuple[Array, Array, Array, Array]:
+    """_texture_and_frames of a piece, rows with NaNs again with the x87's NaN signs (slow, so only there)."""
+    frames = _texture_and_frames(part, piece)
+    with_nans = nan_in_rows(*frames)
+    if with_nans.any():
+        redone = _texture_and_frames(part, np.flatnonzero(with_nans) + piece.start, x87_nans)
+        for array, again in zip(frames, redone, strict=True):
             array[with_nans] = again
-    merged.uvs = _NOTHING
-    degenerate = nan_in_rows(normals)
-    keep = ~degenerate if options.drop_degenerate else np.ones(len(degenerate), dtype=bool)
-    table, material = _material_table(merged.name_ids[keep], names, tmp, desc)
+    return frames
+
+
+@dataclass
+class _Piece:
+    """Up to _FACES_PER_PIECE faces of one part, and where they start among all faces."""
+
+    part: _MeshFaces
+    faces: slice
+    first: int
+
+    def global_faces(self) -> slice:
+        return slice(self.first, self.first + self.faces.stop - self.faces.start)
+
+
+def _pieces(parts: list[_MeshFaces]) -> list[_Piece]:
+    pieces, first = [], 0
+    for part in parts:
+        count = len(part.sizes)
+        for begin in range(0, count, _FACES_PER_PIECE):
+            end = min(begin + _FACES_PER_PIECE, count)
+            pieces.append(_Piece(part, slice(begin, end), first + begin))
+        first += count
+    return pieces
+
+
+def _degenerate(piece: _Piece) -> Array:
+    """Zero-area faces of the piece: NaN normals (computed as tangent_frames computes them)."""
+    return nan_in_rows(normalize3(plane_normals(piece.part.positions[piece.faces])))
+
+
+def _finish(parts: list[_MeshFaces], names: _NameTable, tmp: TmpDocument, desc: DescDocument | None,
+            options: FrontEndOptions) -> FrontEndResult:
+    """The material table, and the faces grouped by output material with their texture coordinates and tangent
+    frames: each piece of faces is computed once and written straight to its place in the output (no copy of all
+    faces in input order, nor one taken in output order)."""
+    name_ids = _joined([part.name_ids for part in parts], np.int64)
+    sizes = _joined([part.sizes for part in parts], np.int8)
+    pieces = _pieces(parts)
+    keep = (~_joined(ordered_map(_degenerate, pieces), bool) if options.drop_degenerate
+            else np.ones(len(sizes), dtype=bool))  # fmt: skip
+    table, material = _material_table(name_ids[keep], names, tmp, desc)
     by_material = stable_order(material)
     order = np.flatnonzero(keep)[by_material]
+    destination = np.full(len(sizes), -1, np.int64)
+    destination[order] = np.arange(len(order))
+    kept = len(order)
+    faces = FaceSet(table, material[by_material], sizes[order], np.empty((kept, 4, 3), np.float32),
+                    np.empty((kept, 4, 2), np.float32), *(np.empty((kept, 3), np.float32) for _ in range(3)))
 
-    def taken(*arrays: Array) -> list[Array]:
-        return [np.take(array, order, axis=0) for array in arrays]
+    def place(piece: _Piece) -> tuple[int, int, int]:
+        """Writes the piece's faces to their places; returns its zero-area faces, its kept faces with NaN tangent
+        frames, and those of them with an area (the faces dropped, if any, are the zero-area ones)."""
+        uvs, normals, tangents, binormals = _exact_frames(piece.part, piece.faces)
+        degenerate = nan_in_rows(normals)
+        nan_frames = nan_in_rows(tangents, binormals)
+        target = destination[piece.global_faces()]
+        chosen: Array | slice = slice(None)
+        if options.drop_degenerate:
+            chosen = target >= 0
+            target = target[chosen]
+        faces.positions[target] = piece.part.positions[piece.faces][chosen]
+        for output, values in zip((faces.uvs, faces.normals, faces.tangents, faces.binormals),
+                                  (uvs, normals, tangents, binormals), strict=True):  # fmt: skip
+            output[target] = values[chosen]
+        return (int(degenerate.sum()), int(nan_frames[chosen].sum()), int((nan_frames & ~degenerate).sum()))
 
-    # (side by side, the largest beside the rest; each source array is let go as soon as its sorted copy exists)
-    (positions,), (sorted_normals, sorted_tangents, sorted_binormals) = run_together(
-        lambda: taken(merged.positions), lambda: taken(normals, tangents, binormals))
-    merged.positions = _NOTHING
-    uvs = np.take(uvs, order, axis=0)
-    faces = FaceSet(table, material[by_material], merged.sizes[order], positions, uvs,
-                    sorted_normals, sorted_tangents, sorted_binormals)  # fmt: skip
-    nan_frames = nan_in_rows(tangents, binormals)[keep]
-    result = FrontEndResult(faces, degenerate_faces=int(degenerate.sum()), nan_tangent_faces=int(nan_frames.sum()))
-    result.warnings = _quality_warnings(faces, int(degenerate.sum()), options.drop_degenerate,
-                                        int((nan_frames & ~degenerate[keep]).sum()))
+    counts = ordered_map(place, pieces)
+    parts.clear()
+    del pieces
+    degenerate, nan_frames, bad_uv = (sum(column) for column in zip(*counts, strict=True)) if counts else (0, 0, 0)
+    result = FrontEndResult(faces, degenerate_faces=degenerate, nan_tangent_faces=nan_frames)
+    result.warnings = _quality_warnings(faces, degenerate, options.drop_degenerate, bad_uv)
     return result
+
+
+def _joined(arrays: list[Array], dtype: type) -> Array:
+    return np.concatenate(arrays) if arrays else np.zeros(0, dtype)
 
 
 def odd_quads(faces: FaceSet, tolerance: float = 1e-4) -> tuple[int, int]:

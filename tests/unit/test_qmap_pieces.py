@@ -13,12 +13,15 @@ import numpy as np
 import pytest
 
 from qmap_compiler import (
+    CompileOptions,
+    CompileReport,
     QmapError,
     blockscan,
     compile_bytes,
     compile_documents,
     compile_faces,
     compile_map,
+    frontend,
     layout,
     model_faces,
     parallel,
@@ -30,8 +33,10 @@ from qmap_compiler import (
 from qmap_compiler.model import VertexRows, vertex_table
 
 
-def _scene(seed: int, meshes: int) -> tuple[bytes, bytes]:
-    """Meshes of random triangles and quads with UVs (some without), over a few materials, and a desc."""
+def _scene(seed: int, meshes: int, flawed: bool = False, without_zero_area: bool = False) -> tuple[bytes, bytes]:
+    """Meshes of random triangles and quads with UVs (some without), over a few materials, and a desc. `flawed`:
+    some faces have zero area (NaN frames), some have all corners at one UV (NaN tangents); `without_zero_area`
+    leaves the zero-area ones out (the same scene otherwise)."""
     rng = np.random.default_rng(seed)
     text = ["QMAP TMP 10", "objects {"]
     for index in range(meshes):
@@ -41,14 +46,21 @@ def _scene(seed: int, meshes: int) -> tuple[bytes, bytes]:
                  ' materials 3 { "Stone" "Wood" "Glass" }', f" vertices {vertex_count} {{"]  # fmt: skip
         text += [" " + ",".join(f"{value:f}" for value in rng.uniform(-20, 20, 3)) for _ in range(vertex_count)]
         text.append(" }")
-        face_count = int(rng.integers(1, 30))
-        text.append(f" faces {face_count} {{")
-        for _ in range(face_count):
+        lines = []
+        for _ in range(int(rng.integers(1, 30))):
             size = int(rng.integers(3, 5))
             corners = rng.choice(vertex_count, size, replace=False)
+            flaw = int(rng.integers(5)) if flawed else 0
+            if flaw == 1:
+                corners[:] = corners[0]
             uv = (lambda: " " + ",".join(f"{value:f}" for value in rng.random(2))) if has_uv else (lambda: "")
+            if flaw == 2 and has_uv:
+                uv = lambda: " 0.25,0.75"  # noqa: E731
             parts = [f"{corner}{uv()}" for corner in corners]
-            text.append(f"  {size} {rng.integers(3)} 1 " + " ".join(parts))
+            line = f"  {size} {rng.integers(3)} 1 " + " ".join(parts)
+            if not (flaw == 1 and without_zero_area):
+                lines.append(line)
+        text += [f" faces {len(lines)} {{", *lines]
         text += [" }", " }"]
     text.append("}")
     desc = 'QMAP DESC 10\nmaterials {\n "Glass" { tex gen; tex scale 0.5; }\n "Wood" { name "Timber"; }\n}\n'
@@ -63,7 +75,33 @@ def test_output_does_not_depend_on_where_the_pieces_are_cut(monkeypatch: pytest.
     monkeypatch.setattr(layout, "_FACES_AT_A_TIME", 3)
     monkeypatch.setattr(writer, "_EVENTS_PER_PIECE", 5)
     monkeypatch.setattr(writer, "_ROWS_PER_PIECE", 7)
+    monkeypatch.setattr(frontend, "_FACES_PER_PIECE", 4)
     assert compile_bytes(tmp, desc) == whole
+
+
+@pytest.mark.parametrize("drop", [False, True])
+def test_faces_with_nan_frames_are_counted_and_dropped_alike_in_any_pieces(monkeypatch: pytest.MonkeyPatch,
+                                                                          drop: bool) -> None:
+    from qmap_compiler import compiler
+
+    tmp, desc = _scene(7, 40, flawed=True)
+    monkeypatch.setattr(compiler, "_THREADS_FROM_BYTES", 0)  # (pieces side by side where there are cores)
+    whole_report = CompileReport()
+    whole = compile_bytes(tmp, desc, CompileOptions(drop_degenerate=drop), report=whole_report)
+    monkeypatch.setattr(frontend, "_FACES_PER_PIECE", 3)
+    report = CompileReport()
+    assert compile_bytes(tmp, desc, CompileOptions(drop_degenerate=drop), report=report) == whole
+    assert report.degenerate_faces == whole_report.degenerate_faces > 0
+    # (zero-area faces have NaN tangents too, and count among them where they are kept)
+    assert report.nan_tangent_faces == whole_report.nan_tangent_faces > (0 if drop else report.degenerate_faces)
+    assert any("degenerate texture coordinates" in warning for warning in report.warnings)
+    assert report.warnings == whole_report.warnings
+    every = CompileReport()
+    compile_bytes(tmp, desc, report=every)
+    if drop:  # as if they were not there
+        assert report.faces == every.faces - report.degenerate_faces
+        assert report.nan_tangent_faces == every.nan_tangent_faces - report.degenerate_faces
+        assert whole == compile_bytes(*_scene(7, 40, flawed=True, without_zero_area=True))
 
 
 def test_compiling_files_gives_the_bytes_of_compiling_in_memory(tmp_path: Path) -> None:
