@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .atomic import write_bytes_atomically
-from .dedup import unique_rows
+from .dedup import unique_corner_rows, unique_rows
 from .errors import FormatError, read_file_bytes
 from .rows import any_per_row
 
@@ -284,12 +284,17 @@ def build_frame(
         used = np.bincount(corner_vertices, minlength=len(table)) > 0  # loose vertices are not written
         positions, used_rank = unique_rows(table[used])
         vertex_indices = used_rank[(np.cumsum(used) - 1)[corner_vertices]]
-    normals, normal_indices = unique_rows(corner_normals)
+    if vertex_table is None:
+        normals, normal_indices = unique_rows(corner_normals)
+    else:
+        normals, normal_indices = unique_corner_rows(corner_normals, corner_vertices)
     if corner_texcoords is None:
         texcoords: FloatArray = np.zeros((1, 2), np.float32)
         texcoord_indices = np.zeros(3 * face_count, np.int64)
-    else:
+    elif vertex_table is None:
         texcoords, texcoord_indices = unique_rows(corner_texcoords)
+    else:
+        texcoords, texcoord_indices = unique_corner_rows(corner_texcoords, corner_vertices)
     largest = max(len(positions), len(normals), len(texcoords)) - 1
     if largest > MAX_INDEX:
         raise FormatError(
@@ -454,9 +459,12 @@ def document_from_triangles(
     geometric = _cross_rows(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
     per_face = normals.reshape(-1, 3, 3).astype(np.float64)
     clockwise = _dot_rows(geometric, per_face[:, 0] + per_face[:, 1] + per_face[:, 2]) < 0.0
-    order = (np.where(clockwise[:, None], [0, 2, 1], [0, 1, 2]) + 3 * np.arange(len(clockwise))[:, None]).ravel()
-    texcoords = flip_v(blender_uvs)[order] if blender_uvs is not None else None
-    if vertex_table is not None:
-        vertex_table = (vertex_table[0], np.asarray(vertex_table[1])[order])
-    frame = build_frame(positions[order], normals[order], texcoords, vertex_table)
+    texcoords = flip_v(blender_uvs) if blender_uvs is not None else None
+    if clockwise.any():  # (no copies where every face is already counter-clockwise)
+        order = (np.where(clockwise[:, None], [0, 2, 1], [0, 1, 2]) + 3 * np.arange(len(clockwise))[:, None]).ravel()
+        positions, normals = positions[order], normals[order]
+        texcoords = texcoords[order] if texcoords is not None else None
+        if vertex_table is not None:
+            vertex_table = (vertex_table[0], np.asarray(vertex_table[1])[order])
+    frame = build_frame(positions, normals, texcoords, vertex_table)
     return JoeDocument(frames=[frame])
