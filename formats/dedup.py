@@ -29,25 +29,31 @@ def unique_rows(rows: FloatArray) -> tuple[FloatArray, npt.NDArray[np.int64]]:
 def unique_corner_rows(
     rows: FloatArray, corner_vertices: npt.NDArray[np.integer[Any]]
 ) -> tuple[FloatArray, npt.NDArray[np.int64]]:
-    """unique_rows of per-corner rows, quicker where every corner of a vertex has the same row (smooth normals,
-    UVs without seams): then only one row per vertex is compared, the vertices taken in the order of their first
-    corner, which keeps unique_rows' first-seen order. Otherwise it is unique_rows itself."""
+    """unique_rows of per-corner rows, where `corner_vertices` (valid, non-negative) gives each corner's vertex:
+    quicker where most corners of a vertex have the same row (smooth normals, UVs with few seams). Only the first
+    corner of each vertex and the corners whose bits differ from it are compared; every other corner repeats its
+    vertex's first corner. The first occurrence of any row is among those, so the first-seen order is unique_rows'."""
     values = np.ascontiguousarray(rows, np.float32)
     vertices = np.asarray(corner_vertices, np.intp)
-    if len(values) == 0 or vertices.shape != (len(values),):
+    count = len(values)
+    if count == 0 or vertices.shape != (count,):
         return unique_rows(values)
-    first_corner = np.full(int(vertices.max()) + 1, len(values), np.intp)
-    np.minimum.at(first_corner, vertices, np.arange(len(values)))
-    used = np.flatnonzero(first_corner < len(values))
-    vertex_rows = np.zeros((len(first_corner), values.shape[1]), np.float32)
-    vertex_rows[used] = values[first_corner[used]]
-    if not np.array_equal(vertex_rows.view(np.uint32)[vertices], values.view(np.uint32)):  # (bits, as unique_rows)
+    first_corner = np.full(int(vertices.max()) + 1, count, np.intp)
+    np.minimum.at(first_corner, vertices, np.arange(count))
+    first = first_corner[vertices]  # each corner's vertex's first corner
+    bits = values.view(np.uint32)
+    differs = bits[:, 0] != bits[first, 0]  # (bits, as unique_rows compares)
+    for column in range(1, bits.shape[1]):
+        differs |= bits[:, column] != bits[first, column]
+    compared = np.flatnonzero(differs | (first == np.arange(count)))  # in corner order
+    if len(compared) > count * 3 // 4:  # (seams nearly everywhere: nothing to gain)
         return unique_rows(values)
-    seen = used[np.argsort(first_corner[used])]
-    distinct, labels = unique_rows(vertex_rows[seen])
-    vertex_labels = np.zeros(len(first_corner), np.int64)
-    vertex_labels[seen] = labels
-    return distinct, vertex_labels[vertices]
+    distinct, labels = unique_rows(values[compared])
+    compared_labels = np.empty(count, np.int64)
+    compared_labels[compared] = labels
+    corner_labels = compared_labels[first]
+    corner_labels[differs] = compared_labels[differs]
+    return distinct, corner_labels
 
 
 def row_labels(rows: FloatArray) -> npt.NDArray[np.int64]:

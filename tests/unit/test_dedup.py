@@ -163,24 +163,28 @@ def test_rows_sharing_a_hash_are_told_apart_by_their_contents() -> None:
     assert dedup.first_equal_rows(rows, one_hash).tolist() == [0, 1, 0, 1, 4]
 
 
-@pytest.mark.parametrize("seams", [False, True])
+@pytest.mark.parametrize("seams", ["none", "one", "everywhere"])
 @pytest.mark.parametrize("columns", [2, 3])
-def test_per_corner_rows_grouped_by_vertex_give_unique_rows(columns: int, seams: bool) -> None:
-    """unique_corner_rows takes a vertex's row once where all its corners agree; the result must be unique_rows'
-    (same first-seen order, same bits: signed zeros and NaN payloads apart), seams or not, with vertices that no
-    corner uses and vertices sharing a row."""
+def test_per_corner_rows_grouped_by_vertex_give_unique_rows(columns: int, seams: str) -> None:
+    """unique_corner_rows compares a vertex's first corner and the corners that differ from it; the result must be
+    unique_rows' (same first-seen order, same bits: signed zeros and NaN payloads apart), with no seam, seams by a
+    sign bit in one column, or every corner its own row, with vertices that no corner uses and vertices sharing a
+    row."""
     rng = np.random.default_rng(columns)
     vertex_rows = rng.integers(0, 40, (3000, columns)).astype(np.float32)  # (many vertices share a row)
     vertex_rows[10] = -0.0
     vertex_rows[11] = 0.0
-    if not seams:  # (NaN rows are unequal as values: bits must be compared to see a vertex's corners agree)
+    if seams == "none":  # (NaN rows are unequal as values: bits must be compared to see a vertex's corners agree)
         vertex_rows[12:14] = np.nan
         vertex_rows.view(np.uint32)[14, 0] = 0x7FC00001
     corner_vertices = rng.integers(0, 2900, 9000)  # (the last hundred vertices unused)
-    corner_vertices[:2] = 11
+    corner_vertices[:3] = 11
     rows = vertex_rows[corner_vertices]
-    if seams:  # one corner of a vertex gets another row (by its sign bit alone): every row is compared
-        rows[1] = -0.0
+    if seams == "one":  # corners of a vertex that differ from its first by one sign bit: in the first column, the last
+        rows[1, 0] = -0.0
+        rows[2, -1] = -0.0
+    if seams == "everywhere":
+        rows = rng.integers(0, 60, rows.shape).astype(np.float32)
     fast = dedup.unique_corner_rows(rows, corner_vertices)
     plain = dedup.unique_rows(rows)
     assert fast[0].tobytes() == plain[0].tobytes()
