@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from .arrays import Array, nan_in_rows, stable_order
 from .desc_parser import DescDocument, MaterialDesc
@@ -376,14 +377,15 @@ def _exact_frames(part: _MeshFaces, piece: slice) -> tuple[Array, Array, Array, 
 
 @dataclass
 class _Piece:
-    """Up to _FACES_PER_PIECE faces of one part, and where they start among all faces."""
+    """Up to _FACES_PER_PIECE faces of one part (`part_faces`), the first of them `first_face` among all faces."""
 
     part: _MeshFaces
-    faces: slice
-    first: int
+    part_faces: slice
+    first_face: int
 
-    def global_faces(self) -> slice:
-        return slice(self.first, self.first + self.faces.stop - self.faces.start)
+    def all_faces(self) -> slice:
+        """The piece's faces among all faces."""
+        return slice(self.first_face, self.first_face + self.part_faces.stop - self.part_faces.start)
 
 
 def _pieces(parts: list[_MeshFaces]) -> list[_Piece]:
@@ -398,18 +400,20 @@ def _pieces(parts: list[_MeshFaces]) -> list[_Piece]:
 
 
 def _degenerate(piece: _Piece) -> Array:
-    """Zero-area faces of the piece: NaN normals (computed as tangent_frames computes them)."""
-    return nan_in_rows(normalize3(plane_normals(piece.part.positions[piece.faces])))
+    """Zero-area faces of the piece: NaN normals, computed as tangent_frames computes them (the x87's NaN signs,
+    which place() may redo them with, change no value's NaN-ness: these are the faces place() counts)."""
+    return nan_in_rows(normalize3(plane_normals(piece.part.positions[piece.part_faces])))
 
 
 def _finish(parts: list[_MeshFaces], names: _NameTable, tmp: TmpDocument, desc: DescDocument | None,
             options: FrontEndOptions) -> FrontEndResult:
     """The material table, and the faces grouped by output material with their texture coordinates and tangent
     frames: each piece of faces is computed once and written straight to its place in the output (no copy of all
-    faces in input order, nor one taken in output order)."""
+    faces in input order, nor one taken in output order). `parts` is emptied."""
     name_ids = _joined([part.name_ids for part in parts], np.int64)
     sizes = _joined([part.sizes for part in parts], np.int8)
     pieces = _pieces(parts)
+    parts.clear()  # (the pieces hold the parts from here on: they go with the pieces)
     keep = (~_joined(ordered_map(_degenerate, pieces), bool) if options.drop_degenerate
             else np.ones(len(sizes), dtype=bool))  # fmt: skip
     table, material = _material_table(name_ids[keep], names, tmp, desc)
@@ -420,34 +424,38 @@ def _finish(parts: list[_MeshFaces], names: _NameTable, tmp: TmpDocument, desc: 
     kept = len(order)
     faces = FaceSet(table, material[by_material], sizes[order], np.empty((kept, 4, 3), np.float32),
                     np.empty((kept, 4, 2), np.float32), *(np.empty((kept, 3), np.float32) for _ in range(3)))
-
-    def place(piece: _Piece) -> tuple[int, int, int]:
-        """Writes the piece's faces to their places; returns its zero-area faces, its kept faces with NaN tangent
-        frames, and those of them with an area (the faces dropped, if any, are the zero-area ones)."""
-        uvs, normals, tangents, binormals = _exact_frames(piece.part, piece.faces)
-        degenerate = nan_in_rows(normals)
-        nan_frames = nan_in_rows(tangents, binormals)
-        target = destination[piece.global_faces()]
-        chosen: Array | slice = slice(None)
-        if options.drop_degenerate:
-            chosen = target >= 0
-            target = target[chosen]
-        faces.positions[target] = piece.part.positions[piece.faces][chosen]
-        for output, values in zip((faces.uvs, faces.normals, faces.tangents, faces.binormals),
-                                  (uvs, normals, tangents, binormals), strict=True):  # fmt: skip
-            output[target] = values[chosen]
-        return (int(degenerate.sum()), int(nan_frames[chosen].sum()), int((nan_frames & ~degenerate).sum()))
-
-    counts = ordered_map(place, pieces)
-    parts.clear()
-    del pieces
+    del name_ids, sizes, keep, material, by_material, order
+    counts = _place(pieces, faces, destination, options.drop_degenerate)
+    del pieces, destination
     degenerate, nan_frames, bad_uv = (sum(column) for column in zip(*counts, strict=True)) if counts else (0, 0, 0)
     result = FrontEndResult(faces, degenerate_faces=degenerate, nan_tangent_faces=nan_frames)
     result.warnings = _quality_warnings(faces, degenerate, options.drop_degenerate, bad_uv)
     return result
 
 
-def _joined(arrays: list[Array], dtype: type) -> Array:
+def _place(pieces: list[_Piece], faces: FaceSet, destination: Array, drop: bool) -> list[tuple[int, int, int]]:
+    """Each piece's faces written to their places in `faces` (`destination`: each face's row, -1 if dropped), pieces
+    side by side; per piece its zero-area faces, its kept faces with NaN tangent frames, and those of them with an
+    area (the faces dropped, if any, are the zero-area ones)."""
+    def place(piece: _Piece) -> tuple[int, int, int]:
+        uvs, normals, tangents, binormals = _exact_frames(piece.part, piece.part_faces)
+        degenerate = nan_in_rows(normals)
+        nan_frames = nan_in_rows(tangents, binormals)
+        target = destination[piece.all_faces()]
+        chosen: Array | slice = slice(None)
+        if drop:
+            chosen = target >= 0
+            target = target[chosen]
+        faces.positions[target] = piece.part.positions[piece.part_faces][chosen]
+        for output, values in zip((faces.uvs, faces.normals, faces.tangents, faces.binormals),
+                                  (uvs, normals, tangents, binormals), strict=True):  # fmt: skip
+            output[target] = values[chosen]
+        return (int(degenerate.sum()), int(nan_frames[chosen].sum()), int((nan_frames & ~degenerate).sum()))
+
+    return ordered_map(place, pieces)
+
+
+def _joined(arrays: list[Array], dtype: npt.DTypeLike) -> Array:
     return np.concatenate(arrays) if arrays else np.zeros(0, dtype)
 
 
