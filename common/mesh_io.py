@@ -419,8 +419,22 @@ def prefer_stored_normals(
     dot = np.einsum("ij,ij->i", stored, normals)
     length = np.sqrt(np.einsum("ij,ij->i", stored, stored))
     unchanged = dot > np.float32(np.cos(np.radians(3.0))) * length
+    if corner_vert is None and not unchanged.all():
+        unchanged |= _on_faces_of_no_area(mesh, ~unchanged)
     kept: np.ndarray = np.where(unchanged[:, None], stored, normals).astype(np.float32, copy=False)
     return kept
+
+
+def _on_faces_of_no_area(mesh: bpy.types.Mesh, corners: np.ndarray) -> np.ndarray:
+    """(C,) which of the flagged corners lie on a face of no area (a degenerate face a file had): Blender has no
+    normal to show or edit there, so the file's normal stands."""
+    starts, _ = face_corners(mesh)
+    areas = np.empty(len(starts), np.float32)
+    mesh.polygons.foreach_get("area", areas)
+    face = np.searchsorted(starts, np.flatnonzero(corners), side="right") - 1
+    result = np.zeros(len(corners), bool)
+    result[np.flatnonzero(corners)] = areas[face] == 0.0
+    return result
 
 
 def merge_triangles(parts: list[Triangles]) -> Triangles:

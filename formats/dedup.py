@@ -390,3 +390,31 @@ def later_duplicate_faces(
                          np.bitwise_xor.reduceat(mixed[1], starts)], axis=1)  # fmt: skip
     later: npt.NDArray[np.bool_] = first_equal_rows(keys.view(np.int64)) != np.arange(len(starts))
     return later
+
+
+def faces_kept_whole(
+    corners: npt.ArrayLike, sizes: npt.ArrayLike, vertex_count: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Corners renumbered so that every face is one a Blender mesh holds, and for each vertex added, the vertex it
+    copies. Faces that use a vertex twice (no area) or the vertex set of an earlier face (a doubled card) stand
+    apart from the others: each of their corners gets a copy of its vertex, but for the first use of a vertex no
+    other face uses (it would be left loose). The copies stand where their vertex stands, so every face of a file
+    arrives as the file has it, shares no edge with the faces around it (whose shading it would upset), and an
+    export that merges equal positions writes it back."""
+    corner_table = np.array(corners, np.int64)
+    size_table = np.asarray(sizes, np.int64)
+    spoiled = faces_repeating_a_vertex(corner_table, size_table) | later_duplicate_faces(corner_table, size_table)
+    if not spoiled.any():
+        return corner_table, np.zeros(0, np.int64)
+    in_spoiled = np.repeat(spoiled, size_table)
+    used_elsewhere = np.zeros(max(vertex_count, int(corner_table.max()) + 1), bool)
+    used_elsewhere[corner_table[~in_spoiled]] = True
+    chosen = np.flatnonzero(in_spoiled)
+    vertices = corner_table[chosen]
+    _, first_use = np.unique(vertices, return_index=True)  # (the first corner of each vertex, in corner order)
+    copy = np.ones(chosen.shape[0], bool)
+    copy[first_use] = used_elsewhere[vertices[first_use]]
+    copied_corners = chosen[copy]
+    sources = corner_table[copied_corners].copy()
+    corner_table[copied_corners] = vertex_count + np.arange(copied_corners.shape[0])
+    return corner_table, sources

@@ -395,30 +395,16 @@ def _dot_rows(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> npt.NDA
 
 @dataclass
 class ImportableFaces:
-    """Which faces a Blender mesh can hold, and in which corner order."""
+    """The faces in Blender's corner order: every face of the frame, in the file's order."""
 
-    kept: npt.NDArray[np.intp]  # indices of the faces to build
+    kept: npt.NDArray[np.intp]  # indices of the faces to build (all of them: Blender holds each, see dedup)
     flipped: npt.NDArray[np.bool_]  # per kept face: corners 1 and 2 swapped to face along the normals
-    degenerate: int  # faces repeating a vertex index
-    duplicate: int  # faces using the same three vertices as an earlier face
 
 
 def importable_faces(frame: JoeFrame, rewind_clockwise: bool) -> ImportableFaces:
-    vertex_indices = frame.vertex_indices.astype(np.int64)
-    a, b, c = vertex_indices[:, 0], vertex_indices[:, 1], vertex_indices[:, 2]
-    degenerate = (a == b) | (b == c) | (a == c)
-    candidates = np.flatnonzero(~degenerate)
-    ordered = np.sort(vertex_indices[candidates], axis=1)
-    keys = (ordered[:, 0] << 32) | (ordered[:, 1] << 16) | ordered[:, 2]
-    _, first = np.unique(keys, return_index=True)
-    kept = candidates[np.sort(first)]
-    flipped = clockwise_faces(frame)[kept] if rewind_clockwise else np.zeros(len(kept), bool)
-    return ImportableFaces(
-        kept=kept,
-        flipped=flipped,
-        degenerate=int(np.count_nonzero(degenerate)),
-        duplicate=len(candidates) - len(kept),
-    )
+    kept = np.arange(frame.face_count, dtype=np.intp)
+    flipped = clockwise_faces(frame) if rewind_clockwise else np.zeros(len(kept), bool)
+    return ImportableFaces(kept=kept, flipped=flipped)
 
 
 def corner_data(

@@ -25,7 +25,7 @@ from ..common.operators import (
     import_matrix,
     prepare_layout,
 )
-from ..formats import joe, jpk
+from ..formats import dedup, joe, jpk
 
 
 @dataclass
@@ -77,11 +77,6 @@ def build_object(
     if (message := joe.texcoord_index_warning(frame)) is not None:
         warnings.append(f"{name}: {message}")
     faces = joe.importable_faces(frame, options.rewind_clockwise)
-    if faces.degenerate or faces.duplicate:
-        warnings.append(
-            f"{name}: skipped {faces.degenerate} degenerate and {faces.duplicate} duplicate faces "
-            "that a Blender mesh cannot hold"
-        )
     mesh = _build_mesh(name, frame, faces, options)
     summary.objects += 1
     summary.faces += len(mesh.polygons)
@@ -95,7 +90,8 @@ def _build_mesh(
     name: str, frame: joe.JoeFrame, faces: joe.ImportableFaces, options: JoeImportOptions
 ) -> bpy.types.Mesh:
     corner_verts, corner_normals, corner_texcoords = joe.corner_data(frame, faces)
-    positions = frame.positions
+    corner_verts, copied = dedup.faces_kept_whole(corner_verts, np.full(len(faces.kept), 3), len(frame.positions))
+    positions = np.concatenate([frame.positions, frame.positions[copied]]) if copied.size else frame.positions
     if options.matrix is not None and not mesh_io.is_identity(options.matrix):
         positions = mesh_io.transform_points(positions, options.matrix)
         corner_normals = mesh_io.transform_normals(corner_normals, options.matrix).astype(np.float32)

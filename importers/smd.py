@@ -58,7 +58,7 @@ from ..common.operators import (
 from ..common.rollback import rollback_on_error, undo_on_failure
 from ..common.selection import selecting_new_objects
 from ..formats import smd
-from ..formats.dedup import first_equal_rows, first_occurrences
+from ..formats.dedup import faces_kept_whole, first_equal_rows, first_occurrences
 from ..formats.errors import FormatError
 from ..formats.rows import row_lengths
 
@@ -368,26 +368,23 @@ def build_reference(
     positions = options.points(corner_positions if line_corner is None else corner_positions[line_corner])
     row_verts = shared_vertices(positions, counts, bones, weights)
     corner_verts = row_verts if lines is None else row_verts[lines]
-    faces = corner_verts.reshape(-1, 3)
-    degenerate = (faces[:, 0] == faces[:, 1]) | (faces[:, 1] == faces[:, 2]) | (faces[:, 0] == faces[:, 2])
-    if degenerate.any():
-        summary.warnings.append(f"{name}: {int(degenerate.sum())} degenerate triangle(s) skipped, as studiomdl does")
-    kept_corners = np.repeat(~degenerate, 3)
-    vertex_count = int(corner_verts.max()) + 1
+    # Every triangle arrives: one that uses a vertex twice or doubles another gets copies (studiomdl drops the
+    # degenerate ones when it compiles; an export writes them back as the file had them)
     first_row = first_occurrences(row_verts)  # each vertex's first row
-    mesh = mesh_io.new_mesh(
-        name, positions[first_row], corner_verts[kept_corners], np.arange(int((~degenerate).sum())) * 3
-    )
-    mesh_io.add_uv_map(mesh, "UVMap", triangles.uvs.reshape(-1, 2)[kept_corners])
+    corner_verts, copied = faces_kept_whole(corner_verts, np.full(len(triangles), 3), len(first_row))
+    if copied.size:
+        first_row = np.concatenate([first_row, first_row[copied]])
+    vertex_count = len(first_row)
+    mesh = mesh_io.new_mesh(name, positions[first_row], corner_verts, np.arange(len(triangles)) * 3)
+    mesh_io.add_uv_map(mesh, "UVMap", triangles.uvs.reshape(-1, 2))
     for material_name in triangles.material_names:
         mesh.materials.append(mesh_io.material_named(material_name, summary.warnings))
-    material_indices = triangles.material_indices[~degenerate].astype(np.intc)
-    mesh_io.set_face_materials(mesh, material_indices)
+    mesh_io.set_face_materials(mesh, triangles.material_indices.astype(np.intc))
     mesh_io.set_smooth(mesh)
     if options.use_custom_normals:
-        normals = options.directions(triangles.normals)[kept_corners].astype(np.float32)
+        normals = options.directions(triangles.normals).astype(np.float32)
         mesh_io.add_corner_vectors(mesh, STORED_NORMALS, normals)
-        mesh_io.set_custom_normals(mesh, corner_verts[kept_corners], normals)
+        mesh_io.set_custom_normals(mesh, corner_verts, normals)
     obj = bpy.data.objects.new(name, mesh)  # linked once weighted: vertex groups go faster on an unlinked object
     link_rows = smd.select_links(counts, first_row)
     vertices = np.repeat(np.arange(vertex_count), counts[first_row])

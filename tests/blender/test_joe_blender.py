@@ -48,7 +48,7 @@ def mesh_data(mesh: bpy.types.Mesh) -> dict[str, np.ndarray]:
 
 
 def original_corners(document: joe.JoeDocument) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """The file's corner data as the importer keeps it: degenerate/duplicate faces dropped, CW faces turned."""
+    """The file's corner data as the importer keeps it: every face, CW faces turned."""
     frame = document.first_frame
     faces = joe.importable_faces(frame, rewind_clockwise=True)
     vertex, normals, texcoords = joe.corner_data(frame, faces)
@@ -77,7 +77,9 @@ def test_sample_imports_with_file_normals_and_flipped_uvs(path: Path) -> None:
     blender = corner_arrays(mesh)
     np.testing.assert_array_equal(blender["positions"], positions)
     unit = normals / np.maximum(np.linalg.norm(normals, axis=1, keepdims=True), 1e-30)
-    usable = np.linalg.norm(normals, axis=1) > 1e-6
+    corners = positions.reshape(-1, 3, 3).astype(np.float64)
+    area = np.linalg.norm(np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]), axis=1)
+    usable = (np.linalg.norm(normals, axis=1) > 1e-6) & np.repeat(area > 0, 3)  # (no normal without an area)
     cosine = (blender["normals"][usable] * unit[usable]).sum(axis=1)
     assert cosine.min() > np.cos(np.radians(2.0))  # Blender stores custom normals compressed (about 1.2 deg)
     stored = np.empty(len(mesh.loops) * 3, np.float32)
@@ -309,15 +311,26 @@ def test_collection_exporter_exports_only_its_collection(tmp_path: Path) -> None
     assert np.abs(frame.positions).max() == pytest.approx(10.0)
 
 
-def test_files_without_usable_faces_import_as_loose_vertices(tmp_path: Path) -> None:
+def test_degenerate_and_doubled_faces_are_imported_and_written_back(extension, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     document = fx.cube()
     frame = document.first_frame
-    frame.vertex_indices[:, 1] = frame.vertex_indices[:, 0]  # every face degenerate
+    frame.vertex_indices[:6, 1] = frame.vertex_indices[:6, 0]  # six faces use a vertex twice
+    frame.vertex_indices[7] = frame.vertex_indices[6, ::-1]  # and one is the back of another (a doubled card)
     path = tmp_path / "flat.joe"
     path.write_bytes(joe.write_joe(document))
     assert import_joe(path) == {"FINISHED"}
+    assert last_warnings(extension) == []
     mesh = bpy.data.objects["flat"].data
-    assert (len(mesh.vertices), len(mesh.polygons)) == (8, 0)
+    assert len(mesh.polygons) == 12  # every face of the file, the odd ones with vertices of their own
+    used = {loop.vertex_index for loop in mesh.loops}
+    assert len(used) == len(mesh.vertices) > 8  # (none left loose)
+    assert not mesh.validate()  # (a mesh Blender holds as it is)
+    out = tmp_path / "again.joe"
+    assert bpy.ops.export_scene.joe(filepath=str(out)) == {"FINISHED"}
+    again = joe.load_joe(str(out)).first_frame
+    assert (again.face_count, len(again.positions)) == (12, 8)
+    written = np.sort(again.positions[again.vertex_indices.astype(np.intp)], axis=1)
+    np.testing.assert_array_equal(written, np.sort(frame.positions[frame.vertex_indices.astype(np.intp)], axis=1))
 
 
 def test_export_leaves_out_faceless_objects_and_keeps_the_others_uvs(tmp_path: Path) -> None:

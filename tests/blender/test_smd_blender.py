@@ -266,6 +266,32 @@ def test_corners_read_from_one_line_share_vertices_as_when_compared_one_by_one(
     assert len(results[0][0]) == 4  # (1, 0, 0) has two weightings: two vertices
 
 
+@pytest.mark.parametrize("most_distinct", [1.0, 0.0], ids=["lines read once", "every line read"])
+def test_degenerate_and_doubled_triangles_arrive_weighted_and_are_written_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, most_distinct: float
+) -> None:
+    from bl_ext.dev.io_game_formats.formats.smd import reader  # type: ignore[import-not-found]
+
+    monkeypatch.setattr(reader, "_MOST_DISTINCT", most_distinct)
+    corner = "0 0 0 0 0 0 1 0 0 1 1 1.0"
+    extra = (f"skin\n{corner}\n{corner}\n0 0 1 0 0 0 1 0 1 1 2 1.0\n"  # (0, 0, 0) twice
+             "metal dark\n0 0 1 0 0 0 1 0 1 1 2 1.0\n0 1 1 0 0 0 1 1 1 2 1 0.25 2 0.75\n0 1 0 0 0 0 1 1 0 1 1 1.0\n")
+    text = reference_text()[: -len("end\n")] + extra + "end\n"  # (the last: the second triangle again)
+    path = write(tmp_path, "model.smd", text)
+    original = smd.load_smd(str(path))
+    assert len(original.triangles) == 4  # two triangles, one using a vertex twice, and the second one again
+    assert import_smd(path) == {"FINISHED"}
+    from bl_ext.dev.io_game_formats.common.operators import LAST_SUMMARY  # type: ignore[import-not-found]
+
+    assert LAST_SUMMARY[0].warnings == []
+    mesh = bpy.data.objects["model"].data
+    assert len(mesh.polygons) == 4 and not mesh.validate()
+    assert [g.name for g in bpy.data.objects["model"].vertex_groups]
+    out = tmp_path / "again.smd"
+    assert export_smd(out) == {"FINISHED"}
+    assert_same_reference(original, smd.load_smd(str(out)))
+
+
 def test_animation_keeps_its_time_numbers_and_holds_missing_bones(tmp_path: Path) -> None:
     reference = write(tmp_path, "model.smd", reference_text())
     animation = write(tmp_path, "walk.smd", ANIMATION_TIME_5)

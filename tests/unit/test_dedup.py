@@ -190,3 +190,25 @@ def test_per_corner_rows_grouped_by_vertex_give_unique_rows(columns: int, seams:
     assert fast[0].tobytes() == plain[0].tobytes()
     np.testing.assert_array_equal(fast[1], plain[1])
     assert dedup.unique_corner_rows(rows[:0], corner_vertices[:0])[0].shape == (0, columns)
+
+
+def test_faces_kept_whole_gives_repeated_and_doubled_faces_vertices_of_their_own() -> None:
+    corners = np.array([0, 1, 2, 0, 0, 1, 2, 1, 0, 3, 3, 3, 4, 0, 1, 4, 1])  # a tri, one using 0 twice, the back
+    sizes = np.array([3, 3, 3, 3, 5])  # of the first, a tri of one vertex, a pentagon using 4 and 1 twice
+    renumbered, copied = dedup.faces_kept_whole(corners, sizes, vertex_count=6)  # (vertex 5: loose in the file)
+    # (3 and 4 are used by spoiled faces only: their first use keeps them, so that no vertex is left loose)
+    assert renumbered.tolist() == [0, 1, 2, 6, 7, 8, 9, 10, 11, 3, 12, 13, 4, 14, 15, 16, 17]
+    assert copied.tolist() == [0, 0, 1, 2, 1, 0, 3, 3, 0, 1, 4, 1]
+    assert not dedup.faces_repeating_a_vertex(renumbered, sizes).any()
+    assert not dedup.later_duplicate_faces(renumbered, sizes).any()
+    source = np.concatenate([np.arange(6), copied])
+    np.testing.assert_array_equal(source[renumbered], corners)  # every corner still stands at its vertex
+    good = renumbered[:3]
+    assert not np.isin(renumbered[3:], good).any()  # the spoiled faces share no vertex with the good one
+
+
+def test_faces_kept_whole_leaves_good_faces_as_they_are() -> None:
+    corners = np.array([0, 1, 2, 2, 1, 3])
+    renumbered, copied = dedup.faces_kept_whole(corners, np.array([3, 3]), vertex_count=4)
+    np.testing.assert_array_equal(renumbered, corners)
+    assert copied.size == 0
