@@ -23,8 +23,10 @@ def export_iqm(
     summary = Summary(files=1, face_kind="triangles")  # (IQM holds triangles only)
     document = build_document(context, operator, settings, summary, "IQM")
     notes = Warnings()
-    data = iqm.iqm_pieces(document, options, notes)  # every check runs before the file is touched
+    model = iqm.compile_document(document, options, notes)  # every check runs before the file is touched
+    summary.faces = int(model.triangles.shape[0])  # (what is written: see compile_document on triangles)
     summary.warnings.extend(notes)
+    data = iqm.encode_model_pieces(model)
     write_bytes_atomically(path, data)
     return summary
 

@@ -20,7 +20,7 @@ import numpy.typing as npt
 from .atomic import write_bytes_atomically
 from .dedup import unique_corner_rows, unique_rows
 from .errors import FormatError, read_file_bytes
-from .rows import any_per_row
+from .rows import any_per_row, zeroed_non_finite
 
 MAGIC_IDP2 = 0x32504449  # "IDP2", MD2's magic; VDrift never checks it
 VERSION = 3
@@ -116,7 +116,6 @@ def _read(data: memoryview) -> JoeDocument:
         warnings.append(f"{trailing} trailing bytes after the last frame were ignored")
     if frame_count > 1:
         warnings.append(f"{frame_count} frames: only frame 0 is used, as in VDrift")
-    warnings += non_finite_warnings(frames[0])
     return JoeDocument(frames=frames, magic=magic, warnings=warnings)
 
 
@@ -222,6 +221,18 @@ def non_finite_warnings(frame: JoeFrame) -> list[str]:
         bad = int(np.count_nonzero(any_per_row(~np.isfinite(values)))) if len(values) else 0
         if bad:
             warnings.append(f"{bad} of {len(values)} {what} are NaN or infinite")
+    return warnings
+
+
+def zero_non_finite(frame: JoeFrame) -> list[str]:
+    """Make every NaN and infinite number of the frame 0, as an import reads them (a zero normal is Blender's own
+    normal); one warning per kind of number, counting them."""
+    warnings = []
+    for what in ("positions", "normals", "texcoords"):
+        values, bad = zeroed_non_finite(getattr(frame, what))
+        if bad:
+            setattr(frame, what, values)
+            warnings.append(f"{bad:,} of {len(values):,} {what} are NaN or infinite: read as 0")
     return warnings
 
 

@@ -54,3 +54,13 @@ def row_lengths(vectors: npt.ArrayLike, keepdims: bool = False) -> npt.NDArray[n
         squares += table[..., column] * table[..., column]
     root: npt.NDArray[np.floating[Any]] = np.sqrt(squares)
     return root[..., None] if keepdims else root
+
+
+def zeroed_non_finite(values: npt.NDArray[np.floating[Any]]) -> tuple[npt.NDArray[np.floating[Any]], int]:
+    """`values` with every NaN and infinite number made 0 (a copy only when there is one), and how many rows
+    held one: what an import does with such numbers in a file (see docs/formats.md)."""
+    bad = ~np.isfinite(values)
+    if not bad.any():
+        return values, 0
+    rows = int(np.count_nonzero(any_per_row(bad))) if bad.ndim > 1 else int(np.count_nonzero(bad))
+    return np.where(bad, values.dtype.type(0), values), rows

@@ -66,6 +66,7 @@ def build_object(
     taken_names: list[tuple[str, str]],
 ) -> bpy.types.Object:
     warnings = [f"{name}: {text}" for text in document.warnings]
+    warnings += [f"{name}: {text}" for frame in document.frames[:1] for text in joe.zero_non_finite(frame)]
     if joe.normal_swap_would_fire(document):
         if options.apply_normal_swap:
             joe.swap_normals(document)

@@ -60,7 +60,7 @@ def compile_document(
         warnings.add(note)
     vertices = _Vertices(document)
     model = IqmModel()
-    sources = _build_meshes(document, vertices, model)
+    sources = _build_meshes(document, vertices, model, warnings)
     model.vertex_count = int(sources.shape[0])
     _build_vertex_arrays(document, vertices, sources, model, settings)
     if settings.adjacency and model.triangles.shape[0]:
@@ -259,8 +259,9 @@ def _bit_table(floats: list[Float32Array], others: list[npt.NDArray[Any]]) -> np
     return table
 
 
-def _build_meshes(document: IqeDocument, vertices: _Vertices, model: IqmModel) -> Int64Array:
-    """Output meshes and triangles; returns the document vertex behind each output vertex."""
+def _build_meshes(document: IqeDocument, vertices: _Vertices, model: IqmModel, warnings: Warnings) -> Int64Array:
+    """Output meshes and triangles; returns the document vertex behind each output vertex. Triangles left with a
+    repeated vertex once equal vertices are merged are left out (the compiler's rule), counted in a warning."""
     groups: dict[tuple[str, str], list[int]] = {}
     for index, mesh in enumerate(document.meshes):
         groups.setdefault((mesh.name, mesh.material), []).append(index)
@@ -275,11 +276,12 @@ def _build_meshes(document: IqeDocument, vertices: _Vertices, model: IqmModel) -
     source_parts: list[Int64Array] = []
     triangle_parts: list[Int64Array] = []
     renumber = np.zeros(int(labels.max()) + 1, np.int64)
-    output_count = triangle_count = 0
+    output_count = triangle_count = given = 0
     for (name, material), members in groups.items():
         triangles = [fan_triangles(document.meshes[m].face_corners, document.meshes[m].face_sizes)
                      + vertices.starts[m] for m in members]  # fmt: skip
         group_triangles = labels[np.concatenate(triangles)]
+        given += group_triangles.shape[0]
         if not group_triangles.shape[0]:
             continue  # no faces: the compiler makes no mesh
         kept = group_triangles[(group_triangles[:, 0] != group_triangles[:, 1])
@@ -295,6 +297,10 @@ def _build_meshes(document: IqeDocument, vertices: _Vertices, model: IqmModel) -
         triangle_count += int(kept.shape[0])
     if triangle_parts:
         model.triangles = np.concatenate(triangle_parts).astype(np.uint32)
+    if triangle_count < given:
+        warnings.add(f"{given - triangle_count:,} of {given:,} triangles left out, as the reference iqm compiler "
+                     "leaves them out: two of their corners are one vertex (the same position, UV, normal, colour "
+                     "and weights), so they have no area and nothing visible is lost")  # fmt: skip
     return np.concatenate(source_parts) if source_parts else np.zeros(0, np.int64)
 
 

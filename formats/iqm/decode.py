@@ -202,16 +202,15 @@ def _vertex_arrays(data: FileBuffer, header: _Header, names: _Names, warnings: W
             warnings.add(f"vertex array {index}: a second {key!r} array ignored")
             continue
         seen.add(key)
+        # (NaN and infinite numbers are kept: the reference compiler writes NaN tangents; see reader._Attributes)
         values = np.frombuffer(data, dtype, count * size, offset if count else 0).reshape(count, size)
-        if values.dtype.kind == "f":
-            _require_finite(values, offset, dtype.itemsize, f"vertex array {index} ({name or kind})")
         arrays.append(IqmVertexArray(kind, component, values, name, flags, offset))
     return arrays
 
 
 def _require_finite(values: npt.NDArray[Any], base: int, stride: int, what: str) -> None:
-    """Refuse NaN and infinite numbers as the IQE reader does (`values`: the file's numbers in order, each
-    `stride` bytes from `base`): Blender would take them silently and no export could write them back."""
+    """Refuse NaN and infinite numbers (`values`: the file's numbers in order, each `stride` bytes from `base`):
+    no bone or frame can be made of them."""
     finite = np.isfinite(values).ravel()
     if not finite.all():
         index = int(np.argmin(finite))

@@ -23,6 +23,7 @@ from ..iqe.document import (
     IqeMesh,
     IqeVertexArrayFormat,
 )
+from ..rows import zeroed_non_finite
 from .components import decode
 from .decode import decode_model
 from .layout import CUSTOM_DEFAULT, DEFAULT_FORMATS, LOOP_FLAG, IqmModel, IqmVertexArray
@@ -100,7 +101,7 @@ class _Attributes:
                     document.warnings.add(f"custom array {array.name!r} left out: IQE holds at most {_SLOTS} customs")
                     continue
                 next_slot = slot + 1
-                self.custom[slot] = decode(array.values, array.component).astype(np.float32)
+                self.custom[slot] = self._finite(decode(array.values, array.component).astype(np.float32), array.name)
                 if (array.component, array.size) != CUSTOM_DEFAULT or array.name != f"custom{slot}":
                     document.vertex_arrays.append(
                         IqeVertexArrayFormat(f"custom{slot}", array.component, array.size, array.name)
@@ -110,8 +111,17 @@ class _Attributes:
                 document.vertex_arrays.append(IqeVertexArrayFormat(array.kind, array.component, array.size, array.kind))
             if array.kind in ("blendindexes", "blendweights"):
                 continue
-            self.arrays[array.kind] = _columns(array, count)
+            self.arrays[array.kind] = self._finite(_columns(array, count), array.kind)
         self._read_blends(document)
+
+    def _finite(self, values: npt.NDArray[np.floating[Any]], kind: str) -> FloatArray:
+        """The array with NaN and infinite numbers read as 0, said in a warning; tangents, which no import uses
+        (the reference compiler writes NaN ones where texture coordinates give none), silently."""
+        zeroed, rows = zeroed_non_finite(values)
+        if rows and kind != "tangent":
+            self.document.warnings.add(f"{rows:,} of {len(values):,} vertices have NaN or infinite numbers in their "
+                                       f"{kind}: read as 0")  # fmt: skip
+        return np.asarray(zeroed, np.float32)
 
     def _read_blends(self, document: IqeDocument) -> None:
         indices, weights = self.model.array("blendindexes"), self.model.array("blendweights")
@@ -121,7 +131,8 @@ class _Attributes:
             document.warnings.add("blend indices without blend weights (or the reverse) ignored")
             return
         index_values = _padded(decode(indices.values, indices.component, normalized=False), MAX_INFLUENCES, 0.0)
-        weight_values = _padded(decode(weights.values, weights.component), MAX_INFLUENCES, 0.0)
+        weight_values = _padded(self._finite(decode(weights.values, weights.component), "blend weights"),
+                                MAX_INFLUENCES, 0.0)  # fmt: skip
         used = weight_values > 0.0
         joints = len(self.model.joint_names)
         limit = joints if joints else 256

@@ -96,3 +96,25 @@ def test_an_unreadable_iqm_changes_nothing(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match=r"bad\.iqm"):
         bpy.ops.import_scene.iqm(filepath=str(bad))
     assert data_state() == before
+
+
+def test_an_iqe_with_a_welded_triangle_exports_to_iqm_counting_what_is_written(
+    tmp_path: Path, extension: ModuleType
+) -> None:
+    from tests.unit.test_iqm_codec import WELDED_TRIANGLE
+
+    source = tmp_path / "welded.iqe"
+    source.write_text(WELDED_TRIANGLE)
+    assert bpy.ops.import_scene.iqe(filepath=str(source)) == {"FINISHED"}
+    assert len(bpy.data.objects["m"].data.polygons) == 3  # every face of the file arrives
+    out = tmp_path / "welded.iqm"
+    assert bpy.ops.export_scene.iqm(filepath=str(out)) == {"FINISHED"}
+    summary = extension.common.operators.LAST_SUMMARY[0]
+    assert summary.faces == 2 == iqm.read_iqm_model(out.read_bytes()).triangles.shape[0]
+    assert [w for w in summary.warnings if "left out, as the reference iqm compiler" in w] == [
+        "1 of 3 triangles left out, as the reference iqm compiler leaves them out: two of their corners are one "
+        "vertex (the same position, UV, normal, colour and weights), so they have no area and nothing visible is lost"
+    ]
+    again = tmp_path / "again.iqe"
+    assert bpy.ops.export_scene.iqe(filepath=str(again)) == {"FINISHED"}  # IQE keeps every triangle
+    assert iqe.read_iqe(again.read_bytes()).meshes[0].face_sizes.shape[0] == 3

@@ -333,6 +333,24 @@ def test_degenerate_and_doubled_faces_are_imported_and_written_back(extension, t
     np.testing.assert_array_equal(written, np.sort(frame.positions[frame.vertex_indices.astype(np.intp)], axis=1))
 
 
+def test_nan_texcoords_and_normals_are_read_as_zero_and_the_import_exports_with_defaults(  # type: ignore[no-untyped-def]
+    extension, tmp_path: Path
+) -> None:
+    data = bytearray(fx.cube_bytes())  # 12 faces, then 8 positions, 6 normals and 4 texcoords
+    normals = 16 + 18 * 12 + 12 + 12 * 8
+    for at in (normals, normals + 12 * 6 + 8 + 4):  # (patched in the bytes: the writer refuses NaN)
+        data[at : at + 4] = np.float32(np.nan).tobytes()
+    path = tmp_path / "bldg.joe"
+    path.write_bytes(bytes(data))
+    assert import_joe(path) == {"FINISHED"}
+    assert last_warnings(extension) == ["bldg: 1 of 6 normals are NaN or infinite: read as 0",
+                                        "bldg: 1 of 4 texcoords are NaN or infinite: read as 0"]  # fmt: skip
+    out = tmp_path / "again.jpk"
+    assert bpy.ops.export_scene.jpk(filepath=str(out)) == {"FINISHED"}
+    again = joe.read_joe(jpk.load_jpk(str(out)).members[0].data).first_frame
+    assert again.face_count == 12 and np.isfinite(again.texcoords).all() and np.isfinite(again.normals).all()
+
+
 def test_export_leaves_out_faceless_objects_and_keeps_the_others_uvs(tmp_path: Path) -> None:
     cube("Box")
     edges = mesh_object("Guide", [(0, 0, 0), (1, 0, 0)], [])

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from formats import iqe, iqm
-from formats.errors import FormatError
+from formats.errors import FormatError, Warnings
 from formats.iqm.layout import HEADER, HEADER_FIELDS, MAGIC
 from tests.mutations import fuzz_count, mutate_counts, mutations
 from tests.sample_paths import sample_files
@@ -132,15 +132,20 @@ def test_the_scale_of_a_channel_the_mask_does_not_store_is_never_read(value: flo
     assert np.isfinite(model.decoded_frames()).all()
 
 
-def test_a_nan_vertex_position_is_a_format_error_at_its_byte() -> None:
+def test_nan_in_a_vertex_array_is_read_as_zero_with_a_warning_but_in_tangents_silently() -> None:
     data = iqm.write_iqm(iqe.read_iqe(IQE_FIXTURE))
-    position = iqm.read_iqm_model(data).array("position")
-    assert position is not None
+    model = iqm.read_iqm_model(data)
+    position, tangent = model.array("position"), model.array("tangent")
+    assert position is not None and tangent is not None
     patched = bytearray(data)
     struct.pack_into("<f", patched, position.offset + 4 * 4, float("nan"))  # vertex 1, y
-    with pytest.raises(FormatError, match=r"vertex array 0 \(position\): the number nan is not finite") as raised:
-        iqm.read_iqm(bytes(patched))
-    assert raised.value.offset == position.offset + 4 * 4
+    for vertex in range(2):  # as the reference compiler writes them where the UVs give no tangent
+        struct.pack_into("<4f", patched, tangent.offset + 16 * vertex, *[float("nan")] * 4)
+    document = iqm.read_iqm(bytes(patched))
+    assert list(document.warnings) == ["1 of 3 vertices have NaN or infinite numbers in their position: read as 0"]
+    mesh = document.meshes[0]
+    assert mesh.positions[1, 1] == 0.0 and np.isfinite(mesh.positions).all()
+    assert mesh.tangents is not None and np.isfinite(mesh.tangents).all()
 
 
 def test_a_negative_framerate_reads_as_none_given_with_a_warning() -> None:
@@ -278,3 +283,36 @@ def test_arrays_filled_in_for_meshes_without_them_are_noted_as_the_iqe_writer_no
     iqe.write_iqe(document, iqe_notes)
     expected = "texcoords written as defaults for meshes without them: b"
     assert expected in list(iqm_notes) and expected in list(iqe_notes)
+
+
+WELDED_TRIANGLE = """# Inter-Quake Export
+mesh "m"
+vp 0 0 0
+vp 1 0 0
+vp 0 1 0
+vp 1 0 0
+vp 1 0 0
+vt 0 0
+vt 1 0
+vt 0 1
+vt 1 0
+vt 0.5 0
+vn 0 0 1
+vn 0 0 1
+vn 0 0 1
+vn 0 0 1
+vn 0 0 1
+fm 0 1 2
+fm 0 1 3
+fm 0 1 4
+"""
+
+
+def test_triangles_the_compiler_welds_shut_are_left_out_and_counted_in_a_warning() -> None:
+    notes = Warnings()
+    model = iqm.compile_document(iqe.read_iqe(WELDED_TRIANGLE.encode()), notes=notes)
+    # vertex 3 is vertex 1 again: the second triangle is left out; vertex 4 has its own UV: the third stays
+    assert model.triangles.shape[0] == 2
+    assert list(notes) == ["1 of 3 triangles left out, as the reference iqm compiler leaves them out: two of their "
+                           "corners are one vertex (the same position, UV, normal, colour and weights), so they "
+                           "have no area and nothing visible is lost"]  # fmt: skip

@@ -274,18 +274,23 @@ def test_vertex_table_gives_the_same_corners_as_per_corner_positions() -> None:
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
-def test_non_finite_positions_warn_on_read_and_are_refused_on_write(bad: float) -> None:
+def test_non_finite_numbers_are_read_as_they_are_zeroed_for_import_and_refused_on_write(bad: float) -> None:
     document = fx.cube()
     document.first_frame.positions[3, 1] = bad
     with pytest.raises(FormatError, match="1 of 8 positions are NaN or infinite"):
         joe.write_joe(document)
     data = bytearray(fx.cube_bytes())
-    clean = joe.read_joe(bytes(data))
-    assert not [w for w in clean.warnings if "NaN" in w]
     offset = data.find(np.asarray(fx.cube().first_frame.positions[3], "<f4").tobytes())
     data[offset + 4 : offset + 8] = np.float32(bad).tobytes()
-    read = joe.read_joe(bytes(data))
-    assert "1 of 8 positions are NaN or infinite" in read.warnings
+    document = joe.read_joe(bytes(data))
+    frame = document.first_frame
+    assert not document.warnings and np.isnan(frame.positions[3, 1]) == np.isnan(bad)  # (read as the file has it)
+    frame.texcoords[[0, 2]] = np.inf
+    assert joe.zero_non_finite(frame) == ["1 of 8 positions are NaN or infinite: read as 0",
+                                          "2 of 4 texcoords are NaN or infinite: read as 0"]  # fmt: skip
+    assert frame.positions[3, 1] == 0.0 and (frame.texcoords[[0, 2]] == 0.0).all()
+    assert joe.write_joe(document)  # (writable again)
+    assert joe.zero_non_finite(frame) == []
 
 
 def test_a_file_of_another_kind_is_called_so() -> None:
