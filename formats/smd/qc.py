@@ -12,12 +12,12 @@ Other commands are skipped up to the next `$` command; LOD meshes are left out w
 from __future__ import annotations
 
 import bisect
-import math
 import os
 import re
 from dataclasses import dataclass, field
 
 from ..errors import FormatError, read_file_bytes
+from .qc_sequence import animation_options, sequence_parts
 
 _TOKEN = re.compile(r'"([^"]*)"|"|(/\*)|((?://|;|#)[^\n]*)|([{}])|([^\s{}"]+)')
 _VARIABLE = re.compile(r"\$(\w+)\$")
@@ -27,7 +27,6 @@ MAX_INCLUDES = 10_000  # $include commands followed in all
 MAX_EXPANDED_TOKENS = 2_000_000  # words after includes are spliced in (a large real QC has a few thousand)
 MAX_QC_FILE_BYTES = 16 << 20
 MAX_QC_TOTAL_BYTES = 64 << 20
-_ANIMATION_OPTIONS = {"loop", "snap", "realtime", "hidden", "delta", "autoplay", "worldspace", "predelta"}
 
 
 @dataclass
@@ -294,16 +293,16 @@ class _Reader:
                 at += 1
 
     def animation(self, command: str, args: list[_Token]) -> None:
-        """The SMDs of a `$sequence` / `$animation`: its quoted file names (a blend lists several), else its first
-        plain word; names of earlier `$animation`s are not files."""
-        rest = args[1:]
-        names = [token for token in rest if token.quoted]
-        if not names:
-            words = [t for t in rest if t.text not in "{}" and t.text.lower() not in _ANIMATION_OPTIONS]
-            names = words[:1]
+        """The SMDs of a `$sequence` (a blend names several) or `$animation` (its one file), read by studiomdl's
+        grammar: option words are never files; a sequence word naming an earlier `$animation` is not one."""
+        if command == "$animation":
+            parts = animation_options(args[2:])
+            parts.references = args[1:2]
+        else:
+            parts = sequence_parts(args[1:])
         files = []
         by_animation: list[tuple[str, float, bool]] = []  # the earlier `$animation`s a sequence names: SMD, fps, loop
-        for token in names:
+        for token in parts.references:
             if command == "$sequence" and token.text.lower() in self.animation_names:
                 by_animation += self.animation_files.get(token.text.lower(), [])
                 continue
@@ -312,16 +311,16 @@ class _Reader:
                 files.append(found)
             if found is not None and found not in self.document.animations:
                 self.document.animations.append(found)
-        rate, loop = _frame_rate(rest), _loops(rest)
+        rate, loop = parts.fps if parts.fps is not None else DEFAULT_FRAME_RATE, parts.loop
         if command == "$animation":
             self.animation_names.add(args[0].text.lower())
             self.animation_files[args[0].text.lower()] = [(path, rate, loop) for path in files]
-        if not files and len(by_animation) == 1 and rest:  # a sequence of one $animation: an action of its own,
-            path, animation_rate, animation_loop = by_animation[0]  # with the animation's fps and loop unless its own
-            own = (path, args[0].text, _frame_rate(rest, animation_rate), loop or animation_loop)
-            self.document.repeated_sequences.append(own)
+        if not files and len(by_animation) == 1:  # a sequence of one $animation: an action of its own, with
+            path, animation_rate, animation_loop = by_animation[0]  # the animation's fps and loop unless its own
+            own_rate = parts.fps if parts.fps is not None else animation_rate
+            self.document.repeated_sequences.append((path, args[0].text, own_rate, loop or animation_loop))
             return
-        if len(files) == 1 and rest:  # one SMD: the action takes the sequence's name (a blend's keep their files')
+        if len(files) == 1:  # one SMD: the action takes the sequence's name (a blend's keep their files')
             if files[0] in self.document.sequence_names:
                 if command == "$sequence":  # (a second sequence of it: an action of its own)
                     self.document.repeated_sequences.append((files[0], args[0].text, rate, loop))
@@ -333,24 +332,6 @@ class _Reader:
 
 
 DEFAULT_FRAME_RATE = 30.0  # studiomdl's, for a sequence that names none
-
-
-def _loops(tokens: list[_Token]) -> bool:
-    """Whether a sequence has the `loop` option (inline or in its braces)."""
-    return any(token.text.lower() == "loop" and not token.quoted for token in tokens)
-
-
-def _frame_rate(tokens: list[_Token], default: float = DEFAULT_FRAME_RATE) -> float:
-    """A sequence's `fps N` option (inline or in its braces), else `default` (studiomdl's)."""
-    for at, token in enumerate(tokens[:-1]):
-        if token.text.lower() == "fps" and not token.quoted:
-            try:
-                rate = float(tokens[at + 1].text)
-            except ValueError:
-                continue
-            if math.isfinite(rate) and rate > 0:
-                return rate
-    return default
 
 
 def _flex_names(tokens: list[_Token]) -> dict[int, str]:

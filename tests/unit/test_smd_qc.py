@@ -202,3 +202,46 @@ def test_sequences_of_one_smd_and_an_animation_of_it(tmp_path: Path) -> None:
     qc = load_qc(tmp_path / "n.qc")
     assert qc.sequence_names[walk] == "run_anim" and qc.warnings == []
     assert qc.repeated_sequences == [(walk, "run1", 24.0, True), (walk, "run2", 12.0, True)]
+
+
+def test_sequence_options_are_never_looked_up_as_files(tmp_path: Path) -> None:
+    """Event options (sounds, sound scripts, a brace), attachments, pose parameters, bones, weight lists and
+    activities are read by the grammar of each option, as studiomdl reads them: no "not found" for them."""
+    touch(tmp_path, "ref.smd", "idle.smd", "attack1.smd", "walk_n.smd", "walk_s.smd", "fire.smd", "reload.smd",
+          "anims/run.smd")  # fmt: skip
+    (tmp_path / "m.qc").write_text("""
+$body "body" "ref"
+// GoldSrc
+$sequence idle "idle" loop fps 15 ACT_IDLE 1
+$sequence attack1 "attack1" fps 30 ACT_MELEE_ATTACK1 1 { event 5004 1 "bullchicken/bc_idle3.wav" }
+$sequence "brace" "idle" { event 2 7 "{" } frames 0 10 looping
+$sequence "deep" { { event 1004 3 "common/npc_step1.wav" } { event 2 7 } "idle" } rtransition 1 2
+// Source
+$poseparameter "move_x" -1 1
+$attachment "muzzle" "ValveBiped.Bip01_R_Hand" 0 0 0 rotate 0 0 0
+$animation a_run "anims/run" fps 30 loop weightlist "upper_body" subtract "a_idle" 0 { ikrule rfoot footstep range .5 1 2 3 }
+$animation a_walk_n "walk_n" fps 24
+$animation a_walk_s "walk_s" fps 24 alignto "a_walk_n"
+$sequence run a_run activity ACT_RUN 1 node "Standing" blend "move_x" -1 1 calcblend "move_y" "muzzle" YR
+$sequence walk { a_walk_n a_walk_s blendwidth 2 blend "move_y" -1 1 }
+$sequence fire "fire" fps 30 { event AE_CL_PLAYSOUND 0 "Weapon_357.Spin" } { event 5001 0 "21" }
+$sequence reload "reload" { ikrule lhand attachment "lhand_att" bone "ValveBiped.Bip01_L_Hand" usesequence }
+    keyvalues { "a" { "b" "c" } } blendlayer "layer" 0 1 2 3 spline poseparameter "move_x" addlayer "fire"
+$sequence aim "fire" { align "a_walk_n" X Y 0 0 } iklock "lfoot" 1 0 posecycle "move_x" exitphase 0.5
+""")
+    qc = load_qc(tmp_path / "m.qc")
+    assert qc.warnings == []
+    names = [Path(path).name for path in qc.animations]
+    assert names == ["idle.smd", "attack1.smd", "run.smd", "walk_n.smd", "walk_s.smd", "fire.smd", "reload.smd"]
+    rates = {Path(path).name: rate for path, rate in qc.frame_rates.items()}
+    loops = {Path(path).name: loop for path, loop in qc.loops.items()}
+    assert (rates["idle.smd"], loops["idle.smd"], rates["attack1.smd"], loops["attack1.smd"]) == (15.0, True, 30.0, False)
+    assert (rates["run.smd"], loops["run.smd"], rates["walk_n.smd"], rates["fire.smd"]) == (30.0, True, 24.0, 30.0)
+    assert {name for _, name, _, _ in qc.repeated_sequences} >= {"brace", "deep", "run", "aim"}
+
+
+def test_a_missing_sequence_file_is_still_named_once(tmp_path: Path) -> None:
+    touch(tmp_path, "ref.smd")
+    (tmp_path / "m.qc").write_text('$body "b" "ref"\n$sequence s "gone" fps 30 { event 5004 1 "x.wav" }\n'
+                                   '$animation a "lost" fps 30\n')  # fmt: skip
+    assert load_qc(tmp_path / "m.qc").warnings == ["m.qc line 2: 'gone' not found", "m.qc line 3: 'lost' not found"]
