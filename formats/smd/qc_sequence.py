@@ -12,8 +12,9 @@ file, as QCs quote file names), after every exact word of both.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 
 class Word(Protocol):
@@ -21,6 +22,9 @@ class Word(Protocol):
     quoted: bool
     path: str
     line: int
+
+
+W = TypeVar("W", bound=Word)
 
 
 # option -> the words it takes (numbers and names), Source's and GoldSrc's
@@ -53,18 +57,18 @@ _LAYER_FLAGS = {"xfade": 0, "spline": 0, "noblend": 0, "local": 0, "poseparamete
 
 
 @dataclass
-class SequenceParts:
+class SequenceParts(Generic[W]):
     """What the words after a sequence's name hold: the words that are files or earlier `$animation`s (in
     order), and its frame rate and loop flag when it gives them."""
 
-    references: list[Word] = field(default_factory=list)
+    references: list[W] = field(default_factory=list)
     fps: float | None = None
     loop: bool = False
 
 
-def sequence_parts(words: list[Word]) -> SequenceParts:
+def sequence_parts(words: Sequence[W]) -> SequenceParts[W]:
     """Read the words of a `$sequence` after its name (braces included)."""
-    parts = SequenceParts()
+    parts: SequenceParts[W] = SequenceParts()
     at = 0
     while at < len(words):
         word = words[at]
@@ -75,14 +79,14 @@ def sequence_parts(words: list[Word]) -> SequenceParts:
     return parts
 
 
-def animation_options(words: list[Word]) -> SequenceParts:
+def animation_options(words: Sequence[W]) -> SequenceParts[W]:
     """Read the words of an `$animation` after its name and its one file (options only)."""
     parts = sequence_parts(words)
     parts.references = []  # (studiomdl refuses anything else)
     return parts
 
 
-def _option(words: list[Word], at: int, parts: SequenceParts) -> int:
+def _option(words: Sequence[W], at: int, parts: SequenceParts[W]) -> int:
     """Read the option (or reference) at `at`; return the index after it."""
     name = words[at].text.lower()
     if name == "event":
@@ -119,7 +123,7 @@ def _option(words: list[Word], at: int, parts: SequenceParts) -> int:
     return at + 1
 
 
-def _event(words: list[Word], at: int) -> int:
+def _event(words: Sequence[Word], at: int) -> int:
     """`event <id> <frame> [<options>]`: the options word only on the frame's line, and a word starting with `}`
     is the end of the block (as studiomdl reads it: one word, a sound or sound-script name, never a file)."""
     end = _after(words, at + 1, 2)
@@ -129,7 +133,7 @@ def _event(words: list[Word], at: int) -> int:
     return end
 
 
-def _ikrule(words: list[Word], at: int) -> int:
+def _ikrule(words: Sequence[Word], at: int) -> int:
     """`ikrule <chain> <type> [type's word] [options]`: Source's inverse kinematics; no word of it is a file."""
     at = _after(words, at, 1)
     if at < len(words) and words[at].text.lower() in _IK_TYPES:
@@ -139,7 +143,7 @@ def _ikrule(words: list[Word], at: int) -> int:
     return at
 
 
-def _motion_command(words: list[Word], at: int, name: str) -> int:
+def _motion_command(words: Sequence[Word], at: int, name: str) -> int:
     """`align anim <motion types> src dest`, `alignbone bone anim <types> src dest`, `walkframe frame [types]`,
     `walkalignto frame anim [types]`, `walkalign frame anim <types> ref src`."""
     before, after = {"align": (1, 2), "alignbone": (2, 2), "walkframe": (1, 0), "walkalignto": (2, 0),
@@ -150,14 +154,14 @@ def _motion_command(words: list[Word], at: int, name: str) -> int:
     return _after(words, at, after)
 
 
-def _flags(words: list[Word], at: int, flags: dict[str, int], line: int) -> int:
+def _flags(words: Sequence[Word], at: int, flags: dict[str, int], line: int) -> int:
     """Flag words on the command's line after its fixed words, each with its own words."""
     while at < len(words) and words[at].line == line and words[at].text.lower() in flags:
         at = _after(words, at + 1, flags[words[at].text.lower()])
     return at
 
 
-def _after(words: list[Word], at: int, count: int) -> int:
+def _after(words: Sequence[Word], at: int, count: int) -> int:
     """The index after `count` argument words from `at`, stopping at an unquoted brace (a block's edge)."""
     for _ in range(count):
         if at >= len(words) or (not words[at].quoted and words[at].text in ("{", "}")):
@@ -166,7 +170,7 @@ def _after(words: list[Word], at: int, count: int) -> int:
     return at
 
 
-def _block_end(words: list[Word], at: int) -> int:
+def _block_end(words: Sequence[Word], at: int) -> int:
     """After the `{ ... }` at `at` (nested blocks included), or `at` when no block starts there."""
     if at >= len(words) or words[at].quoted or words[at].text != "{":
         return at
@@ -179,7 +183,7 @@ def _block_end(words: list[Word], at: int) -> int:
     return len(words)
 
 
-def _is(words: list[Word], at: int, text: str) -> bool:
+def _is(words: Sequence[Word], at: int, text: str) -> bool:
     return at < len(words) and words[at].text.lower() == text
 
 
