@@ -11,6 +11,7 @@ import contextlib
 import ctypes
 import io
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -301,9 +302,9 @@ def check_outputs(inputs: Sequence[str], outputs: Sequence[tuple[str, str]], mad
     seen: dict[str, str] = {}
     made = os.path.abspath(made_folder) if made_folder else None
     read = files_read(inputs)
-    patterns = [(path, writer) for path, writer in outputs if path.endswith(ACTION_FILES)]
+    patterns = [(path, writer) for path, writer in outputs if path.endswith(PATTERNS)]
     for path, writer in outputs:
-        if path.endswith(ACTION_FILES):
+        if path.endswith(PATTERNS):
             _check_action_files(path, writer, read)
             continue
         for pattern, other in patterns:
@@ -325,20 +326,30 @@ def check_outputs(inputs: Sequence[str], outputs: Sequence[tuple[str, str]], mad
 
 
 ACTION_FILES = "_*.smd"  # (an output standing for `<stem>_<action>.smd`, whose action names are known only later)
+NUMBERED_PARTS = "_<n>.joe"  # (one standing for `<stem>_2.joe`...: the parts of a model over VDrift's limits)
+PATTERNS = (ACTION_FILES, NUMBERED_PARTS)
 
 
 def matches_action_files(path: str, pattern: str) -> bool:
-    """Whether `path` could be one of the `<stem>_<action>.smd` files `pattern` (`<stem>_*.smd`) stands for."""
-    real, stem = (os.path.normcase(os.path.realpath(p)) for p in (path, pattern[: -len(ACTION_FILES)]))
-    return (os.path.dirname(real) == os.path.dirname(stem) and real.endswith(".smd")
-            and os.path.basename(real).startswith(os.path.basename(stem) + "_"))  # fmt: skip
+    """Whether `path` could be one of the `<stem>_<action>.smd` files `pattern` (`<stem>_*.smd`) stands for, or
+    one of the `<stem>_<number>.joe` files of `<stem>_<n>.joe`."""
+    suffix = next(end for end in PATTERNS if pattern.endswith(end))
+    real, stem = (os.path.normcase(os.path.realpath(p)) for p in (path, pattern[: -len(suffix)]))
+    name, stem_name = os.path.basename(real), os.path.basename(stem)
+    if os.path.dirname(real) != os.path.dirname(stem):
+        return False
+    if suffix == NUMBERED_PARTS:
+        return re.fullmatch(re.escape(stem_name) + r"_[0-9]+\.joe", name) is not None
+    return name.endswith(".smd") and name.startswith(stem_name + "_")
 
 
 def _check_action_files(pattern: str, writer: str, read: Sequence[str]) -> None:
+    what = ("the parts of a model over VDrift's limits", "a part") if pattern.endswith(NUMBERED_PARTS) else (
+        "each action", "an action of that name")  # fmt: skip
     for source in read:
         if matches_action_files(source, pattern):
-            raise UsageError(f"{source} is an input, and {writer} writes each action as {pattern} beside it: an "
-                             "action of that name would replace it (write the output elsewhere)")  # fmt: skip
+            raise UsageError(f"{source} is an input, and {writer} writes {what[0]} as {pattern} beside it: "
+                             f"{what[1]} would replace it (write the output elsewhere)")  # fmt: skip
 
 
 def files_read(inputs: Sequence[str]) -> list[str]:
@@ -371,6 +382,8 @@ def files_written(path: str, target: FileFormat, settings: dict[str, object]) ->
         yield source
     if target.name in {"qmap", "qmap_tmp"} and settings.get("write_desc", True):
         yield desc_path_for(source)
+    if target.name == "joe" and settings.get("split_large_models", True):
+        yield os.path.splitext(path)[0] + NUMBERED_PARTS
     if target.export_operator == "export_scene.valve_smd":
         stem = os.path.splitext(path)[0]
         mode, scope = settings.get("export_mode", "REFERENCE"), settings.get("action_scope", "ACTIVE")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 
 import bpy
 import numpy as np
-from bpy.props import StringProperty
+from bpy.props import BoolProperty, StringProperty
 
 from ..common import mesh_io
 from ..common.conventions import JOE_STORED_NORMALS as STORED_NORMALS
@@ -24,6 +25,7 @@ from ..common.operators import (
     refuse_if_nothing_left,
 )
 from ..formats import joe, jpk
+from ..formats.atomic import write_files_atomically
 from ..formats.errors import FormatError
 from ..qmap_compiler.parallel import ordered_map
 
@@ -43,7 +45,7 @@ def object_triangles(
 
 def joe_document(triangles: mesh_io.Triangles, label: str, warnings: list[str]) -> joe.JoeDocument:
     """The JOE model of `triangles`; `label` names it (the file, or the object and its pack member) in warnings
-    and in the errors of VDrift's limits."""
+    and in the errors of VDrift's limits (joe.OverLimit for the face and index limits)."""
     if triangles.triangle_count == 0:
         raise FormatError(f"{label}: nothing to export (no faces)")
     if triangles.uvs is None:
@@ -55,10 +57,79 @@ def joe_document(triangles: mesh_io.Triangles, label: str, warnings: list[str]) 
         document = joe.document_from_triangles(triangles.positions, triangles.normals, triangles.uvs, table)
         joe.write_joe(document, warnings)  # checks VDrift's limits before anything is written
     except FormatError as error:
-        raise FormatError(f"{label}: {error}") from None
+        raise type(error)(f"{label}: {error}") from None
     if joe.normal_swap_would_fire(document):
         warnings.append(f"{label}: VDrift's normal-swap heuristic would fire on this model and swap its normals")
     return document
+
+
+SPLIT_LARGE_MODELS = {
+    "name": "Split Large Models",
+    "default": True,
+    "description": "Write a model over VDrift's limits (32,000 triangles, 65,536 distinct vertices, normals or UVs "
+    "per file) as several models under them, numbered (name_2, name_3...), to be named in the track's list or "
+    "the car's file; off: refuse it",
+}
+
+
+def joe_documents(
+    triangles: mesh_io.Triangles, label: str, warnings: list[str], split: bool
+) -> list[joe.JoeDocument]:
+    """The model as one JOE document, or with `split`, when it is over VDrift's limits, as several consecutive runs
+    of its triangles, each under them (halved again while one is over the index limit)."""
+    whole_warnings: list[str] = []
+    try:
+        document = joe_document(triangles, label, whole_warnings)
+        warnings += whole_warnings
+        return [document]
+    except joe.OverLimit as error:
+        if not split:
+            raise FormatError(f"{error} (Split Large Models, split_large_models=True, writes it as several)") from None
+        limit = joe.VDRIFT_MAX_FACES
+    count = triangles.triangle_count
+    pieces = -(-count // limit)
+    bounds = [count * k // pieces for k in range(pieces + 1)]
+    documents: list[joe.JoeDocument] = []
+    part_warnings: list[str] = []
+    runs = list(itertools.pairwise(bounds))
+    while runs:
+        start, stop = runs.pop(0)
+        try:
+            documents.append(joe_document(_run(triangles, start, stop), label, part_warnings))
+        except joe.OverLimit:
+            if stop - start < 2:
+                raise
+            middle = (start + stop) // 2
+            runs[:0] = [(start, middle), (middle, stop)]
+    warnings += list(dict.fromkeys(part_warnings))  # (each part's notes once)
+    return documents
+
+
+def _run(triangles: mesh_io.Triangles, start: int, stop: int) -> mesh_io.Triangles:
+    """Triangles start..stop of `triangles` (the vertex table is shared: vertices no run uses are not written)."""
+    corners = slice(3 * start, 3 * stop)
+    return mesh_io.Triangles(
+        triangles.positions[corners], triangles.normals[corners],
+        triangles.uvs[corners] if triangles.uvs is not None else None,
+        vertex_positions=triangles.vertex_positions,
+        corner_vertices=triangles.corner_vertices[corners] if triangles.corner_vertices is not None else None,
+    )  # fmt: skip
+
+
+def numbered(name: str, count: int, taken: set[str]) -> list[str]:
+    """`name` and, for the further parts of a split model, `name_2`, `name_3`... (skipping names in `taken`)."""
+    names = [name]
+    number = 1
+    while len(names) < count:
+        number += 1
+        if f"{name}_{number}" not in taken:
+            names.append(f"{name}_{number}")
+    return names
+
+
+def split_note(label: str, triangles: int, names: list[str]) -> str:
+    return (f"{label}: {triangles:,} triangles, over what VDrift loads from one model: written as {len(names)} "
+            f"models under its limits ({', '.join(names)}); name them all where the game lists this model")
 
 
 def unheld_data(objects: list[bpy.types.Object], operator: ExportScopeMixin) -> list[str]:
@@ -86,8 +157,14 @@ def export_joe(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     summary.warnings += unheld_data([obj for obj, _ in kept], operator)
     refuse_if_nothing_left(len(parts), len(objects))
     triangles = mesh_io.merge_triangles(parts)
-    document = joe_document(triangles, os.path.basename(path), summary.warnings)
-    joe.save_joe(path, document)
+    name = os.path.basename(path)
+    documents = joe_documents(triangles, name, summary.warnings, operator.split_large_models)
+    stem, extension = os.path.splitext(path)
+    paths = [part + extension for part in numbered(stem, len(documents), set())]
+    if len(documents) > 1:
+        summary.warnings.append(split_note(name, triangles.triangle_count, [os.path.basename(p) for p in paths]))
+    write_files_atomically([(part, joe.write_joe(document)) for part, document in zip(paths, documents, strict=True)])
+    summary.files = len(paths)
     summary.objects = len(parts)
     summary.faces = triangles.triangle_count
     return summary
@@ -103,18 +180,25 @@ def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     names = member_names([obj for obj, _ in parts], summary.warnings)
     labels = [f"{obj.name} (pack member {name!r})" for (obj, _), name in zip(parts, names, strict=True)]
 
-    def member(index: int) -> tuple[jpk.JpkMember, list[str]]:  # (no bpy here: it runs on worker threads)
+    def member(index: int) -> tuple[list[joe.JoeDocument], list[str]]:  # (no bpy here: it runs on worker threads)
         warnings: list[str] = []
-        document = joe_document(parts[index][1], labels[index], warnings)
-        return jpk.JpkMember(name=names[index], data=joe.write_joe(document)), warnings
+        return joe_documents(parts[index][1], labels[index], warnings, operator.split_large_models), warnings
 
     # Members are made side by side on the cores (numpy array work, no bpy), their warnings kept in order
     made = ordered_map(member, range(len(parts)))
-    for (_, triangles), (_, warnings) in zip(parts, made, strict=True):
+    members: list[jpk.JpkMember] = []
+    taken = {name.removesuffix(".joe") for name in names}
+    for (obj, triangles), name, (documents, warnings) in zip(parts, names, made, strict=True):
         summary.warnings += warnings
         summary.objects += 1
         summary.faces += triangles.triangle_count
-    jpk.save_jpk(path, jpk.JpkDocument(members=[made_member for made_member, _ in made]))
+        stems = numbered(name.removesuffix(".joe"), len(documents), taken)
+        taken.update(stems)
+        if len(documents) > 1:
+            summary.warnings.append(split_note(obj.name, triangles.triangle_count, [f"{s}.joe" for s in stems]))
+        members += [jpk.JpkMember(name=f"{stem}.joe", data=joe.write_joe(document))
+                    for stem, document in zip(stems, documents, strict=True)]  # fmt: skip
+    jpk.save_jpk(path, jpk.JpkDocument(members=members))
     return summary
 
 
@@ -153,7 +237,9 @@ def _unused_name(name: str, taken: set[str]) -> str:
 def draw_export_options(layout: bpy.types.UILayout, operator: object, context: bpy.types.Context) -> None:
     prepare_layout(layout)
     scope = ("export_scope",) if in_file_browser(context) else ()
-    draw_panel(layout, operator, "IOGF_joe_export_include", "Include", (*scope, "apply_modifiers"))
+    draw_panel(
+        layout, operator, "IOGF_joe_export_include", "Include", (*scope, "apply_modifiers", "split_large_models")
+    )
     draw_panel(
         layout, operator, "IOGF_joe_export_transform", "Transform",
         ("apply_transform", "global_scale", "axis_forward", "axis_up"), closed=True,
@@ -170,6 +256,7 @@ class EXPORT_SCENE_OT_joe(bpy.types.Operator, PresetSafeExportHelper, ExportScop
 
     filename_ext = ".joe"
     filter_glob: StringProperty(default="*.joe", options={"HIDDEN"})
+    split_large_models: BoolProperty(**SPLIT_LARGE_MODELS)
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         return guarded(self, lambda: export_joe(context, self.filepath, self), "Exported")
@@ -188,6 +275,7 @@ class EXPORT_SCENE_OT_jpk(bpy.types.Operator, PresetSafeExportHelper, ExportScop
 
     filename_ext = ".jpk"
     filter_glob: StringProperty(default="*.jpk", options={"HIDDEN"})
+    split_large_models: BoolProperty(**SPLIT_LARGE_MODELS)
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         return guarded(self, lambda: export_jpk(context, self.filepath, self), "Exported")

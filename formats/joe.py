@@ -26,6 +26,10 @@ MAGIC_IDP2 = 0x32504449  # "IDP2", MD2's magic; VDrift never checks it
 VERSION = 3
 VDRIFT_MAX_FACES = 32000  # VDrift refuses files with more faces
 MAX_INDEX = 0xFFFF
+
+
+class OverLimit(FormatError):
+    """A model over VDrift's 32,000 faces or the format's 16-bit indices: it fits as several models."""
 SIGNED_INDEX_LIMIT = 0x7FFF  # pre-2014 VDrift and every old Python tool read indices as signed shorts
 
 HEADER = struct.Struct("<4I")
@@ -241,7 +245,7 @@ def _check_limits(document: JoeDocument, warnings: list[str]) -> None:
         raise FormatError("a JOE file needs at least one frame")
     face_count = document.first_frame.face_count
     if face_count > VDRIFT_MAX_FACES:
-        raise FormatError(f"{face_count} triangles: VDrift refuses JOE files with more than {VDRIFT_MAX_FACES}")
+        raise OverLimit(f"{face_count} triangles: VDrift refuses JOE files with more than {VDRIFT_MAX_FACES}")
     for frame in document.frames:
         if frame.face_count != face_count:
             raise FormatError("every frame of a JOE file must have the same number of faces")
@@ -289,7 +293,7 @@ def build_frame(
     """
     face_count = len(corner_positions) // 3
     if face_count > VDRIFT_MAX_FACES:
-        raise FormatError(f"{face_count} triangles: VDrift refuses JOE files with more than {VDRIFT_MAX_FACES}")
+        raise OverLimit(f"{face_count} triangles: VDrift refuses JOE files with more than {VDRIFT_MAX_FACES}")
     distinct: Callable[[FloatArray], tuple[FloatArray, npt.NDArray[np.int64]]] = unique_rows
     if vertex_table is None:
         positions, vertex_indices = unique_rows(corner_positions)
@@ -307,7 +311,7 @@ def build_frame(
         texcoords, texcoord_indices = distinct(corner_texcoords)
     largest = max(len(positions), len(normals), len(texcoords)) - 1
     if largest > MAX_INDEX:
-        raise FormatError(
+        raise OverLimit(
             f"{largest + 1} distinct vertices, normals or texcoords: JOE indices are 16-bit (at most 65536)"
         )
     return JoeFrame(

@@ -274,3 +274,19 @@ def test_a_collection_with_nothing_to_export_is_named_in_the_error(
     argv = ["export", str(blend), "-o", str(tmp_path / "x.iqe"), "--collection", "CamOnly"]
     assert extension.cli.main(argv, prog="iogf") == 1
     assert "(collection 'CamOnly' holds none)" in capsys.readouterr().err
+
+
+def test_the_numbered_parts_of_a_split_joe_never_replace_an_input(
+    tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("car.joe", "car_2.joe", "car_body.joe"):
+        (tmp_path / name).write_bytes(fx.cube_bytes())
+    out = tmp_path / "car.joe"
+    argv = ["convert", str(tmp_path / "car_2.joe"), "-o", str(tmp_path / "car_x.joe")]
+    assert extension.cli.main(argv, prog="iogf") == 0  # (car_x_2.joe... are not inputs)
+    argv = ["convert", str(tmp_path / "car_2.joe"), "--to", "joe", "-o", str(tmp_path / "new" / ".." / "car.joe")]
+    assert extension.cli.main(argv, prog="iogf") == 2
+    assert "car_2.joe is an input, and converting" in capsys.readouterr().err
+    assert extension.cli.main([*argv, "--set", "split_large_models=False"], prog="iogf") == 0  # (no parts)
+    argv = ["convert", str(tmp_path / "car_body.joe"), "-o", str(out)]  # car_body.joe is no car_<number>.joe
+    assert extension.cli.main(argv, prog="iogf") == 0

@@ -55,6 +55,21 @@ def original_corners(document: joe.JoeDocument) -> tuple[np.ndarray, np.ndarray,
     return frame.positions[vertex], normals, texcoords
 
 
+def joined(documents: list[joe.JoeDocument]) -> joe.JoeDocument:
+    """The parts of a split model as one document (indices offset into concatenated tables)."""
+    if len(documents) == 1:
+        return documents[0]
+    frames = [document.first_frame for document in documents]
+    tables = {}
+    for table, indices in (("positions", "vertex_indices"), ("normals", "normal_indices"),
+                           ("texcoords", "texcoord_indices")):  # fmt: skip
+        offsets = np.cumsum([0] + [len(getattr(frame, table)) for frame in frames[:-1]])
+        tables[table] = np.concatenate([getattr(frame, table) for frame in frames])
+        tables[indices] = np.concatenate([getattr(frame, indices).astype(np.int64) + offset
+                                          for frame, offset in zip(frames, offsets, strict=True)])  # fmt: skip
+    return joe.JoeDocument(frames=[joe.JoeFrame(**tables)], magic=documents[0].magic)
+
+
 def file_corners(document: joe.JoeDocument) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     frame = document.first_frame
     positions = frame.positions[frame.vertex_indices.astype(np.intp)].reshape(-1, 3)
@@ -101,12 +116,13 @@ def test_sample_round_trips_through_blender(path: Path, tmp_path: Path) -> None:
     import_joe(path)
     out = tmp_path / "again.joe"
     if document.first_frame.face_count > joe.VDRIFT_MAX_FACES:
-        with pytest.raises(RuntimeError, match="more than 32000"):
-            bpy.ops.export_scene.joe(filepath=str(out), export_scope="SCENE")
+        with pytest.raises(RuntimeError, match=r"more than 32000 \(Split Large Models, split_large_models=True"):
+            bpy.ops.export_scene.joe(filepath=str(out), export_scope="SCENE", split_large_models=False)
         assert not out.exists()
-        return
     assert bpy.ops.export_scene.joe(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
-    again = joe.load_joe(str(out))
+    parts = [out, *sorted(tmp_path.glob("again_*.joe"))]  # (a model over VDrift's limits: numbered parts)
+    assert len(parts) == -(-document.first_frame.face_count // joe.VDRIFT_MAX_FACES)
+    again = joined([joe.load_joe(str(part)) for part in parts])
     assert again.magic == joe.MAGIC_IDP2 and not again.warnings
     positions, normals, texcoords = original_corners(document)
     new_positions, new_normals, new_texcoords = file_corners(again)
@@ -120,6 +136,10 @@ def test_sample_round_trips_through_blender(path: Path, tmp_path: Path) -> None:
     assert joe.normal_swap_would_fire(again) == joe.normal_swap_would_fire(document)
     # ... and importing the exported file gives Blender the same mesh as the first import.
     first = bpy.data.objects[path.stem].data
+    if len(parts) > 1:
+        assert import_joe(*parts) == {"FINISHED"}
+        assert sum(len(bpy.data.objects[part.stem].data.polygons) for part in parts) == len(first.polygons)
+        return
     assert import_joe(out) == {"FINISHED"}
     second = bpy.data.objects["again"].data
     assert len(second.polygons) == len(first.polygons)
@@ -226,7 +246,7 @@ def test_failed_export_keeps_the_existing_file_and_leaves_no_temporary(tmp_path:
     target.write_bytes(b"precious")
     grid_object("Big", 127)  # 32,258 triangles: over VDrift's limit
     with pytest.raises(RuntimeError, match="32258 triangles: VDrift refuses"):
-        bpy.ops.export_scene.joe(filepath=str(target), export_scope="SCENE")
+        bpy.ops.export_scene.joe(filepath=str(target), export_scope="SCENE", split_large_models=False)
     assert target.read_bytes() == b"precious"
     assert os.listdir(tmp_path) == ["model.joe"]
 
@@ -466,8 +486,30 @@ def test_jpk_limit_errors_name_the_object_and_member(make, message: str, tmp_pat
     make()
     out = tmp_path / "p.jpk"
     with pytest.raises(RuntimeError, match=message):
-        bpy.ops.export_scene.jpk(filepath=str(out), export_scope="SCENE")
+        bpy.ops.export_scene.jpk(filepath=str(out), export_scope="SCENE", split_large_models=False)
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("make", "parts"), [
+    (lambda: grid_object("Big", 127), [16129, 16129]),
+    (lambda: triangle_soup("Big", 22000), [11000, 11000]),  # (66,000 distinct vertices: halved to fit 16 bits)
+], ids=["faces", "indices"])  # fmt: skip
+def test_a_model_over_vdrifts_limits_is_split_into_numbered_members(  # type: ignore[no-untyped-def]
+    make, parts: list[int], tmp_path: Path, extension
+) -> None:
+    cube("Small")
+    big = make()
+    cube("Big_2")  # (a member name a part must not take)
+    out = tmp_path / "p.jpk"
+    assert bpy.ops.export_scene.jpk(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    members = jpk.load_jpk(str(out)).members
+    assert [member.name for member in members] == ["Small.joe", "Big.joe", "Big_3.joe", "Big_2.joe"]
+    faces = [joe.read_joe(member.data).first_frame.face_count for member in members]
+    assert faces == [12, *parts, 12]
+    assert any(w.startswith(f"Big: {sum(parts):,} triangles, over what VDrift loads from one model: written as 2 "
+                            "models under its limits (Big.joe, Big_3.joe)") for w in last_warnings(extension))
+    assert extension.common.operators.LAST_SUMMARY[0].faces == sum(parts) + 24
+    del big
 
 
 def test_jpk_members_made_side_by_side_keep_the_order_of_their_warnings_and_errors(
@@ -485,7 +527,7 @@ def test_jpk_members_made_side_by_side_keep_the_order_of_their_warnings_and_erro
     triangle_soup("M2b", 22000)  # two members over VDrift's limits: the first in the pack's order is reported
     triangle_soup("M4b", 22000)
     with pytest.raises(RuntimeError, match=r"M2b \(pack member 'M2b\.joe'\): 66000 distinct vertices"):
-        bpy.ops.export_scene.jpk(filepath=str(out), export_scope="SCENE")
+        bpy.ops.export_scene.jpk(filepath=str(out), export_scope="SCENE", split_large_models=False)
 
 
 def test_pack_warnings_name_the_pack(tmp_path: Path, extension) -> None:  # type: ignore[no-untyped-def]
