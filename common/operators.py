@@ -27,6 +27,7 @@ class Summary:
     faces: int = 0
     actions: int = 0  # actions an import made or an export wrote (an animation alone is worth saying)
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the console says without a warning: nothing is amiss
     seconds: float = 0.0
     face_kind: str = "polygons"  # what `faces` counts ("triangles" for the formats that store only them); "": none
     object_kind: str = "objects"  # what `objects` counts ("materials" for a .qmap.desc); "": none
@@ -62,6 +63,8 @@ def counted(number: int, plural: str) -> str:
 def report_summary(operator: bpy.types.Operator, summary: Summary, verb: str) -> None:
     for warning in summary.warnings:
         print(f"{operator.bl_label}: warning: {warning}")
+    for note in summary.notes:
+        print(f"{operator.bl_label}: note: {note}")
     if summary.textures_missing:  # a note, not a warning: many models ship without their images
         print(f"{operator.bl_label}: note: no image found for {', '.join(sorted(summary.textures_missing))}")
     if summary.materials_reused:  # (found by name: their nodes are the user's, no image is looked for)

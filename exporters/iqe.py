@@ -32,6 +32,7 @@ from ..common.operators import (
     PresetSafeExportHelper,
     Summary,
     axis_options,
+    counted,
     draw_panel,
     geometry_objects,
     guarded,
@@ -603,9 +604,10 @@ def build_document(
     armature = iqe_rig.find_armature(chosen, objects) if settings.export_skeleton else None
     if not objects and armature is None:
         raise FormatError(f"nothing to export: no mesh objects or armature ({operator.scope_hint()})")
-    if not objects:  # (an animation file: legitimate, but an artist who forgot to select the meshes should know)
+    left_out = [obj for obj in geometry_objects(context.scene.objects) if armature_helpers.armature_of(obj) == armature]
+    if not objects and left_out:  # (an animation file is legitimate, but one who forgot the meshes should know)
         summary.warnings.append(f"no mesh chosen: only the skeleton of {armature.name!r} and its animations are "
-                                "written (select its meshes too, or use the Visible/Scene scope, for the model)")
+                                f"written, not its {counted(len(left_out), 'meshes')} (choose them too for the model)")
     document = iqe.IqeDocument()
     rig = None
     if armature is not None:

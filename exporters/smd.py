@@ -662,6 +662,8 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     if not meshes and mode in ("REFERENCE", "VTA", "ALL"):
         meshes = _meshes_of_the_armature(context, objects, summary.warnings)
     armature = choose_armature(objects, meshes)
+    if mode == "REFERENCE" and not meshes and armature is not None and actions_for(armature, "ACTIVE"):
+        mode = "ANIMATION"  # an armature alone with its action: the animation SMD it is (an import of one)
     stem = os.path.splitext(path)[0]
     table = bone_table(armature, settings, summary.warnings)
     plan = Plan()

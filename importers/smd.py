@@ -9,6 +9,7 @@ A failure removes everything the call created.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import bpy
@@ -41,6 +42,7 @@ from ..common.armature import (
     read_skeleton,
     rigid,
     skin_to_armature,
+    topological_order,
     world_from_local,
 )
 from ..common.conventions import SMD_COLLISION_MODEL, UP_AXES, collector_paused, up_axis_matrix
@@ -112,6 +114,7 @@ class ImportState:
 
     armatures: list[tuple[str, bpy.types.Object]] = field(default_factory=list)
     meshes: list[tuple[str, bpy.types.Object]] = field(default_factory=list)
+    later_meshes: dict[str, list[ParsedFile]] = field(default_factory=dict)  # a QC's first mesh -> its others
     animated: set[str] = field(default_factory=set)  # armatures given their first action by this import
 
 
@@ -130,7 +133,7 @@ class PlannedFile:
     also_as: list[tuple[str, float, bool]] = field(default_factory=list)  # more sequences of it: name, fps, loop
 
 
-def plan_files(paths: list[str], options: SmdImportOptions, warnings: list[str]) -> list[PlannedFile]:
+def plan_files(paths: list[str], options: SmdImportOptions, summary: Summary) -> list[PlannedFile]:
     """The chosen files, each QC (or QCI) replaced by the SMDs and VTAs it names: its meshes, their VTAs (shape
     names from its flex lines) and its animations, read with its $upaxis."""
     planned: list[PlannedFile] = []
@@ -140,7 +143,8 @@ def plan_files(paths: list[str], options: SmdImportOptions, warnings: list[str])
             continue
         qc = smd.load_qc(path)
         label = os.path.basename(path)
-        warnings.extend(f"{label}: {text}" for text in qc.warnings)
+        summary.warnings.extend(f"{label}: {text}" for text in qc.warnings)
+        summary.notes.extend(f"{label}: {text}" for text in qc.notes)
         own = replace(options, up_axis=qc.up_axis) if qc.up_axis else options
         first_stem = stem_of(qc.meshes[0].path) if qc.meshes else None
         planned += [PlannedFile(mesh.path, own, first_stem if row else None,
@@ -219,15 +223,37 @@ def rest_skeleton(document: smd.SmdDocument, options: SmdImportOptions, warnings
     return Skeleton([node.name for node in document.nodes], node_parents(document), world)
 
 
+def merged_skeleton(first: Skeleton, other: Skeleton) -> Skeleton:
+    """`first` with the bones of `other` it lacks (by Blender's name) appended, parented by name, at their rest."""
+    known = {blender_bone_name(name): row for row, name in enumerate(first.names)}
+    names, parents, rests = list(first.names), list(first.parents), [first.rest]
+    for row in topological_order(other.parents):
+        key = blender_bone_name(other.names[row])
+        if key in known:
+            continue
+        parent = other.parents[row]
+        known[key] = len(names)
+        names.append(other.names[row])
+        parents.append(known[blender_bone_name(other.names[parent])] if parent >= 0 else -1)
+        rests.append(other.rest[row : row + 1])
+    return Skeleton(names, parents, np.concatenate(rests)) if len(names) > len(first.names) else first
+
+
 def blender_bone_name(name: str) -> str:
     """The name Blender gives a bone called `name` (cut to the bytes a bone name holds)."""
     return name.encode()[: compat.max_bone_name_bytes()].decode(errors="ignore")
 
 
 def build_skeleton_object(
-    context: bpy.types.Context, name: str, document: smd.SmdDocument, options: SmdImportOptions, summary: Summary
+    context: bpy.types.Context, name: str, document: smd.SmdDocument, options: SmdImportOptions, summary: Summary,
+    others: Sequence[ParsedFile] = (),
 ) -> tuple[bpy.types.Object, list[str]]:
+    """The armature of a file's skeleton; with `others` (the later meshes of its QC), of their bones too: studiomdl
+    makes one skeleton of a model's meshes, its bones merged by name (the first file's rest poses are kept)."""
     skeleton = rest_skeleton(document, options, summary.warnings, name)
+    for other in others:
+        own = other.options or options
+        skeleton = merged_skeleton(skeleton, rest_skeleton(other.document, own, summary.warnings, other.stem))
     limit = compat.max_bone_name_bytes()
     too_long = [n for n in skeleton.names if len(n.encode()) > limit]
     if too_long:
@@ -349,7 +375,8 @@ def build_reference(
     if shared is not None:
         armature, bone_names = shared
     else:
-        armature, bone_names = build_skeleton_object(context, name, document, options, summary)
+        others = state.later_meshes.get(name, [])
+        armature, bone_names = build_skeleton_object(context, name, document, options, summary, others)
         state.armatures.append((name, armature))
     if len(document.skeleton) > 1:
         summary.warnings.append(f"{name}: reference SMD has {len(document.skeleton)} skeleton frames; the first is "
@@ -462,8 +489,9 @@ def build_animation(
     if not matched:
         raise FormatError(f"none of the animation's {len(document.nodes)} bones is in armature {armature.name!r}",
                           path=parsed.path)  # fmt: skip
-    if missing > 0:
-        summary.warnings.append(f"{name}: {missing} animated bone(s) are not in armature {armature.name!r}")
+    if missing > 0:  # (a QC's model has the bones of its meshes: studiomdl drops the others, without a word)
+        said = summary.notes if parsed.target is not None else summary.warnings
+        said.append(f"{name}: {missing} animated bone(s) are not in armature {armature.name!r}")
     frames = dense.first_time + np.arange(dense.frame_count)
     pose = np.empty((dense.frame_count, len(skeleton), 4, 4))
     inverse_rest = np.linalg.inv(blender_rest)
@@ -673,7 +701,7 @@ def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdI
     """Parse all files (a QC stands for the files it names), then build references, animations and VTAs in that
     order; roll back on failure."""
     summary = Summary()
-    planned = plan_files(paths, options, summary.warnings)  # (a bad QC fails before anything changes)
+    planned = plan_files(paths, options, summary)  # (a bad QC fails before anything changes)
     summary.files = len(planned)
     with progress(context, 2 * len(planned)) as update, collector_paused():
         parsed = []
@@ -685,6 +713,9 @@ def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdI
                                   also_as=item.also_as))  # fmt: skip
             update(step + 1)
         state = ImportState()
+        for file in parsed:
+            if file.kind == "reference" and file.target is not None:
+                state.later_meshes.setdefault(file.target, []).append(file)
         with rollback_on_error(), selecting_new_objects(context):
             ensure_object_mode(context)  # (after parsing: a bad file leaves the user in the mode they were in)
             for step, file in enumerate(sorted(parsed, key=lambda p: BUILD_ORDER[p.kind])):

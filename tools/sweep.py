@@ -11,8 +11,8 @@ selection the import left, as after an import in the UI), in a scene of its own:
             ->  export to another format   ->  import that into an empty scene
 
 The other format: IQE -> IQM, IQM -> IQE, SMD and QC -> IQE, JOE -> JPK, JPK -> IQE. A QC is exported as SMDs
-with every action and shape key (Export Mode: All), since it stands for several files. Files a QC names are
-swept alone as well; VTA and QCI files only through a QC.
+with every action and shape key (Export Mode: All, Actions: All), since it stands for several files. Files a QC
+names are swept alone as well; VTA and QCI files only through a QC.
 
 Printed per format: how many files imported cleanly, with warnings, were refused (an error report), or failed
 (a Python traceback, a crash of Blender, or over the time limit); the same for each export and re-import; every
@@ -175,7 +175,7 @@ class Worker:
         for name in os.listdir(folder):
             os.remove(os.path.join(folder, name))
         output = os.path.join(folder, "out" + OUTPUT_EXTENSION[target])
-        options: dict[str, Any] = {"export_mode": "ALL"} if target == "qc" else {}
+        options: dict[str, Any] = {"export_mode": "ALL", "action_scope": "ALL"} if target == "qc" else {}
         status, warnings, error, seconds = self.call(FORMATS[target][2], filepath=output, **options)
         target = "smd" if target == "qc" else target  # (a QC's export is SMDs and VTAs, imported as such)
         step: dict[str, Any] = {"target": target, "export": {"status": status, "warnings": warnings,
@@ -300,6 +300,7 @@ def pattern_of(text: str) -> str:
     """A message with its names and numbers taken out, so that one kind of message is counted once."""
     first = text.split("\n")[0]
     first = re.sub(r"^[^:]*\.(?:smd|qc|qci|vta|iqe|iqm|joe|jpk)\b[^:]*: ", "<file>: ", first, flags=re.I)
+    first = re.sub(r"^[^ :']+(?: \(pack member '[^']*'\))?: ", "<name>: ", first)  # (an object's or a file's name)
     return _NUMBER.sub("N", _QUOTED.sub("'…'", first))[:200]
 
 

@@ -64,6 +64,8 @@ def document_from_model(model: IqmModel, warnings: Warnings | None = None) -> Iq
                                       model.joint_poses.astype(np.float64), strict=True)
     ]  # fmt: skip
     document.animations = _animations(model, document)
+    if not document.joints and document.animations and model.pose_parents.shape[0]:
+        document.joints = _joints_of_poses(model, document)
     if model.comment is not None:
         try:
             document.comment_section = model.comment.decode("utf-8")
@@ -155,14 +157,12 @@ class _Attributes:
         vertex_ids: npt.NDArray[np.int64] | slice = slice(first, end)
         local = corners - first
         if corners.size and (int(corners.min()) < first or int(corners.max()) >= end):
+            # (engines index the whole vertex array: real files have meshes sharing vertices; each gets copies)
             outside = np.unique(corners[(corners < first) | (corners >= end)])
             self_ids = np.concatenate((np.arange(first, end, dtype=np.int64), outside))
             order = np.argsort(self_ids, kind="stable")
             local = order[np.searchsorted(self_ids[order], corners)]
             vertex_ids = self_ids
-            self.document.warnings.add(
-                f"mesh {info.name!r}: its triangles use {outside.size} vertices outside its range (copied into it)"
-            )
         positions = self._take("position", vertex_ids, 3)
         assert positions is not None  # the decoder refuses vertices without positions
         mesh = IqeMesh(info.name, info.material, positions)
@@ -206,6 +206,23 @@ def _custom_slot(name: str, next_slot: int) -> int | None:
     if match is not None and int(match.group(1)) >= next_slot:
         return int(match.group(1))
     return next_slot if next_slot < _SLOTS else None
+
+
+def _joints_of_poses(model: IqmModel, document: IqeDocument) -> list[IqeJoint]:
+    """Joints for an animation-only file (the compiler writes no joints without meshes: the animation is for a
+    model of the same skeleton, matched by joint number): numbered, parented as its poses, posed as its first
+    frame, said in a warning."""
+    parents = model.pose_parents.tolist()
+    if any(not -1 <= parent < index for index, parent in enumerate(parents)):
+        raise FormatError("animation poses whose parents do not come before them, in a file without joints")
+    first = document.animations[0].frames
+    if not first.shape[0]:
+        return []
+    pose = first[0].astype(np.float64)
+    document.warnings.add(f"the file holds animations but no joints (an animation for a model of the same "
+                          f"skeleton): {len(parents)} joints named joint_0... were made, posed as in the first frame")
+    return [IqeJoint(f"joint_{index}", parent, _triple(row[0:3]), _quaternion(row[3:7]), _triple(row[7:10]))
+            for index, (parent, row) in enumerate(zip(parents, pose, strict=True))]  # fmt: skip
 
 
 def _animations(model: IqmModel, document: IqeDocument) -> list[IqeAnimation]:

@@ -4,9 +4,10 @@ with their shape names (QC `flex` / `flexpair ... frame N`), the animation SMDs 
 Followed: `//`, `;`, `#` and `/* */` comments, quoted tokens, `{ }` blocks, `$include` (relative to the including
 file, then to the root QC; an include inside a block counts), `$pushd` / `$popd` / `$cd` (where later files are
 looked up),
-`$definevariable` with `$name$` substitution. File names are matched without regard to case and with `\\` read as
+`$definevariable` with `$name$` substitution, `$definemacro` (a body of lines ending in `\\`, its `$param$` words
+replaced by a use's arguments). File names are matched without regard to case and with `\\` read as
 `/`, so QCs written on Windows load on Linux and macOS (two defects of Blender Source Tools, specs/smd.md D.8).
-Other commands are skipped up to the next `$` command; LOD meshes are left out with a warning.
+Other commands are skipped up to the next `$` command; LOD meshes are left out with a note.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class QcDocument:
     # Later sequences of one SMD each that an earlier sequence already named: (path, name, fps, loop)
     repeated_sequences: list[tuple[str, str, float, bool]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what is left out as it should be (LOD meshes)
 
 
 @dataclass
@@ -98,6 +100,46 @@ def tokenize(text: str, path: str) -> list[_Token]:
         tokens.append(_Token(token, quoted, path, line, column))
 
 
+def _same_line(token: _Token, other: _Token) -> bool:
+    return token.path == other.path and token.line == other.line
+
+
+def _macro_definition(raw: list[_Token], at: int) -> tuple[int, list[str], list[_Token]]:
+    """`$definemacro name param... \\` then the body, line by line while a line ends in `\\` (Source's
+    studiomdl): where the definition ends, the parameters (lower case) and the body's words."""
+    head = raw[at]
+    end = at + 1
+    while end < len(raw) and _same_line(raw[end], head):
+        end += 1
+    line = raw[at + 1 : end]
+    params = [t.text.lower() for t in line if not _continues(t)]
+    continues = bool(line) and _continues(line[-1])
+    body: list[_Token] = []
+    while continues and end < len(raw):
+        first = raw[end]
+        line_end = end
+        while line_end < len(raw) and _same_line(raw[line_end], first):
+            line_end += 1
+        words = raw[end:line_end]
+        continues = _continues(words[-1])
+        body += [t for t in words if not _continues(t)]
+        end = line_end
+    return end, params, body
+
+
+def _continues(token: _Token) -> bool:
+    """A line's last word `\\` (QCs write `\\\\`): the macro goes on on the next line."""
+    return not token.quoted and bool(token.text) and not token.text.strip("\\")
+
+
+def _with_arguments(token: _Token, values: dict[str, str]) -> _Token:
+    """A macro body's word with `$param$` replaced by its argument."""
+    if "$" not in token.text:
+        return token
+    text = _VARIABLE.sub(lambda match: values.get(match.group(1).lower(), match.group(0)), token.text)
+    return _Token(text, token.quoted, token.path, token.line, token.column)
+
+
 def _line_of(line_starts: list[int], offset: int) -> int:
     return bisect.bisect_right(line_starts, offset)
 
@@ -111,6 +153,7 @@ class _Reader:
         self.document = document
         self.folders = [""]  # `$pushd` stack, relative to the root QC's folder; the last is where files are found
         self.variables: dict[str, str] = {}  # lower-case name -> value; the first definition holds
+        self.macros: dict[str, tuple[list[str], list[_Token]]] = {}  # $definemacro: name -> (parameters, body)
         self.raw_cache: dict[str, list[_Token]] = {}  # normcase(path) -> the file's tokens
         self.bytes_read = 0
         self.animation_names: set[str] = set()
@@ -163,6 +206,19 @@ class _Reader:
                 if includes > MAX_INCLUDES:
                     raise _include_error(f"more than {MAX_INCLUDES:,} $include files in all", chain)
                 stack.append((target, self.raw_tokens(target, name, chain), 0, name))
+            elif word == "$definemacro" and at + 1 < len(raw):
+                end, params, body = _macro_definition(raw, at + 1)
+                self.macros.setdefault(raw[at + 1].text.lower(), (params, body))
+                stack[-1] = (current, raw, end, opened_by)
+            elif word[1:] in self.macros and word.startswith("$"):  # a macro's use: its body, with its arguments
+                params, body = self.macros[word[1:]]
+                arguments = [t.text for t in raw[at + 1 : at + 1 + len(params)] if _same_line(t, token)]
+                stack[-1] = (current, raw, at + 1 + len(arguments), opened_by)
+                if len(stack) > MAX_INCLUDE_DEPTH:
+                    raise _include_error(f"macros and $include nested more than {MAX_INCLUDE_DEPTH} deep",
+                                         self.opened_by(stack), path)  # fmt: skip
+                values = dict(zip(params, arguments, strict=False))
+                stack.append((current, [_with_arguments(t, values) for t in body], 0, opened_by))
             elif word == "$definevariable" and at + 2 < len(raw):
                 self.variables.setdefault(raw[at + 1].text.lower(), self.substitute(raw[at + 2]).text)
                 stack[-1] = (current, raw, at + 3, opened_by)
@@ -250,10 +306,8 @@ class _Reader:
             self.mesh(args[0], name)
         elif name in ("$sequence", "$animation") and plain:
             self.animation(name, args)
-        elif name == "$lod":
-            self.document.warnings.append(f"{_where(tokens[at - 1])}: $lod meshes are not imported")
-        elif name == "$definemacro":
-            self.document.warnings.append(f"{_where(tokens[at - 1])}: $definemacro is not followed")
+        elif name == "$lod":  # (lower details of the meshes imported: the model is whole without them)
+            self.document.notes.append(f"{_where(tokens[at - 1])}: $lod meshes are not imported")
         return end
 
     def mesh(self, token: _Token, command: str) -> QcMesh | None:

@@ -309,7 +309,7 @@ def _read_nodes(block: _Block, warnings: list[str], path: str | None) -> list[Sm
             continue
         node, quoted = _parse_node(line, block.first_line + index, path)
         unquoted += not quoted
-        if node.id in nodes:
+        if node.id in nodes and nodes[node.id] != node:  # (the same line twice is harmless: real files have them)
             warnings.append(f"line {block.first_line + index}: bone id {node.id} defined twice; the later one kept")
         nodes[node.id] = node
     if unquoted:

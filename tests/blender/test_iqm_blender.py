@@ -118,3 +118,29 @@ def test_an_iqe_with_a_welded_triangle_exports_to_iqm_counting_what_is_written(
     again = tmp_path / "again.iqe"
     assert bpy.ops.export_scene.iqe(filepath=str(again)) == {"FINISHED"}  # IQE keeps every triangle
     assert iqe.read_iqe(again.read_bytes()).meshes[0].face_sizes.shape[0] == 3
+
+
+def test_an_animation_only_iqm_imports_as_a_numbered_rig_with_its_action_and_exports_again(
+    tmp_path: Path, extension: ModuleType
+) -> None:
+    """The reference compiler writes no joints without meshes: an animation file has poses and frames only."""
+    document = iqe.read_iqe(ANIMATED_RIG)
+    document.meshes = []
+    model = iqm.compile_document(document)
+    model.joint_names, model.joint_parents = [], np.zeros(0, np.int32)
+    model.joint_poses = np.zeros((0, 10), np.float32)
+    source = tmp_path / "wave.iqm"
+    source.write_bytes(iqm.encode_model(model))
+    assert iqm.read_iqm_model(source.read_bytes()).joint_names == []
+    assert bpy.ops.import_scene.iqm(filepath=str(source)) == {"FINISHED"}
+    summary = extension.common.operators.LAST_SUMMARY[0]
+    assert any("holds animations but no joints" in w and "5 joints named joint_0..." in w for w in summary.warnings)
+    rig = bpy.data.objects["wave"]
+    assert sorted(bone.name for bone in rig.data.bones) == [f"joint_{index}" for index in range(5)]
+    assert rig.data.bones["joint_3"].parent.name == "joint_1" and "wave" in bpy.data.actions
+    out = tmp_path / "again.iqm"
+    assert bpy.ops.export_scene.iqm(filepath=str(out)) == {"FINISHED"}
+    assert extension.common.operators.LAST_SUMMARY[0].warnings == []  # (no mesh left out: there is none)
+    again = iqm.read_iqm(out.read_bytes())
+    assert len(again.joints) == 5 and [a.name for a in again.animations] == ["wave"]
+    np.testing.assert_allclose(again.animations[0].frames, document.animations[0].frames, atol=1e-4)

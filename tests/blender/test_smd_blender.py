@@ -1121,3 +1121,38 @@ def test_links_to_unknown_bones_are_dropped_and_counted_per_corner(
     obj = next(obj for obj in bpy.data.objects if obj.type == "MESH")
     # (vertices in order of first use: the lines' order)
     assert vertex_weights(obj) == [[("a", 0.5)], [("a", 1.0)], [], [("root", 1.0)]]  # bones 7 and 9 are gone
+
+
+def test_an_animation_smd_imported_exports_with_defaults_as_the_animation_it_is(tmp_path: Path) -> None:
+    from bl_ext.dev.io_game_formats.common.operators import LAST_SUMMARY  # type: ignore[import-not-found]
+
+    source = write(tmp_path, "walk.smd", ANIMATION_TIME_5)
+    assert import_smd(source) == {"FINISHED"}
+    out = tmp_path / "again.smd"
+    assert bpy.ops.export_scene.valve_smd(filepath=str(out)) == {"FINISHED"}  # (defaults: Reference, Active)
+    assert LAST_SUMMARY[0].actions == 1 and LAST_SUMMARY[0].warnings == []
+    assert_same_animation(smd.load_smd(str(source)), smd.load_smd(str(out)))
+    assert bpy.ops.export_scene.iqe(filepath=str(tmp_path / "walk.iqe")) == {"FINISHED"}
+    assert LAST_SUMMARY[0].warnings == []  # (no mesh was left out: the scene has none)
+
+
+def test_a_qcs_meshes_of_different_skeletons_share_one_armature_of_all_their_bones(tmp_path: Path) -> None:
+    """studiomdl makes one skeleton of a model's meshes, bones merged by name: so does the import, and the
+    model exports again as one SMD and one IQE."""
+    write(tmp_path, "body.smd", reference_text())
+    other = reference_text().replace('2 "hand" 1\n', '2 "hand" 1\n3 "gun" 2\n').replace(
+        "2 0 1 0 0 0 0.3\n", "2 0 1 0 0 0 0.3\n3 0 0 2 0 0 0\n").replace("1 2 1.0\n", "1 3 1.0\n")  # fmt: skip
+    write(tmp_path, "gun.smd", other)
+    write(tmp_path, "walk.smd", ANIMATION_TIME_5)
+    qc = write(tmp_path, "model.qc", '$body "body" "body"\n$body "gun" "gun"\n$sequence walk "walk"\n')
+    assert import_smd(qc) == {"FINISHED"}
+    armatures = [obj for obj in bpy.data.objects if obj.type == "ARMATURE"]
+    assert len(armatures) == 1
+    assert [bone.name for bone in armatures[0].data.bones] == ["root", "arm bone", "hand", "gun"]
+    assert armatures[0].data.bones["gun"].parent.name == "hand"
+    gun = bpy.data.objects["gun"]
+    assert gun.find_armature() == armatures[0] and "gun" in gun.vertex_groups
+    assert bpy.ops.export_scene.valve_smd(filepath=str(tmp_path / "out.smd")) == {"FINISHED"}  # (the selection)
+    assert [node.name for node in smd.load_smd(str(tmp_path / "out.smd")).nodes] == ["root", "arm bone", "hand",
+                                                                                       "gun"]  # fmt: skip
+    assert bpy.ops.export_scene.iqe(filepath=str(tmp_path / "out.iqe")) == {"FINISHED"}

@@ -316,3 +316,16 @@ def test_triangles_the_compiler_welds_shut_are_left_out_and_counted_in_a_warning
     assert list(notes) == ["1 of 3 triangles left out, as the reference iqm compiler leaves them out: two of their "
                            "corners are one vertex (the same position, UV, normal, colour and weights), so they "
                            "have no area and nothing visible is lost"]  # fmt: skip
+
+
+def test_triangles_using_another_meshs_vertices_read_silently_with_copies() -> None:
+    """Engines index the whole vertex array; real files (Red Eclipse's) have meshes using each other's vertices."""
+    other = 'mesh "n"\nvp 5 5 5\nvp 6 5 5\nvp 5 6 5\nvt 0 0\nvt 1 0\nvt 0 1\n' + 'vn 0 0 1\n' * 3 + 'fm 0 1 2\n'
+    text = WELDED_TRIANGLE.replace("fm 0 1 3\nfm 0 1 4\n", other)
+    model = iqm.compile_document(iqe.read_iqe(text.encode()))
+    second = model.meshes[1]
+    model.triangles[second.first_triangle] = [0, 1, second.first_vertex]  # two of mesh "m"'s vertices
+    document = iqm.read_iqm(iqm.encode_model(model))
+    assert list(document.warnings) == []
+    mesh = document.meshes[1]
+    np.testing.assert_array_equal(mesh.positions[mesh.face_corners], [[0, 0, 0], [1, 0, 0], [5, 5, 5]])

@@ -54,7 +54,7 @@ $lod 10 { replacemodel "body_ref" "body_lod1" }
     assert flex[0].names == {1: "AU1", 3: "AU12", 5: "blink"}
     assert [Path(a).name for a in qc.animations] == ["Idle.smd", "walk.smd"]  # the same file once
     assert {Path(a).name: rate for a, rate in qc.frame_rates.items()} == {"Idle.smd": 30.0, "walk.smd": 24.0}
-    assert any("$lod" in warning for warning in qc.warnings)
+    assert any("$lod" in note for note in qc.notes) and not qc.warnings
 
 
 def test_includes_are_found_beside_the_including_file(tmp_path: Path) -> None:
@@ -247,3 +247,35 @@ def test_a_missing_sequence_file_is_still_named_once(tmp_path: Path) -> None:
     (tmp_path / "m.qc").write_text('$body "b" "ref"\n$sequence s "gone" fps 30 { event 5004 1 "x.wav" }\n'
                                    '$animation a "lost" fps 30\n')  # fmt: skip
     assert load_qc(tmp_path / "m.qc").warnings == ["m.qc line 2: 'gone' not found", "m.qc line 3: 'lost' not found"]
+
+
+def test_macros_are_expanded_with_their_arguments(tmp_path: Path) -> None:
+    touch(tmp_path, "ref.smd", "gesture_fire.smd", "run.smd")
+    (tmp_path / "macros.qci").write_text(r"""
+$definemacro makegesture gesturename filename LastFrame \\
+$sequence $gesturename$_spine $filename$ fps 30 weightlist upper subtract $gesturename$_spine 0 delta hidden \\
+$sequence $gesturename$ { \\
+	$filename$ noanimation numframes $LastFrame$ \\
+	blendlayer $gesturename$_spine 0 1 2 $LastFrame$ spline \\
+} \\
+$continue $gesturename$
+
+$definemacro simple name \\
+$sequence $name$ "$name$" fps 24
+""")
+    (tmp_path / "m.qc").write_text('$body "b" "ref"\n$include "macros.qci"\n$makegesture gesture_fire '
+                                   '"gesture_fire" 20\n$simple run\n')  # fmt: skip
+    qc = load_qc(tmp_path / "m.qc")
+    assert qc.warnings == []
+    assert [Path(path).name for path in qc.animations] == ["gesture_fire.smd", "run.smd"]
+    assert {Path(path).name: rate for path, rate in qc.frame_rates.items()} == {"gesture_fire.smd": 30.0,
+                                                                               "run.smd": 24.0}  # fmt: skip
+    assert {name for _, name, _, _ in qc.repeated_sequences} == {"gesture_fire"}
+    assert qc.sequence_names[next(p for p in qc.animations if p.endswith("run.smd"))] == "run"
+
+
+def test_a_macro_that_uses_itself_is_refused(tmp_path: Path) -> None:
+    touch(tmp_path, "ref.smd")
+    (tmp_path / "m.qc").write_text('$body "b" "ref"\n$definemacro loop x \\\\\n$loop $x$\n$loop 1\n')
+    with pytest.raises(FormatError, match="macros and \\$include nested more than 64 deep"):
+        load_qc(tmp_path / "m.qc")
