@@ -48,16 +48,16 @@ def joe_document(triangles: mesh_io.Triangles, label: str, warnings: list[str]) 
     and in the errors of VDrift's limits (joe.OverLimit for the face and index limits)."""
     if triangles.triangle_count == 0:
         raise FormatError(f"{label}: nothing to export (no faces)")
-    if triangles.uvs is None:
-        warnings.append(f"{label}: no UV map; written with a single (0, 0) texture coordinate")
-    table = None
+    table = None  # (without a UV map one (0, 0) is written, as VDrift's untextured glass has it: no warning)
     if triangles.vertex_positions is not None and triangles.corner_vertices is not None:
         table = (triangles.vertex_positions, triangles.corner_vertices)
+    limits: list[str] = []
     try:
         document = joe.document_from_triangles(triangles.positions, triangles.normals, triangles.uvs, table)
-        joe.write_joe(document, warnings)  # checks VDrift's limits before anything is written
+        joe.write_joe(document, limits)  # checks VDrift's limits before anything is written
     except FormatError as error:
         raise type(error)(f"{label}: {error}") from None
+    warnings += [f"{label}: {text}" for text in limits]
     if joe.normal_swap_would_fire(document):
         warnings.append(f"{label}: VDrift's normal-swap heuristic would fire on this model and swap its normals")
     return document

@@ -51,7 +51,13 @@ from ..common.armature import (
     rigid,
     vertex_weight_reader,
 )
-from ..common.conventions import SMD_COLLISION_MODEL, UP_AXES, collector_paused, up_axis_matrix
+from ..common.conventions import (
+    SMD_COLLISION_MODEL,
+    SMD_COLLISION_SUFFIX,
+    UP_AXES,
+    collector_paused,
+    up_axis_matrix,
+)
 from ..common.conventions import SMD_STORED_NORMALS as STORED_NORMALS
 from ..common.operators import (
     ExportScopeMixin,
@@ -78,8 +84,8 @@ EXPORT_MODES = (
     ("REFERENCE", "Reference", "The meshes and the armature's rest pose, as the chosen file"),
     ("ANIMATION", "Animation", "The armature's animation (see Actions)"),
     ("VTA", "VTA", "The meshes' shape keys as a vertex animation, <name>.vta"),
-    ("ALL", "All", "The reference as the chosen file, <name>.vta when there are shape keys, and every exported "
-     "action as <name>_<action>.smd"),
+    ("ALL", "All", "The reference as the chosen file, <name>.vta when there are shape keys, every exported action "
+     "as <name>_<action>.smd, and a QC's collision model as <name>_<its file>.smd"),
 )  # fmt: skip
 ACTION_SCOPES = (
     ("ACTIVE", "Active Action", "The armature's active action (and slot)"),
@@ -632,15 +638,37 @@ def _meshes_of_the_armature(
     return found
 
 
-def _without_collision_models(meshes: list[bpy.types.Object], warnings: list[str]) -> list[bpy.types.Object]:
-    """A QC's $collisionmodel hull is its own physics SMD: exported with the model's meshes it would be merged into
-    the reference. It is left out unless it is all there is to export."""
+def _without_collision_models(
+    meshes: list[bpy.types.Object], mode: str, warnings: list[str]
+) -> tuple[list[bpy.types.Object], list[bpy.types.Object]]:
+    """The model's meshes, and a QC's $collisionmodel hulls apart: each is its own physics SMD, which the All mode
+    writes beside the reference (merged into the reference it would be drawn). With only hulls, they are the model."""
     hulls = [obj for obj in meshes if obj.get(SMD_COLLISION_MODEL)]
     if not hulls or len(hulls) == len(meshes):
-        return meshes
-    warnings.append(f"{', '.join(obj.name for obj in hulls)}: a QC's collision model, left out of the reference "
-                    "(export it on its own for its physics SMD)")  # fmt: skip
-    return [obj for obj in meshes if not obj.get(SMD_COLLISION_MODEL)]
+        return meshes, []
+    if mode != "ALL":
+        warnings.append(f"{', '.join(obj.name for obj in hulls)}: a QC's collision model, left out of the reference "
+                        "(the All mode writes it beside it, as its physics SMD)")  # fmt: skip
+    return [obj for obj in meshes if not obj.get(SMD_COLLISION_MODEL)], hulls
+
+
+def _physics_files(
+    context: bpy.types.Context, stem: str, hulls: list[bpy.types.Object], table: BoneTable, settings: ExportSettings,
+    summary: Summary, flavour: str,
+) -> list[tuple[str, Content]]:
+    """Each collision hull as `<stem>_<its file's name>.smd` (an import of `model_phys.smd` keeps that name)."""
+    files: list[tuple[str, Content]] = []
+    for obj in hulls:
+        with bone_children_at_rest(context, [obj]):
+            part = mesh_corners(context, obj, table, settings, summary.warnings)
+        if not has_faces(obj.name, len(part.positions), summary.warnings):
+            continue
+        document = reference_document([part], table, settings, summary.warnings)
+        label = mesh_io.original_name(obj).removesuffix(SMD_COLLISION_SUFFIX)
+        files.append((action_file_name(stem, label), smd.smd_pieces(document, flavour)))
+        summary.objects += 1
+        summary.faces += len(part.positions) // 3
+    return files
 
 
 def _unheld_data(meshes: list[bpy.types.Object], mode: str) -> list[str]:
@@ -657,8 +685,8 @@ def _unheld_data(meshes: list[bpy.types.Object], mode: str) -> list[str]:
 def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin, settings: ExportSettings) -> Summary:
     summary = Summary(face_kind="triangles")
     objects = operator.objects_to_export(context)
-    meshes = _without_collision_models(geometry_objects(objects), summary.warnings)
     mode = "VTA" if path.lower().endswith(".vta") else settings.mode
+    meshes, hulls = _without_collision_models(geometry_objects(objects), mode, summary.warnings)
     if not meshes and mode in ("REFERENCE", "VTA", "ALL"):
         meshes = _meshes_of_the_armature(context, objects, summary.warnings)
     armature = choose_armature(objects, meshes)
@@ -684,6 +712,8 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     if mode in ("REFERENCE", "ALL"):
         document = reference_document(parts, table, settings, summary.warnings)
         plan.files.append((path, smd.smd_pieces(document, flavour)))
+    if mode == "ALL":
+        plan.files += _physics_files(context, stem, hulls, table, settings, summary, flavour)
     if mode in ("VTA", "ALL"):
         with bone_children_at_rest(context, meshes):
             vta = vta_document(context, meshes, parts, settings)

@@ -64,27 +64,42 @@ def parse_file(path: str) -> JoeSource:
 def build_object(
     context: bpy.types.Context, name: str, document: joe.JoeDocument, options: JoeImportOptions, summary: Summary,
     taken_names: list[tuple[str, str]],
-) -> bpy.types.Object:
-    warnings = [f"{name}: {text}" for text in document.warnings]
-    warnings += [f"{name}: {text}" for frame in document.frames[:1] for text in joe.zero_non_finite(frame)]
+) -> tuple[bpy.types.Object, list[str]]:
+    """The model's object, and its warnings (without its name: a pack says each once for all its members)."""
+    warnings = list(document.warnings)
+    warnings += [text for frame in document.frames[:1] for text in joe.zero_non_finite(frame)]
     if joe.normal_swap_would_fire(document):
         if options.apply_normal_swap:
             joe.swap_normals(document)
-            warnings.append(f"{name}: VDrift's normal swap fired and was applied, as the game does")
+            warnings.append("VDrift's normal swap fired and was applied, as the game does")
         else:
-            warnings.append(f"{name}: VDrift's normal-swap heuristic fires on this file: the game swaps its normals "
-                            "(turn on VDrift Normal Swap to see it shaded as in the game)")  # fmt: skip
+            warnings.append("VDrift's normal-swap heuristic fires on this file: the game swaps its normals (turn on "
+                            "VDrift Normal Swap to see it shaded as in the game)")  # fmt: skip
     frame = document.first_frame
     if (message := joe.texcoord_index_warning(frame)) is not None:
-        warnings.append(f"{name}: {message}")
+        warnings.append(message)
     faces = joe.importable_faces(frame, options.rewind_clockwise)
     mesh = _build_mesh(name, frame, faces, options)
     summary.objects += 1
     summary.faces += len(mesh.polygons)
     # A member's name is what list.txt and objects.txt call it: kept for export when Blender must number it.
     obj = mesh_io.link_new_object(context, name, mesh, warnings, taken_names)
-    summary.warnings.extend(warnings)
-    return obj
+    return obj, warnings
+
+
+def said_once(warnings: dict[str, list[str]]) -> list[str]:
+    """Each warning once, with the models it concerns: "name: text", or "3 members (a, b, c): text"."""
+    lines = []
+    for text, names in warnings.items():
+        if len(names) == 1:
+            lines.append(f"{names[0]}: {text}")
+            continue
+        shown = ", ".join(names[:_NAMES_SHOWN]) + (", ..." if len(names) > _NAMES_SHOWN else "")
+        lines.append(f"{len(names)} members ({shown}): {text}")
+    return lines
+
+
+_NAMES_SHOWN = 5
 
 
 def _build_mesh(
@@ -113,10 +128,14 @@ def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeI
         summary.warnings += [f"{os.path.basename(path)}: {text}" for text in source.pack_warnings]
         textures.new_search()
         taken_names: list[tuple[str, str]] = []
+        said: dict[str, list[str]] = {}  # warning -> the models it concerns
         for name, document in source.models:
-            obj = build_object(context, name, document, options, summary, taken_names)
+            obj, warnings = build_object(context, name, document, options, summary, taken_names)
+            for text in warnings:
+                said.setdefault(text, []).append(name)
             if options.find_textures:  # a member's texture is found by its name in the pack's folder
                 textures.texture_joe_object(obj, path, f"{name}.joe" if packed else None, summary)
+        summary.warnings += said_once(said)
         if taken_names:  # (one line for a pack imported twice, not one per member)
             summary.warnings.append(f"{os.path.basename(path)}: {mesh_io.taken_names_note(taken_names)}")
 

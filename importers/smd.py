@@ -45,7 +45,13 @@ from ..common.armature import (
     topological_order,
     world_from_local,
 )
-from ..common.conventions import SMD_COLLISION_MODEL, UP_AXES, collector_paused, up_axis_matrix
+from ..common.conventions import (
+    SMD_COLLISION_MODEL,
+    SMD_COLLISION_SUFFIX,
+    UP_AXES,
+    collector_paused,
+    up_axis_matrix,
+)
 from ..common.conventions import SMD_STORED_NORMALS as STORED_NORMALS
 from ..common.operators import (
     SCALE_LIMITS,
@@ -105,7 +111,7 @@ class ParsedFile:
 
     @property
     def stem(self) -> str:
-        return stem_of(self.path) + ("_collision" if self.collision else "")
+        return stem_of(self.path) + (SMD_COLLISION_SUFFIX if self.collision else "")
 
 
 @dataclass

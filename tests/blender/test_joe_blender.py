@@ -516,13 +516,14 @@ def test_jpk_members_made_side_by_side_keep_the_order_of_their_warnings_and_erro
     tmp_path: Path, extension  # type: ignore[no-untyped-def]
 ) -> None:
     for index in range(6):
-        triangle_soup(f"M{index}", 50 + index)  # no UV map: a warning per member
+        triangle_soup(f"M{index}", 10923 + index)  # over 32,767 vertices: a warning per member
     out = tmp_path / "soups.jpk"
     assert bpy.ops.export_scene.jpk(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
     members = [member.name for member in jpk.load_jpk(str(out)).members]
     assert last_warnings(extension) == [
-        f"{name[:-4]} (pack member {name!r}): no UV map; written with a single (0, 0) texture coordinate"
-        for name in members
+        f"{name[:-4]} (pack member {name!r}): indices up to {32768 + 3 * index}: VDrift before 2014 and the old "
+        "Blender scripts read indices as signed 16-bit and break above 32767"
+        for index, name in enumerate(members)
     ]
     triangle_soup("M2b", 22000)  # two members over VDrift's limits: the first in the pack's order is reported
     triangle_soup("M4b", 22000)
@@ -540,6 +541,21 @@ def test_pack_warnings_name_the_pack(tmp_path: Path, extension) -> None:  # type
     assert import_joe(notes) == {"FINISHED"}
     assert last_warnings(extension) == ["notes.jpk: pack member 'readme.txt' is not a .joe model and was skipped",
                                         "notes.jpk: the pack has no .joe member; nothing imported from it"]  # fmt: skip
+
+
+def test_a_warning_many_pack_members_share_is_said_once_naming_them(tmp_path: Path, extension) -> None:  # type: ignore[no-untyped-def]
+    dof = joe.write_joe(fx.dof2joe_cube())
+    members = {f"cone{index:03d}.dof-00.joe": dof for index in range(7)}
+    pack = tmp_path / "objects.jpk"
+    pack.write_bytes(fx.pack_of({**members, "joist.joe": fx.cube_bytes()}))
+    assert import_joe(pack, find_textures=False) == {"FINISHED"}
+    shown = "cone000.dof-00, cone001.dof-00, cone002.dof-00, cone003.dof-00, cone004.dof-00, ..."
+    assert last_warnings(extension) == [
+        f"7 members ({shown}): magic is 0x00000000, not IDP2 (dof2joe output, whose normals usually need VDrift's "
+        "normal swap)",
+        f"7 members ({shown}): VDrift's normal-swap heuristic fires on this file: the game swaps its normals (turn on "
+        "VDrift Normal Swap to see it shaded as in the game)",
+    ]
 
 
 def test_a_joe_and_a_jpk_dropped_together_are_both_imported(tmp_path: Path) -> None:

@@ -1003,11 +1003,29 @@ def test_a_collision_model_is_left_out_of_the_exported_reference_unless_exported
     out = tmp_path / "out.smd"
     assert export_smd(out, export_scope="SELECTED") == {"FINISHED"}
     assert len(smd.load_smd(out).triangles) == 2  # the body's 2 triangles, not the hull's as well
-    assert "crate_collision: a QC's collision model, left out of the reference" in capsys.readouterr().out
+    assert "crate_collision: a QC's collision model, left out of the reference (the All mode writes it" in (
+        capsys.readouterr().out
+    )
     select_only(bpy.data.objects["crate_collision"])
     hull = tmp_path / "hull.smd"
     assert export_smd(hull, export_scope="SELECTED") == {"FINISHED"}
     assert len(smd.load_smd(hull).triangles) == 2
+
+
+def test_the_all_mode_writes_a_collision_model_as_its_physics_smd_beside_the_reference(tmp_path: Path) -> None:
+    from bl_ext.dev.io_game_formats.common.operators import LAST_SUMMARY  # type: ignore[import-not-found]
+
+    write(tmp_path, "crate.smd", reference_text())
+    write(tmp_path, "crate_phys.smd", reference_text().replace("0 1 1 0 0 0 1 1 1", "0 2 2 0 0 0 1 1 1"))
+    qc = write(tmp_path, "crate.qc", '$body "body" "crate.smd"\n$collisionmodel "crate_phys.smd" { $concave }\n')
+    assert import_smd(qc) == {"FINISHED"}
+    out = tmp_path / "out" / "crate.smd"
+    out.parent.mkdir()
+    assert export_smd(out, export_mode="ALL") == {"FINISHED"}
+    assert sorted(p.name for p in out.parent.iterdir()) == ["crate.smd", "crate_phys.smd"]
+    assert LAST_SUMMARY[0].warnings == [] and LAST_SUMMARY[0].faces == 4
+    again = smd.load_smd(str(out.parent / "crate_phys.smd"))
+    assert_same_reference(smd.load_smd(str(tmp_path / "crate_phys.smd")), again)
 
 
 def test_a_qc_sequence_names_the_action_of_its_one_smd(tmp_path: Path) -> None:
