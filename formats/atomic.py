@@ -13,6 +13,7 @@ from typing import BinaryIO, cast
 Content = bytes | Iterable[bytes]  # a file's bytes, or pieces of them in order (an iterator: made while written)
 _PIECES_PER_WRITE = 16384  # small pieces are joined this many at a time: the joined bytes stay in the caches
 _JOINED_BYTES = 4 << 20  # unless they hold more than this
+_ANY_WRITE = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
 
 
 @contextlib.contextmanager
@@ -98,9 +99,21 @@ def _keep_mode(target: str, temp_path: str) -> None:
 
 
 def _refuse_write_protected(target: str) -> None:
-    """An existing file this user may not write stays as it is (as Blender's own exporters leave it), although
-    the folder would let a new file be renamed over it: a read-only file is often a locked one (a checkout)."""
-    if os.path.lexists(target) and not os.access(target, os.W_OK):
+    """An existing file this user may not write, or nobody may (no write bit in its mode: root could still write
+    it, as CI and containers run), stays as it is, as Blender's own exporters leave it, although the folder would
+    let a new file be renamed over it: a read-only file is often a locked one (a checkout). A new file in a folder
+    nobody may write is refused alike."""
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        try:
+            folder_mode = os.stat(os.path.dirname(os.path.abspath(target))).st_mode
+        except OSError:
+            return  # (creating the file says what is wrong)
+        if not folder_mode & _ANY_WRITE:
+            raise PermissionError(errno.EACCES, "the folder is write-protected", target) from None
+        return
+    if not os.access(target, os.W_OK) or not mode & _ANY_WRITE:
         raise PermissionError(errno.EACCES, "the file is write-protected", target)
 
 

@@ -211,8 +211,9 @@ def file_world_matrices(
     return world_from_local(parents, local)
 
 
-def rest_skeleton(document: smd.SmdDocument, options: SmdImportOptions, warnings: list[str], label: str) -> Skeleton:
-    """Bones at the first skeleton frame (bones it does not list sit at their parent's origin)."""
+def rest_skeleton(document: smd.SmdDocument, options: SmdImportOptions, notes: list[str], label: str) -> Skeleton:
+    """Bones at the first skeleton frame (bones it does not list sit at their parent's origin, as studiomdl has
+    them: said in a note)."""
     count = len(document.nodes)
     positions, rotations = np.zeros((count, 3)), np.zeros((count, 3))
     if document.skeleton:
@@ -224,7 +225,8 @@ def rest_skeleton(document: smd.SmdDocument, options: SmdImportOptions, warnings
             positions[target] = frame.positions[source]
             rotations[target] = frame.rotations[source]
         if len(listed) < count:
-            warnings.append(f"{label}: {count - len(listed)} bone(s) missing from the first skeleton frame")
+            notes.append(f"{label}: {count - len(listed)} bone(s) missing from the first skeleton frame stand at "
+                         "their parents' origins")  # fmt: skip
     world = file_world_matrices(document, positions, rotations, options)
     return Skeleton([node.name for node in document.nodes], node_parents(document), world)
 
@@ -256,10 +258,10 @@ def build_skeleton_object(
 ) -> tuple[bpy.types.Object, list[str]]:
     """The armature of a file's skeleton; with `others` (the later meshes of its QC), of their bones too: studiomdl
     makes one skeleton of a model's meshes, its bones merged by name (the first file's rest poses are kept)."""
-    skeleton = rest_skeleton(document, options, summary.warnings, name)
+    skeleton = rest_skeleton(document, options, summary.notes, name)
     for other in others:
         own = other.options or options
-        skeleton = merged_skeleton(skeleton, rest_skeleton(other.document, own, summary.warnings, other.stem))
+        skeleton = merged_skeleton(skeleton, rest_skeleton(other.document, own, summary.notes, other.stem))
     limit = compat.max_bone_name_bytes()
     too_long = [n for n in skeleton.names if len(n.encode()) > limit]
     if too_long:

@@ -127,6 +127,14 @@ def serialize_parts(model: QmapModel) -> Iterator[bytes | memoryview]:
     yield from serialize_tree(model.collision_nodes, *_collision_trailers(model))
 
 
+def _locked(path: Path) -> bool:
+    """This user may not write it, or nobody may (no write bit: root, as CI and containers run, still could)."""
+    try:
+        return not os.access(path, os.W_OK) or not path.stat().st_mode & 0o222
+    except OSError:
+        return False
+
+
 def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes | memoryview]) -> None:
     """Write to a temporary file next to `path`, then rename it into place; nothing partial is ever left. `data` is
     the bytes, or pieces written one after the other (made while writing, as `serialize_parts` makes them: the
@@ -142,8 +150,10 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes | me
             raise QmapError(f"cannot write: {error.strerror}", str(target)) from None
         return
     folder = target.parent if str(target.parent) else Path(".")
-    if target.exists() and not os.access(target, os.W_OK):  # a locked file (a checkout) stays as it is
-        raise QmapError("cannot write: the file is write-protected", str(target))
+    locked = target if target.exists() else folder
+    if _locked(locked):  # a locked file (a checkout) stays as it is
+        what = "file" if locked is target else "folder"
+        raise QmapError(f"cannot write: the {what} is write-protected", str(target))
     try:
         handle, temporary = _new_part_file(target, folder)
     except OSError as error:

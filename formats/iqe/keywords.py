@@ -84,25 +84,38 @@ class _Arguments:
         return token, column
 
     def integer(self, what: str) -> tuple[int | None, int]:
+        """The next word as a 32-bit integer (what the compiler reads), or None at the end of the line."""
         token, column = self.token()
         if not token or token.startswith("#"):
             return None, column
+        shown = repr(token) if len(token) <= _SHOWN_CHARACTERS else f"a word of {len(token):,} characters"
         try:
-            return int(token), column
+            value = int(token) if len(token) <= _SHOWN_CHARACTERS else None
         except ValueError:
-            raise self.scanned.error(f"{what}: {token!r} is not an integer", self.line_index, column) from None
+            value = None
+        if value is None:
+            raise self.scanned.error(f"{what}: {shown} is not an integer", self.line_index, column)
+        if not _INT32_MIN <= value <= _INT32_MAX:
+            raise self.scanned.error(f"{what}: {value} is outside the 32-bit integers "
+                                     f"({_INT32_MIN}..{_INT32_MAX})", self.line_index, column)  # fmt: skip
+        return value, column
 
     def number(self, what: str) -> tuple[float | None, int]:
         token, column = self.token()
         if not token or token.startswith("#"):
             return None, column
+        shown = repr(token) if len(token) <= _SHOWN_CHARACTERS else f"a word of {len(token):,} characters"
         try:
             value = float(token)
         except ValueError:
-            raise self.scanned.error(f"{what}: {token!r} is not a number", self.line_index, column) from None
+            raise self.scanned.error(f"{what}: {shown} is not a number", self.line_index, column) from None
         if not math.isfinite(value):
             raise self.scanned.error(f"{what}: the number is not finite", self.line_index, column)
         return value, column
+
+
+_SHOWN_CHARACTERS = 40  # (longer words are no integer; their text is not quoted back)
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 
 
 def read_keywords(scanned: ScannedText, warnings: Warnings) -> KeywordEvents:

@@ -23,7 +23,9 @@ import numpy.typing as npt
 from ..errors import FormatError
 
 _MICRO = 1_000_000
-_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+# (each part unambiguous: a run of digits cannot be split two ways, so matching never backtracks more than linearly)
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+MAX_NUMBER_CHARACTERS = 128  # (a float's 39 digits and 50 decimals with room to spare)
 _TOKEN = re.compile(r"\S+")
 _TRAILING_COMMENT = re.compile(r"//|#|;")
 
@@ -205,6 +207,9 @@ def column_of_token(line: str, index: int) -> int:
 
 
 def parse_number(token: str, line_number: int, column: int, path: str | None) -> float:
+    if len(token) > MAX_NUMBER_CHARACTERS:
+        raise FormatError(f"expected a number, found a word of {len(token):,} characters", path=path,
+                          line=line_number, column=column)  # fmt: skip
     if _NUMBER.fullmatch(token) is None:
         raise FormatError(f"expected a number, found {token!r}", path=path, line=line_number, column=column)
     value = float(token)

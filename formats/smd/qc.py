@@ -25,7 +25,9 @@ _VARIABLE = re.compile(r"\$(\w+)\$")
 _COMMAND = re.compile(r"\$\w+")
 MAX_INCLUDE_DEPTH = 64  # files open at once; real QCs nest two or three deep
 MAX_INCLUDES = 10_000  # $include commands followed in all
-MAX_EXPANDED_TOKENS = 2_000_000  # words after includes are spliced in (a large real QC has a few thousand)
+MAX_EXPANDED_TOKENS = 1_000_000  # words after includes are spliced in (a large real QC has a few thousand)
+MAX_PUSHD_DEPTH = 64  # $pushd folders open at once (real QCs: one or two)
+MAX_FOLDER_CHARACTERS = 4096  # the path a $pushd / $cd makes
 MAX_QC_FILE_BYTES = 16 << 20
 MAX_QC_TOTAL_BYTES = 64 << 20
 
@@ -64,7 +66,7 @@ class QcDocument:
     notes: list[str] = field(default_factory=list)  # what is left out as it should be (LOD meshes)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Token:
     text: str
     quoted: bool
@@ -73,8 +75,9 @@ class _Token:
     column: int
 
 
-def tokenize(text: str, path: str) -> list[_Token]:
-    """QC tokens with their positions; FormatError for an unterminated quote or block comment."""
+def tokenize(text: str, path: str, limit: int = MAX_EXPANDED_TOKENS) -> list[_Token]:
+    """QC tokens with their positions; FormatError for an unterminated quote or block comment, and once there are
+    more than `limit` (before the work of making the rest)."""
     tokens: list[_Token] = []
     line_starts = [0] + [match.end() for match in re.finditer("\n", text)]
     position = 0
@@ -98,6 +101,9 @@ def tokenize(text: str, path: str) -> list[_Token]:
         quoted = match.group(1) is not None
         token = match.group(1) if quoted else (match.group(4) or match.group(5))
         tokens.append(_Token(token, quoted, path, line, column))
+        if len(tokens) > limit:
+            raise FormatError(f"more than {limit:,} words: more than a QC and its includes may hold", path=path,
+                              line=line, column=column)  # fmt: skip
 
 
 def _same_line(token: _Token, other: _Token) -> bool:
@@ -156,6 +162,7 @@ class _Reader:
         self.macros: dict[str, tuple[list[str], list[_Token]]] = {}  # $definemacro: name -> (parameters, body)
         self.raw_cache: dict[str, list[_Token]] = {}  # normcase(path) -> the file's tokens
         self.bytes_read = 0
+        self.words_read = 0  # words of every file read, each once (a bound on what they can expand to)
         self.animation_names: set[str] = set()
         self.animation_files: dict[str, list[tuple[str, float, bool]]] = {}  # $animation (lower case) -> SMD, fps, loop
 
@@ -258,7 +265,10 @@ class _Reader:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError:
             text = data.decode("cp1252", errors="replace")
-        self.raw_cache[key] = tokenize(text.replace("\r\n", "\n").replace("\r", "\n"), path)
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        tokens = tokenize(text, path, MAX_EXPANDED_TOKENS - self.words_read)
+        self.words_read += len(tokens)
+        self.raw_cache[key] = tokens
         return self.raw_cache[key]
 
     def included(self, token: _Token) -> str | None:
@@ -287,11 +297,13 @@ class _Reader:
         args = tokens[at:end]
         plain = [token.text for token in args]
         if name == "$pushd" and plain:
-            self.folders.append(f"{self.folders[-1]}/{plain[0]}".replace("\\", "/").strip("/"))
+            if len(self.folders) > MAX_PUSHD_DEPTH:
+                raise _at(tokens[at - 1], f"$pushd nested more than {MAX_PUSHD_DEPTH} folders deep")
+            self.folders.append(self.folder(f"{self.folders[-1]}/{plain[0]}", tokens[at - 1]))
         elif name == "$popd" and len(self.folders) > 1:
             self.folders.pop()
         elif name == "$cd" and plain:
-            self.folders[-1] = plain[0].replace("\\", "/").strip("/")
+            self.folders[-1] = self.folder(plain[0], tokens[at - 1])
         elif name == "$upaxis" and plain and plain[0].upper() in ("X", "Y", "Z"):
             self.document.up_axis = plain[0].upper()
         elif name == "$body" and len(plain) >= 2:
@@ -309,6 +321,14 @@ class _Reader:
         elif name == "$lod":  # (lower details of the meshes imported: the model is whole without them)
             self.document.notes.append(f"{_where(tokens[at - 1])}: $lod meshes are not imported")
         return end
+
+    @staticmethod
+    def folder(text: str, command: _Token) -> str:
+        """The folder a `$pushd` or `$cd` names, within the bounds of real QCs (as `$include` is bounded)."""
+        if len(text) > MAX_FOLDER_CHARACTERS:
+            raise _at(command, f"{command.text} makes a folder path of {len(text):,} characters, more than "
+                      f"{MAX_FOLDER_CHARACTERS:,}")  # fmt: skip
+        return text.replace("\\", "/").strip("/")
 
     def mesh(self, token: _Token, command: str) -> QcMesh | None:
         found = self.smd(token)
@@ -464,6 +484,10 @@ def _include_error(message: str, chain: list[_Token], path: str | None = None) -
     steps = " > ".join(f"{_where(token)} includes {token.text!r}" for token in chain)
     last = chain[-1]
     return FormatError(f"{message} ({steps})", path=last.path, line=last.line, column=last.column)
+
+
+def _at(token: _Token, message: str) -> FormatError:
+    return FormatError(message, path=token.path, line=token.line, column=token.column)
 
 
 def _where(token: _Token) -> str:

@@ -327,6 +327,12 @@ def test_repeated_mesh_block_is_merged_with_a_warning() -> None:
         (HEADER + "vp 0 0 0\nvb 300 1\n", 3, 4, "exceeds 255"),
         (HEADER + "vertexarray custom0 floaty 2 x\n", 2, 21, "unknown"),
         (HEADER + "framerate fast\n", 2, 11, "not a number"),
+        (HEADER + "smoothgroup -99999999999999999999\n", 2, 13, "-99999999999999999999 is outside the 32-bit"),
+        (HEADER + "smoothgroup 4294967296\n", 2, 13, "4294967296 is outside the 32-bit integers"),
+        (HEADER + "smoothgroup 9223372036854775808\n", 2, 13, "is outside the 32-bit integers"),
+        (HEADER + "smoothgroup " + "9" * 100_000 + "\n", 2, 13, "a word of 100,000 characters is not an integer"),
+        (HEADER + "joint a 2147483648\n", 2, 9, "joint parent: 2147483648 is outside"),
+        (HEADER + "framerate " + "1" * 5000 + "x\n", 2, 11, "a word of 5,001 characters is not a number"),
     ],
 )
 def test_errors_carry_line_and_column(text: str, line: int, column: int, words: str) -> None:

@@ -181,3 +181,19 @@ def test_a_binary_file_is_called_so_not_quoted() -> None:
     assert caught.value.line == 5
     with pytest.raises(FormatError, match=r"unknown keyword 'x{40}\.\.\.'"):
         read_smd(b"x" * 300 + b" 1\n", "long.smd")
+
+
+@pytest.mark.parametrize("line", [8, 13, 19], ids=["skeleton", "triangles", "vertexanimation"])
+def test_a_long_run_of_digits_is_refused_at_once_at_its_column(line: int) -> None:
+    from formats.smd import read_vta
+    from tests.time_guard import no_runaway
+
+    fields = BASE.split("\n")[line - 1].split(" ")
+    fields[2] = "1" * 200_000 + "x"  # (a backtracking number pattern took hours on this)
+    data = replace_line(line, " ".join(fields))
+    for reader in (read_smd, read_vta) if line == 19 else (read_smd,):
+        with no_runaway(), pytest.raises(FormatError) as raised:
+            reader(data)
+        assert (raised.value.line, raised.value.column) == (line, len(fields[0]) + len(fields[1]) + 3)
+    if line != 19:
+        assert "a word of 200,001 characters" in str(raised.value)

@@ -279,3 +279,33 @@ def test_a_macro_that_uses_itself_is_refused(tmp_path: Path) -> None:
     (tmp_path / "m.qc").write_text('$body "b" "ref"\n$definemacro loop x \\\\\n$loop $x$\n$loop 1\n')
     with pytest.raises(FormatError, match="macros and \\$include nested more than 64 deep"):
         load_qc(tmp_path / "m.qc")
+
+
+def test_pushd_is_bounded_and_costs_linear_time(tmp_path: Path) -> None:
+    from tests.time_guard import no_runaway
+
+    touch(tmp_path, "ref.smd")
+    (tmp_path / "m.qc").write_text('$body a "ref.smd"\n' + '$pushd "a"\n' * 30_000)  # (quadratic memory once)
+    with no_runaway(), pytest.raises(FormatError, match="nested more than 64 folders deep") as raised:
+        load_qc(tmp_path / "m.qc")
+    assert raised.value.line == 2 + 64
+    (tmp_path / "m.qc").write_text('$body a "ref.smd"\n' + '$pushd "a"\n$popd\n' * 30_000)  # (never deep)
+    with no_runaway():
+        assert [Path(m.path).name for m in load_qc(tmp_path / "m.qc").meshes] == ["ref.smd"]
+    (tmp_path / "m.qc").write_text('$body a "ref.smd"\n$cd "' + "x/" * 3000 + '"\n')
+    with pytest.raises(FormatError, match="makes a folder path of 6,000 characters"):
+        load_qc(tmp_path / "m.qc")
+
+
+def test_the_word_cap_refuses_a_huge_qc_while_reading_it(tmp_path: Path) -> None:
+    from tests.time_guard import no_runaway
+
+    touch(tmp_path, "ref.smd")
+    (tmp_path / "m.qc").write_text('$body a "ref.smd"\n' + "{" * (qc_module.MAX_EXPANDED_TOKENS + 10))
+    (tmp_path / "part.qci").write_text("{ }\n" * (qc_module.MAX_EXPANDED_TOKENS // 4))
+    with no_runaway(), pytest.raises(FormatError, match="more than 1,000,000 words") as raised:
+        load_qc(tmp_path / "m.qc")
+    assert raised.value.line == 2
+    (tmp_path / "m.qc").write_text('$body a "ref.smd"\n' + '$include "part.qci"\n' * 3)  # (the words of all files)
+    with no_runaway(), pytest.raises(FormatError, match="more than 1,000,000 words"):
+        load_qc(tmp_path / "m.qc")
