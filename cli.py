@@ -12,6 +12,7 @@ import ctypes
 import io
 import os
 import re
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -260,12 +261,40 @@ def check_inputs(paths: Sequence[str], settings: dict[str, object], flag: str = 
         if os.path.isdir(path):
             raise UsageError(f"{path}: a folder, not a file (a shell pattern such as {os.path.join(path, '*.smd')} "
                              "gives its files)")  # fmt: skip
-        if not os.path.isfile(path):
+        if not os.path.exists(path):
             raise UsageError(f"{path}: no such file")
+        if not os.path.isfile(path):
+            raise UsageError(f"{path}: {kind_of_file(path)}, not a file to read")
+        if not utf8(os.path.abspath(path)):
+            raise UsageError(f"{printable(path)}: the path is not UTF-8, which Blender's file paths must be "
+                             "(rename the file or its folder)")  # fmt: skip
         if format_of(path).import_operator is None:
             raise UsageError(f"{path}: {format_of(path).name} files cannot be imported")
     for idname in sorted({op for path in paths if (op := format_of(path).import_operator) is not None}):
         check_settings(idname, settings, flag, f"the importer {idname}")
+
+
+def kind_of_file(path: str) -> str:
+    """What stands at `path` when it is not a regular file."""
+    mode = os.stat(path).st_mode
+    for test, what in ((stat.S_ISFIFO, "a pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):  # fmt: skip
+        if test(mode):
+            return what
+    return "not a regular file"
+
+
+def utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # (bytes that are not UTF-8 reach Python as surrogate escapes)
+        return False
+    return True
+
+
+def printable(path: str) -> str:
+    """The path with each byte that is not UTF-8 shown as \\xNN."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def check_folder_can_be_made(folder: str) -> None:

@@ -125,7 +125,10 @@ def import_all(
             update(step + 1)
         with rollback_on_error(), selecting_new_objects(context):
             for step, (path, document) in enumerate(documents):
-                build(path, document, summary)
+                try:
+                    build(path, document, summary)
+                except FormatError as error:  # (found while building: the file it was found in is named)
+                    raise error.with_path(path) from None
                 update(len(paths) + step + 1)
     return summary
 

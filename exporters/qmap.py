@@ -136,6 +136,9 @@ def mesh_object(obj: bpy.types.Object, mesh: bpy.types.Mesh, name: bytes, materi
     position, orientation, size = transform
     if not (np.isfinite(vertices).all() and (uvs is None or np.isfinite(uvs).all())):
         raise FormatError(f"object {obj.name!r} has coordinates that are not finite numbers")
+    if not np.isfinite([*position, *orientation, *size]).all():  # (a finite location and scale whose product is not)
+        raise FormatError(f"object {obj.name!r} is placed beyond what a float holds (its location, rotation and "
+                          "scale together)")  # fmt: skip
     return qc.MeshObject(
         name=name, position=position, orientation=orientation, size=size,
         auto_smooth_angle=AUTO_SMOOTH_ANGLE, has_uv=uvs is not None, materials=materials,

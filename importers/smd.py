@@ -475,7 +475,7 @@ def build_animation(
     if armature is None:
         armature, _names = build_skeleton_object(context, name, document, options, summary)
         state.armatures.append((name, armature))
-    dense = smd.dense_skeleton(document)
+    dense = smd.dense_skeleton(document, parsed.path)
     if dense.frame_count == 0:
         summary.warnings.append(f"{name}: no skeleton frames; no action was made")
         return
@@ -728,8 +728,11 @@ def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdI
             ensure_object_mode(context)  # (after parsing: a bad file leaves the user in the mode they were in)
             for step, file in enumerate(sorted(parsed, key=lambda p: BUILD_ORDER[p.kind])):
                 own = file.options or options
-                with textures.texturing_new_materials(file.path, own.find_textures, summary):
-                    BUILDERS[file.kind](context, file, own, state, summary)
+                try:
+                    with textures.texturing_new_materials(file.path, own.find_textures, summary):
+                        BUILDERS[file.kind](context, file, own, state, summary)
+                except FormatError as error:  # (found while building: the file it was found in is named)
+                    raise error.with_path(file.path) from None
                 update(len(planned) + step + 1)
     return summary
 

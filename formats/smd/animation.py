@@ -28,7 +28,7 @@ class DenseAnimation:
         return int(self.keyed.shape[0])
 
 
-def dense_skeleton(doc: SmdDocument) -> DenseAnimation:
+def dense_skeleton(doc: SmdDocument, path: str | None = None) -> DenseAnimation:
     """Every time number from the smallest to the largest; a bone missing from a frame (or a whole missing frame)
     holds its previous value, and is 0 before its first key. Repeated time numbers merge, later lines winning."""
     rows = doc.node_rows()
@@ -40,7 +40,10 @@ def dense_skeleton(doc: SmdDocument) -> DenseAnimation:
     first = min(frame.time for frame in doc.skeleton)
     frame_count = max(frame.time for frame in doc.skeleton) - first + 1
     if frame_count > MAX_DENSE_FRAMES or frame_count * max(bone_count, 1) > MAX_DENSE_CELLS:
-        raise FormatError(f"skeleton time numbers span {frame_count} frames: too many to expand")
+        far = max(doc.skeleton, key=lambda frame: abs(frame.time - doc.skeleton[0].time))  # (the frame stretching it)
+        last = first + frame_count - 1
+        raise FormatError(f"skeleton time numbers span {frame_count:,} frames (time {first} to {last}): too many "
+                          "to expand", path=path, line=far.line or None)  # fmt: skip
     values = np.zeros((frame_count, bone_count, 6))
     keyed = np.zeros((frame_count, bone_count), dtype=np.bool_)
     sorted_ids = np.array(sorted(rows), dtype=np.int64)

@@ -45,6 +45,7 @@ class SkeletonFrame:
     positions: FloatArray = field(default_factory=lambda: empty_floats(0, 3))
     rotations: FloatArray = field(default_factory=lambda: empty_floats(0, 3))  # Euler XYZ, radians
     comment: str = ""  # text after the time number, comment marker removed (VTA shape names live here)
+    line: int = 0  # the `time` line's number in its file (0: not read from one)
 
 
 @dataclass

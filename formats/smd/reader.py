@@ -285,13 +285,13 @@ def _read_block(doc: SmdDocument, keyword: str, block: _Block, path: str | None,
         doc.nodes = _read_nodes(block, doc.warnings, path)
     elif keyword == "skeleton":
         doc.skeleton = [
-            SkeletonFrame(time, ids, values[:, :3].copy(), values[:, 3:].copy(), comment)
-            for time, comment, ids, values in _read_timed_block(block, "bone", path)
+            SkeletonFrame(time, ids, values[:, :3].copy(), values[:, 3:].copy(), comment, line)
+            for time, comment, ids, values, line in _read_timed_block(block, "bone", path)
         ]
     elif keyword == "vertexanimation":
         doc.vertex_animation = [
             VertexFrame(time, ids, values[:, :3].copy(), values[:, 3:].copy())
-            for time, _comment, ids, values in _read_timed_block(block, "vertex", path)
+            for time, _comment, ids, values, _line in _read_timed_block(block, "vertex", path)
         ]
     else:
         doc.triangles, doc.flavour = _read_triangles(block, doc.warnings, path, blank_material)
@@ -366,9 +366,12 @@ def _check_parents(nodes: list[SmdNode], block: _Block, warnings: list[str], pat
 # ---- skeleton and vertexanimation --------------------------------------------------------------------------------
 
 
-def _read_timed_block(block: _Block, what: str, path: str | None) -> list[tuple[int, str, IntArray, FloatArray]]:
-    """`time N` headers followed by `<id> a b c d e f` lines; returns (time, comment, ids, (n, 6) values)."""
-    headers: list[tuple[int, str, int]] = []  # time, comment, index of its first data line
+def _read_timed_block(
+    block: _Block, what: str, path: str | None
+) -> list[tuple[int, str, IntArray, FloatArray, int]]:
+    """`time N` headers followed by `<id> a b c d e f` lines; returns (time, comment, ids, (n, 6) values, the time
+    line's number)."""
+    headers: list[tuple[int, str, int, int]] = []  # time, comment, index of its first data line, its line
     data_lines: list[str] = []
     data_indexes: list[int] = []
     for index, line in enumerate(block.lines):
@@ -380,7 +383,8 @@ def _read_timed_block(block: _Block, what: str, path: str | None) -> list[tuple[
         if not stripped or is_comment(stripped):
             continue
         if stripped[:4].lower() == "time" and (len(stripped) == 4 or stripped[4].isspace()):
-            headers.append((*_parse_time(line, block.first_line + index, path), len(data_lines)))
+            number = block.first_line + index
+            headers.append((*_parse_time(line, number, path), len(data_lines), number))
             continue
         if not headers:
             raise FormatError(
@@ -395,9 +399,9 @@ def _read_timed_block(block: _Block, what: str, path: str | None) -> list[tuple[
     table = _fixed_width_table(numbers, 7, data_lines, block.numbers(data_indexes), f"{what} line", path)
     ids = _integer_column(table[:, 0], 0, data_lines, block.numbers(data_indexes), 0, f"{what} id", path)
     frames = []
-    bounds = [start for _time, _comment, start in headers] + [len(data_lines)]
-    for (time, comment, start), stop in zip(headers, bounds[1:], strict=True):
-        frames.append((time, comment, ids[start:stop].copy(), table[start:stop, 1:].copy()))
+    bounds = [start for _time, _comment, start, _line in headers] + [len(data_lines)]
+    for (time, comment, start, time_line), stop in zip(headers, bounds[1:], strict=True):
+        frames.append((time, comment, ids[start:stop].copy(), table[start:stop, 1:].copy(), time_line))
     return frames
 
 

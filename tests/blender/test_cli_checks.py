@@ -3,6 +3,7 @@ nothing is imported, the scene keeps its sentinel object, and no file is written
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from types import ModuleType
 
@@ -290,3 +291,20 @@ def test_the_numbered_parts_of_a_split_joe_never_replace_an_input(
     assert extension.cli.main([*argv, "--set", "split_large_models=False"], prog="iogf") == 0  # (no parts)
     argv = ["convert", str(tmp_path / "car_body.joe"), "-o", str(out)]  # car_body.joe is no car_<number>.joe
     assert extension.cli.main(argv, prog="iogf") == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX pipes")
+def test_an_input_that_is_no_file_is_called_what_it_is(
+    tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pipe = tmp_path / "stream.joe"
+    os.mkfifo(pipe)
+    odd = tmp_path / os.fsdecode(b"mod\xe8le.joe")
+    odd.write_bytes(fx.cube_bytes())
+    for source, message in ((pipe, "stream.joe: a pipe (FIFO), not a file to read"),
+                            (Path("/dev/zero"), "/dev/zero: a character device, not a file to read"),
+                            (odd, "mod\\xe8le.joe: the path is not UTF-8, which Blender's")):  # fmt: skip
+        assert extension.cli.main(["convert", str(source), "-o", str(tmp_path / "x.iqe")], prog="iogf") == 2
+        err = capsys.readouterr().err
+        assert message in err, err
+    assert not (tmp_path / "x.iqe").exists()

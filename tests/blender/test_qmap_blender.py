@@ -691,3 +691,13 @@ def test_a_face_material_past_the_32_bit_sign_reads_as_the_first_slot(tmp_path: 
     again = tmp_path / "again.qmap.tmp"
     assert bpy.ops.export_scene.qmap_tmp(filepath=str(again)) == {"FINISHED"}
     assert (parse(again).meshes[0].face_materials >= 0).all()
+
+
+def test_an_object_placed_beyond_a_float_is_named(tmp_path: Path) -> None:
+    obj = cube("Far")
+    obj.location, obj.scale = (3.4e38, 0.0, 0.0), (3e38, 3e38, 3e38)  # (each finite; together not)
+    cube("Near")
+    out = tmp_path / "far.qmap.tmp"
+    with pytest.raises(RuntimeError, match=r"object 'Far' is placed beyond what a float holds"):
+        bpy.ops.export_scene.qmap_tmp(filepath=str(out), export_scope="SCENE")
+    assert not out.exists()

@@ -1174,3 +1174,9 @@ def test_a_qcs_meshes_of_different_skeletons_share_one_armature_of_all_their_bon
     assert [node.name for node in smd.load_smd(str(tmp_path / "out.smd")).nodes] == ["root", "arm bone", "hand",
                                                                                        "gun"]  # fmt: skip
     assert bpy.ops.export_scene.iqe(filepath=str(tmp_path / "out.iqe")) == {"FINISHED"}
+
+
+def test_a_time_span_too_long_to_expand_names_the_file_and_the_line(tmp_path: Path) -> None:
+    source = write(tmp_path, "far.smd", ANIMATION_TIME_5.replace("time 10\n", "time 1000000004\n"))
+    with pytest.raises(RuntimeError, match=r"far\.smd, line 16: skeleton time numbers span 1,000,000,000 frames"):
+        import_smd(source)
