@@ -49,6 +49,7 @@ from ..common.armature import (
     matrix_to_euler_xyz,
     read_skeleton,
     rigid,
+    topological_order,
     vertex_weight_reader,
 )
 from ..common.conventions import (
@@ -209,14 +210,33 @@ def bone_table(armature: bpy.types.Object | None, settings: ExportSettings, warn
 
 
 def with_bone_limit(table: BoneTable, warnings: list[str]) -> BoneTable:
-    if table.armature is not None and len(table.skeleton) > 128:
-        warnings.append(f"{table.armature.name}: {len(table.skeleton)} bones; studiomdl keeps at most 128 per "
-                        "model")  # fmt: skip
     for name, written in zip(table.file_names(), table.written_names(), strict=True):
         if written != name:
             warnings.append(f"bone {name!r} written as {written!r}: SMD names cannot hold double quotes or line "
                             "breaks")  # fmt: skip
     return table
+
+
+STUDIOMDL_MAX_BONES = 128  # (GoldSrc's and Source's MAXSTUDIOBONES)
+
+
+def _bone_limit(table: BoneTable, parts: list[MeshCorners]) -> list[str]:
+    """studiomdl keeps the bones the meshes are weighted to, and their parents (a source may hold more, as real
+    ones do: the rest are dropped): a warning when those are over its limit."""
+    if table.armature is None or len(table.skeleton) <= STUDIOMDL_MAX_BONES:
+        return []
+    used = np.zeros(len(table.skeleton), bool)
+    for part in parts:
+        used[part.bones[(part.bones >= 0) & (part.bones < len(used))]] = True
+    for row in reversed(topological_order(table.skeleton.parents)):  # (children first: parents of used are used)
+        parent = table.skeleton.parents[row]
+        if used[row] and parent >= 0:
+            used[parent] = True
+    count = int(used.sum())
+    if count <= STUDIOMDL_MAX_BONES:
+        return []
+    return [f"{table.armature.name}: the meshes are weighted to {count} bones (with their parents); studiomdl keeps "
+            f"at most {STUDIOMDL_MAX_BONES} per model"]
 
 
 def subset_skeleton(skeleton: Skeleton, rows: np.ndarray) -> Skeleton:
@@ -692,6 +712,8 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     armature = choose_armature(objects, meshes)
     if mode == "REFERENCE" and not meshes and armature is not None and actions_for(armature, "ACTIVE"):
         mode = "ANIMATION"  # an armature alone with its action: the animation SMD it is (an import of one)
+    if mode == "ALL" and not meshes and armature is not None and actions_for(armature, settings.action_scope):
+        mode = "ANIMATION"  # (all there is: an animation-only QC's actions)
     stem = os.path.splitext(path)[0]
     table = bone_table(armature, settings, summary.warnings)
     plan = Plan()
@@ -707,6 +729,7 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
         refuse_if_nothing_left(len(kept), len(meshes))
         summary.warnings += _unheld_data([obj for obj, _ in kept], mode) if mode != "VTA" else []
         meshes, parts = [obj for obj, _ in kept], [part for _, part in kept]
+        summary.warnings += _bone_limit(table, parts)
         summary.objects = len(meshes)
         summary.faces = sum(len(p.positions) // 3 for p in parts)
     if mode in ("REFERENCE", "ALL"):

@@ -69,6 +69,7 @@ def build_document(
 ) -> list[bpy.types.Object]:
     stem = os.path.splitext(os.path.basename(path))[0]
     warnings = [f"{stem}: {text}" for text in document.warnings]
+    summary.notes += [f"{stem}: {text}" for text in document.notes]
     root_objects: list[bpy.types.Object] = []
     armature_obj: bpy.types.Object | None = None
     bone_names: list[str] = []

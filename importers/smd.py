@@ -102,6 +102,7 @@ class ParsedFile:
     document: smd.SmdDocument
     options: SmdImportOptions | None = None  # this file's own (a QC's $upaxis), else the call's
     target: str | None = None  # the stem of the reference an animation, VTA or later mesh belongs to (a QC)
+    from_qc: bool = False  # named by a QC: what studiomdl does with the model decides (bones it lacks are dropped)
     shape_names: dict[int, str] = field(default_factory=dict)  # time number -> name, from a QC
     collision: bool = False  # a QC's $collisionmodel: a wireframe object of its own, even from the $body's SMD
     action_name: str | None = None  # a QC's $sequence name for the action of its one SMD
@@ -121,6 +122,7 @@ class ImportState:
     armatures: list[tuple[str, bpy.types.Object]] = field(default_factory=list)
     meshes: list[tuple[str, bpy.types.Object]] = field(default_factory=list)
     later_meshes: dict[str, list[ParsedFile]] = field(default_factory=dict)  # a QC's first mesh -> its others
+    skeletons: list[tuple[object, bpy.types.Object]] = field(default_factory=list)  # references' skeletons, armature
     animated: set[str] = field(default_factory=set)  # armatures given their first action by this import
 
 
@@ -129,6 +131,7 @@ class PlannedFile:
     """A file to import, with what a QC says about it."""
 
     path: str
+    from_qc: bool = False
     options: SmdImportOptions | None = None
     target: str | None = None
     shape_names: dict[int, str] = field(default_factory=dict)
@@ -153,12 +156,12 @@ def plan_files(paths: list[str], options: SmdImportOptions, summary: Summary) ->
         summary.notes.extend(f"{label}: {text}" for text in qc.notes)
         own = replace(options, up_axis=qc.up_axis) if qc.up_axis else options
         first_stem = stem_of(qc.meshes[0].path) if qc.meshes else None
-        planned += [PlannedFile(mesh.path, own, first_stem if row else None,
+        planned += [PlannedFile(mesh.path, True, own, first_stem if row else None,
                                 collision=mesh.command in smd.COLLISION_COMMANDS)
                     for row, mesh in enumerate(qc.meshes)]  # fmt: skip
-        planned += [PlannedFile(flex.path, own, stem_of(mesh.path), flex.names)
+        planned += [PlannedFile(flex.path, True, own, stem_of(mesh.path), flex.names)
                     for mesh in qc.meshes for flex in mesh.flex_files]  # fmt: skip
-        planned += [PlannedFile(animation, own, first_stem, action_name=qc.sequence_names.get(animation),
+        planned += [PlannedFile(animation, True, own, first_stem, action_name=qc.sequence_names.get(animation),
                                 frame_rate=qc.frame_rates.get(animation), loop=qc.loops.get(animation, False),
                                 also_as=[(name, rate, loop) for path, name, rate, loop in qc.repeated_sequences
                                          if path == animation])
@@ -245,6 +248,13 @@ def merged_skeleton(first: Skeleton, other: Skeleton) -> Skeleton:
         parents.append(known[blender_bone_name(other.names[parent])] if parent >= 0 else -1)
         rests.append(other.rest[row : row + 1])
     return Skeleton(names, parents, np.concatenate(rests)) if len(names) > len(first.names) else first
+
+
+def _skeleton_key(document: smd.SmdDocument) -> object:
+    """What makes two files' skeletons the same: their nodes and rest frame, exactly."""
+    frame = document.skeleton[0] if document.skeleton else None
+    rest = b"" if frame is None else frame.bone_ids.tobytes() + frame.positions.tobytes() + frame.rotations.tobytes()
+    return tuple((node.id, node.name, node.parent) for node in document.nodes), rest
 
 
 def blender_bone_name(name: str) -> str:
@@ -365,7 +375,12 @@ def corner_links(
 
 def shared_armature(state: ImportState, parsed: ParsedFile) -> tuple[bpy.types.Object, list[str]] | None:
     """For a mesh of a QC after its first: the first mesh's armature, when it has every bone this file names (the
-    model's meshes then share one skeleton, as studiomdl merges them), with the Blender name of each bone."""
+    model's meshes then share one skeleton, as studiomdl merges them), with the Blender name of each bone. For
+    other references: the armature of one imported with it whose skeleton is the same (a model's parts, its
+    physics SMD)."""
+    if parsed.target is None:
+        same = next((obj for skeleton, obj in state.skeletons if skeleton == _skeleton_key(parsed.document)), None)
+        return (same, [blender_bone_name(node.name) for node in parsed.document.nodes]) if same else None
     armature = next((obj for stem, obj in state.armatures if stem == parsed.target), None)
     if armature is None:
         return None
@@ -385,7 +400,9 @@ def build_reference(
     else:
         others = state.later_meshes.get(name, [])
         armature, bone_names = build_skeleton_object(context, name, document, options, summary, others)
-        state.armatures.append((name, armature))
+        if not others:
+            state.skeletons.append((_skeleton_key(document), armature))
+    state.armatures.append((name, armature))
     if len(document.skeleton) > 1:
         summary.warnings.append(f"{name}: reference SMD has {len(document.skeleton)} skeleton frames; the first is "
                                 "the rest pose, the others were ignored")  # fmt: skip
@@ -453,7 +470,10 @@ def target_object(
         same = [obj for name, obj in imported if name == stem]
         if same:
             return same[-1]
-        if len(imported) > 1:
+        prefixed = [(len(name), obj) for name, obj in imported if stem.startswith(name + "_")]
+        if prefixed:  # `<reference>_<action>.smd`, as an export with its animations names them
+            return max(prefixed, key=lambda pair: pair[0])[1]
+        if len({id(obj) for _, obj in imported}) > 1:
             warnings.append(f"{stem}: no {kind.lower()} of that name was imported with it; "
                             f"used {imported[-1][1].name!r}, the last one")  # fmt: skip
         return imported[-1][1]
@@ -494,11 +514,15 @@ def build_animation(
             source_row[bone.name] = found
     matched = [bone for bone in skeleton.names if bone in source_row]
     missing = len(document.nodes) - len(matched)
+    said = summary.notes if parsed.from_qc else summary.warnings  # (a QC's model has the bones of its meshes:
+    if not matched and parsed.from_qc:  # studiomdl drops the others, without a word, and a sequence of none)
+        said.append(f"{name}: none of the animation's {len(document.nodes)} bones is in armature {armature.name!r}: "
+                    "no action was made")  # fmt: skip
+        return
     if not matched:
         raise FormatError(f"none of the animation's {len(document.nodes)} bones is in armature {armature.name!r}",
                           path=parsed.path)  # fmt: skip
-    if missing > 0:  # (a QC's model has the bones of its meshes: studiomdl drops the others, without a word)
-        said = summary.notes if parsed.target is not None else summary.warnings
+    if missing > 0:
         said.append(f"{name}: {missing} animated bone(s) are not in armature {armature.name!r}")
     frames = dense.first_time + np.arange(dense.frame_count)
     pose = np.empty((dense.frame_count, len(skeleton), 4, 4))
@@ -715,7 +739,7 @@ def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdI
         parsed = []
         for step, item in enumerate(planned):
             own = item.options or options
-            parsed.append(replace(parse_file(item.path, own), options=own, target=item.target,
+            parsed.append(replace(parse_file(item.path, own), options=own, target=item.target, from_qc=item.from_qc,
                                   shape_names=item.shape_names, collision=item.collision,
                                   action_name=item.action_name, frame_rate=item.frame_rate, loop=item.loop,
                                   also_as=item.also_as))  # fmt: skip

@@ -135,6 +135,7 @@ class IqeDocument:
     comments: list[str] = field(default_factory=list)  # text after '#' of comment lines (header excluded)
     comment_section: str | None = None  # verbatim text after the `comment` command
     warnings: Warnings = field(default_factory=Warnings)
+    notes: list[str] = field(default_factory=list)  # what an import says without a warning: the file is as it should be
 
     def base_pose_array(self) -> FloatArray:
         """Base poses as a (J, 10) array of POSE_CHANNELS."""

@@ -7,7 +7,8 @@ looked up),
 `$definevariable` with `$name$` substitution, `$definemacro` (a body of lines ending in `\\`, its `$param$` words
 replaced by a use's arguments). File names are matched without regard to case and with `\\` read as
 `/`, so QCs written on Windows load on Linux and macOS (two defects of Blender Source Tools, specs/smd.md D.8).
-Other commands are skipped up to the next `$` command; LOD meshes are left out with a note.
+Other commands are skipped up to the next `$` command; LOD meshes are left out with a note. FTE's iqmtool/vvmtool
+scripts, also named .qc (`scene <file> fps 30` lines, no `$`), are read for the SMDs they name.
 """
 
 from __future__ import annotations
@@ -121,8 +122,10 @@ def _macro_definition(raw: list[_Token], at: int) -> tuple[int, list[str], list[
     params = [t.text.lower() for t in line if not _continues(t)]
     continues = bool(line) and _continues(line[-1])
     body: list[_Token] = []
-    while continues and end < len(raw):
-        first = raw[end]
+    last_line = head.line
+    while continues and end < len(raw) and raw[end].path == head.path and raw[end].line == last_line + 1:
+        first = raw[end]  # (an empty line, or a line of comment only, ends the body)
+        last_line = first.line
         line_end = end
         while line_end < len(raw) and _same_line(raw[line_end], first):
             line_end += 1
@@ -330,6 +333,29 @@ class _Reader:
                       f"{MAX_FOLDER_CHARACTERS:,}")  # fmt: skip
         return text.replace("\\", "/").strip("/")
 
+    def iqmtool_script(self, tokens: list[_Token]) -> None:
+        """An iqmtool/vvmtool script: each `scene <file> [fps N] [loop] [name N]...` line names an SMD (the first
+        the model; SMDs of meshes among the others are meshes too, found when read); the transforms it applies
+        (`rotate`, `origin`, `scale`) are not, said in a note."""
+        lines: dict[tuple[str, int], list[_Token]] = {}
+        for token in tokens:
+            lines.setdefault((token.path, token.line), []).append(token)
+        for words in lines.values():
+            command = words[0].text.lower() if not words[0].quoted else ""
+            if command in ("rotate", "origin", "scale"):
+                self.document.notes.append(f"{_where(words[0])}: {command} is not applied to the imported model")
+            if command != "scene" or len(words) < 2:
+                continue
+            parts = sequence_parts(words[2:])
+            if not self.document.meshes:
+                self.mesh(words[1], "scene")
+                continue
+            found = self.smd(words[1])
+            if found is not None and found not in self.document.animations:
+                self.document.animations.append(found)
+                self.document.frame_rates[found] = parts.fps if parts.fps is not None else DEFAULT_FRAME_RATE
+                self.document.loops[found] = parts.loop
+
     def mesh(self, token: _Token, command: str) -> QcMesh | None:
         found = self.smd(token)
         if found is None:
@@ -507,10 +533,24 @@ def load_qc(path: str | os.PathLike[str]) -> QcDocument:
     unclosed = _unclosed_brace(tokens)
     if unclosed is not None:
         document.warnings.append(f"{_where(unclosed)}: this '{{' is never closed; the rest of the file is inside it")
-    reader.walk(tokens)
+    if _is_iqmtool_script(tokens):
+        reader.iqmtool_script(tokens)
+    else:
+        reader.walk(tokens)
     if not document.meshes and not document.animations:
         raise FormatError("the QC names no SMD that could be found", path=name)
     return document
+
+
+_IQMTOOL_COMMANDS = {"output", "scene", "materialprefix", "rotate", "origin", "scale", "event", "geomset",
+                     "geomid", "bone", "mesh", "hitbox", "modelflags", "exec", "skin"}  # fmt: skip
+
+
+def _is_iqmtool_script(tokens: list[_Token]) -> bool:
+    """FTE's iqmtool/vvmtool writes its command files as .qc too: `output`, `scene <file> fps 30`..., no `$`."""
+    words = [t for t in tokens if not t.quoted]
+    return bool(words) and words[0].text.lower() in _IQMTOOL_COMMANDS and not any(
+        _COMMAND.fullmatch(t.text) for t in words)  # fmt: skip
 
 
 def _unclosed_brace(tokens: list[_Token]) -> _Token | None:

@@ -1026,6 +1026,9 @@ def test_the_all_mode_writes_a_collision_model_as_its_physics_smd_beside_the_ref
     assert LAST_SUMMARY[0].warnings == [] and LAST_SUMMARY[0].faces == 4
     again = smd.load_smd(str(out.parent / "crate_phys.smd"))
     assert_same_reference(smd.load_smd(str(tmp_path / "crate_phys.smd")), again)
+    bpy.ops.wm.read_homefile(use_empty=True)  # the files imported together: parts of one skeleton share it
+    assert import_smd(*sorted(out.parent.iterdir())) == {"FINISHED"}
+    assert [obj.type for obj in bpy.data.objects].count("ARMATURE") == 1
 
 
 def test_a_qc_sequence_names_the_action_of_its_one_smd(tmp_path: Path) -> None:
@@ -1180,3 +1183,43 @@ def test_a_time_span_too_long_to_expand_names_the_file_and_the_line(tmp_path: Pa
     source = write(tmp_path, "far.smd", ANIMATION_TIME_5.replace("time 10\n", "time 1000000004\n"))
     with pytest.raises(RuntimeError, match=r"far\.smd, line 16: skeleton time numbers span 1,000,000,000 frames"):
         import_smd(source)
+
+
+def test_a_qc_of_animations_whose_bones_the_model_lacks_imports_and_exports_all_it_has(tmp_path: Path) -> None:
+    """studiomdl drops a sequence's bones the model lacks, and compiles a sequence of none: so the import goes on
+    (a note, no action for it); an animation-only scene exports in the All mode as its animations."""
+    from bl_ext.dev.io_game_formats.common.operators import LAST_SUMMARY  # type: ignore[import-not-found]
+
+    animation = CHAIN + REST.replace("end\n", "time 1\n0 0 0 1 0 0 0\nend\n")
+    write(tmp_path, "model.smd", reference_text())
+    write(tmp_path, "idle.smd", animation.replace('"root"', '"polymsh"').replace('"arm bone"', '"a"')
+          .replace('"hand"', '"b"'))  # fmt: skip
+    write(tmp_path, "walk.smd", animation)
+    qc = write(tmp_path, "model.qc", '$body "body" "model"\n$sequence idle "idle"\n$sequence walk "walk"\n')
+    assert import_smd(qc) == {"FINISHED"}
+    assert LAST_SUMMARY[0].warnings == [] and sorted(bpy.data.actions.keys()) == ["walk"]
+    assert any("none of the animation's 3 bones is in armature" in note for note in LAST_SUMMARY[0].notes)
+    bpy.ops.wm.read_homefile(use_empty=True)
+    anims = write(tmp_path, "anims.qc", '$sequence walk "walk"\n$sequence run "walk" fps 60\n')
+    assert import_smd(anims) == {"FINISHED"}
+    out = tmp_path / "out" / "anims.smd"
+    out.parent.mkdir()
+    assert export_smd(out, export_mode="ALL", action_scope="ALL") == {"FINISHED"}
+    assert sorted(p.name for p in out.parent.iterdir()) == ["anims_run.smd", "anims_walk.smd"]
+
+
+@pytest.mark.parametrize(("bone", "warned"), [(3, False), (129, True)])
+def test_the_bone_limit_counts_the_bones_studiomdl_keeps(tmp_path: Path, bone: int, warned: bool) -> None:
+    """Real sources hold more than 128 bones; studiomdl keeps those the meshes are weighted to and their parents."""
+    from bl_ext.dev.io_game_formats.common.operators import LAST_SUMMARY  # type: ignore[import-not-found]
+
+    nodes = "".join(f'{i} "b{i}" {i - 1}\n' for i in range(130))  # a chain: each bone the parent of the next
+    rest = "".join(f"{i} 0 0 {1 if i else 0} 0 0 0\n" for i in range(130))
+    corners = "".join(f"{bone} {x} {y} 0 0 0 1 0 0\n" for x, y in ((0, 0), (1, 0), (0, 1)))
+    path = write(tmp_path, "long.smd", f"version 1\nnodes\n{nodes}end\nskeleton\ntime 0\n{rest}end\n"
+                                       f"triangles\nskin\n{corners}end\n")  # fmt: skip
+    assert import_smd(path) == {"FINISHED"}
+    assert export_smd(tmp_path / "out.smd") == {"FINISHED"}
+    said = [w for w in LAST_SUMMARY[0].warnings if "studiomdl keeps at most 128" in w]
+    assert said == (["long_skeleton: the meshes are weighted to 130 bones (with their parents); studiomdl keeps at "
+                     "most 128 per model"] if warned else [])  # fmt: skip

@@ -309,3 +309,24 @@ def test_the_word_cap_refuses_a_huge_qc_while_reading_it(tmp_path: Path) -> None
     (tmp_path / "m.qc").write_text('$body a "ref.smd"\n' + '$include "part.qci"\n' * 3)  # (the words of all files)
     with no_runaway(), pytest.raises(FormatError, match="more than 1,000,000 words"):
         load_qc(tmp_path / "m.qc")
+
+
+def test_an_iqmtool_script_named_qc_is_read_for_its_scenes(tmp_path: Path) -> None:
+    """FTE's iqmtool/vvmtool command files are .qc too (Nuclide's model sources): no `$`, one `scene` a line."""
+    touch(tmp_path, "ref/gun.smd", "seq/idle.smd", "seq/fire.smd")
+    (tmp_path / "v_gun.qc").write_text("""output ../v_gun.vvm
+materialprefix textures/models/v_gun/
+
+scene ref/gun.smd
+rotate 0 -90 0
+
+scene seq/idle.smd fps 13.0 loop
+event 0 1004 "weapons/gun/draw.wav 1"
+\tscene seq/fire.smd fps 30.0
+event reset
+""")
+    qc = load_qc(tmp_path / "v_gun.qc")
+    assert qc.warnings == [] and qc.notes == ["v_gun.qc line 5: rotate is not applied to the imported model"]
+    assert [Path(m.path).name for m in qc.meshes] == ["gun.smd"]
+    found = {Path(p).name: (qc.frame_rates[p], qc.loops[p]) for p in qc.animations}
+    assert found == {"idle.smd": (13.0, True), "fire.smd": (30.0, False)}
