@@ -721,13 +721,16 @@ def _rigid_weights(vertex_count: int, joint: int) -> tuple[np.ndarray, np.ndarra
 
 
 def _warn_unweighted(name: str, data: _ObjectData, warnings: list[str]) -> None:
-    """Vertices of a skinned mesh on no bone: Blender leaves them at rest, engines skin them to the origin."""
+    """Some vertices of a skinned mesh on no bone, when others are (a mesh weighted nowhere is a rigid part, as
+    real Red Eclipse and Unvanquished models have them): Blender leaves them at rest, the reference demo's
+    shader takes them to the model's origin."""
     if data.weights is None:
         return
     used = np.zeros(len(data.positions), bool)
     used[data.corner_vert] = True  # (loose vertices are not written)
-    unweighted = int(np.count_nonzero(used & ~any_per_row(data.weights[1])))
-    if unweighted:
+    weighted = any_per_row(data.weights[1])
+    unweighted = int(np.count_nonzero(used & ~weighted))
+    if unweighted and (used & weighted).any():
         warnings.append(f"{name}: {unweighted} vertex(es) have no weight on any bone; written with zero weights, "
                         "which engines skin to the model's origin (assign them to a bone)")  # fmt: skip
 

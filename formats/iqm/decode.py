@@ -58,7 +58,9 @@ def decode_model(data: FileBuffer, warnings: Warnings) -> IqmModel:
     model.meshes = _meshes(data, header, names)
     model.vertex_arrays = _vertex_arrays(data, header, names, warnings)
     if model.vertex_count and model.array("position") is None:
-        raise header.error("vertices but no position array", "num_vertexes")
+        if model.meshes or header["num_triangles"] or model.vertex_arrays:
+            raise header.error("vertices but no position array", "num_vertexes")
+        model.vertex_count = 0  # (an animation file with a vertex count and nothing else, as real ones have: none)
     _triangles(data, header, model)
     _joints(data, header, names, model)
     _animations(data, header, names, model, warnings)

@@ -210,8 +210,9 @@ def _custom_slot(name: str, next_slot: int) -> int | None:
 
 def _joints_of_poses(model: IqmModel, document: IqeDocument) -> list[IqeJoint]:
     """Joints for an animation-only file (the compiler writes no joints without meshes: the animation is for a
-    model of the same skeleton, matched by joint number): numbered, parented as its poses, posed as its first
-    frame, said in a note."""
+    model of the same skeleton, matched by joint number): numbered, parented as its poses, placed and turned as in
+    its first frame, unscaled (a rest holds no scale: an uneven one would shear the children's poses), said in a
+    note."""
     parents = model.pose_parents.tolist()
     if any(not -1 <= parent < index for index, parent in enumerate(parents)):
         raise FormatError("animation poses whose parents do not come before them, in a file without joints")
@@ -220,8 +221,8 @@ def _joints_of_poses(model: IqmModel, document: IqeDocument) -> list[IqeJoint]:
         return []
     pose = first[0].astype(np.float64)
     document.notes.append(f"the file holds animations but no joints (an animation for a model of the same "
-                          f"skeleton): {len(parents)} joints named joint_0... were made, posed as in the first frame")
-    return [IqeJoint(f"joint_{index}", parent, _triple(row[0:3]), _quaternion(row[3:7]), _triple(row[7:10]))
+                          f"skeleton): {len(parents)} joints named joint_0... were made, placed as in the first frame")
+    return [IqeJoint(f"joint_{index}", parent, _triple(row[0:3]), _quaternion(row[3:7]), (1.0, 1.0, 1.0))
             for index, (parent, row) in enumerate(zip(parents, pose, strict=True))]  # fmt: skip
 
 

@@ -126,6 +126,7 @@ def test_an_animation_only_iqm_imports_as_a_numbered_rig_with_its_action_and_exp
     """The reference compiler writes no joints without meshes: an animation file has poses and frames only."""
     document = iqe.read_iqe(ANIMATED_RIG)
     document.meshes = []
+    document.animations[0].frames[:, 1, 7:10] = (2.0, 1.0, 1.0)  # an uneven scale above a turned joint: no shear
     model = iqm.compile_document(document)
     model.joint_names, model.joint_parents = [], np.zeros(0, np.int32)
     model.joint_poses = np.zeros((0, 10), np.float32)
@@ -135,13 +136,15 @@ def test_an_animation_only_iqm_imports_as_a_numbered_rig_with_its_action_and_exp
     assert bpy.ops.import_scene.iqm(filepath=str(source)) == {"FINISHED"}
     summary = extension.common.operators.LAST_SUMMARY[0]
     assert summary.warnings == []
-    assert any("holds animations but no joints" in n and "5 joints named joint_0..." in n for n in summary.notes)
+    assert any("holds animations but no joints" in note and "5 joints named joint_0... were made, placed as" in note
+               for note in summary.notes)  # fmt: skip
     rig = bpy.data.objects["wave"]
     assert sorted(bone.name for bone in rig.data.bones) == [f"joint_{index}" for index in range(5)]
     assert rig.data.bones["joint_3"].parent.name == "joint_1" and "wave" in bpy.data.actions
+    assert iqm.read_iqm(source.read_bytes()).joints[1].scale == (1.0, 1.0, 1.0)  # (a rest holds no scale)
     out = tmp_path / "again.iqm"
     assert bpy.ops.export_scene.iqm(filepath=str(out)) == {"FINISHED"}
-    assert extension.common.operators.LAST_SUMMARY[0].warnings == []  # (no mesh left out: there is none)
+    assert extension.common.operators.LAST_SUMMARY[0].warnings == []  # (no mesh left out; no shear)
     again = iqm.read_iqm(out.read_bytes())
     assert len(again.joints) == 5 and [a.name for a in again.animations] == ["wave"]
     np.testing.assert_allclose(again.animations[0].frames, document.animations[0].frames, atol=1e-4)

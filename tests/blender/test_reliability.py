@@ -208,10 +208,13 @@ def test_an_object_on_a_bone_is_bound_to_it_and_unweighted_skinned_vertices_are_
     body.parent = armature
     body.modifiers.new("Armature", "ARMATURE").object = armature
     cube("Crate", size=0.5, location=(2, 0, 0))  # neither skinned nor on a bone
+    prop = cube("Prop", size=0.5, location=(-2, 0, 0))  # skinned, weighted nowhere: a rigid part (real files have)
+    prop.parent = armature
+    prop.modifiers.new("Armature", "ARMATURE").object = armature
     path = tmp_path / f"rig.{operator}"
     assert getattr(bpy.ops.export_scene, operator)(filepath=str(path), export_scope="SCENE") == {"FINISHED"}
     out = capsys.readouterr().out
-    assert "Body: 1 vertex(es) have no weight on any bone" in out
+    assert "Body: 1 vertex(es) have no weight on any bone" in out and "Prop:" not in out
     assert "Crate: neither skinned by the armature nor parented to a bone; written with zero blend weights" in out
     document = (iqm.read_iqm if operator == "iqm" else iqe.read_iqe)(path.read_bytes())
     meshes = {mesh.name: mesh for mesh in document.meshes}

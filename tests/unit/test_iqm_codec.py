@@ -329,3 +329,22 @@ def test_triangles_using_another_meshs_vertices_read_silently_with_copies() -> N
     assert list(document.warnings) == []
     mesh = document.meshes[1]
     np.testing.assert_array_equal(mesh.positions[mesh.face_corners], [[0, 0, 0], [1, 0, 0], [5, 5, 5]])
+
+
+def test_a_vertex_count_without_arrays_meshes_or_triangles_is_none_as_engines_read_it() -> None:
+    """A real animation file (Red Eclipse's reload_pistol.iqm) says 3,110 vertices and holds nothing of them."""
+    document = iqe.read_iqe(FIXTURE)
+    document.meshes = []
+    data = _with_header_field(iqm.write_iqm(document), "num_vertexes", 3110)
+    assert HEADER.unpack_from(data, 0)[1 + HEADER_FIELDS.index("num_vertexes")] == 3110
+    again = iqm.read_iqm(bytes(data))
+    assert again.meshes == [] and [a.name for a in again.animations] == [a.name for a in document.animations]
+    with_mesh = _with_header_field(iqm.write_iqm(iqe.read_iqe(FIXTURE)), "num_vertexarrays", 0)
+    with pytest.raises(FormatError, match="vertices but no position array"):
+        iqm.read_iqm(with_mesh)
+
+
+def _with_header_field(data: bytes, field: str, value: int) -> bytes:
+    patched = bytearray(data)
+    struct.pack_into("<I", patched, HEADER.size - 4 * len(HEADER_FIELDS) + 4 * HEADER_FIELDS.index(field), value)
+    return bytes(patched)
