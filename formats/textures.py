@@ -85,8 +85,9 @@ def _entries(folder: str) -> dict[str, str]:
 
 
 def clear_cache() -> None:
-    """Forget listed folders (a new import may follow changes on disk)."""
+    """Forget listed folders and read lists (a new import may follow changes on disk)."""
     _entries.cache_clear()
+    _model_textures.cache_clear()
 
 
 def _existing(root: str, relative: str) -> str | None:
@@ -140,17 +141,27 @@ def joe_texture(model_path: str, member: str | None = None) -> Texture | None:
     """The texture of a JOE model (`member`: the model's name inside a JPK), by VDrift's conventions."""
     root = os.path.dirname(os.path.abspath(model_path))
     model = member or os.path.basename(model_path)
-    for entry in (*_described_entries(root), *_list_entries(root)):
-        if entry[0].lower() == model.lower():
-            found = _existing(root, entry[1])
-            if found is not None:
-                return Texture(found, use_alpha=entry[2])
+    for texture, alpha in _model_textures(root).get(model.lower(), ()):
+        found = _existing(root, texture)
+        if found is not None:
+            return Texture(found, use_alpha=alpha)
     stem = model[: -len(".joe")] if model.lower().endswith(".joe") else model
     for candidate in candidate_names(stem):
         found = _existing(root, candidate)
         if found is not None:
             return Texture(found)
     return None
+
+
+@lru_cache(maxsize=64)
+def _model_textures(root: str) -> dict[str, list[tuple[str, bool]]]:
+    """Each model the folder's `.car` files, `objects.txt` and `list.txt` name (lower case), with its (texture,
+    alpha) entries in that order: read once for all the members of a pack (a 1,982-member track read its lists
+    again for every member)."""
+    textures: dict[str, list[tuple[str, bool]]] = {}
+    for model, texture, alpha in (*_described_entries(root), *_list_entries(root)):
+        textures.setdefault(model.lower(), []).append((texture, alpha))
+    return textures
 
 
 def _described_entries(root: str) -> list[tuple[str, str, bool]]:
