@@ -24,9 +24,12 @@ FIND_TEXTURES = {
 }
 
 
-def use_texture(material: bpy.types.Material, texture: textures.Texture, summary: Summary) -> None:
+def use_texture(
+    material: bpy.types.Material, texture: textures.Texture, summary: Summary, uv_map: str | None = None
+) -> None:
     """Wire the image into the material (an image already loaded from that file is reused); a file that does not
-    start as an image of its kind is left out, and said so."""
+    start as an image of its kind is left out, and said so. `uv_map`: the map to sample (else that of the first mesh
+    using the material)."""
     if not textures.looks_like_an_image(texture.path):
         if texture.path not in summary.textures_unreadable:
             summary.textures_unreadable.add(texture.path)
@@ -46,7 +49,7 @@ def use_texture(material: bpy.types.Material, texture: textures.Texture, summary
     image_node = nodes.new("ShaderNodeTexImage")
     image_node.image = image
     image_node.location = (shader.location.x - 320, shader.location.y)
-    uv_map = uv_map_of(material)
+    uv_map = uv_map if uv_map is not None else uv_map_of(material)
     if uv_map is not None:
         uv_node = nodes.new("ShaderNodeUVMap")
         uv_node.uv_map = uv_map
@@ -125,13 +128,21 @@ def new_search() -> None:
     textures.clear_cache()
 
 
-def texture_joe_object(obj: bpy.types.Object, model_path: str, member: str | None, summary: Summary) -> None:
-    """A JOE model has no material: one named after its texture, if VDrift's conventions find one. Call
-    `new_search` before each file (a pack's members share its folder's listing)."""
+def texture_joe_object(
+    obj: bpy.types.Object, model_path: str, member: str | None, summary: Summary,
+    made: dict[tuple[str, bool], bpy.types.Material],
+) -> None:
+    """A JOE model has no material: one named after its texture, if VDrift's conventions find one, shared by the
+    models of the import with the same texture and alpha (`made`: those made so far). Call `new_search` before each
+    file (a pack's members share its folder's listing)."""
     texture = textures.joe_texture(model_path, member)
     if texture is None:
         summary.textures_missing.add(member or os.path.basename(model_path))
         return
-    material = bpy.data.materials.new(os.path.splitext(os.path.basename(texture.path))[0])
+    key = (texture.path, texture.use_alpha)
+    material = made.get(key)
+    if material is None:
+        material = made[key] = bpy.data.materials.new(os.path.splitext(os.path.basename(texture.path))[0])
+        active = obj.data.uv_layers.active  # (every JOE import names its map alike: one serves all the models)
+        use_texture(material, texture, summary, active.name if active is not None else None)
     obj.data.materials.append(material)
-    use_texture(material, texture, summary)

@@ -122,6 +122,8 @@ def _build_mesh(
 
 
 def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeImportOptions) -> Summary:
+    made: dict[tuple[str, bool], bpy.types.Material] = {}  # (texture, alpha) -> the material of the models using it
+
     def build(path: str, source: object, summary: Summary) -> None:
         assert isinstance(source, JoeSource)
         packed = path.lower().endswith(".jpk")
@@ -134,7 +136,7 @@ def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeI
             for text in warnings:
                 said.setdefault(text, []).append(name)
             if options.find_textures:  # a member's texture is found by its name in the pack's folder
-                textures.texture_joe_object(obj, path, f"{name}.joe" if packed else None, summary)
+                textures.texture_joe_object(obj, path, f"{name}.joe" if packed else None, summary, made)
         summary.warnings += said_once(said)
         if taken_names:  # (one line for a pack imported twice, not one per member)
             summary.warnings.append(f"{os.path.basename(path)}: {mesh_io.taken_names_note(taken_names)}")

@@ -144,11 +144,17 @@ def test_vdrift_car_and_track_conventions(tmp_path: Path) -> None:
     track.mkdir()
     write_image(track / "cone.png", (1.0, 0.5, 0.0, 1.0))
     fields = ["1", "0", "0", "1", "0", "0", "1", "1", "1", "1", "1", "0", "0", "0", "0"]
-    (track / "list.txt").write_text("\n".join(["17", "cone.joe", "cone.png", *fields]) + "\n")
-    (track / "objects.jpk").write_bytes(fx.pack_of({"cone.joe": fx.cube_bytes()}))
+    listed = [line for name in ("cone", "cone2", "cone3") for line in (f"{name}.joe", "cone.png", *fields)]
+    (track / "list.txt").write_text("\n".join(["17", *listed]) + "\n")
+    (track / "objects.jpk").write_bytes(fx.pack_of({f"{name}.joe": fx.cube_bytes() for name in ("cone", "cone2",
+                                                                                              "cone3")}))  # fmt: skip
+    materials_before = len(bpy.data.materials)
     assert bpy.ops.import_scene.joe(filepath=str(track / "objects.jpk")) == {"FINISHED"}
     cone = bpy.data.objects["cone"]
     assert image_links(cone.data.materials[0]) == {"Base Color": "Color", "Alpha": "Alpha"}
+    # (members of one texture and alpha share one material, as they look alike)
+    assert len(bpy.data.materials) == materials_before + 1
+    assert {bpy.data.objects[name].data.materials[0] for name in ("cone", "cone2", "cone3")} == {cone.data.materials[0]}
 
 
 def test_a_failed_import_leaves_no_image_behind(
