@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -268,12 +269,13 @@ def build_armature(
     view_layer = context.view_layer
     previous = view_layer.objects.active
     view_layer.objects.active = obj
+    wanted = unique_bone_names(skeleton.names)  # (Blender's own search for a free name is slow on many repeats)
     bpy.ops.object.mode_set(mode="EDIT")
     try:
         edit_bones = armature.edit_bones
         created: dict[int, bpy.types.EditBone] = {}
         for row in topological_order(skeleton.parents):
-            bone = edit_bones.new(skeleton.names[row])
+            bone = edit_bones.new(wanted[row])
             bone.head = (0.0, 0.0, 0.0)
             bone.tail = (0.0, float(lengths[row]), 0.0)
             bone.matrix = Matrix(blender_rest[row].tolist())
@@ -285,11 +287,40 @@ def build_armature(
     finally:
         bpy.ops.object.mode_set(mode="OBJECT")
         view_layer.objects.active = previous
+    bones = {bone.name: bone for bone in armature.bones}  # (one pass: a lookup by name walks the collection)
     for row, bone_name in enumerate(names):
-        armature.bones[bone_name][FILE_ORDER] = row
+        bones[bone_name][FILE_ORDER] = row
         if bone_name != skeleton.names[row]:  # too long, or cut to a name already taken: the file's is kept
-            remember_file_name(armature.bones[bone_name], skeleton.names[row])
+            remember_file_name(bones[bone_name], skeleton.names[row])
     return obj, names
+
+
+_NUMBERED_NAME = re.compile(r"(.*)\.([0-9]{3,})")
+
+
+def unique_bone_names(names: Sequence[str]) -> list[str]:
+    """The names Blender gives bones made in this order: a name taken gets the first free number after its own
+    (`bone` -> `bone.001`, `bone.007` -> `bone.008`). Names that need cutting to fit are left to Blender."""
+    limit = compat.max_bone_name_bytes()
+    taken: set[str] = set()
+    next_number: dict[tuple[str, int], int] = {}  # (base, first number tried) -> where the search got to
+    result = []
+    for name in names:
+        if len(name.encode()) > limit - 4:  # (room for a number: Blender cuts such names itself)
+            result.append(name)
+            continue
+        unique = name
+        if unique in taken:
+            numbered = _NUMBERED_NAME.fullmatch(name)
+            base, start = (numbered.group(1), int(numbered.group(2)) + 1) if numbered else (name, 1)
+            number = next_number.get((base, start), start)  # (numbers are only ever taken: the search goes on)
+            while f"{base}.{number:03d}" in taken:
+                number += 1
+            unique = f"{base}.{number:03d}"
+            next_number[(base, start)] = number + 1
+        taken.add(unique)
+        result.append(unique)
+    return result
 
 
 def file_name_of(bone: bpy.types.Bone) -> str:
