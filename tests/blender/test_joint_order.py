@@ -103,8 +103,8 @@ def test_bones_added_in_blender_follow_the_file_order_with_parents_first(tmp_pat
 def test_bone_names_made_unique_beforehand_are_the_ones_blender_gives(extension) -> None:  # type: ignore[no-untyped-def]
     """Bones are named before Blender sees them (its own search for a free name is quadratic in repeats): the same
     names it would give, for repeats, numbered names and names that need cutting."""
-    names = ["a", "a", "a.001", "b", "a", "b.007", "b.007", "c.001", "c", "c", "c", "d.999", "d.999", "x" * 70, "x" * 70,
-             "y" * 60, "y" * 60]
+    names = ["a", "a", "a.001", "b", "a", "b.007", "b.007", "c.001", "c", "c", "c", "d.999", "d.999", "x" * 70,
+             "x" * 70, "y" * 60, "y" * 60]
     armature = bpy.data.armatures.new("Names")
     obj = bpy.data.objects.new("Names", armature)
     bpy.context.collection.objects.link(obj)
