@@ -634,7 +634,7 @@ def build_document(
                                             shapes_applied=operator.apply_modifiers)  # fmt: skip
             summary.warnings += [note] if note else []
             if skinned:
-                _warn_unweighted(obj.name, data, summary.warnings)
+                _note_unweighted(obj.name, data, summary.notes)
             elif (joint := _parent_joint(obj, armature, joint_of_name, summary.warnings)) is not None:
                 if joint < MAX_SKINNED_JOINTS:
                     data.weights = _rigid_weights(len(data.positions), joint)
@@ -720,10 +720,11 @@ def _rigid_weights(vertex_count: int, joint: int) -> tuple[np.ndarray, np.ndarra
     return indices, weights
 
 
-def _warn_unweighted(name: str, data: _ObjectData, warnings: list[str]) -> None:
-    """Some vertices of a skinned mesh on no bone, when others are (a mesh weighted nowhere is a rigid part, as
-    real Red Eclipse and Unvanquished models have them): Blender leaves them at rest, the reference demo's
-    shader takes them to the model's origin."""
+def _note_unweighted(name: str, data: _ObjectData, notes: list[str]) -> None:
+    """Some vertices of a skinned mesh on no bone, when others are on one (a mesh weighted nowhere is a rigid
+    part): written with zero weights as they are, which engines take differently (Tesseract and Red Eclipse draw
+    them with the first joint, the reference demo at the model's origin; Blender leaves them at rest). Real models
+    have them: a note, not a warning."""
     if data.weights is None:
         return
     used = np.zeros(len(data.positions), bool)
@@ -731,8 +732,9 @@ def _warn_unweighted(name: str, data: _ObjectData, warnings: list[str]) -> None:
     weighted = any_per_row(data.weights[1])
     unweighted = int(np.count_nonzero(used & ~weighted))
     if unweighted and (used & weighted).any():
-        warnings.append(f"{name}: {unweighted} vertex(es) have no weight on any bone; written with zero weights, "
-                        "which engines skin to the model's origin (assign them to a bone)")  # fmt: skip
+        notes.append(f"{name}: {unweighted} vertex(es) have no weight on any bone; written with zero weights, which "
+                     "engines take differently (Tesseract draws them with the first joint, the IQM demo at the "
+                     "model's origin)")
 
 
 def _uses_armature(obj: bpy.types.Object, armature: bpy.types.Object | None) -> bool:

@@ -23,6 +23,7 @@ from ..common.operators import (
     in_file_browser,
     prepare_layout,
     refuse_if_nothing_left,
+    said_once,
 )
 from ..formats import joe, jpk
 from ..formats.atomic import write_files_atomically
@@ -188,8 +189,10 @@ def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     made = ordered_map(member, range(len(parts)))
     members: list[jpk.JpkMember] = []
     taken = {name.removesuffix(".joe") for name in names}
-    for (obj, triangles), name, (documents, warnings) in zip(parts, names, made, strict=True):
-        summary.warnings += warnings
+    said: dict[str, list[str]] = {}  # a warning -> the members it concerns (a pack's members share many)
+    for (obj, triangles), name, label, (documents, warnings) in zip(parts, names, labels, made, strict=True):
+        for text in warnings:
+            said.setdefault(text.removeprefix(f"{label}: "), []).append(obj.name)
         summary.objects += 1
         summary.faces += triangles.triangle_count
         stems = numbered(name.removesuffix(".joe"), len(documents), taken)
@@ -198,6 +201,7 @@ def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin
             summary.warnings.append(split_note(obj.name, triangles.triangle_count, [f"{s}.joe" for s in stems]))
         members += [jpk.JpkMember(name=f"{stem}.joe", data=joe.write_joe(document))
                     for stem, document in zip(stems, documents, strict=True)]  # fmt: skip
+    summary.warnings += said_once(said, alone=dict(zip([obj.name for obj, _ in parts], labels, strict=True)))
     jpk.save_jpk(path, jpk.JpkDocument(members=members))
     return summary
 

@@ -24,6 +24,7 @@ from ..common.operators import (
     import_all,
     import_matrix,
     prepare_layout,
+    said_once,
 )
 from ..formats import dedup, joe, jpk
 
@@ -85,21 +86,6 @@ def build_object(
     # A member's name is what list.txt and objects.txt call it: kept for export when Blender must number it.
     obj = mesh_io.link_new_object(context, name, mesh, warnings, taken_names)
     return obj, warnings
-
-
-def said_once(warnings: dict[str, list[str]]) -> list[str]:
-    """Each warning once, with the models it concerns: "name: text", or "3 members (a, b, c): text"."""
-    lines = []
-    for text, names in warnings.items():
-        if len(names) == 1:
-            lines.append(f"{names[0]}: {text}")
-            continue
-        shown = ", ".join(names[:_NAMES_SHOWN]) + (", ..." if len(names) > _NAMES_SHOWN else "")
-        lines.append(f"{len(names)} members ({shown}): {text}")
-    return lines
-
-
-_NAMES_SHOWN = 5
 
 
 def _build_mesh(

@@ -330,8 +330,9 @@ def mismatches(record: dict[str, Any]) -> Iterator[tuple[bool, str]]:
         if base is None or counts is None:
             continue
         differing = [key for key in COUNTED if base[key] != counts[key]]
-        merged = result["target"] in MERGING
-        lost = [key for key in differing if key != "vertices" and not (key == "objects" and merged)]
+        merged = result["target"] in MERGING  # (a count that grew is no loss: a model split under a limit)
+        lost = [key for key in differing if key != "vertices" and counts[key] < base[key]
+                and not (key == "objects" and merged)]  # fmt: skip
         if differing:
             said = "; ".join(result["export"]["warnings"]) or "no warning"
             changes = ", ".join(f"{key} {base[key]:,} -> {counts[key]:,}" for key in differing)

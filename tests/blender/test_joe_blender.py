@@ -556,6 +556,9 @@ def test_a_warning_many_pack_members_share_is_said_once_naming_them(tmp_path: Pa
         f"7 members ({shown}): VDrift's normal-swap heuristic fires on this file: the game swaps its normals (turn on "
         "VDrift Normal Swap to see it shaded as in the game)",
     ]
+    assert bpy.ops.export_scene.jpk(filepath=str(tmp_path / "again.jpk")) == {"FINISHED"}  # (and so does the export)
+    assert last_warnings(extension) == [
+        f"7 members ({shown}): VDrift's normal-swap heuristic would fire on this model and swap its normals"]
 
 
 def test_a_joe_and_a_jpk_dropped_together_are_both_imported(tmp_path: Path) -> None:
