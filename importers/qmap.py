@@ -145,25 +145,11 @@ def import_map_sources(context: bpy.types.Context, paths: list[str], use_desc: b
 
 def welded_vertices(positions: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Vertices shared by position, and each corner's vertex. A compiled map keeps zero-area faces (PacMan.qmap
-    has 408 quads with two corners in one place), and faces that repeat another's corners: welded, those would
-    use a vertex twice or duplicate a face, which Blender's mesh validation collapses. They keep their own
-    vertices instead, so every face of the file arrives."""
+    has 408 quads with two corners in one place), and faces that repeat another's corners: those get vertices of
+    their own (dedup.faces_kept_whole), so every face of the file arrives."""
     vertices, corner_verts = dedup.unique_rows(positions)
-    own = faces_spoiled_by_welding(corner_verts, sizes)
-    if not own.any():
-        return vertices, corner_verts
-    own_corners = np.repeat(own, sizes)
-    used = np.zeros(len(vertices), bool)
-    used[corner_verts[~own_corners]] = True  # a vertex only spoiled faces used would be left loose
-    renumbered = np.cumsum(used) - 1
-    corner_verts = renumbered[corner_verts]
-    corner_verts[own_corners] = used.sum() + np.arange(own_corners.sum())
-    return np.concatenate([vertices[used], positions[own_corners]]), corner_verts
-
-
-def faces_spoiled_by_welding(corner_verts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """(F,) whether each face uses a vertex twice, or the same vertices as an earlier face."""
-    return dedup.faces_repeating_a_vertex(corner_verts, sizes) | dedup.later_duplicate_faces(corner_verts, sizes)
+    corner_verts, copied = dedup.faces_kept_whole(corner_verts, sizes, len(vertices))
+    return (np.concatenate([vertices, vertices[copied]]) if copied.size else vertices), corner_verts
 
 
 def build_compiled(context: bpy.types.Context, path: str, model: qc.QmapModel, summary: Summary) -> None:
