@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import FormatError, read_file_bytes
-from .qc_sequence import animation_options, sequence_parts
+from .qc_sequence import animation_options, block_end, sequence_parts
 
 _TOKEN = re.compile(r'"([^"]*)"|"|(/\*)|((?://|;|#)[^\n]*)|([{}])|([^\s{}"]+)')
 _VARIABLE = re.compile(r"\$(\w+)\$")
@@ -385,10 +385,10 @@ class _Reader:
                 vta = self.find(args[at + 1].text, extensions=(".vta",))
                 if vta is None:
                     self.document.warnings.append(f"{_where(args[at + 1])}: {args[at + 1].text!r} not found")
-                block_end = _block_end(args, at + 2)
+                after = block_end(args, at + 2)
                 if vta is not None and mesh is not None:
-                    mesh.flex_files.append(QcFlexFile(vta, _flex_names(args[at + 2 : block_end])))
-                at = block_end
+                    mesh.flex_files.append(QcFlexFile(vta, _flex_names(args[at + 2 : after])))
+                at = after
             else:
                 at += 1
 
@@ -467,19 +467,6 @@ def _command_end(tokens: list[_Token], at: int) -> int:
             return at
         at += 1
     return at
-
-
-def _block_end(tokens: list[_Token], at: int) -> int:
-    """After a `{ ... }` block starting at `at` (or `at` itself when no block starts there)."""
-    if at >= len(tokens) or tokens[at].quoted or tokens[at].text != "{":
-        return at
-    depth = 0
-    for index in range(at, len(tokens)):
-        if not tokens[index].quoted and tokens[index].text in "{}":
-            depth += 1 if tokens[index].text == "{" else -1
-            if depth == 0:
-                return index + 1
-    return len(tokens)
 
 
 def _find_ignoring_case(folder: str, relative: str) -> str | None:

@@ -94,7 +94,7 @@ def _option(words: Sequence[W], at: int, parts: SequenceParts[W]) -> int:
     if name in ("ikrule", "ikfixup"):
         return _ikrule(words, at + 1)
     if name == "keyvalues":
-        return _block_end(words, at + 1)
+        return block_end(words, at + 1)
     if name in ("align", "alignbone", "walkframe", "walkalignto", "walkalign"):
         return _motion_command(words, at + 1, name)
     if name == "blendlayer":
@@ -170,7 +170,7 @@ def _after(words: Sequence[Word], at: int, count: int) -> int:
     return at
 
 
-def _block_end(words: Sequence[Word], at: int) -> int:
+def block_end(words: Sequence[Word], at: int) -> int:
     """After the `{ ... }` at `at` (nested blocks included), or `at` when no block starts there."""
     if at >= len(words) or words[at].quoted or words[at].text != "{":
         return at
