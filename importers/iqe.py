@@ -445,7 +445,7 @@ def _build_skeleton(
             "or a flat matrix): the bone gets the nearest rotation, and its animation the pseudo-inverse"
         )
     base_world = armature_helpers.world_from_local(parents, base_local)
-    _require_finite_poses(base_world, names, f"{stem}: the base pose")
+    _require_finite_poses(base_world, names, "the base pose", [joint.line for joint in document.joints])
     axis = options.bone_axis
     if axis == "AUTO":
         axis = iqe_rig.detected_bone_axis(base_world, parents)
@@ -470,15 +470,16 @@ def _build_skeleton(
     return obj, bone_names
 
 
-def _require_finite_poses(world: np.ndarray, names: list[str], what: str) -> None:
+def _require_finite_poses(world: np.ndarray, names: list[str], what: str, lines: list[int] | None = None) -> None:
     """Refuse joints whose matrices overflow once composed with their parents' (finite numbers in the file, such
     as a scale of 1e38, whose products Blender's float32 matrices cannot hold): no bone could be made of them."""
     finite = (np.abs(world) <= np.finfo(np.float32).max).reshape(*world.shape[:-2], -1).all(axis=-1)  # (NaN: no)
     if not finite.all():
         *frame, joint = np.unravel_index(int(np.argmin(finite.ravel())), finite.shape)
         at = f" at frame {int(frame[0])}" if frame else ""
+        line = lines[int(joint)] if lines and lines[int(joint)] else None  # (the joint's line, for the base pose)
         raise FormatError(f"{what}{at}: joint {int(joint)} {names[int(joint)]!r} is placed beyond what a float "
-                          "holds (its translation or scale, composed with its parents')")  # fmt: skip
+                          "holds (its translation or scale, composed with its parents')", line=line)  # fmt: skip
 
 
 def _build_action(

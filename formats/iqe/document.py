@@ -116,6 +116,7 @@ class IqeJoint:
     translation: tuple[float, float, float] = (0.0, 0.0, 0.0)
     rotation: tuple[float, float, float, float] = (0.0, 0.0, 0.0, -1.0)  # unit quaternion x, y, z, w with w <= 0
     scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    line: int = field(default=0, compare=False)  # its `joint` line in the file read (0: not read from one)
 
 
 @dataclass

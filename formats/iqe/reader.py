@@ -377,7 +377,7 @@ def _warn_degenerate_faces(lines: Int64Array, sizes: Int64Array, corners: Int64A
 
 
 def _read_joints(events: KeywordEvents) -> list[IqeJoint]:
-    return [IqeJoint(entry.name, entry.parent) for entry in events.joints]
+    return [IqeJoint(entry.name, entry.parent, line=entry.line + 1) for entry in events.joints]
 
 
 @dataclass

@@ -300,6 +300,8 @@ def test_joints_placed_beyond_a_float_are_refused_and_leave_nothing_behind(where
     with pytest.raises(RuntimeError, match=r"joint 1 'child' is placed beyond what a float holds") as raised:
         bpy.ops.import_scene.iqe(filepath=str(path))
     assert str(path) in str(raised.value)  # (the file, found while building: not only its stem)
+    if where == "base pose":
+        assert f"{path}, line 4: the base pose: joint 1" in str(raised.value)  # (its `joint` line)
     assert (len(bpy.data.objects), len(bpy.data.meshes), len(bpy.data.armatures), len(bpy.data.actions)) == counts
 
 
