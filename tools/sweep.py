@@ -302,7 +302,7 @@ def pattern_of(text: str) -> str:
     """A message with its names and numbers taken out, so that one kind of message is counted once."""
     first = text.split("\n")[0]
     first = re.sub(r"^[^:]*\.(?:smd|qc|qci|vta|iqe|iqm|joe|jpk)\b[^:]*: ", "<file>: ", first, flags=re.I)
-    first = re.sub(r"^[^ :']+(?: \(pack member '[^']*'\))?: ", "<name>: ", first)  # (an object's or a file's name)
+    first = re.sub(r"^[^ :'<]+(?: \(pack member '[^']*'\))?: ", "<name>: ", first)  # (an object's or a file's name)
     return _NUMBER.sub("N", _QUOTED.sub("'…'", first))[:200]
 
 

@@ -35,3 +35,20 @@ def test_the_fuzz_pass_tells_refusals_from_escapes_and_runaway_work(monkeypatch)
     monkeypatch.undo()
     tally = fuzz.fuzz("smd", fuzz.smd_reader, [fuzz.SMD_FIXTURE], False, 40, 1)
     assert tally.tried == 40 and not tally.failures and tally.refused
+
+
+def test_the_sweep_groups_messages_and_tells_losses_from_count_changes() -> None:
+    from tools import sweep
+
+    assert sweep.pattern_of("bldg15.dof-00: 8 of 50 texcoords are NaN or infinite: read as 0") == (
+        "<name>: N of N texcoords are NaN or infinite: read as N")  # fmt: skip
+    assert sweep.pattern_of("m.qc line 12: 'gone.smd' not found") == "<file>: '…' not found"
+    base = {"objects": 3, "vertices": 10, "triangles": 12, "bones": 2, "actions": 1, "frames": 5, "shape_keys": 0}
+    own = {"target": "smd", "export": {"warnings": []}, "counts": {**base, "objects": 1, "vertices": 9}}
+    other = {"target": "iqe", "export": {"warnings": ["w"]}, "counts": {**base, "triangles": 11}}
+    record = {"path": "/x/model.qc", "counts": base, "own": own, "other": other}
+    found = list(sweep.mismatches(record))
+    assert [lost for lost, _ in found] == [False, True]  # (SMD merges objects; a triangle fewer is lost)
+    assert found[1][1] == "model.qc -> iqe: triangles 12 -> 11 (w)"
+    grown = {**record, "other": {"target": "jpk", "export": {"warnings": []}, "counts": {**base, "objects": 4}}}
+    assert [lost for lost, _ in sweep.mismatches(grown)] == [False, False]  # (a model split under a limit)
