@@ -91,6 +91,9 @@ def _tokens(text: bytes, start: int, end: int | None = None, plain: bool = False
     return _Tokens(block, token_starts, token_ends, is_comma), end
 
 
+_MOST_COLUMNS = 20  # characters of a `[+-]digits[.digits]` token of at most 19 digits
+
+
 def _digit_columns(block: Array, starts: Array, ends: Array) -> tuple[Array, Array, Array, Array]:
     """For tokens `[+-]digits[.digits]`: the digits as an integer, how many follow the point, whether the token
     has that shape (at most 19 digits) and whether it is negative."""
@@ -103,9 +106,10 @@ def _digit_columns(block: Array, starts: Array, ends: Array) -> tuple[Array, Arr
     after_point = np.zeros(count, np.int64)
     digits = np.zeros(count, np.int64)
     seen_point = np.zeros(count, np.bool_)
-    valid = (lengths >= 1) & (lengths <= 20)
+    valid = (lengths >= 1) & (lengths <= _MOST_COLUMNS)
     last = block.shape[0] - 1
-    for column in range(int(lengths.max(initial=0))):
+    for column in range(min(int(lengths.max(initial=0)), _MOST_COLUMNS)):  # (longer tokens are not valid anyway:
+        # a run of 16,000 digits took a column pass for each)
         active = column < lengths
         char = block[np.minimum(body + column, last)]
         digit = char - np.uint8(48)  # wraps above 9 for anything but a digit

@@ -323,15 +323,21 @@ def uint_value(token: Token, tokenizer: Tokenizer) -> int:
         else:
             value = _parse_digits(word, 10)
     except ValueError:
-        raise tokenizer.error(token, f"cannot convert '{word.decode('latin-1')}' to an unsigned integer") from None
+        raise tokenizer.error(token, f"cannot convert {_shown(word)} to an unsigned integer") from None
     if value > UINT32_MAX:
-        raise tokenizer.error(token, f"unsigned integer '{word.decode('latin-1')}' is out of range")
+        raise tokenizer.error(token, f"unsigned integer {_shown(word)} is out of range")
     return value
+
+
+def _shown(word: bytes) -> str:
+    """A word for a message: quoted, its first 40 characters when it is longer (and how long it is)."""
+    text = word[:40].decode("latin-1")
+    return f"'{text}'" if len(word) <= 40 else f"'{text}...' ({len(word):,} characters)"
 
 
 def _parse_digits(digits: bytes, base: int) -> int:
     allowed = b"0123456789abcdefABCDEF"[: base if base <= 10 else 22]
-    if not digits or any(c not in allowed for c in digits):
+    if not digits or len(digits.lstrip(b"0")) > 40 or any(c not in allowed for c in digits):  # (no uint32 has 40)
         raise ValueError(digits)
     return int(digits, base)
 
@@ -345,7 +351,7 @@ def float_value(token: Token, tokenizer: Tokenizer) -> float:
 
 def convert_float_text(word: bytes, tokenizer: Tokenizer, token: Token) -> float:
     if not _FLOAT_SYNTAX.fullmatch(word):
-        raise tokenizer.error(token, f"cannot convert '{word.decode('latin-1')}' to a float")
+        raise tokenizer.error(token, f"cannot convert {_shown(word)} to a float")
     return narrow_to_float32(float(word.replace(b"d", b"e").replace(b"D", b"e")))
 
 

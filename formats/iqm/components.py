@@ -46,7 +46,8 @@ def encode(values: npt.ArrayLike, component: str, normalized: bool = True) -> np
 
 def decode(stored: npt.NDArray[np.generic], component: str, normalized: bool = True) -> Float64Array:
     """The floats that `encode` maps back onto `stored` (for integers: the centre of each value's interval)."""
-    values = stored.astype(np.float64)
+    with np.errstate(invalid="ignore"):  # (a signalling NaN a file holds: read as it is, then as the reader says)
+        values = stored.astype(np.float64)
     if not normalized or component in ("half", "float", "double"):
         return values
     if component in _UNSIGNED_SCALE:
