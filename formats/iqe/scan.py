@@ -267,7 +267,8 @@ class ScannedText:
             valid |= ~only
         if not valid.all():
             self._raise_at_value(line_indices, counts, int(np.argmin(valid)), f"{what}: expected an integer")
-        return np.where(valid & np.isfinite(values), values, 0.0).astype(np.int64)  # (NaN where not asked for)
+        in_range = np.abs(values) < 2.0**62  # (NaN and huge numbers where none was asked for: never cast)
+        return np.where(valid & in_range, values, 0.0).astype(np.int64)
 
     def raise_at_value(self, line_indices: Int64Array, counts: Int64Array, value_index: int, message: str) -> None:
         self._raise_at_value(line_indices, counts, value_index, message)
