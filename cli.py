@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import bpy
 
+from .common.operators import LEGACY_SCOPES
 from .common.qmap_io import desc_path_for
 from .formats.errors import FormatError
 from .formats.smd import load_qc
@@ -86,7 +87,8 @@ def operator(idname: str) -> Callable[..., set[str]]:
 
 
 def parse_settings(pairs: Sequence[str], flag: str = "--set") -> dict[str, object]:
-    """`--set key=value` options for the operators; values are Python literals, or plain strings."""
+    """`--set key=value` options for the operators; values are Python literals, or plain strings. An option's
+    former name is read as its new one, with a note."""
     settings: dict[str, object] = {}
     for pair in pairs:
         key, separator, text = pair.partition("=")
@@ -96,6 +98,14 @@ def parse_settings(pairs: Sequence[str], flag: str = "--set") -> dict[str, objec
             settings[key] = ast.literal_eval(text)
         except (ValueError, SyntaxError):
             settings[key] = text
+    if "export_scope" in settings:
+        scope = settings.pop("export_scope")
+        if not isinstance(scope, str) or scope.upper() not in LEGACY_SCOPES:
+            raise UsageError(f"{flag} export_scope={scope!r}: one of {'|'.join(LEGACY_SCOPES)} (the former name of "
+                             "export_selected_objects)")  # fmt: skip
+        settings.setdefault("export_selected_objects", scope.upper() == "SELECTED")
+        print(f"note: {flag} export_scope is now export_selected_objects (Selected Only): "
+              f"export_selected_objects={settings['export_selected_objects']}", file=sys.stderr)
     return settings
 
 
@@ -440,7 +450,7 @@ def stem_of(path: str) -> str:
 
 
 def export_scene(path: str, target: FileFormat, settings: dict[str, object], collection: str | None) -> None:
-    keywords: dict[str, object] = {"filepath": os.path.abspath(path), "export_scope": "SCENE", **settings}
+    keywords: dict[str, object] = {"filepath": os.path.abspath(path), **settings}  # (the visible objects)
     if collection:
         if collection not in bpy.data.collections:  # (a mistake in the command line: nothing is written)
             known = ", ".join(sorted(repr(c.name) for c in bpy.data.collections)) or "none"

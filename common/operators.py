@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import bpy
-from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, StringProperty
+from bpy.props import BoolProperty, CollectionProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, axis_conversion, orientation_helper, poll_file_object_drop
 from mathutils import Matrix
 
@@ -205,14 +205,15 @@ def axis_options(direction: str, axis_forward: str = "Y", axis_up: str = "Z") ->
     return decorate
 
 
-EXPORT_SCOPES = (
-    ("SELECTED", "Selected Objects", "Export the selected objects only"),
-    ("VISIBLE", "Visible Objects", "Export every object visible in the viewport"),
-    ("SCENE", "Whole Scene", "Export every object of the scene"),
-)
+SELECTED_ONLY = {
+    "name": "Selected Only",
+    "default": False,
+    "description": "Export only the selected objects; off: every object visible in the viewport, as Blender's own "
+    "exporters do (a Collection Exporter exports its collection)",
+}
+LEGACY_SCOPES = ("SELECTED", "VISIBLE", "SCENE")  # the former `export_scope`, still read from scripts and presets
 
 
-EXPORT_SCOPE_DESCRIPTION = "Which objects of the scene to export (a Collection Exporter exports its collection)"
 APPLY_MODIFIERS = {
     "name": "Apply Modifiers",
     "default": True,
@@ -225,16 +226,20 @@ class ObjectScopeMixin:
     """Which objects to export; `collection` is filled in by Collection Exporters."""
 
     collection: StringProperty(name="Collection", options={"HIDDEN"})
-    export_scope: EnumProperty(
-        name="Limit to", items=EXPORT_SCOPES, default="SELECTED", description=EXPORT_SCOPE_DESCRIPTION
-    )
+    export_selected_objects: BoolProperty(**SELECTED_ONLY)
+    # The option's former name and values (SELECTED, VISIBLE, SCENE), which scripts and saved presets still set:
+    # SELECTED is Selected Only, the others the visible objects.
+    export_scope: StringProperty(options={"HIDDEN", "SKIP_SAVE", "SKIP_PRESET"})
     apply_modifiers: BoolProperty(**APPLY_MODIFIERS)
+
+    def selected_only(self) -> bool:
+        return bool(self.export_selected_objects) or self.export_scope.upper() == "SELECTED"
 
     def scope_hint(self) -> str:
         """Where the objects came from, for a "nothing to export" message."""
         if self.collection:
             return f"collection {self.collection!r} holds none"
-        return "check the selection or the export scope"
+        return "none is selected (Selected Only)" if self.selected_only() else "none is visible"
 
     def objects_to_export(self, context: bpy.types.Context) -> list[bpy.types.Object]:
         if self.collection:
@@ -245,11 +250,9 @@ class ObjectScopeMixin:
                 raise FormatError(f"nothing to export: collection {self.collection!r} holds no objects")
             return list(collection.all_objects)
         scene_objects = list(context.scene.objects)
-        if self.export_scope == "SELECTED":
+        if self.selected_only():
             return [obj for obj in scene_objects if obj.select_get()]
-        if self.export_scope == "VISIBLE":
-            return [obj for obj in scene_objects if obj.visible_get()]
-        return scene_objects
+        return [obj for obj in scene_objects if obj.visible_get()]
 
 
 class PresetSafeExportHelper(ExportHelper):

@@ -803,7 +803,7 @@ def export_iqe(context: bpy.types.Context, path: str, operator: ExportScopeMixin
 
 def draw_iqe_export_options(layout: bpy.types.UILayout, operator: object, context: bpy.types.Context) -> None:
     prepare_layout(layout)
-    scope = ("export_scope",) if in_file_browser(context) else ()
+    scope = ("export_selected_objects",) if in_file_browser(context) else ()
     draw_panel(layout, operator, "IOGF_iqe_export_include", "Include",
                (*scope, "apply_modifiers", "triangulate", "export_comment"))  # fmt: skip
     draw_panel(

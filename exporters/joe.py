@@ -240,7 +240,7 @@ def _unused_name(name: str, taken: set[str]) -> str:
 
 def draw_export_options(layout: bpy.types.UILayout, operator: object, context: bpy.types.Context) -> None:
     prepare_layout(layout)
-    scope = ("export_scope",) if in_file_browser(context) else ()
+    scope = ("export_selected_objects",) if in_file_browser(context) else ()
     draw_panel(
         layout, operator, "IOGF_joe_export_include", "Include", (*scope, "apply_modifiers", "split_large_models")
     )

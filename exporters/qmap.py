@@ -16,15 +16,13 @@ from dataclasses import dataclass, field
 
 import bpy
 import numpy as np
-from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty, IntProperty, StringProperty
+from bpy.props import BoolProperty, FloatProperty, FloatVectorProperty, IntProperty, StringProperty
 from mathutils import Euler, Matrix
 
 from .. import qmap_compiler as qc
 from ..common import mesh_io
 from ..common.operators import (
     APPLY_MODIFIERS,
-    EXPORT_SCOPE_DESCRIPTION,
-    EXPORT_SCOPES,
     ObjectScopeMixin,
     PresetSafeExportHelper,
     Summary,
@@ -306,9 +304,6 @@ class QmapCompileOptionsMixin:
 
 
 class QmapSceneMixin(ObjectScopeMixin):
-    export_scope: EnumProperty(
-        name="Limit to", items=EXPORT_SCOPES, default="SCENE", description=EXPORT_SCOPE_DESCRIPTION
-    )
     apply_modifiers: BoolProperty(**{**APPLY_MODIFIERS, "default": False})  # the original exported raw meshes
     write_desc: BoolProperty(
         name="Write .qmap.desc", default=True, description="Write the materials' QMAP options beside the .qmap.tmp"
@@ -406,7 +401,7 @@ class EXPORT_SCENE_OT_qmap_tmp(bpy.types.Operator, PresetSafeExportHelper, QmapS
 
     def draw(self, context: bpy.types.Context) -> None:
         prepare_layout(self.layout)
-        scope = ("export_scope",) if in_file_browser(context) else ()
+        scope = ("export_selected_objects",) if in_file_browser(context) else ()
         draw_panel(self.layout, self, "IOGF_qmap_tmp_include", "Include", (*scope, "apply_modifiers", "write_desc"))
 
 
@@ -428,7 +423,7 @@ class EXPORT_SCENE_OT_qmap(bpy.types.Operator, PresetSafeExportHelper, QmapScene
 
     def draw(self, context: bpy.types.Context) -> None:
         prepare_layout(self.layout)
-        scope = ("export_scope",) if in_file_browser(context) else ()
+        scope = ("export_selected_objects",) if in_file_browser(context) else ()
         draw_panel(self.layout, self, "IOGF_qmap_include", "Include", (*scope, "apply_modifiers", "write_desc"))
         draw_panel(
             self.layout, self, "IOGF_qmap_compile", "Compile",

@@ -869,7 +869,7 @@ class EXPORT_SCENE_OT_valve_smd(bpy.types.Operator, PresetSafeExportHelper, Expo
 
 def draw_export_options(layout: bpy.types.UILayout, operator: object, context: bpy.types.Context) -> None:
     prepare_layout(layout)
-    scope = ("export_scope",) if in_file_browser(context) else ()
+    scope = ("export_selected_objects",) if in_file_browser(context) else ()
     draw_panel(layout, operator, "IOGF_smd_export_include", "Include", (*scope, "export_mode", "action_scope"))
     draw_panel(layout, operator, "IOGF_smd_export_geometry", "Geometry",
                ("flavour", "apply_modifiers", "limit_weights"))  # fmt: skip

@@ -142,7 +142,7 @@ def mesh_rows(name: str, size: str, distinct: bool, repeat: int, folder: Path) -
     def make_scene() -> None:
         scene(triangles, distinct, members)
 
-    ours_export = timed(repeat, make_scene, lambda: export_ours(filepath=str(ours_file), export_scope="SCENE",
+    ours_export = timed(repeat, make_scene, lambda: export_ours(filepath=str(ours_file),
                                                                **options))  # fmt: skip
     obj_export = timed(repeat, make_scene, lambda: bpy.ops.wm.obj_export(
         filepath=str(obj_file), export_selected_objects=False, export_materials=False))  # fmt: skip

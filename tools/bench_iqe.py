@@ -92,7 +92,7 @@ def main() -> None:
         bpy.ops.wm.obj_import(filepath=str(obj_out))
 
     def export_ours() -> None:
-        exporter(filepath=str(ours_out), export_scope="SCENE")
+        exporter(filepath=str(ours_out))
 
     def export_obj() -> None:
         bpy.ops.wm.obj_export(filepath=str(obj_out), export_selected_objects=False, export_materials=False)

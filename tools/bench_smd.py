@@ -80,7 +80,7 @@ def main() -> None:
 
     select_mesh()
     exported = best_of(args.repeat, lambda: None, lambda: bpy.ops.export_scene.valve_smd(
-        filepath=str(folder / "out.smd"), export_scope="SCENE"))  # fmt: skip
+        filepath=str(folder / "out.smd")))  # fmt: skip
     obj_export = best_of(args.repeat, select_mesh, lambda: bpy.ops.wm.obj_export(
         filepath=str(obj_file), export_selected_objects=True, export_materials=False))  # fmt: skip
     anim_import = best_of(
@@ -89,7 +89,7 @@ def main() -> None:
         lambda: bpy.ops.import_scene.valve_smd(filepath=str(animation)),
     )
     anim_export = best_of(args.repeat, lambda: None, lambda: bpy.ops.export_scene.valve_smd(
-        filepath=str(folder / "anim_out.smd"), export_scope="SCENE", export_mode="ANIMATION"))  # fmt: skip
+        filepath=str(folder / "anim_out.smd"), export_mode="ANIMATION"))  # fmt: skip
     obj_import = best_of(args.repeat, empty, lambda: bpy.ops.wm.obj_import(filepath=str(obj_file)))
     bst = bst_times(args.bst, args.repeat, reference, folder) if args.bst else {}
     rows = [

@@ -67,7 +67,7 @@ def export_each(objects: list[bpy.types.Object], folder: Path, extension: str) -
         if extension == ".obj":
             bpy.ops.wm.obj_export(filepath=str(path), export_selected_objects=True, export_materials=False)
         else:
-            bpy.ops.export_scene.joe(filepath=str(path), export_scope="SELECTED")
+            bpy.ops.export_scene.joe(filepath=str(path), export_selected_objects=True)
         paths.append(path)
     return paths
 

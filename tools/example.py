@@ -148,7 +148,7 @@ def run_format(name: str, fmt: object) -> dict[str, object]:
     example_scene()
     started = time.perf_counter()
     module, op = export_operator.split(".")
-    getattr(getattr(bpy.ops, module), op)(filepath=str(path), export_scope="SCENE")
+    getattr(getattr(bpy.ops, module), op)(filepath=str(path))
     export_seconds = time.perf_counter() - started
     warnings = list(extension.common.operators.LAST_SUMMARY[0].warnings)
     bpy.ops.wm.read_homefile(use_empty=True)

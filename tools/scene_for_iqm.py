@@ -106,6 +106,6 @@ def export_rigged_scene(folder: Path) -> tuple[Path, Path]:
     """Build the scene and export it; returns the IQE and the IQM path."""
     build_rigged_scene()
     iqe_path, iqm_path = folder / "scene.iqe", folder / "scene.iqm"
-    assert bpy.ops.export_scene.iqe(filepath=str(iqe_path), export_scope="SCENE") == {"FINISHED"}
-    assert bpy.ops.export_scene.iqm(filepath=str(iqm_path), export_scope="SCENE") == {"FINISHED"}
+    assert bpy.ops.export_scene.iqe(filepath=str(iqe_path)) == {"FINISHED"}
+    assert bpy.ops.export_scene.iqm(filepath=str(iqm_path)) == {"FINISHED"}
     return iqe_path, iqm_path

@@ -21,7 +21,7 @@ from bpy_extras.io_utils import ImportHelper
 
 from .. import qmap_compiler as qc
 from ..common import compat
-from ..common.operators import EXPORT_SCOPES, Summary, guarded
+from ..common.operators import Summary, guarded
 from ..common.qmap_io import OCTREE_DISPLAY, compiler_call
 from ..exporters import qmap as qmap_export
 from ..formats.errors import FormatError
@@ -31,6 +31,12 @@ OCTREE_COLLECTION = "QMAP Octrees"
 REPORT_LINES_SHOWN = 14
 
 # ---------------------------------------------------------------------------------------------- settings
+
+
+PANEL_SCOPES = (
+    ("VISIBLE", "Visible Objects", "Export every object visible in the viewport"),
+    ("SCENE", "Whole Scene", "Export every object of the scene, hidden ones too"),
+)
 
 
 class QmapMaterialSettings(bpy.types.PropertyGroup):
@@ -65,7 +71,7 @@ class QmapSceneSettings(bpy.types.PropertyGroup):
         "without modifiers",
     )  # fmt: skip
     export_scope: EnumProperty(
-        name="Limit to", items=EXPORT_SCOPES[1:], default="SCENE",
+        name="Limit to", items=PANEL_SCOPES, default="SCENE",
         description="Which objects of the scene the panel exports: every one, hidden ones included, as the "
         "original exporter did, or only those visible in the viewport",
     )  # fmt: skip

@@ -27,7 +27,9 @@ MISTAKES = [
     (["convert", "{model}", "-o", "{out}/x.iqe", "--set", "global_scale=big"],
      "--set global_scale='big': the exporter export_scene.iqe expects float"),
     (["convert", "{model}", "-o", "{out}/x.iqe", "--set", "export_scope=ALL"],
-     "--set export_scope='ALL': the exporter export_scene.iqe expects one of SELECTED|VISIBLE|SCENE"),
+     "--set export_scope='ALL': one of SELECTED|VISIBLE|SCENE (the former name of export_selected_objects)"),
+    (["convert", "{model}", "-o", "{out}/x.iqe", "--set", "export_selected_objects=1"],
+     "--set export_selected_objects=1: the exporter export_scene.iqe expects bool"),
     (["convert", "{model}", "-o", "{out}/x.iqe", "--import-set", "rewind_clockwise=1"],
      "--import-set rewind_clockwise=1: the importer import_scene.joe expects bool"),
     (["convert", "{model}", "-o", "{out}/x.iqe", "--import-set", "nope=1"],
@@ -308,3 +310,15 @@ def test_an_input_that_is_no_file_is_called_what_it_is(
         err = capsys.readouterr().err
         assert message in err, err
     assert not (tmp_path / "x.iqe").exists()
+
+
+def test_an_options_former_name_is_read_with_a_note(
+    tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = tmp_path / "box.joe"
+    model.write_bytes(fx.cube_bytes())
+    argv = ["convert", str(model), "-o", str(tmp_path / "box.iqe"), "--set", "export_scope=SELECTED"]
+    assert extension.cli.main(argv, prog="iogf") == 0
+    assert ("note: --set export_scope is now export_selected_objects (Selected Only): export_selected_objects=True"
+            in capsys.readouterr().err)  # fmt: skip
+    assert (tmp_path / "box.iqe").stat().st_size > 0  # (the import selected what it made)

@@ -27,7 +27,6 @@ def import_iqe(*paths: Path, **options: object) -> set[str]:
 
 
 def export_iqe(path: Path, **options: object) -> set[str]:
-    options.setdefault("export_scope", "SCENE")
     return bpy.ops.export_scene.iqe(filepath=str(path), **options)
 
 
@@ -369,7 +368,7 @@ def test_failed_export_keeps_the_existing_file_and_leaves_no_temporary(tmp_path:
 
 def test_export_of_nothing_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="nothing to export"):
-        export_iqe(tmp_path / "x.iqe", export_scope="SELECTED")
+        export_iqe(tmp_path / "x.iqe", export_selected_objects=True)
     assert not (tmp_path / "x.iqe").exists()
 
 
@@ -384,7 +383,7 @@ def test_static_export_splits_materials_and_keeps_lines_short(tmp_path: Path) ->
     grid = grid_object("Grid", 4)
     select_only(box, grid)
     out = tmp_path / "static.iqe"
-    assert export_iqe(out, export_scope="SELECTED", triangulate=False) == {"FINISHED"}
+    assert export_iqe(out, export_selected_objects=True, triangulate=False) == {"FINISHED"}
     document = iqe.load_iqe(out)
     assert [(m.name, m.material) for m in document.meshes] == [("Box", "red"), ("Box", "blue"), ("Grid", "")]
     assert document.meshes[1].face_count == 1 and document.meshes[0].face_count == 5
@@ -838,7 +837,7 @@ def test_a_second_uv_map_comes_back_as_a_uv_map_with_its_values(tmp_path: Path, 
     second.uv.foreach_set("vector", values)
     out = tmp_path / f"box.{extension_name}"
     exporter, importer = getattr(bpy.ops.export_scene, extension_name), getattr(bpy.ops.import_scene, extension_name)
-    assert exporter(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    assert exporter(filepath=str(out)) == {"FINISHED"}
     if extension_name == "iqe":
         assert 'vertexarray custom0 float 2 "Lightmap"' in out.read_text()
     bpy.ops.wm.read_homefile(use_empty=True)
@@ -862,7 +861,7 @@ def test_a_second_uv_map_comes_back_as_a_uv_map_with_its_values(tmp_path: Path, 
     assert pairs(back, positions.reshape(-1, 3)[corners]) == pairs(values, original_points)
     again = tmp_path / f"again.{extension_name}"
     bpy.data.objects.remove(original)
-    assert exporter(filepath=str(again), export_scope="SCENE") == {"FINISHED"}
+    assert exporter(filepath=str(again)) == {"FINISHED"}
     assert again.read_bytes() == out.read_bytes()  # and out again as it was
 
 
@@ -874,7 +873,7 @@ def test_actions_of_one_file_name_get_unique_names_on_export(tmp_path: Path, cap
     copy.use_fake_user, copy["iqe_name"] = True, "wave"  # (as a second import of the file leaves it)
     assert sorted(action.name for action in bpy.data.actions) == ["wave", "wave.001"]
     out = tmp_path / "again.iqe"
-    assert export_iqe(out, export_scope="SELECTED") == {"FINISHED"}
+    assert export_iqe(out, export_selected_objects=True) == {"FINISHED"}
     assert [animation.name for animation in iqe.load_iqe(out).animations] == ["wave", "wave.001"]
     assert "its file name 'wave' is taken: written as 'wave.001'" in capsys.readouterr().out
 
@@ -1088,13 +1087,13 @@ def test_a_second_colour_goes_out_as_four_bytes_and_comes_back_a_colour(tmp_path
     paint = mesh.color_attributes.new("paint", "FLOAT_COLOR", "POINT")  # the main colour: `vc`
     paint.data.foreach_set("color", np.full(len(paint.data) * 4, 0.2, np.float32))
     out = tmp_path / f"again.{operator}"
-    assert getattr(bpy.ops.export_scene, operator)(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    assert getattr(bpy.ops.export_scene, operator)(filepath=str(out)) == {"FINISHED"}
     document = iqe.load_iqe(out) if operator == "iqe" else iqm.load_iqm(out)
     customs = [(a.component, a.size, a.name) for a in document.vertex_arrays if a.kind.startswith("custom")]
     assert customs == [("ubyte", 4, "dirt")]
     without = tmp_path / f"no_colours.{operator}"
     exporter = getattr(bpy.ops.export_scene, operator)
-    assert exporter(filepath=str(without), export_scope="SCENE", export_colors="NONE") == {"FINISHED"}
+    assert exporter(filepath=str(without), export_colors="NONE") == {"FINISHED"}
     plain = iqe.load_iqe(without) if operator == "iqe" else iqm.load_iqm(without)
     assert plain.meshes[0].colors is None and not plain.meshes[0].custom  # no colours: not even as custom arrays
     assert document.meshes[0].colors is not None
@@ -1113,7 +1112,7 @@ def test_the_summary_counts_what_is_written_without_triangulation(
 ) -> None:
     cube("Box")
     exporter = getattr(bpy.ops.export_scene, operator)
-    assert exporter(filepath=str(tmp_path / f"box.{operator}"), export_scope="SCENE", triangulate=False) == {"FINISHED"}
+    assert exporter(filepath=str(tmp_path / f"box.{operator}"), triangulate=False) == {"FINISHED"}
     assert f"1 object, {counted} in" in capsys.readouterr().out
 
 
@@ -1161,7 +1160,7 @@ def test_a_colour_and_plain_numbers_of_one_name_share_a_float_array(tmp_path: Pa
     numbers = other.data.attributes.new("dirt", "QUATERNION", "POINT")
     numbers.data.foreach_set("value", np.full(len(numbers.data) * 4, 7.5, np.float32))
     out = tmp_path / "mixed.iqm"
-    assert bpy.ops.export_scene.iqm(filepath=str(out), export_scope="SCENE", export_attributes="ALL") == {"FINISHED"}
+    assert bpy.ops.export_scene.iqm(filepath=str(out), export_attributes="ALL") == {"FINISHED"}
     document = iqm.load_iqm(out)
     assert [(a.component, a.name) for a in document.vertex_arrays if a.kind == "custom0"] == [("float", "dirt")]
     assert np.allclose({m.name: m.custom[0] for m in document.meshes}["Other"], 7.5)
@@ -1264,7 +1263,7 @@ def test_on_slotted_actions_another_objects_keys_do_not_lengthen_the_animation(t
         prop.keyframe_insert("location", frame=frame)
     select_only(armature)
     out = tmp_path / "rig.iqe"
-    assert export_iqe(out, export_animations="ACTIVE", export_scope="SELECTED") == {"FINISHED"}
+    assert export_iqe(out, export_animations="ACTIVE", export_selected_objects=True) == {"FINISHED"}
     assert len(iqe.load_iqe(out).animations[0].frames) == 10
 
 
@@ -1326,7 +1325,7 @@ def test_motion_keyed_on_the_armature_object_is_carried_by_the_root_bones(operat
     out = tmp_path / ("rig.iqe" if operator == "iqe" else "rig.smd")
     exporter = getattr(bpy.ops.export_scene, operator)
     options = {"export_animations": "ACTIVE"} if operator == "iqe" else {"export_mode": "ALL"}
-    assert exporter(filepath=str(out), export_scope="SCENE", **options) == {"FINISHED"}
+    assert exporter(filepath=str(out), **options) == {"FINISHED"}
     bpy.ops.wm.read_homefile(use_empty=True)
     importer = getattr(bpy.ops.import_scene, operator)
     files = [out] if operator == "iqe" else [out, *tmp_path.glob("rig_*.smd")]
@@ -1377,7 +1376,7 @@ def test_a_second_import_of_a_rig_keeps_its_actions_to_itself(tmp_path: Path) ->
     assert len([a for a in bpy.data.actions]) == 2 * len(iqe.load_iqe(path).animations)
     out = tmp_path / "first.iqe"
     select_only(first)
-    assert export_iqe(out, export_scope="SELECTED") == {"FINISHED"}
+    assert export_iqe(out, export_selected_objects=True) == {"FINISHED"}
     assert [a.name for a in iqe.load_iqe(out).animations] == [a.name for a in iqe.load_iqe(path).animations]
 
 

@@ -38,7 +38,7 @@ def test_export_then_import_keeps_joints_meshes_and_the_animation(tmp_path: Path
     source.write_bytes(ANIMATED_RIG)
     assert bpy.ops.import_scene.iqe(filepath=str(source)) == {"FINISHED"}
     out = tmp_path / "rig.iqm"
-    assert bpy.ops.export_scene.iqm(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    assert bpy.ops.export_scene.iqm(filepath=str(out)) == {"FINISHED"}
     document = iqm.load_iqm(out)
     assert [j.name for j in document.joints] == ["root", "arm", "leg", "hand", "foot"]
     (animation,) = document.animations
@@ -57,8 +57,8 @@ def test_iqm_and_iqe_exports_of_one_scene_decode_to_the_same_model(tmp_path: Pat
     source = tmp_path / "rig.iqe"
     source.write_bytes(ANIMATED_RIG)
     bpy.ops.import_scene.iqe(filepath=str(source))
-    bpy.ops.export_scene.iqe(filepath=str(tmp_path / "a.iqe"), export_scope="SCENE")
-    bpy.ops.export_scene.iqm(filepath=str(tmp_path / "a.iqm"), export_scope="SCENE")
+    bpy.ops.export_scene.iqe(filepath=str(tmp_path / "a.iqe"))
+    bpy.ops.export_scene.iqm(filepath=str(tmp_path / "a.iqm"))
     expected = iqm.write_iqm(iqe.load_iqe(tmp_path / "a.iqe"))
     assert (tmp_path / "a.iqm").read_bytes() == expected
 

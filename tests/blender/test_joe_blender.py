@@ -117,9 +117,9 @@ def test_sample_round_trips_through_blender(path: Path, tmp_path: Path) -> None:
     out = tmp_path / "again.joe"
     if document.first_frame.face_count > joe.VDRIFT_MAX_FACES:
         with pytest.raises(RuntimeError, match=r"more than 32000 \(Split Large Models, split_large_models=True"):
-            bpy.ops.export_scene.joe(filepath=str(out), export_scope="SCENE", split_large_models=False)
+            bpy.ops.export_scene.joe(filepath=str(out), split_large_models=False)
         assert not out.exists()
-    assert bpy.ops.export_scene.joe(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    assert bpy.ops.export_scene.joe(filepath=str(out)) == {"FINISHED"}
     parts = [out, *sorted(tmp_path.glob("again_*.joe"))]  # (a model over VDrift's limits: numbered parts)
     assert len(parts) == -(-document.first_frame.face_count // joe.VDRIFT_MAX_FACES)
     again = joined([joe.load_joe(str(part)) for part in parts])
@@ -246,14 +246,14 @@ def test_failed_export_keeps_the_existing_file_and_leaves_no_temporary(tmp_path:
     target.write_bytes(b"precious")
     grid_object("Big", 127)  # 32,258 triangles: over VDrift's limit
     with pytest.raises(RuntimeError, match="32258 triangles: VDrift refuses"):
-        bpy.ops.export_scene.joe(filepath=str(target), export_scope="SCENE", split_large_models=False)
+        bpy.ops.export_scene.joe(filepath=str(target), split_large_models=False)
     assert target.read_bytes() == b"precious"
     assert os.listdir(tmp_path) == ["model.joe"]
 
 
 def test_export_of_nothing_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="no mesh objects"):
-        bpy.ops.export_scene.joe(filepath=str(tmp_path / "x.joe"), export_scope="SELECTED")
+        bpy.ops.export_scene.joe(filepath=str(tmp_path / "x.joe"), export_selected_objects=True)
     assert not (tmp_path / "x.joe").exists()
 
 
@@ -263,7 +263,7 @@ def test_export_of_nothing_is_a_clear_error(tmp_path: Path) -> None:
 def test_export_triangulates_ngons_keeps_sharp_edges_and_applies_the_transform(tmp_path: Path) -> None:
     obj = cube("Box", size=2.0, location=(10, 0, 0))  # flat shaded: 6 distinct normals
     out = tmp_path / "box.joe"
-    assert bpy.ops.export_scene.joe(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    assert bpy.ops.export_scene.joe(filepath=str(out)) == {"FINISHED"}
     frame = joe.load_joe(str(out)).first_frame
     assert frame.face_count == 12 and len(frame.normals) == 6 and len(frame.positions) == 8
     assert frame.positions[:, 0].min() == pytest.approx(9.0)
@@ -271,10 +271,10 @@ def test_export_triangulates_ngons_keeps_sharp_edges_and_applies_the_transform(t
     hexagon = mesh_object("Hex", [(np.cos(a), np.sin(a), 0.0) for a in np.linspace(0, 2 * np.pi, 7)[:-1]],
                           [tuple(range(6))])  # fmt: skip
     select_only(hexagon)
-    bpy.ops.export_scene.joe(filepath=str(out), export_scope="SELECTED", apply_transform=False)
+    bpy.ops.export_scene.joe(filepath=str(out), export_selected_objects=True, apply_transform=False)
     assert joe.load_joe(str(out)).first_frame.face_count == 4
     obj.select_set(True)
-    bpy.ops.export_scene.joe(filepath=str(out), export_scope="SELECTED", apply_transform=False)
+    bpy.ops.export_scene.joe(filepath=str(out), export_selected_objects=True, apply_transform=False)
     assert joe.load_joe(str(out)).first_frame.positions[:, 0].max() == pytest.approx(1.0)
 
 
@@ -282,9 +282,9 @@ def test_modifiers_are_applied_or_not(tmp_path: Path) -> None:
     obj = cube("Box")
     obj.modifiers.new("Sub", "SUBSURF").levels = 1
     out = tmp_path / "box.joe"
-    bpy.ops.export_scene.joe(filepath=str(out), export_scope="SCENE", apply_modifiers=True)
+    bpy.ops.export_scene.joe(filepath=str(out), apply_modifiers=True)
     assert joe.load_joe(str(out)).first_frame.face_count == 48
-    bpy.ops.export_scene.joe(filepath=str(out), export_scope="SCENE", apply_modifiers=False)
+    bpy.ops.export_scene.joe(filepath=str(out), apply_modifiers=False)
     assert joe.load_joe(str(out)).first_frame.face_count == 12
 
 
@@ -295,7 +295,7 @@ def test_edited_normals_are_exported_instead_of_the_stored_ones(tmp_path: Path) 
     mesh = bpy.data.objects["box"].data
     mesh.normals_split_custom_set([(0.0, 0.0, 1.0)] * len(mesh.loops))
     out = tmp_path / "edited.joe"
-    bpy.ops.export_scene.joe(filepath=str(out), export_scope="SCENE")
+    bpy.ops.export_scene.joe(filepath=str(out))
     frame = joe.load_joe(str(out)).first_frame
     assert np.abs(frame.normals - [0.0, 0.0, 1.0]).max() < 1e-3
 
@@ -304,7 +304,7 @@ def test_jpk_export_writes_one_member_per_object(tmp_path: Path) -> None:
     cube("First")
     cube("Second", location=(3, 0, 0))
     out = tmp_path / "objects.jpk"
-    assert bpy.ops.export_scene.jpk(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    assert bpy.ops.export_scene.jpk(filepath=str(out)) == {"FINISHED"}
     pack = jpk.load_jpk(str(out))
     assert sorted(m.name for m in pack.members) == ["First.joe", "Second.joe"]
     assert all(joe.read_joe(m.data).first_frame.face_count == 12 for m in pack.members)
@@ -313,7 +313,7 @@ def test_jpk_export_writes_one_member_per_object(tmp_path: Path) -> None:
 def test_jpk_export_refuses_non_ascii_names(tmp_path: Path) -> None:
     cube("Caf\u00e9")
     with pytest.raises(RuntimeError, match="not ASCII"):
-        bpy.ops.export_scene.jpk(filepath=str(tmp_path / "p.jpk"), export_scope="SCENE")
+        bpy.ops.export_scene.jpk(filepath=str(tmp_path / "p.jpk"))
 
 
 def test_collection_exporter_exports_only_its_collection(tmp_path: Path) -> None:
@@ -378,19 +378,19 @@ def test_export_leaves_out_faceless_objects_and_keeps_the_others_uvs(tmp_path: P
     edges.data.edges[0].vertices = (0, 1)
     bpy.ops.curve.primitive_bezier_curve_add()
     out = tmp_path / "all.joe"
-    assert bpy.ops.export_scene.joe(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    assert bpy.ops.export_scene.joe(filepath=str(out)) == {"FINISHED"}
     frame = joe.load_joe(str(out)).first_frame
     assert frame.face_count == 12 and frame.has_uv_map
     with pytest.raises(RuntimeError, match="nothing to export: none of the 1 mesh object has faces"):
         select_only(edges)
-        bpy.ops.export_scene.jpk(filepath=str(tmp_path / "p.jpk"), export_scope="SELECTED")
+        bpy.ops.export_scene.jpk(filepath=str(tmp_path / "p.jpk"), export_selected_objects=True)
 
 
 def test_mirrored_objects_export_facing_outwards(tmp_path: Path) -> None:
     obj = cube("Mirror")
     obj.scale = (-1, 1, 1)
     out = tmp_path / "mirror.joe"
-    bpy.ops.export_scene.joe(filepath=str(out), export_scope="SCENE")
+    bpy.ops.export_scene.joe(filepath=str(out))
     frame = joe.load_joe(str(out)).first_frame
     corners = frame.positions[frame.vertex_indices.astype(np.intp)].astype(np.float64)
     outward = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
@@ -426,10 +426,10 @@ def test_a_member_whose_name_is_taken_is_written_back_under_it(tmp_path: Path, e
     for name in ("Cube.001", "Wheel"):
         bpy.data.objects[name].select_set(True)
     again = tmp_path / "again.jpk"
-    assert bpy.ops.export_scene.jpk(filepath=str(again)) == {"FINISHED"}  # the selection: what was imported
+    assert bpy.ops.export_scene.jpk(filepath=str(again), export_selected_objects=True) == {"FINISHED"}
     assert member_names_of(again) == ["Cube.joe", "Wheel.joe"]
     bpy.data.objects["Cube.001"].name = "Lid"  # renamed by the user: the new name counts
-    assert bpy.ops.export_scene.jpk(filepath=str(again)) == {"FINISHED"}
+    assert bpy.ops.export_scene.jpk(filepath=str(again), export_selected_objects=True) == {"FINISHED"}
     assert member_names_of(again) == ["Lid.joe", "Wheel.joe"]
 
 
@@ -441,7 +441,7 @@ def test_two_objects_wanting_one_member_name_get_two(tmp_path: Path, extension) 
     cube("Cube")  # a new object takes the name back
     assert import_joe(pack, find_textures=False) == {"FINISHED"}  # "Cube.001", written back as "Cube"
     out = tmp_path / "again.jpk"
-    assert bpy.ops.export_scene.jpk(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    assert bpy.ops.export_scene.jpk(filepath=str(out)) == {"FINISHED"}
     assert member_names_of(out) == ["Body.joe", "Cube.001.joe", "Cube.joe"]
     assert "Cube.001: pack member 'Cube.joe' is another object's; written as 'Cube.001.joe'" in (
         last_warnings(extension))
@@ -486,7 +486,7 @@ def test_jpk_limit_errors_name_the_object_and_member(make, message: str, tmp_pat
     make()
     out = tmp_path / "p.jpk"
     with pytest.raises(RuntimeError, match=message):
-        bpy.ops.export_scene.jpk(filepath=str(out), export_scope="SCENE", split_large_models=False)
+        bpy.ops.export_scene.jpk(filepath=str(out), split_large_models=False)
     assert not out.exists()
 
 
@@ -501,7 +501,7 @@ def test_a_model_over_vdrifts_limits_is_split_into_numbered_members(  # type: ig
     big = make()
     cube("Big_2")  # (a member name a part must not take)
     out = tmp_path / "p.jpk"
-    assert bpy.ops.export_scene.jpk(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    assert bpy.ops.export_scene.jpk(filepath=str(out)) == {"FINISHED"}
     members = jpk.load_jpk(str(out)).members
     assert [member.name for member in members] == ["Small.joe", "Big.joe", "Big_3.joe", "Big_2.joe"]
     faces = [joe.read_joe(member.data).first_frame.face_count for member in members]
@@ -518,7 +518,7 @@ def test_jpk_members_made_side_by_side_keep_the_order_of_their_warnings_and_erro
     for index in range(6):
         triangle_soup(f"M{index}", 10923 + index)  # over 32,767 vertices: a warning per member
     out = tmp_path / "soups.jpk"
-    assert bpy.ops.export_scene.jpk(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    assert bpy.ops.export_scene.jpk(filepath=str(out)) == {"FINISHED"}
     members = [member.name for member in jpk.load_jpk(str(out)).members]
     assert last_warnings(extension) == [
         f"{name[:-4]} (pack member {name!r}): indices up to {32768 + 3 * index}: VDrift before 2014 and the old "
@@ -528,7 +528,7 @@ def test_jpk_members_made_side_by_side_keep_the_order_of_their_warnings_and_erro
     triangle_soup("M2b", 22000)  # two members over VDrift's limits: the first in the pack's order is reported
     triangle_soup("M4b", 22000)
     with pytest.raises(RuntimeError, match=r"M2b \(pack member 'M2b\.joe'\): 66000 distinct vertices"):
-        bpy.ops.export_scene.jpk(filepath=str(out), export_scope="SCENE", split_large_models=False)
+        bpy.ops.export_scene.jpk(filepath=str(out), split_large_models=False)
 
 
 def test_pack_warnings_name_the_pack(tmp_path: Path, extension) -> None:  # type: ignore[no-untyped-def]
@@ -568,8 +568,8 @@ def test_a_joe_and_a_jpk_dropped_together_are_both_imported(tmp_path: Path) -> N
 
     cube("Body")
     cube("Wheel", location=(3, 0, 0))
-    bpy.ops.export_scene.joe(filepath=str(tmp_path / "body.joe"), export_scope="SCENE")
-    bpy.ops.export_scene.jpk(filepath=str(tmp_path / "parts.jpk"), export_scope="SCENE")
+    bpy.ops.export_scene.joe(filepath=str(tmp_path / "body.joe"))
+    bpy.ops.export_scene.jpk(filepath=str(tmp_path / "parts.jpk"))
     bpy.ops.wm.read_homefile(use_empty=True)
     assert drop(tmp_path, "body.joe", "parts.jpk") == {"FINISHED"}
     assert len([obj for obj in bpy.data.objects if obj.type == "MESH"]) == 3  # the model and the two members

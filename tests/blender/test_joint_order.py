@@ -68,7 +68,7 @@ def test_iqe_export_keeps_the_imported_joint_order(tmp_path: Path) -> None:
     bpy.ops.import_scene.iqe(filepath=str(source))
     assert armature_order() != FILE_ORDER  # Blender's own order differs: the test means something
     out = tmp_path / "again.iqe"
-    assert bpy.ops.export_scene.iqe(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    assert bpy.ops.export_scene.iqe(filepath=str(out)) == {"FINISHED"}
     joints = iqe.load_iqe(str(out)).joints
     assert [(j.name, j.parent) for j in joints] == [("root", -1), ("arm", 0), ("leg", 0), ("hand", 1), ("foot", 2)]
 
@@ -79,7 +79,7 @@ def test_smd_export_keeps_the_imported_node_ids(tmp_path: Path) -> None:
     bpy.ops.import_scene.valve_smd(filepath=str(source))
     assert armature_order() != FILE_ORDER
     out = tmp_path / "again.smd"
-    assert bpy.ops.export_scene.valve_smd(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    assert bpy.ops.export_scene.valve_smd(filepath=str(out)) == {"FINISHED"}
     nodes = read_smd(out.read_bytes()).nodes
     assert [(n.id, n.name, n.parent) for n in nodes] == [
         (0, "root", -1), (1, "arm", 0), (2, "leg", 0), (3, "hand", 1), (4, "foot", 2)]  # fmt: skip
@@ -96,7 +96,7 @@ def test_bones_added_in_blender_follow_the_file_order_with_parents_first(tmp_pat
     finger.parent = armature.data.edit_bones["hand"]
     bpy.ops.object.mode_set(mode="OBJECT")
     out = tmp_path / "again.iqe"
-    bpy.ops.export_scene.iqe(filepath=str(out), export_scope="SCENE")
+    bpy.ops.export_scene.iqe(filepath=str(out))
     assert [j.name for j in iqe.load_iqe(str(out)).joints] == [*FILE_ORDER, "finger"]
 
 

@@ -199,7 +199,7 @@ def drop(tmp_path: Path, *names: str) -> set[str]:
 
 def test_a_drop_imports_the_map_sources_and_leaves_other_tmp_files_alone(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     cube("Room")
-    bpy.ops.export_scene.qmap_tmp(filepath=str(tmp_path / "level.qmap.tmp"), export_scope="SCENE")
+    bpy.ops.export_scene.qmap_tmp(filepath=str(tmp_path / "level.qmap.tmp"))
     (tmp_path / "notes.tmp").write_bytes(b"an editor's swap file\n")
     bpy.ops.wm.read_homefile(use_empty=True)
     assert bpy.types.IOGF_FH_qmap_tmp.bl_file_extensions == ".qmap.tmp;.tmp"  # Blender matches ".tmp" only
@@ -448,7 +448,7 @@ def test_names_too_long_for_blender_4_2_are_kept_and_written_back_in_full(tmp_pa
     shortened = len(blender_material.name) < len(material)
     assert ("too long for this Blender" in capsys.readouterr().out) == shortened
     out = tmp_path / "again.qmap.tmp"
-    assert bpy.ops.export_scene.qmap_tmp(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    assert bpy.ops.export_scene.qmap_tmp(filepath=str(out)) == {"FINISHED"}
     again = qc.parse_tmp(out.read_bytes())
     assert again.meshes[0].name == obj.encode() and again.meshes[0].materials == [material.encode()]
     assert material.encode() in qc.parse_desc((tmp_path / "again.qmap.desc").read_bytes()).entries
@@ -458,7 +458,7 @@ def test_a_mesh_without_materials_is_written_with_none_and_compiles_without_an_i
     cube("Box")
     bpy.context.scene.qmap.empty_slot.output_name = "Renamed"  # the desc entry of empty slots: not of no slots
     out = tmp_path / "box.qmap"
-    assert bpy.ops.export_scene.qmap(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    assert bpy.ops.export_scene.qmap(filepath=str(out)) == {"FINISHED"}
     printed = capsys.readouterr().out
     assert "beyond" not in printed and "has no materials" in printed and 'material "" is used' in printed
     assert qc.parse_tmp((tmp_path / "box.qmap.tmp").read_bytes()).meshes[0].materials == []
@@ -476,7 +476,7 @@ def test_a_qmap_tmp_object_keeps_its_transform_as_written(tmp_path: Path) -> Non
     )
     assert bpy.ops.import_scene.qmap_tmp(filepath=str(source)) == {"FINISHED"}
     out = tmp_path / "out.qmap.tmp"
-    assert bpy.ops.export_scene.qmap_tmp(filepath=str(out), export_scope="SCENE", write_desc=False) == {"FINISHED"}
+    assert bpy.ops.export_scene.qmap_tmp(filepath=str(out), write_desc=False) == {"FINISHED"}
     before, after = qc.parse_tmp(source.read_bytes()), qc.parse_tmp(out.read_bytes())
     for old, new in ((before.meshes[0], after.meshes[0]), (before.lamps[0], after.lamps[0])):
         for field in ("position", "orientation", "size"):
@@ -545,8 +545,8 @@ def test_octree_boxes_are_left_out_of_every_qmap_export(tmp_path: Path, extensio
     exports = [
         lambda: bpy.ops.qmap.export_source(),
         lambda: bpy.ops.qmap.export_and_compile(),
-        lambda: bpy.ops.export_scene.qmap_tmp(filepath=str(tmp_path / "a.qmap.tmp"), export_scope="SCENE"),
-        lambda: bpy.ops.export_scene.qmap(filepath=str(tmp_path / "b.qmap"), export_scope="SELECTED"),
+        lambda: bpy.ops.export_scene.qmap_tmp(filepath=str(tmp_path / "a.qmap.tmp")),
+        lambda: bpy.ops.export_scene.qmap(filepath=str(tmp_path / "b.qmap"), export_selected_objects=True),
     ]
     cube("Pillar", location=(4, 0, 0)).select_set(True)
     for export in exports:
@@ -593,26 +593,29 @@ def test_the_empty_slot_entry_of_a_desc_survives_import_and_export(tmp_path: Pat
     empty = bpy.context.scene.qmap.empty_slot
     assert (empty.tex_scale, empty.output_name) == (2.0, "EmptySlot")
     out = tmp_path / "again.qmap.tmp"
-    assert bpy.ops.export_scene.qmap_tmp(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    assert bpy.ops.export_scene.qmap_tmp(filepath=str(out)) == {"FINISHED"}
     entry = qc.parse_desc((tmp_path / "again.qmap.desc").read_bytes()).entries[b""]
     assert (entry.tex_scale, entry.new_name) == (2.0, b"EmptySlot")
     assert qc.compile_bytes(out.read_bytes(), (tmp_path / "again.qmap.desc").read_bytes()) == qc.compile_bytes(
         source.read_bytes(), (tmp_path / "slots.qmap.desc").read_bytes())
 
 
-def test_qmap_exports_raw_meshes_by_default_and_the_panel_can_leave_hidden_objects_out(tmp_path: Path) -> None:
-    """Spec 12.13: the original exported raw meshes (modifiers off by default) of every object, hidden ones too;
-    a visible-only filter is offered."""
+def test_qmap_exports_raw_meshes_by_default_and_the_panel_can_take_hidden_objects_too(tmp_path: Path) -> None:
+    """Spec 12.13: the original exported raw meshes (modifiers off by default) of every object, hidden ones too:
+    the panel does by default; File > Export writes the visible objects, as every exporter does."""
     room = cube("Room")
     room.modifiers.new("Smooth", "SUBSURF")
     hidden = cube("Hidden", location=(5, 0, 0))
     hidden.hide_set(True)
     out = tmp_path / "level.qmap.tmp"
-    assert bpy.ops.export_scene.qmap_tmp(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
-    assert [len(mesh.face_sizes) for mesh in qc.parse_tmp(out.read_bytes()).meshes] == [6, 6]
+    assert bpy.ops.export_scene.qmap_tmp(filepath=str(out)) == {"FINISHED"}
+    assert [(mesh.name, len(mesh.face_sizes)) for mesh in qc.parse_tmp(out.read_bytes()).meshes] == [(b"Room", 6)]
     bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "level.blend"))
     settings = bpy.context.scene.qmap
     assert not settings.apply_modifiers and settings.export_scope == "SCENE"
+    assert bpy.ops.qmap.export_source() == {"FINISHED"}
+    names = [mesh.name for mesh in qc.parse_tmp((tmp_path / "map.qmap.tmp").read_bytes()).meshes]
+    assert names == [b"Room", b"Hidden"]
     settings.export_scope = "VISIBLE"
     assert bpy.ops.qmap.export_source() == {"FINISHED"}
     names = [mesh.name for mesh in qc.parse_tmp((tmp_path / "map.qmap.tmp").read_bytes()).meshes]
@@ -629,7 +632,7 @@ def test_a_turn_added_to_an_object_far_from_the_origin_is_written(tmp_path: Path
     limit.use_limit_z, limit.min_z, limit.max_z = True, math.pi / 2, math.pi / 2
     bpy.context.view_layer.update()
     out = tmp_path / "far.qmap.tmp"
-    assert bpy.ops.export_scene.qmap_tmp(filepath=str(out), export_scope="SCENE", write_desc=False) == {"FINISHED"}
+    assert bpy.ops.export_scene.qmap_tmp(filepath=str(out), write_desc=False) == {"FINISHED"}
     written = {mesh.name: mesh.orientation for mesh in qc.parse_tmp(out.read_bytes()).meshes}
     assert math.isclose(written[b"Turned"][2], 0.005, abs_tol=1e-6)
     assert math.isclose(written[b"Held"][2], math.pi / 2, abs_tol=1e-6)
@@ -699,5 +702,5 @@ def test_an_object_placed_beyond_a_float_is_named(tmp_path: Path) -> None:
     cube("Near")
     out = tmp_path / "far.qmap.tmp"
     with pytest.raises(RuntimeError, match=r"object 'Far' is placed beyond what a float holds"):
-        bpy.ops.export_scene.qmap_tmp(filepath=str(out), export_scope="SCENE")
+        bpy.ops.export_scene.qmap_tmp(filepath=str(out))
     assert not out.exists()

@@ -181,4 +181,4 @@ def test_draw_functions_only_draw_real_properties(idname: str, space: str) -> No
     assert drawn
     assert set(drawn) <= set(rna.properties.keys())
     if idname.startswith("export"):
-        assert ("export_scope" in drawn) == (space == "FILE_BROWSER")  # hidden for Collection Exporters
+        assert ("export_selected_objects" in drawn) == (space == "FILE_BROWSER")  # hidden for Collection Exporters

@@ -85,7 +85,7 @@ def test_objects_without_faces_are_left_out_with_a_warning(
     points_only("Dots")
     mesh_object("Nothing", [], [])  # not even a vertex: the mesh has no position attribute at all
     target = tmp_path / f"out{extension}"
-    assert operator(filepath=str(target), export_scope="SCENE") == {"FINISHED"}
+    assert operator(filepath=str(target)) == {"FINISHED"}
     assert target.stat().st_size > 0
     output = capsys.readouterr().out
     assert "Dots: no faces; left out" in output and "Nothing: no faces; left out" in output
@@ -97,7 +97,7 @@ def test_an_export_where_no_object_has_faces_is_refused_and_writes_nothing(forma
     points_only("Dots")
     target = tmp_path / f"out{extension}"
     with pytest.raises(RuntimeError, match="nothing to export: none of the 1 mesh object has faces"):
-        operator(filepath=str(target), export_scope="SCENE")
+        operator(filepath=str(target))
     assert list(tmp_path.iterdir()) == []
 
 
@@ -113,7 +113,7 @@ def test_a_full_disk_is_reported_with_the_file_name(
     cube("Box")
     target = tmp_path / f"out{suffix}"
     with pytest.raises(RuntimeError, match=f"{re.escape(str(target))}: No space left on device"):
-        operator(filepath=str(target), export_scope="SCENE")
+        operator(filepath=str(target))
     assert list(tmp_path.iterdir()) == []
 
 
@@ -127,7 +127,7 @@ def test_joe_and_jpk_refuse_non_finite_positions_naming_the_object(
     break_a_position(cube("Broken", location=(4, 0, 0)).data, bad)
     target = tmp_path / f"out{suffix}"
     with pytest.raises(RuntimeError, match="object 'Broken' has vertex positions that are NaN or infinite"):
-        operator(filepath=str(target), export_scope="SCENE")
+        operator(filepath=str(target))
     assert list(tmp_path.iterdir()) == []
 
 
@@ -150,7 +150,7 @@ def test_every_exporter_names_the_object_with_non_finite_positions_and_keeps_the
     target = tmp_path / f"out{suffix}"
     target.write_bytes(b"old")
     with pytest.raises(RuntimeError, match=r"(object|mesh) 'Prop'"):
-        operator(filepath=str(target), export_scope="SCENE")
+        operator(filepath=str(target))
     assert [path.name for path in tmp_path.iterdir()] == [target.name] and target.read_bytes() == b"old"
 
 
@@ -183,10 +183,10 @@ def test_an_object_on_a_bone_is_written_at_the_rest_pose_whatever_the_frame(tmp_
     exporter = getattr(bpy.ops.export_scene, operator)
     extension = ".smd" if operator == "valve_smd" else f".{operator}"
     at_rest, posed = tmp_path / f"rest{extension}", tmp_path / f"posed{extension}"
-    assert exporter(filepath=str(at_rest), export_scope="SCENE") == {"FINISHED"}
+    assert exporter(filepath=str(at_rest)) == {"FINISHED"}
     bpy.context.scene.frame_set(10)
     assert hat.matrix_world.translation.y < -0.5  # the pose has moved it
-    assert exporter(filepath=str(posed), export_scope="SCENE") == {"FINISHED"}
+    assert exporter(filepath=str(posed)) == {"FINISHED"}
     assert posed.read_bytes() == at_rest.read_bytes()
     assert armature.data.pose_position == "POSE"
 
@@ -213,7 +213,7 @@ def test_an_object_on_a_bone_is_bound_to_it_and_unweighted_skinned_vertices_are_
     prop.parent = armature
     prop.modifiers.new("Armature", "ARMATURE").object = armature
     path = tmp_path / f"rig.{operator}"
-    assert getattr(bpy.ops.export_scene, operator)(filepath=str(path), export_scope="SCENE") == {"FINISHED"}
+    assert getattr(bpy.ops.export_scene, operator)(filepath=str(path)) == {"FINISHED"}
     out = capsys.readouterr().out
     assert "note: Body: 1 vertex(es) have no weight on any bone" in out and "Prop:" not in out
     assert "Crate: neither skinned by the armature nor parented to a bone; written with zero blend weights" in out
@@ -237,7 +237,7 @@ def test_an_object_on_a_bone_of_a_rig_beyond_256_bones_is_exported(tmp_path: Pat
         prop = cube(name, size=0.5)
         prop.parent, prop.parent_type, prop.parent_bone = armature, "BONE", bone
     path = tmp_path / f"long.{operator}"
-    assert getattr(bpy.ops.export_scene, operator)(filepath=str(path), export_scope="SCENE") == {"FINISHED"}
+    assert getattr(bpy.ops.export_scene, operator)(filepath=str(path)) == {"FINISHED"}
     meshes = {m.name: m for m in (iqm.read_iqm if operator == "iqm" else iqe.read_iqe)(path.read_bytes()).meshes}
     assert meshes["Hat"].blend_indices is not None and set(meshes["Hat"].blend_indices[:, 0].tolist()) == {2}
     weights = meshes["Tail"].blend_weights
@@ -328,8 +328,8 @@ def test_what_a_format_cannot_hold_is_named_in_a_warning(
     box.data.color_attributes.new("Dirt", "BYTE_COLOR", "CORNER")
     box.shape_key_add(name="Basis")
     box.shape_key_add(name="Lift")
-    assert getattr(bpy.ops.export_scene, operator)(filepath=str(tmp_path / f"box.{extension}"),
-                                                   export_scope="SCENE") == {"FINISHED"}  # fmt: skip
+    exporter = getattr(bpy.ops.export_scene, operator)
+    assert exporter(filepath=str(tmp_path / f"box.{extension}")) == {"FINISHED"}
     out = capsys.readouterr().out
     assert f"Box: {expected}" in out, out
     if operator == "valve_smd":
@@ -349,7 +349,7 @@ def test_a_bone_name_with_double_quotes_is_written_with_apostrophes_and_a_warnin
     cube("Box").parent = armature
     extension = "smd" if operator == "valve_smd" else "iqe"
     path = tmp_path / f"rig.{extension}"
-    assert getattr(bpy.ops.export_scene, operator)(filepath=str(path), export_scope="SCENE") == {"FINISHED"}
+    assert getattr(bpy.ops.export_scene, operator)(filepath=str(path)) == {"FINISHED"}
     assert "'spine \"upper\"' written as \"spine 'upper'\"" in capsys.readouterr().out
     if operator == "valve_smd":
         assert [node.name for node in smd.load_smd(path).nodes][:2] == ["root", "spine 'upper'"]
@@ -396,9 +396,9 @@ def test_deform_bones_only_leaves_out_controls_and_keeps_every_pose(
         return result
 
     full_path, kept_path = tmp_path / f"full.{operator}", tmp_path / f"deform.{operator}"
-    assert export(filepath=str(full_path), export_scope="SCENE") == {"FINISHED"}
+    assert export(filepath=str(full_path)) == {"FINISHED"}
     capsys.readouterr()
-    assert export(filepath=str(kept_path), export_scope="SCENE", deform_only=True) == {"FINISHED"}
+    assert export(filepath=str(kept_path), deform_only=True) == {"FINISHED"}
     assert "Hat: its parent bone 'ctrl' does not deform and is not written; bound to 'root'" in capsys.readouterr().out
     full, kept = read(full_path.read_bytes()), read(kept_path.read_bytes())
     assert [(j.name, j.parent) for j in kept.joints] == [("root", -1), ("spine", 0), ("tip", 1)]
@@ -425,7 +425,7 @@ def test_deform_bones_only_binds_a_prop_on_a_control_root_to_the_first_joint(
     body.parent = armature
     body.modifiers.new("Armature", "ARMATURE").object = armature
     path = tmp_path / "rig.iqe"
-    assert bpy.ops.export_scene.iqe(filepath=str(path), export_scope="SCENE", deform_only=True) == {"FINISHED"}
+    assert bpy.ops.export_scene.iqe(filepath=str(path), deform_only=True) == {"FINISHED"}
     out = capsys.readouterr().out
     assert "Prop: its parent bone 'root' does not deform and is not written, nor is any bone above it; bound to " \
            "'spine', the first joint" in out and "neither skinned" not in out  # fmt: skip
@@ -443,6 +443,6 @@ def test_bone_names_that_clean_to_one_name_stay_distinct_in_smd(
     armature = chain_rig("root", 'arm "L"', "arm 'L'")
     cube("Box").parent = armature
     path = tmp_path / "rig.smd"
-    assert bpy.ops.export_scene.valve_smd(filepath=str(path), export_scope="SCENE") == {"FINISHED"}
+    assert bpy.ops.export_scene.valve_smd(filepath=str(path)) == {"FINISHED"}
     assert "bone 'arm \"L\"' written as \"arm 'L'_\"" in capsys.readouterr().out
     assert [node.name for node in smd.load_smd(path).nodes][:3] == ["root", "arm 'L'_", "arm 'L'"]

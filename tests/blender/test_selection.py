@@ -68,3 +68,29 @@ def test_the_main_object_is_the_first_made_not_the_first_by_name(tmp_path: Path)
     path.write_bytes(fx.pack_of({"zz_body.joe": fx.cube_bytes(), "aa_wheel.joe": fx.cube_bytes()}))
     assert bpy.ops.import_scene.joe(filepath=str(path)) == {"FINISHED"}
     assert bpy.context.view_layer.objects.active.name.startswith("zz_body")
+
+
+ALL_EXPORTS = {
+    "joe": (bpy.ops.export_scene.joe, ".joe"), "jpk": (bpy.ops.export_scene.jpk, ".jpk"),
+    "smd": (bpy.ops.export_scene.valve_smd, ".smd"), "iqe": (bpy.ops.export_scene.iqe, ".iqe"),
+    "iqm": (bpy.ops.export_scene.iqm, ".iqm"), "qmap_tmp": (bpy.ops.export_scene.qmap_tmp, ".qmap.tmp"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", ALL_EXPORTS)
+def test_exports_write_the_visible_objects_unless_selected_only(extension, case: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """As Blender's own exporters: the visible objects by default, with nothing selected too; Selected Only (and
+    the option's former name, which scripts and presets still set) the selection."""
+    summary = extension.common.operators.LAST_SUMMARY
+    chosen, other, hidden = cube("Chosen"), cube("Other", location=(3, 0, 0)), cube("Hidden", location=(6, 0, 0))
+    hidden.hide_set(True)
+    bpy.ops.object.select_all(action="DESELECT")
+    exporter, suffix = ALL_EXPORTS[case]
+    out = tmp_path / f"scene{suffix}"
+    assert exporter(filepath=str(out)) == {"FINISHED"}  # (nothing selected)
+    assert summary[0].faces == 24 if case != "qmap_tmp" else summary[0].objects == 2
+    chosen.select_set(True)
+    for options in ({"export_selected_objects": True}, {"export_scope": "SELECTED"}):
+        assert exporter(filepath=str(out), **options) == {"FINISHED"}
+        assert summary[0].faces == 12 if case != "qmap_tmp" else summary[0].objects == 1
+    del other

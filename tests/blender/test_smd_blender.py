@@ -28,7 +28,6 @@ def import_smd(*paths: Path, **options: object) -> set[str]:
 
 
 def export_smd(path: Path, **options: object) -> set[str]:
-    options.setdefault("export_scope", "SCENE")
     return bpy.ops.export_scene.valve_smd(filepath=str(path), **options)
 
 
@@ -796,8 +795,13 @@ def test_a_rig_that_cannot_be_played_writes_its_keys_with_a_warning(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], how: str
 ) -> None:
     armature, _limit = limited_root_rig()
-    if how == "hidden":
+    scope: dict[str, object] = {}
+    if how == "hidden":  # (exported through a collection: hidden objects are not among the visible ones)
         armature.hide_viewport = True
+        rig = bpy.data.collections.new("Rig")
+        bpy.context.scene.collection.children.link(rig)
+        rig.objects.link(armature)
+        scope["collection"] = "Rig"
     else:
         animation = armature.animation_data
         track = animation.nla_tracks.new()
@@ -806,7 +810,7 @@ def test_a_rig_that_cannot_be_played_writes_its_keys_with_a_warning(
         with bpy.context.temp_override(active_object=armature):
             animation.use_tweak_mode = True
         assert animation.use_tweak_mode
-    assert export_smd(tmp_path / "a.smd", export_mode="ANIMATION") == {"FINISHED"}
+    assert export_smd(tmp_path / "a.smd", export_mode="ANIMATION", **scope) == {"FINISHED"}
     assert "not baked" in capsys.readouterr().out
     assert turned_by(tmp_path / "a.smd") == pytest.approx(0.8, abs=1e-5)
 
@@ -976,7 +980,7 @@ def test_with_only_the_armature_selected_its_meshes_are_the_reference(tmp_path: 
     cube("Unrelated", location=(5, 0, 0))
     select_only(armature)
     out = tmp_path / "rig.smd"
-    assert export_smd(out, export_scope="SELECTED") == {"FINISHED"}
+    assert export_smd(out, export_selected_objects=True) == {"FINISHED"}
     assert len(smd.load_smd(out).triangles) == 12  # the body's, not the unrelated cube's
 
 
@@ -1001,14 +1005,14 @@ def test_a_collision_model_is_left_out_of_the_exported_reference_unless_exported
     qc = write(tmp_path, "crate.qc", '$body "body" "crate.smd"\n$collisionmodel "crate.smd" { $concave }\n')
     assert import_smd(qc) == {"FINISHED"}
     out = tmp_path / "out.smd"
-    assert export_smd(out, export_scope="SELECTED") == {"FINISHED"}
+    assert export_smd(out, export_selected_objects=True) == {"FINISHED"}
     assert len(smd.load_smd(out).triangles) == 2  # the body's 2 triangles, not the hull's as well
     assert "crate_collision: a QC's collision model, left out of the reference (the All mode writes it" in (
         capsys.readouterr().out
     )
     select_only(bpy.data.objects["crate_collision"])
     hull = tmp_path / "hull.smd"
-    assert export_smd(hull, export_scope="SELECTED") == {"FINISHED"}
+    assert export_smd(hull, export_selected_objects=True) == {"FINISHED"}
     assert len(smd.load_smd(hull).triangles) == 2
 
 
@@ -1061,7 +1065,7 @@ def test_a_qc_sequence_gives_its_action_its_frame_rate_and_the_scene_plays_the_f
     assert [name for name in names if bpy.data.actions[name].use_cyclic] == ["idle", "sprint"]  # `loop`
     assert scene.render.fps / scene.render.fps_base == pytest.approx(15.0)  # the first sequence plays
     out = tmp_path / "model.iqe"
-    assert bpy.ops.export_scene.iqe(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    assert bpy.ops.export_scene.iqe(filepath=str(out)) == {"FINISHED"}
     exported = {a.name: (a.framerate, a.loop) for a in iqe.load_iqe(out).animations}
     assert exported == {"idle": (15.0, True), "run": (30.0, False), "walk": (24.0, False), "sprint": (60.0, True)}
     # a loop whose last frame is not its first keeps every frame (the wrap to the first is the engine's)
@@ -1107,7 +1111,7 @@ def test_a_second_import_of_a_rig_keeps_its_animations_to_itself_in_smd(tmp_path
     select_only(first)
     out = tmp_path / "out" / "model.smd"
     out.parent.mkdir()
-    assert export_smd(out, export_mode="ANIMATION", action_scope="ALL", export_scope="SELECTED") == {"FINISHED"}
+    assert export_smd(out, export_mode="ANIMATION", action_scope="ALL", export_selected_objects=True) == {"FINISHED"}
     assert sorted(path.name for path in out.parent.iterdir()) == ["model_walk.smd"]
 
 
@@ -1122,7 +1126,7 @@ def test_a_loop_that_ends_on_its_first_pose_wraps_there(tmp_path: Path) -> None:
     action = bpy.data.actions["spin"]
     assert action.use_cyclic and (action.frame_start, action.frame_end) == (0.0, 2.0)
     out = tmp_path / "model.iqe"
-    assert bpy.ops.export_scene.iqe(filepath=str(out), export_scope="SCENE") == {"FINISHED"}
+    assert bpy.ops.export_scene.iqe(filepath=str(out)) == {"FINISHED"}
     (spin,) = iqe.load_iqe(out).animations
     assert spin.loop and len(spin.frames) == 2
 
