@@ -815,7 +815,7 @@ def draw_iqe_export_options(layout: bpy.types.UILayout, operator: object, contex
                 "object_motion"))  # fmt: skip
     draw_panel(
         layout, operator, "IOGF_iqe_export_transform", "Transform",
-        ("apply_transform", "global_scale", "axis_forward", "axis_up", "flip_v", "reverse_winding"), closed=True,
+        ("apply_transform", "global_scale", "axis_forward", "axis_up", "flip_v", "reverse_winding"),
     )  # fmt: skip
 
 

@@ -876,8 +876,7 @@ def draw_export_options(layout: bpy.types.UILayout, operator: object, context: b
     draw_panel(layout, operator, "IOGF_smd_export_armature", "Armature",
                ("deform_only", "motionless_bone", "bake_pose", "object_motion"))  # fmt: skip
     draw_panel(
-        layout, operator, "IOGF_smd_export_transform", "Transform", ("apply_transform", "up_axis", "global_scale"),
-        closed=True,
+        layout, operator, "IOGF_smd_export_transform", "Transform", ("apply_transform", "up_axis", "global_scale")
     )  # fmt: skip
 
 

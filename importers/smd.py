@@ -848,7 +848,7 @@ def draw_import_options(layout: bpy.types.UILayout, operator: object) -> None:
         ("use_custom_normals", "weight_mode", "keep_blank_materials", "find_textures"),
     )  # fmt: skip
     draw_panel(layout, operator, "IOGF_smd_import_armature", "Armature", ("bone_axis", "rotation_mode"))
-    draw_panel(layout, operator, "IOGF_smd_import_transform", "Transform", ("up_axis", "global_scale"), closed=True)
+    draw_panel(layout, operator, "IOGF_smd_import_transform", "Transform", ("up_axis", "global_scale"))
 
 
 # The label names the Collection Exporter, which cannot write a QC; drops of .qc and .qci still reach the importer.

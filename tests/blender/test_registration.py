@@ -148,15 +148,18 @@ def test_a_drop_shows_the_import_options_rather_than_the_file_browser(extension:
 
 
 class FakeLayout:
-    """Records what draw() code asks for; panels are always open."""
+    """Records what draw() code asks for, and the panels drawn closed; panels are always open."""
 
-    def __init__(self, drawn: list[str]) -> None:
+    def __init__(self, drawn: list[str], closed: list[str] | None = None) -> None:
         self.drawn = drawn
+        self.closed = closed if closed is not None else []
         self.use_property_split = False
         self.use_property_decorate = True
 
     def panel(self, idname: str, default_closed: bool = False) -> tuple[FakeLayout, FakeLayout]:
-        return FakeLayout(self.drawn), FakeLayout(self.drawn)
+        if default_closed:
+            self.closed.append(idname)
+        return FakeLayout(self.drawn, self.closed), FakeLayout(self.drawn, self.closed)
 
     def label(self, text: str = "") -> None:
         pass
@@ -179,6 +182,7 @@ def test_draw_functions_only_draw_real_properties(idname: str, space: str) -> No
     fake_self = SimpleNamespace(layout=FakeLayout(drawn))
     operator_class.draw(fake_self, SimpleNamespace(space_data=SimpleNamespace(type=space)))
     assert drawn
+    assert not [panel for panel in fake_self.layout.closed if "transform" in panel]  # (open, as Blender's exporters)
     assert set(drawn) <= set(rna.properties.keys())
     if idname.startswith("export"):
         assert ("export_selected_objects" in drawn) == (space == "FILE_BROWSER")  # hidden for Collection Exporters
