@@ -227,7 +227,7 @@ class BlenderOutput:
             if ": warning: " in line:
                 print(line, file=sys.stderr)
             elif self.verbose or line.startswith("Info: "):
-                print(line)
+                print(line.replace(", see the console)", ")"))  # (the warnings are printed above it)
 
 
 def flush_c_streams() -> None:
@@ -634,6 +634,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 def build_parser(prog: str) -> argparse.ArgumentParser:
     known = ", ".join(sorted(FORMATS))
+    written = ", ".join(sorted(name for name, f in FORMATS.items() if f.export_operator))  # (what --to takes)
     parser = OneLineParser(
         prog=prog,
         description=f"Import, export and convert game formats headless. Formats: {known}.",
@@ -657,14 +658,14 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     exp = commands.add_parser("export", parents=[verbose], help="export a .blend's scene or one of its collections")
     exp.add_argument("blend", help="the .blend file to open")
     exp.add_argument("-o", "--output", required=True, help="the file to write (its extension picks the format)")
-    exp.add_argument("--format", help=f"the format, when the extension does not say it ({known})")
+    exp.add_argument("--format", help=f"the format, when the extension does not say it ({written})")
     exp.add_argument("--collection", help="export only this collection's objects")
     exp.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an export option")
     exp.set_defaults(run=command_export)
 
     conv = commands.add_parser("convert", parents=[verbose], help="convert files to another format")
     conv.add_argument("inputs", nargs="+", help="input files of any importable format")
-    conv.add_argument("--to", help=f"output format ({known}); with -o, the extension may say it")
+    conv.add_argument("--to", help=f"output format ({written}); with -o, the extension may say it")
     where = conv.add_mutually_exclusive_group(required=True)
     where.add_argument("-o", "--output", help="one output file holding every input")
     where.add_argument("-d", "--output-dir", help="one output file per input, in this folder")

@@ -136,8 +136,7 @@ def texture_joe_object(
     models of the import with the same texture and alpha (`made`: those made so far). Call `new_search` before each
     file (a pack's members share its folder's listing)."""
     texture = textures.joe_texture(model_path, member)
-    if texture is None:
-        summary.textures_missing.add(member or os.path.basename(model_path))
+    if texture is None:  # (not said: a JOE names no material or image, so a user has nothing to act on)
         return
     key = (texture.path, texture.use_alpha)
     material = made.get(key)

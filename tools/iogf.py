@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -14,4 +15,9 @@ from bpy_extension import enable_extension
 
 if __name__ == "__main__":
     extension = enable_extension()
-    sys.exit(extension.cli.main(sys.argv[1:], prog=sys.argv[0]))
+    status = extension.cli.main(sys.argv[1:], prog=sys.argv[0])
+    if not extension.cli.BlenderOutput.verbose:  # Blender's exit chatter ("Not freed memory blocks"): hidden
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
+    sys.exit(status)

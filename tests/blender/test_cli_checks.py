@@ -10,6 +10,7 @@ from types import ModuleType
 import bpy
 import pytest
 
+from formats import joe
 from tests import joe_fixtures as fx
 from tests.blender.scene_helpers import cube
 
@@ -322,3 +323,17 @@ def test_an_options_former_name_is_read_with_a_note(
     assert ("note: --set export_scope is now export_selected_objects (Selected Only): export_selected_objects=True"
             in capsys.readouterr().err)  # fmt: skip
     assert (tmp_path / "box.iqe").stat().st_size > 0  # (the import selected what it made)
+
+
+def test_help_lists_only_the_formats_written_and_summaries_give_no_ui_advice(
+    tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert extension.cli.main(["convert", "--help"], prog="iogf") == 0
+    to_help = capsys.readouterr().out.split("--to TO", 2)[-1].split("-o OUTPUT")[0]
+    assert "smd" in to_help and "qc" not in to_help.replace("qmap", "")
+    model = tmp_path / "box.joe"
+    model.write_bytes(joe.write_joe(fx.dof2joe_cube()))  # (a warning: VDrift would swap its normals)
+    assert extension.cli.main(["convert", str(model), "-o", str(tmp_path / "box.jpk")], prog="iogf") == 0
+    out, err = capsys.readouterr()
+    assert "warning" in err and "(2 warnings)" in out and "see the console" not in out + err
+    assert "no image found" not in out + err  # (a JOE names no image: nothing to act on)
