@@ -60,19 +60,20 @@ def counted(number: int, plural: str) -> str:
     return f"{number:,} {plural.removesuffix('s') if number == 1 else plural}"
 
 
-def said_once(
-    warnings: dict[str, list[str]], kind: str = "members", shown: int = 5, alone: dict[str, str] | None = None
-) -> list[str]:
-    """Each warning once, with the models it concerns (`warnings`: text -> their names): "name: text", or
-    "3 members (a, b, c): text", as a pack's members share many; `alone`: how to name a model said alone."""
+def said_once(warnings: dict[str, list[str]], alone: dict[str, str] | None = None) -> list[str]:
+    """Each warning once, with the pack members it concerns (`warnings`: text -> their names): "name: text", or
+    "3 members (a, b, c): text", as a pack's members share many; `alone`: how to name a member said alone."""
     lines = []
     for text, names in warnings.items():
         if len(names) == 1:
             lines.append(f"{(alone or {}).get(names[0], names[0])}: {text}")
             continue
-        listed = ", ".join(names[:shown]) + (", ..." if len(names) > shown else "")
-        lines.append(f"{len(names)} {kind} ({listed}): {text}")
+        listed = ", ".join(names[:_NAMES_SHOWN]) + (", ..." if len(names) > _NAMES_SHOWN else "")
+        lines.append(f"{len(names)} members ({listed}): {text}")
     return lines
+
+
+_NAMES_SHOWN = 5
 
 
 def report_summary(operator: bpy.types.Operator, summary: Summary, verb: str) -> None:

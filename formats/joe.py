@@ -26,11 +26,12 @@ MAGIC_IDP2 = 0x32504449  # "IDP2", MD2's magic; VDrift never checks it
 VERSION = 3
 VDRIFT_MAX_FACES = 32000  # VDrift refuses files with more faces
 MAX_INDEX = 0xFFFF
+SIGNED_INDEX_LIMIT = 0x7FFF  # pre-2014 VDrift and every old Python tool read indices as signed shorts
 
 
 class OverLimit(FormatError):
     """A model over VDrift's 32,000 faces or the format's 16-bit indices: it fits as several models."""
-SIGNED_INDEX_LIMIT = 0x7FFF  # pre-2014 VDrift and every old Python tool read indices as signed shorts
+
 
 HEADER = struct.Struct("<4I")
 COUNTS = struct.Struct("<3I")

@@ -58,7 +58,7 @@ def row_lengths(vectors: npt.ArrayLike, keepdims: bool = False) -> npt.NDArray[n
 
 def zeroed_non_finite(values: npt.NDArray[np.floating[Any]]) -> tuple[npt.NDArray[np.floating[Any]], int]:
     """`values` with every NaN and infinite number made 0 (a copy only when there is one), and how many rows
-    held one: what an import does with such numbers in a file (see docs/formats.md)."""
+    held one: what an import does with such numbers in a file."""
     bad = ~np.isfinite(values)
     if not bad.any():
         return values, 0

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import FormatError, read_file_bytes
-from .qc_sequence import animation_options, block_end, sequence_parts
+from .qc_sequence import animation_options, block_end, same_line, sequence_parts
 
 _TOKEN = re.compile(r'"([^"]*)"|"|(/\*)|((?://|;|#)[^\n]*)|([{}])|([^\s{}"]+)')
 _VARIABLE = re.compile(r"\$(\w+)\$")
@@ -107,16 +107,12 @@ def tokenize(text: str, path: str, limit: int = MAX_EXPANDED_TOKENS) -> list[_To
                               line=line, column=column)  # fmt: skip
 
 
-def _same_line(token: _Token, other: _Token) -> bool:
-    return token.path == other.path and token.line == other.line
-
-
 def _macro_definition(raw: list[_Token], at: int) -> tuple[int, list[str], list[_Token]]:
     """`$definemacro name param... \\` then the body, line by line while a line ends in `\\` (Source's
     studiomdl): where the definition ends, the parameters (lower case) and the body's words."""
     head = raw[at]
     end = at + 1
-    while end < len(raw) and _same_line(raw[end], head):
+    while end < len(raw) and same_line(raw[end], head):
         end += 1
     line = raw[at + 1 : end]
     params = [t.text.lower() for t in line if not _continues(t)]
@@ -127,7 +123,7 @@ def _macro_definition(raw: list[_Token], at: int) -> tuple[int, list[str], list[
         first = raw[end]  # (an empty line, or a line of comment only, ends the body)
         last_line = first.line
         line_end = end
-        while line_end < len(raw) and _same_line(raw[line_end], first):
+        while line_end < len(raw) and same_line(raw[line_end], first):
             line_end += 1
         words = raw[end:line_end]
         continues = _continues(words[-1])
@@ -222,7 +218,7 @@ class _Reader:
                 stack[-1] = (current, raw, end, opened_by)
             elif word[1:] in self.macros and word.startswith("$"):  # a macro's use: its body, with its arguments
                 params, body = self.macros[word[1:]]
-                arguments = [t.text for t in raw[at + 1 : at + 1 + len(params)] if _same_line(t, token)]
+                arguments = [t.text for t in raw[at + 1 : at + 1 + len(params)] if same_line(t, token)]
                 stack[-1] = (current, raw, at + 1 + len(arguments), opened_by)
                 if len(stack) > MAX_INCLUDE_DEPTH:
                     raise _include_error(f"macros and $include nested more than {MAX_INCLUDE_DEPTH} deep",

@@ -128,7 +128,7 @@ def _event(words: Sequence[Word], at: int) -> int:
     is the end of the block (as studiomdl reads it: one word, a sound or sound-script name, never a file)."""
     end = _after(words, at + 1, 2)
     frame = words[end - 1] if end - 1 > at else words[at]
-    if end < len(words) and _same_line(words[end], frame) and not words[end].text.startswith("}"):
+    if end < len(words) and same_line(words[end], frame) and not words[end].text.startswith("}"):
         return end + 1
     return end
 
@@ -187,7 +187,7 @@ def _is(words: Sequence[Word], at: int, text: str) -> bool:
     return at < len(words) and words[at].text.lower() == text
 
 
-def _same_line(word: Word, other: Word) -> bool:
+def same_line(word: Word, other: Word) -> bool:
     return word.path == other.path and word.line == other.line
 
 
