@@ -141,12 +141,19 @@ def import_all(
             update(step + 1)
         with rollback_on_error(), selecting_new_objects(context):
             for step, (path, document) in enumerate(documents):
-                try:
+                with naming_the_file(path):
                     build(path, document, summary)
-                except FormatError as error:  # (found while building: the file it was found in is named)
-                    raise error.with_path(path) from None
                 update(len(paths) + step + 1)
     return summary
+
+
+@contextmanager
+def naming_the_file(path: str) -> Iterator[None]:
+    """An error found while building from a file (not while reading it) names the file it was found in."""
+    try:
+        yield
+    except FormatError as error:
+        raise error.with_path(path) from None
 
 
 # ------------------------------------------------------------------------------------------------ mixins

@@ -411,23 +411,22 @@ def _dot_rows(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> npt.NDA
 
 @dataclass
 class ImportableFaces:
-    """The faces in Blender's corner order: every face of the frame, in the file's order."""
+    """The faces in Blender's corner order: every face of the frame (Blender holds each, see dedup), in the file's
+    order."""
 
-    kept: npt.NDArray[np.intp]  # indices of the faces to build (all of them: Blender holds each, see dedup)
-    flipped: npt.NDArray[np.bool_]  # per kept face: corners 1 and 2 swapped to face along the normals
+    flipped: npt.NDArray[np.bool_]  # per face: corners 1 and 2 swapped to face along the normals
 
 
 def importable_faces(frame: JoeFrame, rewind_clockwise: bool) -> ImportableFaces:
-    kept = np.arange(frame.face_count, dtype=np.intp)
-    flipped = clockwise_faces(frame) if rewind_clockwise else np.zeros(len(kept), bool)
-    return ImportableFaces(kept=kept, flipped=flipped)
+    flipped = clockwise_faces(frame) if rewind_clockwise else np.zeros(frame.face_count, bool)
+    return ImportableFaces(flipped=flipped)
 
 
 def corner_data(
     frame: JoeFrame, faces: ImportableFaces
 ) -> tuple[npt.NDArray[np.int64], FloatArray, FloatArray | None]:
-    """Flat corner vertex indices, corner normals and corner texcoords (v still from the top) of the kept faces."""
-    corners = (3 * faces.kept[:, None] + np.array([0, 1, 2])).astype(np.intp)
+    """Flat corner vertex indices, corner normals and corner texcoords (v still from the top) of the faces."""
+    corners = np.arange(3 * len(faces.flipped), dtype=np.intp).reshape(-1, 3)
     corners[faces.flipped] = corners[faces.flipped][:, [0, 2, 1]]
     corners = corners.ravel()
     vertex = frame.vertex_indices.ravel()[corners].astype(np.int64)

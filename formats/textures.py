@@ -156,8 +156,7 @@ def joe_texture(model_path: str, member: str | None = None) -> Texture | None:
 @lru_cache(maxsize=64)
 def _model_textures(root: str) -> dict[str, list[tuple[str, bool]]]:
     """Each model the folder's `.car` files, `objects.txt` and `list.txt` name (lower case), with its (texture,
-    alpha) entries in that order: read once for all the members of a pack (a 1,982-member track read its lists
-    again for every member)."""
+    alpha) entries in that order: read once for all the members of a pack (a track's may hold thousands)."""
     textures: dict[str, list[tuple[str, bool]]] = {}
     for model, texture, alpha in (*_described_entries(root), *_list_entries(root)):
         textures.setdefault(model.lower(), []).append((texture, alpha))

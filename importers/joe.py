@@ -92,12 +92,12 @@ def _build_mesh(
     name: str, frame: joe.JoeFrame, faces: joe.ImportableFaces, options: JoeImportOptions
 ) -> bpy.types.Mesh:
     corner_verts, corner_normals, corner_texcoords = joe.corner_data(frame, faces)
-    corner_verts, copied = dedup.faces_kept_whole(corner_verts, np.full(len(faces.kept), 3), len(frame.positions))
+    corner_verts, copied = dedup.faces_kept_whole(corner_verts, np.full(frame.face_count, 3), len(frame.positions))
     positions = np.concatenate([frame.positions, frame.positions[copied]]) if copied.size else frame.positions
     if options.matrix is not None and not mesh_io.is_identity(options.matrix):
         positions = mesh_io.transform_points(positions, options.matrix)
         corner_normals = mesh_io.transform_normals(corner_normals, options.matrix).astype(np.float32)
-    mesh = mesh_io.new_mesh(name, positions, corner_verts, np.arange(len(faces.kept)) * 3)
+    mesh = mesh_io.new_mesh(name, positions, corner_verts, np.arange(frame.face_count) * 3)
     if corner_texcoords is not None:
         mesh_io.add_uv_map(mesh, "UVMap", joe.flip_v(corner_texcoords))
     mesh_io.set_smooth(mesh)

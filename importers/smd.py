@@ -60,6 +60,7 @@ from ..common.operators import (
     draw_panel,
     file_handler,
     guarded,
+    naming_the_file,
     prepare_layout,
     progress,
 )
@@ -131,9 +132,9 @@ class PlannedFile:
     """A file to import, with what a QC says about it."""
 
     path: str
-    from_qc: bool = False
     options: SmdImportOptions | None = None
     target: str | None = None
+    from_qc: bool = False
     shape_names: dict[int, str] = field(default_factory=dict)
     collision: bool = False
     action_name: str | None = None
@@ -156,12 +157,13 @@ def plan_files(paths: list[str], options: SmdImportOptions, summary: Summary) ->
         summary.notes.extend(f"{label}: {text}" for text in qc.notes)
         own = replace(options, up_axis=qc.up_axis) if qc.up_axis else options
         first_stem = stem_of(qc.meshes[0].path) if qc.meshes else None
-        planned += [PlannedFile(mesh.path, True, own, first_stem if row else None,
+        planned += [PlannedFile(mesh.path, own, first_stem if row else None, from_qc=True,
                                 collision=mesh.command in smd.COLLISION_COMMANDS)
                     for row, mesh in enumerate(qc.meshes)]  # fmt: skip
-        planned += [PlannedFile(flex.path, True, own, stem_of(mesh.path), flex.names)
+        planned += [PlannedFile(flex.path, own, stem_of(mesh.path), from_qc=True, shape_names=flex.names)
                     for mesh in qc.meshes for flex in mesh.flex_files]  # fmt: skip
-        planned += [PlannedFile(animation, True, own, first_stem, action_name=qc.sequence_names.get(animation),
+        planned += [PlannedFile(animation, own, first_stem, from_qc=True,
+                                action_name=qc.sequence_names.get(animation),
                                 frame_rate=qc.frame_rates.get(animation), loop=qc.loops.get(animation, False),
                                 also_as=[(name, rate, loop) for path, name, rate, loop in qc.repeated_sequences
                                          if path == animation])
@@ -752,11 +754,11 @@ def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdI
             ensure_object_mode(context)  # (after parsing: a bad file leaves the user in the mode they were in)
             for step, file in enumerate(sorted(parsed, key=lambda p: BUILD_ORDER[p.kind])):
                 own = file.options or options
-                try:
-                    with textures.texturing_new_materials(file.path, own.find_textures, summary):
-                        BUILDERS[file.kind](context, file, own, state, summary)
-                except FormatError as error:  # (found while building: the file it was found in is named)
-                    raise error.with_path(file.path) from None
+                with (
+                    naming_the_file(file.path),
+                    textures.texturing_new_materials(file.path, own.find_textures, summary),
+                ):
+                    BUILDERS[file.kind](context, file, own, state, summary)
                 update(len(planned) + step + 1)
     return summary
 

@@ -88,13 +88,12 @@ class _Arguments:
         token, column = self.token()
         if not token or token.startswith("#"):
             return None, column
-        shown = repr(token) if len(token) <= _SHOWN_CHARACTERS else f"a word of {len(token):,} characters"
         try:
             value = int(token) if len(token) <= _SHOWN_CHARACTERS else None
         except ValueError:
             value = None
         if value is None:
-            raise self.scanned.error(f"{what}: {shown} is not an integer", self.line_index, column)
+            raise self.scanned.error(f"{what}: {_shown(token)} is not an integer", self.line_index, column)
         if not _INT32_MIN <= value <= _INT32_MAX:
             raise self.scanned.error(f"{what}: {value} is outside the 32-bit integers "
                                      f"({_INT32_MIN}..{_INT32_MAX})", self.line_index, column)  # fmt: skip
@@ -104,11 +103,10 @@ class _Arguments:
         token, column = self.token()
         if not token or token.startswith("#"):
             return None, column
-        shown = repr(token) if len(token) <= _SHOWN_CHARACTERS else f"a word of {len(token):,} characters"
         try:
             value = float(token)
         except ValueError:
-            raise self.scanned.error(f"{what}: {shown} is not a number", self.line_index, column) from None
+            raise self.scanned.error(f"{what}: {_shown(token)} is not a number", self.line_index, column) from None
         if not math.isfinite(value):
             raise self.scanned.error(f"{what}: the number is not finite", self.line_index, column)
         return value, column
@@ -116,6 +114,11 @@ class _Arguments:
 
 _SHOWN_CHARACTERS = 40  # (longer words are no integer; their text is not quoted back)
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+
+
+def _shown(token: str) -> str:
+    """A word for a message: quoted, or only its length when it is long."""
+    return repr(token) if len(token) <= _SHOWN_CHARACTERS else f"a word of {len(token):,} characters"
 
 
 def read_keywords(scanned: ScannedText, warnings: Warnings) -> KeywordEvents:

@@ -165,7 +165,7 @@ def test_degenerate_duplicate_unused_and_zero_normals_are_handled() -> None:
     frame.texcoord_indices = np.concatenate([frame.texcoord_indices, [[0, 0, 0], [0, 0, 0]]]).astype(np.uint16)
     document = joe.read_joe(joe.write_joe(joe.JoeDocument(frames=[frame])))
     faces = joe.importable_faces(document.first_frame, rewind_clockwise=True)
-    assert spoiled_faces(document.first_frame) == (1, 1) and len(faces.kept) == 14  # (every face is kept)
+    assert spoiled_faces(document.first_frame) == (1, 1) and len(faces.flipped) == 14  # (every face is kept)
     assert not joe.normal_swap_would_fire(document)
 
 
