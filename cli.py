@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import bpy
 
-from .common.operators import LEGACY_SCOPES
+from .common.operators import LEGACY_AXIS_OPTIONS, LEGACY_SCOPES, legacy_axis_value
 from .common.qmap_io import desc_path_for
 from .formats.errors import FormatError
 from .formats.smd import load_qc
@@ -106,6 +106,14 @@ def parse_settings(pairs: Sequence[str], flag: str = "--set") -> dict[str, objec
         settings.setdefault("export_selected_objects", scope.upper() == "SELECTED")
         print(f"note: {flag} export_scope is now export_selected_objects (Selected Only): "
               f"export_selected_objects={settings['export_selected_objects']}", file=sys.stderr)
+    for legacy, option in LEGACY_AXIS_OPTIONS.items():
+        if legacy in settings:
+            value = settings.pop(legacy)
+            try:
+                settings.setdefault(option, legacy_axis_value(str(value)))
+            except FormatError as error:
+                raise UsageError(f"{flag} {legacy}={value!r}: {error} (the former name of {option})") from None
+            print(f"note: {flag} {legacy} is now {option}: {option}={settings[option]}", file=sys.stderr)
     return settings
 
 

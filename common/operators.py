@@ -7,10 +7,11 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import bpy
-from bpy.props import BoolProperty, CollectionProperty, FloatProperty, StringProperty
-from bpy_extras.io_utils import ExportHelper, axis_conversion, orientation_helper, poll_file_object_drop
+from bpy.props import BoolProperty, CollectionProperty, EnumProperty, FloatProperty, StringProperty
+from bpy_extras.io_utils import ExportHelper, axis_conversion, poll_file_object_drop
 from mathutils import Matrix
 
 from ..formats.errors import FormatError
@@ -184,33 +185,91 @@ IMPORT_SCALE = {
     "description": "Multiply the file's coordinates by this; change it when the file's units are not the scene's "
     "(a model that comes in far too large or too small)",
 }
+AXIS_ITEMS = (  # Blender's OBJ importer and exporter name the axes so
+    ("X", "X", "Positive X axis"),
+    ("Y", "Y", "Positive Y axis"),
+    ("Z", "Z", "Positive Z axis"),
+    ("NEGATIVE_X", "-X", "Negative X axis"),
+    ("NEGATIVE_Y", "-Y", "Negative Y axis"),
+    ("NEGATIVE_Z", "-Z", "Negative Z axis"),
+)
 AXIS_DESCRIPTIONS = {
     "import": {
-        "axis_forward": "The file's axis that becomes Blender's Y axis; change it when models come in facing the "
+        "forward_axis": "The file's axis that becomes Blender's Y axis; change it when models come in facing the "
         "wrong way",
-        "axis_up": "The file's axis that becomes Blender's Z (up) axis; change it when models come in lying down",
+        "up_axis": "The file's axis that becomes Blender's Z (up) axis; change it when models come in lying down",
     },
     "export": {
-        "axis_forward": "The file axis that Blender's Y axis is written as; change it when the game expects "
+        "forward_axis": "The file axis that Blender's Y axis is written as; change it when the game expects "
         "another forward axis",
-        "axis_up": "The file axis that Blender's Z (up) axis is written as; change it when the game expects "
+        "up_axis": "The file axis that Blender's Z (up) axis is written as; change it when the game expects "
         "another up axis",
     },
 }
+LEGACY_AXES = ("X", "Y", "Z", "-X", "-Y", "-Z")  # values of the former `axis_forward` / `axis_up`
+LEGACY_AXIS_OPTIONS = {"axis_forward": "forward_axis", "axis_up": "up_axis"}
 
 
-def axis_options(direction: str, axis_forward: str = "Y", axis_up: str = "Z") -> Callable[[type], type]:
-    """bpy_extras' orientation_helper (Forward and Up, kept apart), with the tooltips its properties lack;
-    `direction` is "import" or "export"."""
+def legacy_axis_value(value: str) -> str:
+    """A former `axis_forward`/`axis_up` value ("-Z") as the option's value today ("NEGATIVE_Z")."""
+    if value.upper() not in LEGACY_AXES:
+        raise FormatError(f"axis {value!r}: one of {'|'.join(LEGACY_AXES)}")
+    return "NEGATIVE_" + value[1].upper() if value.startswith("-") else value.upper()
+
+
+def conversion_axis(identifier: str) -> str:
+    """An option's axis ("NEGATIVE_Z") as bpy_extras' axis_conversion names it ("-Z")."""
+    return "-" + identifier[-1] if identifier.startswith("NEGATIVE_") else identifier
+
+
+def _keep_axes_apart(changed: str, other: str) -> Callable[[Any, Any], None]:
+    """When Forward and Up are set to one axis, the other turns to the next axis, as Blender's OBJ options do."""
+
+    def update(self: Any, _context: Any) -> None:
+        if getattr(self, changed)[-1] == getattr(self, other)[-1]:
+            value = getattr(self, other)
+            setattr(self, other, value[:-1] + "XYZ"[("XYZ".index(value[-1]) + 1) % 3])
+
+    return update
+
+
+def axis_options(direction: str, forward_axis: str = "Y", up_axis: str = "Z") -> Callable[[type], type]:
+    """Forward Axis and Up Axis options named and valued as Blender's OBJ options (`forward_axis`, `up_axis`:
+    X ... NEGATIVE_Z), and their former names (`axis_forward`, `axis_up`: X ... -Z), hidden, which scripts and
+    saved presets still set; `direction` is "import" or "export"."""
 
     def decorate(cls: type) -> type:
-        cls = orientation_helper(axis_forward=axis_forward, axis_up=axis_up)(cls)
-        for name, description in AXIS_DESCRIPTIONS[direction].items():
-            deferred = cls.__annotations__[name]
-            cls.__annotations__[name] = deferred.function(**{**deferred.keywords, "description": description})
+        if "__annotations__" not in cls.__dict__:
+            cls.__annotations__ = {}
+        descriptions = AXIS_DESCRIPTIONS[direction]
+        cls.__annotations__["forward_axis"] = EnumProperty(
+            name="Forward Axis", items=AXIS_ITEMS, default=forward_axis, description=descriptions["forward_axis"],
+            update=_keep_axes_apart("forward_axis", "up_axis"),
+        )  # fmt: skip
+        cls.__annotations__["up_axis"] = EnumProperty(
+            name="Up Axis", items=AXIS_ITEMS, default=up_axis, description=descriptions["up_axis"],
+            update=_keep_axes_apart("up_axis", "forward_axis"),
+        )  # fmt: skip
+        for legacy in LEGACY_AXIS_OPTIONS:
+            cls.__annotations__[legacy] = StringProperty(options={"HIDDEN", "SKIP_SAVE", "SKIP_PRESET"})
         return cls
 
     return decorate
+
+
+def axes_matrix(operator: Any, direction: str) -> Matrix:
+    """The axis conversion an import (file to Blender) or export (Blender to file) applies; a former
+    `axis_forward`/`axis_up` a script or preset set wins over the option it became."""
+    forward, up = (
+        conversion_axis(legacy_axis_value(getattr(operator, legacy)) if getattr(operator, legacy)
+                        else getattr(operator, option))
+        for legacy, option in LEGACY_AXIS_OPTIONS.items()
+    )  # fmt: skip
+    if forward[-1] == up[-1]:
+        raise FormatError(f"Forward Axis {forward} and Up Axis {up} are one axis: choose two different ones")
+    if direction == "import":
+        return axis_conversion(from_forward=forward, from_up=up).to_4x4()
+    return axis_conversion(to_forward=forward, to_up=up).to_4x4()
 
 
 SELECTED_ONLY = {
@@ -285,13 +344,13 @@ class ExportScopeMixin(ObjectScopeMixin):
     )  # fmt: skip
 
     def export_matrix(self, obj: bpy.types.Object) -> Matrix:
-        axes = axis_conversion(to_forward=self.axis_forward, to_up=self.axis_up).to_4x4()
+        axes = axes_matrix(self, "export")
         world = obj.matrix_world if self.apply_transform else Matrix.Identity(4)
         return Matrix.Scale(self.global_scale, 4) @ axes @ world
 
 
 def import_matrix(operator: bpy.types.Operator) -> Matrix:
-    axes = axis_conversion(from_forward=operator.axis_forward, from_up=operator.axis_up).to_4x4()
+    axes = axes_matrix(operator, "import")
     return Matrix.Scale(operator.global_scale, 4) @ axes
 
 

@@ -569,7 +569,7 @@ def _unique_name(name: str, material: str, taken: set[tuple[str, str]]) -> str:
 
 @contextmanager
 def _rest_pose(
-    context: bpy.types.Context, objects: list[bpy.types.Object], armature: bpy.types.Object | None, active: bool
+    context: bpy.types.Context, objects: list[bpy.types.Object], armatures: list[bpy.types.Object], active: bool
 ) -> Iterator[None]:
     """Skinned meshes without their Armature modifiers while evaluated: their vertices are bind-pose data.
 
@@ -579,7 +579,7 @@ def _rest_pose(
         modifier
         for obj in objects
         for modifier in obj.modifiers
-        if active and armature is not None and modifier.type == "ARMATURE" and modifier.object == armature
+        if active and modifier.type == "ARMATURE" and modifier.object in armatures
         and modifier.show_viewport
     ]  # fmt: skip
     for modifier in changed:
@@ -601,30 +601,33 @@ def build_document(
 ) -> iqe.IqeDocument:
     chosen = operator.objects_to_export(context)
     objects = geometry_objects(chosen)
-    armature = iqe_rig.find_armature(chosen, objects) if settings.export_skeleton else None
-    if not objects and armature is None:
+    armatures = iqe_rig.find_armatures(chosen, objects) if settings.export_skeleton else []
+    if not objects and not armatures:
         raise FormatError(f"nothing to export: no mesh objects or armature ({operator.scope_hint()})")
-    left_out = [obj for obj in geometry_objects(context.scene.objects) if armature_helpers.armature_of(obj) == armature]
+    armature = iqe_rig.animating_armature(armatures, settings.export_animations, file_kind)
+    armature = armature or next(iter(armatures), None)
+    scene_meshes = geometry_objects(context.scene.objects)
+    left_out = [obj for obj in scene_meshes if armature_helpers.armature_of(obj) in armatures]
     if not objects and left_out:  # (an animation file is legitimate, but one who forgot the meshes should know)
         summary.warnings.append(f"no mesh chosen: only the skeleton of {armature.name!r} and its animations are "
                                 f"written, not its {counted(len(left_out), 'meshes')} (choose them too for the model)")
     document = iqe.IqeDocument()
     rig = None
+    joint_of_name = None
     if armature is not None:
-        space = np.array(operator.export_matrix(armature), np.float64)
-        rig = iqe_rig.skeleton(armature, space, settings.deform_only)
-        document.joints = rig.joints
+        rig = _rig(operator, armature, settings)
+        others = [_rig(operator, other, settings) for other in armatures if other != armature]
+        document.joints, joint_of_name = iqe_rig.merged_joints(rig, others, file_kind)
         for joint in document.joints:
             joint.name = _clean(joint.name, "bone", summary.warnings)
-    joint_of_name = rig.joint_of_name() if rig is not None else None
     customs = _Customs()
     taken: set[tuple[str, str]] = set()
     at_rest = armature_helpers.bone_children_at_rest(context, objects)  # (a hat on the head bone: as at rest)
     skinned_meshes = False
     unbound: list[str] = []  # objects neither skinned nor on a bone
-    with _rest_pose(context, objects, armature, operator.apply_modifiers), at_rest:
+    with _rest_pose(context, objects, armatures, operator.apply_modifiers), at_rest:
         for obj in objects:
-            skinned = joint_of_name is not None and _uses_armature(obj, armature)
+            skinned = joint_of_name is not None and _uses_armature(obj, armatures)
             data = _object_data(context, obj, operator, settings, customs, joint_of_name if skinned else None)
             if data is None:
                 has_faces(obj.name, 0, summary.warnings)
@@ -635,7 +638,7 @@ def build_document(
             summary.warnings += [note] if note else []
             if skinned:
                 _note_unweighted(obj.name, data, summary.notes)
-            elif (joint := _parent_joint(obj, armature, joint_of_name, summary.warnings)) is not None:
+            elif (joint := _parent_joint(obj, armatures, joint_of_name, summary.warnings)) is not None:
                 if joint < MAX_SKINNED_JOINTS:
                     data.weights = _rigid_weights(len(data.positions), joint)
                 else:
@@ -670,6 +673,7 @@ def build_document(
         document.animations = _animations(context, rig, settings, summary.warnings)
         for animation in document.animations:
             animation.name = _clean(animation.name, "animation", summary.warnings)
+            iqe_rig.with_resting_joints(animation, document.joints)
         summary.actions = len(document.animations)
     if settings.export_comment:
         document.comment_section = _comment(chosen, armature)
@@ -684,16 +688,17 @@ def _counted_faces(block: iqe.IqeMesh, kind: str) -> int:
 
 
 def _parent_joint(
-    obj: bpy.types.Object, armature: bpy.types.Object | None, joint_of_name: dict[str, int] | None,
+    obj: bpy.types.Object, armatures: list[bpy.types.Object], joint_of_name: dict[str, int] | None,
     warnings: list[str],
 ) -> int | None:
     """The joint of the exported armature's bone this object hangs from (a hat on the head bone), directly or
     through parents that do not deform it; None when it hangs from none. A bone that is not written (Deform Bones
     Only) gives its nearest written ancestor's joint."""
     child = obj
-    while armature is not None and joint_of_name is not None and child.parent is not None:
-        if child.parent == armature:
-            bone = armature.data.bones.get(child.parent_bone) if child.parent_type == "BONE" else None
+    while joint_of_name is not None and child.parent is not None:
+        if child.parent in armatures:
+            bones = child.parent.data.bones
+            bone = bones.get(child.parent_bone) if child.parent_type == "BONE" else None
             if bone is None:
                 return None
             holder = bone
@@ -737,12 +742,14 @@ def _note_unweighted(name: str, data: _ObjectData, notes: list[str]) -> None:
                      "model's origin)")
 
 
-def _uses_armature(obj: bpy.types.Object, armature: bpy.types.Object | None) -> bool:
-    if armature is None:
-        return False
-    if any(m.type == "ARMATURE" and m.object == armature for m in obj.modifiers):
+def _uses_armature(obj: bpy.types.Object, armatures: list[bpy.types.Object]) -> bool:
+    if any(m.type == "ARMATURE" and m.object in armatures for m in obj.modifiers):
         return True
-    return obj.parent == armature and obj.parent_type == "ARMATURE"
+    return obj.parent in armatures and obj.parent_type == "ARMATURE"
+
+
+def _rig(operator: ExportScopeMixin, armature: bpy.types.Object, settings: ExportSettings) -> iqe_rig.Skeleton:
+    return iqe_rig.skeleton(armature, np.array(operator.export_matrix(armature), np.float64), settings.deform_only)
 
 
 def _animations(
@@ -815,7 +822,7 @@ def draw_iqe_export_options(layout: bpy.types.UILayout, operator: object, contex
                 "object_motion"))  # fmt: skip
     draw_panel(
         layout, operator, "IOGF_iqe_export_transform", "Transform",
-        ("apply_transform", "global_scale", "axis_forward", "axis_up", "flip_v", "reverse_winding"),
+        ("apply_transform", "global_scale", "forward_axis", "up_axis", "flip_v", "reverse_winding"),
     )  # fmt: skip
 
 

@@ -57,7 +57,8 @@ class Skeleton:
         return {self.bone_names[row]: joint for joint, row in enumerate(self.kept.tolist())}
 
 
-def find_armature(objects: list[bpy.types.Object], meshes: list[bpy.types.Object]) -> bpy.types.Object | None:
+def find_armatures(objects: list[bpy.types.Object], meshes: list[bpy.types.Object]) -> list[bpy.types.Object]:
+    """Every armature the export uses: chosen ones, then those the meshes are skinned by or parented to."""
     found: list[bpy.types.Object] = [obj for obj in objects if obj.type == "ARMATURE"]
     for obj in meshes:
         for modifier in obj.modifiers:
@@ -66,10 +67,68 @@ def find_armature(objects: list[bpy.types.Object], meshes: list[bpy.types.Object
         parent = obj.parent
         if parent is not None and parent.type == "ARMATURE" and parent not in found and obj.parent_type == "ARMATURE":
             found.append(parent)
-    if len(found) > 1:
-        names = ", ".join(repr(obj.name) for obj in found)
-        raise FormatError(f"an IQE file holds one skeleton, but the export uses several armatures: {names}")
-    return found[0] if found else None
+    return found
+
+
+def animating_armature(armatures: list[bpy.types.Object], mode: str, file_kind: str) -> bpy.types.Object | None:
+    """The one armature whose animations the file holds (a file has one skeleton: several armatures are written
+    as one, the others at rest); several with animations of their own are refused."""
+    if mode == "NONE":
+        return None
+    found: dict[str, tuple[bpy.types.Object, tuple[str, ...]]] = {}
+    for armature in armatures:
+        if mode == "NLA":
+            data = armature.animation_data
+            keys: tuple[str, ...] = ("",) if data is not None and (data.action or len(data.nla_tracks)) else ()
+        else:
+            names = [bone.name for bone in armature.data.bones]
+            keys = tuple(action.name for action in armature_actions(armature, names, mode))
+        if keys:
+            found[armature.name] = (armature, keys)
+    if len({keys for _, keys in found.values()}) > 1:  # (the same actions found for each: bones of one name)
+        raise FormatError(f"several armatures with animations of their own ({', '.join(map(repr, sorted(found)))}): "
+                          f"an {file_kind} file holds one skeleton's animations; export them one at a time")
+    candidates = [armature for armature, _ in found.values()]
+    with_action = [a for a in candidates if a.animation_data is not None and a.animation_data.action is not None]
+    return next(iter(with_action or candidates), None)
+
+
+def merged_joints(rig: Skeleton, others: list[Skeleton], file_kind: str) -> tuple[list[IqeJoint], dict[str, int]]:
+    """The joints of one skeleton for several armatures: the first's, then each other's bones by name; a bone of a
+    name already written is that joint when it stands where it does and under a parent of the same name (static
+    props' `root` bones), otherwise the armatures cannot share one skeleton. Blender bone name -> joint too."""
+    joints = list(rig.joints)
+    joint_of_name = rig.joint_of_name()
+    world = {rig.bone_names[row]: rig.base_world[row] for row in rig.kept.tolist()}
+    parent_of = {name: (joints[joint].parent, rig.armature.name) for name, joint in joint_of_name.items()}
+    for other in others:
+        merged_of: dict[int, int] = {}  # the other's joint -> the file's
+        for joint, row in enumerate(other.kept.tolist()):
+            name, parent = other.bone_names[row], other.joint_parents[joint]
+            file_parent = merged_of[parent] if parent >= 0 else -1
+            if name in joint_of_name:
+                if not np.allclose(world[name], other.base_world[row], atol=1e-4) or parent_of[name][0] != file_parent:
+                    raise FormatError(
+                        f"armatures {parent_of[name][1]!r} and {other.armature.name!r} both have a bone {name!r}, "
+                        f"standing differently: an {file_kind} file holds one skeleton (rename one of the bones, or "
+                        "export the armatures one at a time)"
+                    )
+                merged_of[joint] = joint_of_name[name]
+                continue
+            mine = other.joints[joint]
+            merged_of[joint] = joint_of_name[name] = len(joints)
+            joints.append(IqeJoint(mine.name, file_parent, mine.translation, mine.rotation, mine.scale))
+            world[name], parent_of[name] = other.base_world[row], (file_parent, other.armature.name)
+    return joints, joint_of_name
+
+
+def with_resting_joints(animation: IqeAnimation, joints: list[IqeJoint]) -> None:
+    """Frames for joints past the animated armature's (several armatures written as one): their base pose."""
+    frames = animation.frames
+    missing = len(joints) - frames.shape[1]
+    if missing > 0:
+        base = np.array([[*j.translation, *j.rotation, *j.scale] for j in joints[-missing:]], np.float32)
+        animation.frames = np.concatenate([frames, np.broadcast_to(base, (len(frames), *base.shape))], axis=1)
 
 
 def skeleton(armature: bpy.types.Object, space: np.ndarray, deform_only: bool = False) -> Skeleton:

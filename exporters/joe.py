@@ -246,7 +246,7 @@ def draw_export_options(layout: bpy.types.UILayout, operator: object, context: b
     )
     draw_panel(
         layout, operator, "IOGF_joe_export_transform", "Transform",
-        ("apply_transform", "global_scale", "axis_forward", "axis_up"),
+        ("apply_transform", "global_scale", "forward_axis", "up_axis"),
     )  # fmt: skip
 
 

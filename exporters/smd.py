@@ -132,6 +132,17 @@ class BoneTable:
     implicit: int | None = None  # node id of the motionless bone, when unweighted vertices need one
     full: Skeleton | None = None  # every bone of the armature, when some are left out
     rows: np.ndarray | None = None  # the exported bones' rows in `full`
+    others: tuple[bpy.types.Object, ...] = ()  # further armatures written as one skeleton with it, at rest
+    own_bones: int | None = None  # with others: how many of the (full) skeleton's first bones are the armature's
+
+    def armatures(self) -> list[bpy.types.Object]:
+        return [self.armature, *self.others] if self.armature is not None else []
+
+    def blender_bone(self, name: str) -> bpy.types.Bone | None:
+        for armature in self.armatures():
+            if (bone := armature.data.bones.get(name)) is not None:
+                return bone
+        return None
 
     def bone_row(self, name: str) -> int | None:
         """The node of bone `name`: its own, or that of its nearest exported ancestor when it is left out."""
@@ -145,8 +156,8 @@ class BoneTable:
 
     def file_names(self) -> list[str]:
         """The bones' names for the file (a name Blender had to shorten: the file's own), before they are quoted."""
-        bones = self.armature.data.bones if self.armature is not None else {}
-        return [file_name_of(bones[name]) if name in bones else name for name in self.skeleton.names]
+        names = self.skeleton.names
+        return [file_name_of(bone) if (bone := self.blender_bone(name)) is not None else name for name in names]
 
     def written_names(self) -> list[str]:
         """file_names as SMD can quote them (quotable_name, the IQE export's rule too), kept distinct: a cleaned name
@@ -188,25 +199,63 @@ class BoneTable:
         return self.frame(0, self.skeleton.rest)
 
 
-def bone_table(armature: bpy.types.Object | None, settings: ExportSettings, warnings: list[str]) -> BoneTable:
+def bone_table(
+    armature: bpy.types.Object | None, settings: ExportSettings, warnings: list[str],
+    others: tuple[bpy.types.Object, ...] = (),
+) -> BoneTable:
     if armature is None:
         return BoneTable(Skeleton(["root"], [-1], np.identity(4)[None]), None, np.identity(4))
     skeleton = read_skeleton(armature)
     matrix = settings.matrix(armature)
-    _, uneven = rigid(matrix[None])
-    if uneven:
-        warnings.append(f"{armature.name}: non-uniform scale cannot be stored in SMD bones; it was dropped")
+    for obj in (armature, *others):
+        if rigid(settings.matrix(obj)[None])[1]:
+            warnings.append(f"{obj.name}: non-uniform scale cannot be stored in SMD bones; it was dropped")
+    own_bones = None
+    if others:
+        own_bones = len(skeleton)
+        skeleton = merged_skeleton(armature, skeleton, others, settings)
     if not len(skeleton):
         return BoneTable(Skeleton(["root"], [-1], np.identity(4)[None]), None, np.identity(4))
+    table = BoneTable(skeleton, armature, matrix, others=others, own_bones=own_bones)
     if settings.deform_only:
-        deforming = [armature.data.bones[name].use_deform for name in skeleton.names]
+        deforming = [getattr(table.blender_bone(name), "use_deform", False) for name in skeleton.names]
         if not any(deforming):
             raise FormatError(f"{armature.name}: no bone deforms (Deform Bones Only is on)")
         if not all(deforming):
             rows = np.flatnonzero(deforming)
-            kept = subset_skeleton(skeleton, rows)
-            return with_bone_limit(BoneTable(kept, armature, matrix, full=skeleton, rows=rows), warnings)
-    return with_bone_limit(BoneTable(skeleton, armature, matrix), warnings)
+            table.skeleton, table.full, table.rows = subset_skeleton(skeleton, rows), skeleton, rows
+    return with_bone_limit(table, warnings)
+
+
+def merged_skeleton(
+    armature: bpy.types.Object, skeleton: Skeleton, others: tuple[bpy.types.Object, ...], settings: ExportSettings
+) -> Skeleton:
+    """One skeleton for several armatures (an SMD holds one), in the first one's space: its bones, then each
+    other's by name; a bone of a name already there is that bone when it stands where it does under a parent of
+    the same name (static props' `root` bones), otherwise the armatures cannot share one skeleton."""
+    names, parents, rest = list(skeleton.names), list(skeleton.parents), list(skeleton.rest)
+    row_of = {name: row for row, name in enumerate(names)}
+    owner = dict.fromkeys(names, armature.name)
+    into_first = np.linalg.inv(settings.matrix(armature))
+    for other in others:
+        bones = read_skeleton(other)
+        placed, _ = rigid(into_first @ settings.matrix(other) @ bones.rest)
+        merged_of: dict[int, int] = {}
+        for row, name in enumerate(bones.names):
+            parent = merged_of[bones.parents[row]] if bones.parents[row] >= 0 else -1
+            if name in row_of:
+                if not np.allclose(rest[row_of[name]], placed[row], atol=1e-4) or parents[row_of[name]] != parent:
+                    raise FormatError(f"armatures {owner[name]!r} and {other.name!r} both have a bone {name!r}, "
+                                      "standing differently: an SMD holds one skeleton (rename one of the bones, or "
+                                      "export the armatures one at a time)")  # fmt: skip
+                merged_of[row] = row_of[name]
+                continue
+            merged_of[row] = row_of[name] = len(names)
+            names.append(name)
+            parents.append(parent)
+            rest.append(placed[row])
+            owner[name] = other.name
+    return Skeleton(names, parents, np.array(rest))
 
 
 def with_bone_limit(table: BoneTable, warnings: list[str]) -> BoneTable:
@@ -336,7 +385,7 @@ def mesh_corners(
     context: bpy.types.Context, obj: bpy.types.Object, table: BoneTable, settings: ExportSettings, warnings: list[str]
 ) -> MeshCorners:
     bone_row = {name: row for row, name in enumerate(table.skeleton.names)}
-    skinned = table.armature is not None and armature_of(obj) == table.armature
+    skinned = table.armature is not None and armature_of(obj) in table.armatures()
     groups = [group.name for group in obj.vertex_groups if group.name in bone_row] if skinned else []
     if skinned and table.full is not None:
         left_out = [g.name for g in obj.vertex_groups if g.name not in bone_row and g.name in table.full.names]
@@ -344,7 +393,7 @@ def mesh_corners(
             warnings.append(f"{obj.name}: {len(left_out)} vertex group(s) of bones that do not deform were left "
                             "out")  # fmt: skip
     parent_bone = None
-    if table.armature is not None and obj.parent == table.armature and obj.parent_type == "BONE":
+    if obj.parent in table.armatures() and obj.parent_type == "BONE":
         parent_bone = table.bone_row(obj.parent_bone)
         if parent_bone is not None and table.skeleton.names[parent_bone] != obj.parent_bone:
             warnings.append(f"{obj.name}: its parent bone {obj.parent_bone!r} does not deform; bound to "
@@ -582,7 +631,9 @@ def animation_document(
 ) -> smd.SmdDocument:
     armature = table.armature
     assert armature is not None
-    skeleton = table.full or table.skeleton  # every bone: a left-out bone still moves its children
+    every = table.full or table.skeleton  # every bone: a left-out bone still moves its children
+    own = table.own_bones or len(every)
+    skeleton = Skeleton(every.names[:own], every.parents[:own], every.rest[:own])  # (the animated armature's)
     turn = correction(bone_axis_of(armature))
     blender_rest = skeleton.rest @ turn
     if (moving := object_motion_warning(source, source.label, settings.object_motion)) is not None:
@@ -599,6 +650,7 @@ def animation_document(
     motion = object_motion(source, armature, frames) if settings.object_motion else None
     if motion is not None:  # the object's keyed motion carried by the root bones
         pose = motion[:, None] @ pose
+    pose = with_resting_bones(pose, every.parents, every.rest @ turn)
     # (rest matrices are rigid: any scale in a pose matrix is keyed scale, the bone's own or inherited)
     scaled = np.abs(np.linalg.norm(pose[..., :3, :3], axis=-2) - 1.0).max(initial=0.0) > 1e-4
     if scaled:
@@ -608,6 +660,20 @@ def animation_document(
         unturned = unturned[:, table.rows]
     skeleton_frames = [table.frame(frame, unturned[row]) for row, frame in enumerate(frames)]
     return smd.SmdDocument(nodes=table.nodes(), skeleton=skeleton_frames)
+
+
+def with_resting_bones(pose: np.ndarray, parents: list[int], rest: np.ndarray) -> np.ndarray:
+    """(F, B, 4, 4) poses from those of the first bones: the others (further armatures written as one skeleton)
+    at rest, relative to their parents."""
+    own = pose.shape[1]
+    if own == len(parents):
+        return pose
+    out = np.empty((len(pose), len(parents), 4, 4))
+    out[:, :own] = pose
+    for row in range(own, len(parents)):
+        parent = parents[row]
+        out[:, row] = rest[row] if parent < 0 else out[:, parent] @ (np.linalg.inv(rest[parent]) @ rest[row])
+    return out
 
 
 # ------------------------------------------------------------------------------------------------ driver
@@ -631,15 +697,25 @@ class Plan:
     files: list[tuple[str, Content]] = field(default_factory=list)
 
 
-def choose_armature(objects: list[bpy.types.Object], meshes: list[bpy.types.Object]) -> bpy.types.Object | None:
+def choose_armatures(
+    objects: list[bpy.types.Object], meshes: list[bpy.types.Object], mode: str, scope: str
+) -> tuple[bpy.types.Object | None, tuple[bpy.types.Object, ...]]:
+    """The armature whose bones (and animation) the SMD holds, and further ones written into its skeleton at rest;
+    several with animations of their own are refused, as an SMD holds one skeleton's."""
     armatures: list[bpy.types.Object] = []
     for candidate in [armature_of(obj) for obj in meshes] + [obj for obj in objects if obj.type == "ARMATURE"]:
         if candidate is not None and candidate not in armatures:
             armatures.append(candidate)
-    if len(armatures) > 1:
-        names = ", ".join(sorted(a.name for a in armatures))
-        raise FormatError(f"several armatures ({names}): an SMD holds one skeleton; export them one at a time")
-    return armatures[0] if armatures else None
+    if not armatures:
+        return None, ()
+    animated = {a.name: a for a in armatures if mode in ("ANIMATION", "ALL") and actions_for(a, scope)}
+    sets = {tuple(sorted(source.label for source in actions_for(a, scope))) for a in animated.values()}
+    if len(sets) > 1:  # (the same actions found for each: bones of one name, on releases without slots)
+        raise FormatError(f"several armatures with animations of their own ({', '.join(map(repr, sorted(animated)))}):"
+                          " an SMD holds one skeleton; export them one at a time")  # fmt: skip
+    first = next((a for a in animated.values() if a.animation_data and a.animation_data.action), None)
+    first = first or next(iter(animated.values()), armatures[0])
+    return first, tuple(a for a in armatures if a != first)
 
 
 def _meshes_of_the_armature(
@@ -709,13 +785,13 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     meshes, hulls = _without_collision_models(geometry_objects(objects), mode, summary.warnings)
     if not meshes and mode in ("REFERENCE", "VTA", "ALL"):
         meshes = _meshes_of_the_armature(context, objects, summary.warnings)
-    armature = choose_armature(objects, meshes)
+    armature, others = choose_armatures(objects, meshes, mode, settings.action_scope)
     if mode == "REFERENCE" and not meshes and armature is not None and actions_for(armature, "ACTIVE"):
         mode = "ANIMATION"  # an armature alone with its action: the animation SMD it is (an import of one)
     if mode == "ALL" and not meshes and armature is not None and actions_for(armature, settings.action_scope):
         mode = "ANIMATION"  # (all there is: an animation-only QC's actions)
     stem = os.path.splitext(path)[0]
-    table = bone_table(armature, settings, summary.warnings)
+    table = bone_table(armature, settings, summary.warnings, others)
     plan = Plan()
     flavour = "goldsrc" if settings.flavour == "GOLDSRC" else "source"
     parts: list[MeshCorners] = []

@@ -651,7 +651,7 @@ def draw_iqe_import_options(layout: bpy.types.UILayout, operator: object) -> Non
         ("import_armature", "import_animations", "bone_axis"),
     )  # fmt: skip
     draw_panel(
-        layout, operator, "IOGF_iqe_import_transform", "Transform", ("global_scale", "axis_forward", "axis_up")
+        layout, operator, "IOGF_iqe_import_transform", "Transform", ("global_scale", "forward_axis", "up_axis")
     )  # fmt: skip
 
 

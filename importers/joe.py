@@ -181,7 +181,7 @@ def draw_joe_import_options(layout: bpy.types.UILayout, operator: object) -> Non
         ("rewind_clockwise", "use_custom_normals", "apply_normal_swap", "find_textures"),
     )  # fmt: skip
     draw_panel(
-        layout, operator, "IOGF_joe_import_transform", "Transform", ("global_scale", "axis_forward", "axis_up")
+        layout, operator, "IOGF_joe_import_transform", "Transform", ("global_scale", "forward_axis", "up_axis")
     )  # fmt: skip
 
 

@@ -198,7 +198,7 @@ def test_file_without_texcoords_gets_no_uv_map(tmp_path: Path) -> None:
 def test_scale_and_axes_options(tmp_path: Path) -> None:
     path = tmp_path / "box.joe"
     path.write_bytes(fx.cube_bytes())
-    import_joe(path, global_scale=2.0, axis_forward="-Z", axis_up="Y")
+    import_joe(path, global_scale=2.0, forward_axis="NEGATIVE_Z", up_axis="Y")
     mesh = bpy.data.objects["box"].data
     corners = np.array([v.co[:] for v in mesh.vertices])
     assert np.abs(corners).max() == pytest.approx(2.0)
