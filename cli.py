@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import bpy
 
+from .common import progress
 from .common.operators import LEGACY_AXIS_OPTIONS, LEGACY_SCOPES, legacy_axis_value
 from .common.qmap_io import desc_path_for
 from .formats.errors import FormatError
@@ -203,6 +204,7 @@ class BlenderOutput:
     the user once, on stderr, from the CLI itself."""
 
     verbose = False
+    terminal_fd: int | None = None  # while Blender's output is caught: where stderr went before, for progress lines
 
     def __enter__(self) -> BlenderOutput:
         sys.stdout.flush()
@@ -212,6 +214,7 @@ class BlenderOutput:
         self.saved = (os.dup(1), os.dup(2))
         os.dup2(self.capture.fileno(), 1)
         os.dup2(self.capture.fileno(), 2)
+        BlenderOutput.terminal_fd = self.saved[1]
         # Python-level writes too (a traceback Blender prints when an operator raises), wherever sys.stderr points
         self.python_text = io.StringIO()
         self.redirected = contextlib.ExitStack()
@@ -220,6 +223,7 @@ class BlenderOutput:
         return self
 
     def __exit__(self, *_: object) -> None:
+        BlenderOutput.terminal_fd = None
         self.redirected.close()
         sys.stdout.flush()
         sys.stderr.flush()
@@ -241,6 +245,30 @@ class BlenderOutput:
 def flush_c_streams() -> None:
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None).fflush(None)
+
+
+def progress_wanted() -> bool:
+    """Progress lines only on a terminal: a pipeline reading the output gets none."""
+    return sys.stderr.isatty()
+
+
+def show_progress(text: str) -> None:
+    line = f"{text}\n"
+    if BlenderOutput.terminal_fd is not None:  # (inside an operator: stderr is being caught)
+        os.write(BlenderOutput.terminal_fd, line.encode("utf-8", errors="replace"))
+    else:
+        sys.stderr.write(line)
+        sys.stderr.flush()
+
+
+def files_read_lines(step: progress.Step) -> None:
+    """A line per file an import reads: `[2/5] reading idle.smd`."""
+    if step.kind == "file":
+        show_progress(f"[{step.done}/{step.total}] reading {printable(step.label)}")
+
+
+def listening_if_wanted() -> contextlib.AbstractContextManager[None]:
+    return progress.listening(files_read_lines) if progress_wanted() else contextlib.nullcontext()
 
 
 def run_operator(idname: str | None, what: str, **keywords: object) -> None:
@@ -485,7 +513,8 @@ def command_import(args: argparse.Namespace) -> None:
     if args.output:
         check_outputs(args.files, [(args.output, "saving the scene")])
     reset_scene()
-    import_files(args.files, settings)
+    with listening_if_wanted():
+        import_files(args.files, settings)
     if args.output:
         try:
             with BlenderOutput():
@@ -543,7 +572,9 @@ def command_convert(args: argparse.Namespace) -> None:
         except OSError as error:  # (a read-only parent, a file on the way): before any file is converted
             raise CliError(f"{args.output_dir}: cannot make this folder: {error.strerror}") from None
         failures = 0
-        for path in args.inputs:  # a batch goes on past a bad file and fails at the end
+        for number, path in enumerate(args.inputs, 1):  # a batch goes on past a bad file and fails at the end
+            if progress_wanted():
+                show_progress(f"[{number}/{len(args.inputs)}] converting {printable(path)}")
             try:
                 convert([path], outputs[path], target, import_settings, export_settings)
             except CliError as error:
@@ -556,7 +587,8 @@ def command_convert(args: argparse.Namespace) -> None:
         if failures:
             raise CliError(f"{failures} of {len(args.inputs)} conversions failed")
     else:
-        convert(args.inputs, args.output, target, import_settings, export_settings)
+        with listening_if_wanted():
+            convert(args.inputs, args.output, target, import_settings, export_settings)
         print(f"{len(args.inputs)} file(s) -> {args.output}{written_beside(compiled)}")
 
 

@@ -15,6 +15,7 @@ from bpy_extras.io_utils import ExportHelper, axis_conversion, poll_file_object_
 from mathutils import Matrix
 
 from ..formats.errors import FormatError
+from .progress import progress
 from .rollback import rollback_on_error
 from .selection import selecting_new_objects
 
@@ -94,17 +95,6 @@ def report_summary(operator: bpy.types.Operator, summary: Summary, verb: str) ->
     operator.report({"INFO"}, summary.line(verb))
 
 
-@contextmanager
-def progress(context: bpy.types.Context, total: int) -> Iterator[Callable[[int], None]]:
-    """Blender's progress cursor (a no-op in background mode), always ended."""
-    window_manager = context.window_manager
-    window_manager.progress_begin(0, max(total, 1))
-    try:
-        yield window_manager.progress_update
-    finally:
-        window_manager.progress_end()
-
-
 def guarded(operator: bpy.types.Operator, work: Callable[[], Summary], verb: str) -> set[str]:
     """Run an import or export; bad input and I/O errors become one ERROR report, never a traceback."""
     started = time.perf_counter()
@@ -136,15 +126,16 @@ def import_all(
     """Parse every file before touching bpy.data, then build; a failure removes whatever was created."""
     summary = Summary(files=len(paths))
     documents = []
-    with progress(context, 2 * len(paths)) as update:
-        for step, path in enumerate(paths):
+    with progress(context, 2 * len(paths), files=len(paths)) as tracker:
+        for path in paths:
+            tracker.file(path)
             documents.append((path, parse(path)))
-            update(step + 1)
+            tracker.step()
         with rollback_on_error(), selecting_new_objects(context):
-            for step, (path, document) in enumerate(documents):
+            for path, document in documents:
                 with naming_the_file(path):
                     build(path, document, summary)
-                update(len(paths) + step + 1)
+                tracker.step()
     return summary
 
 

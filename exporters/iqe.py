@@ -41,6 +41,7 @@ from ..common.operators import (
     prepare_layout,
     refuse_if_nothing_left,
 )
+from ..common.progress import progress
 from ..formats import iqe
 from ..formats.atomic import write_bytes_atomically
 from ..formats.errors import FormatError
@@ -625,8 +626,10 @@ def build_document(
     at_rest = armature_helpers.bone_children_at_rest(context, objects)  # (a hat on the head bone: as at rest)
     skinned_meshes = False
     unbound: list[str] = []  # objects neither skinned nor on a bone
-    with _rest_pose(context, objects, armatures, operator.apply_modifiers), at_rest:
-        for obj in objects:
+    with _rest_pose(context, objects, armatures, operator.apply_modifiers), at_rest, progress(
+        context, len(objects)
+    ) as tracker:
+        for obj in tracker.each(objects):
             skinned = joint_of_name is not None and _uses_armature(obj, armatures)
             data = _object_data(context, obj, operator, settings, customs, joint_of_name if skinned else None)
             if data is None:
@@ -770,9 +773,10 @@ def _action_animations(
     if not actions and settings.export_animations == "ACTIVE":
         warnings.append(f"armature {rig.armature.name!r} has no active action: no animation written (Animations: "
                         "All Actions writes every action that keys its bones)")  # fmt: skip
-    animations = [iqe_rig.action_animation(context, action, rig, bake=settings.bake_pose, warnings=warnings,
-                                           object_motion_written=settings.object_motion)
-                  for action in actions]  # fmt: skip
+    with progress(context, len(actions)) as tracker:
+        animations = [iqe_rig.action_animation(context, action, rig, bake=settings.bake_pose, warnings=warnings,
+                                               object_motion_written=settings.object_motion)
+                      for action in tracker.each(actions)]  # fmt: skip
     taken: set[str] = set()
     for action, animation in zip(actions, animations, strict=True):
         if animation.name in taken:  # two actions of one name in the file (a rig imported twice): Blender's names

@@ -25,6 +25,7 @@ from ..common.operators import (
     refuse_if_nothing_left,
     said_once,
 )
+from ..common.progress import progress
 from ..formats import joe, jpk
 from ..formats.atomic import write_files_atomically
 from ..formats.errors import FormatError
@@ -150,7 +151,8 @@ def chosen_objects(context: bpy.types.Context, operator: ExportScopeMixin) -> li
 def export_joe(context: bpy.types.Context, path: str, operator: ExportScopeMixin) -> Summary:
     summary = Summary(files=1, face_kind="triangles")
     objects = chosen_objects(context, operator)
-    parts = [object_triangles(context, obj, operator) for obj in objects]
+    with progress(context, len(objects)) as tracker:
+        parts = [object_triangles(context, obj, operator) for obj in tracker.each(objects)]
     kept = [(obj, part) for obj, part in zip(objects, parts, strict=True)
             if has_faces(obj.name, part.triangle_count, summary.warnings)]  # fmt: skip
     parts = [part for _, part in kept]
@@ -174,7 +176,8 @@ def export_joe(context: bpy.types.Context, path: str, operator: ExportScopeMixin
 def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin) -> Summary:
     summary = Summary(files=1, face_kind="triangles")
     objects = chosen_objects(context, operator)
-    parts = [(obj, object_triangles(context, obj, operator)) for obj in objects]
+    with progress(context, len(objects)) as tracker:
+        parts = [(obj, object_triangles(context, obj, operator)) for obj in tracker.each(objects)]
     parts = [(obj, part) for obj, part in parts if has_faces(obj.name, part.triangle_count, summary.warnings)]
     summary.warnings += unheld_data([obj for obj, _ in parts], operator)
     refuse_if_nothing_left(len(parts), len(objects))

@@ -33,6 +33,7 @@ from ..common.operators import (
     prepare_layout,
     refuse_if_nothing_left,
 )
+from ..common.progress import progress
 from ..common.qmap_io import OCTREE_DISPLAY, compiler_call, desc_path_for, encode_name
 from ..formats.atomic import Content, write_files_atomically
 from ..formats.errors import FormatError
@@ -182,40 +183,46 @@ def material_entry(material: bpy.types.Material | None, scene: bpy.types.Scene) 
 
 def gather_scene(context: bpy.types.Context, objects: list[bpy.types.Object], apply_modifiers: bool) -> SceneExport:
     export = SceneExport()
-    chosen_meshes = 0
     depsgraph = context.evaluated_depsgraph_get()
-    for obj in objects:
-        if obj.get(OCTREE_DISPLAY):  # the panel's octree boxes show a compiled map; they are not part of it
-            continue
-        name = encode_name(mesh_io.original_name(obj), "object")
-        if obj.type == "MESH":
-            materials = [slot.material for slot in obj.material_slots]
-            names = [encode_name(mesh_io.original_name(m), "material") if m else b"" for m in materials]
-            with mesh_io.evaluated_mesh(obj, depsgraph, apply_modifiers) as mesh:
-                exported = mesh_object(obj, mesh, name, names)
-            chosen_meshes += 1
-            if not has_faces(obj.name, len(exported.face_sizes), export.warnings):
-                continue
-            note = mesh_io.unheld_data_note(obj, "QMAP", one_uv_map=True, colors=False, shapes_applied=apply_modifiers)
-            export.warnings += [note] if note else []
-            export.tmp.meshes.append(exported)
-            export.faces += len(exported.face_sizes)
-            for material, encoded in zip(materials, names, strict=True):
-                entry = material_entry(material, context.scene)
-                if entry is not None and encoded not in export.desc.entries:
-                    export.desc.entries[encoded] = entry
-        elif obj.type == "LIGHT":
-            lamp = lamp_object(obj, name)
-            if lamp is None:
-                export.warnings.append(f"{obj.name}: {obj.data.type.lower()} lights are not QMAP lamps; skipped")
-            else:
-                export.tmp.lamps.append(lamp)
-        elif obj.type in SKIPPED_WITH_WARNING:
-            export.warnings.append(f"{obj.name}: {obj.type.lower()} objects are not exported to QMAP; skipped")
+    with progress(context, len(objects)) as tracker:
+        for obj in tracker.each(objects):
+            if not obj.get(OCTREE_DISPLAY):  # the panel's octree boxes show a compiled map; they are not part of it
+                gather_object(context, obj, depsgraph, apply_modifiers, export)
+    chosen_meshes = sum(1 for obj in objects if obj.type == "MESH" and not obj.get(OCTREE_DISPLAY))
     if not chosen_meshes:
         raise FormatError("no mesh objects to export: a QMAP map needs geometry")
     refuse_if_nothing_left(len(export.tmp.meshes), chosen_meshes)
     return export
+
+
+def gather_object(
+    context: bpy.types.Context, obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, apply_modifiers: bool,
+    export: SceneExport,
+) -> None:
+    name = encode_name(mesh_io.original_name(obj), "object")
+    if obj.type == "MESH":
+        materials = [slot.material for slot in obj.material_slots]
+        names = [encode_name(mesh_io.original_name(m), "material") if m else b"" for m in materials]
+        with mesh_io.evaluated_mesh(obj, depsgraph, apply_modifiers) as mesh:
+            exported = mesh_object(obj, mesh, name, names)
+        if not has_faces(obj.name, len(exported.face_sizes), export.warnings):
+            return
+        note = mesh_io.unheld_data_note(obj, "QMAP", one_uv_map=True, colors=False, shapes_applied=apply_modifiers)
+        export.warnings += [note] if note else []
+        export.tmp.meshes.append(exported)
+        export.faces += len(exported.face_sizes)
+        for material, encoded in zip(materials, names, strict=True):
+            entry = material_entry(material, context.scene)
+            if entry is not None and encoded not in export.desc.entries:
+                export.desc.entries[encoded] = entry
+    elif obj.type == "LIGHT":
+        lamp = lamp_object(obj, name)
+        if lamp is None:
+            export.warnings.append(f"{obj.name}: {obj.data.type.lower()} lights are not QMAP lamps; skipped")
+        else:
+            export.tmp.lamps.append(lamp)
+    elif obj.type in SKIPPED_WITH_WARNING:
+        export.warnings.append(f"{obj.name}: {obj.type.lower()} objects are not exported to QMAP; skipped")
 
 
 def format_sources(export: SceneExport, write_desc: bool) -> tuple[list[bytes], bytes | None]:

@@ -72,6 +72,7 @@ from ..common.operators import (
     prepare_layout,
     refuse_if_nothing_left,
 )
+from ..common.progress import progress
 from ..formats import smd
 from ..formats.atomic import Content, write_files_atomically
 from ..formats.dedup import first_equal_rows, first_occurrences
@@ -799,8 +800,9 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
         if not meshes:
             hint = "; an animation alone is written with the Animation mode" if armature is not None else ""
             raise FormatError(f"no mesh objects to export ({operator.scope_hint()}{hint})")
-        with bone_children_at_rest(context, meshes):
-            chosen = [(obj, mesh_corners(context, obj, table, settings, summary.warnings)) for obj in meshes]
+        with bone_children_at_rest(context, meshes), progress(context, len(meshes)) as tracker:
+            chosen = [(obj, mesh_corners(context, obj, table, settings, summary.warnings))
+                      for obj in tracker.each(meshes)]  # fmt: skip
         kept = [(obj, part) for obj, part in chosen if has_faces(obj.name, len(part.positions), summary.warnings)]
         refuse_if_nothing_left(len(kept), len(meshes))
         summary.warnings += _unheld_data([obj for obj, _ in kept], mode) if mode != "VTA" else []
@@ -834,8 +836,10 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
             sources = actions_for(table.armature, settings.action_scope)
             if not sources and mode == "ANIMATION":
                 raise FormatError(f"armature {table.armature.name!r} has no action to export")
-            for source in sources:
-                document = animation_document(context, table, source, settings, summary.warnings)
+            with progress(context, len(sources)) as tracker:
+                documents = [(source, animation_document(context, table, source, settings, summary.warnings))
+                             for source in tracker.each(sources)]  # fmt: skip
+            for source, document in documents:
                 if mode == "ANIMATION" and settings.action_scope == "ACTIVE":
                     target = path
                 else:

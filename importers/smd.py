@@ -62,8 +62,8 @@ from ..common.operators import (
     guarded,
     naming_the_file,
     prepare_layout,
-    progress,
 )
+from ..common.progress import progress
 from ..common.rollback import rollback_on_error, undo_on_failure
 from ..common.selection import selecting_new_objects
 from ..formats import smd
@@ -737,29 +737,30 @@ def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdI
     summary = Summary()
     planned = plan_files(paths, options, summary)  # (a bad QC fails before anything changes)
     summary.files = len(planned)
-    with progress(context, 2 * len(planned)) as update, collector_paused():
+    with progress(context, 2 * len(planned), files=len(planned)) as tracker, collector_paused():
         parsed = []
-        for step, item in enumerate(planned):
+        for item in planned:
+            tracker.file(item.path)
             own = item.options or options
             parsed.append(replace(parse_file(item.path, own), options=own, target=item.target, from_qc=item.from_qc,
                                   shape_names=item.shape_names, collision=item.collision,
                                   action_name=item.action_name, frame_rate=item.frame_rate, loop=item.loop,
                                   also_as=item.also_as))  # fmt: skip
-            update(step + 1)
+            tracker.step()
         state = ImportState()
         for file in parsed:
             if file.kind == "reference" and file.target is not None:
                 state.later_meshes.setdefault(file.target, []).append(file)
         with rollback_on_error(), selecting_new_objects(context):
             ensure_object_mode(context)  # (after parsing: a bad file leaves the user in the mode they were in)
-            for step, file in enumerate(sorted(parsed, key=lambda p: BUILD_ORDER[p.kind])):
+            for file in sorted(parsed, key=lambda p: BUILD_ORDER[p.kind]):
                 own = file.options or options
                 with (
                     naming_the_file(file.path),
                     textures.texturing_new_materials(file.path, own.find_textures, summary),
                 ):
                     BUILDERS[file.kind](context, file, own, state, summary)
-                update(len(planned) + step + 1)
+                tracker.step()
     return summary
 
 
