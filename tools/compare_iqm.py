@@ -11,7 +11,7 @@ looked up by the wrong index. Prints one line per file, and what differs; exit 1
 
 `--scene` builds a rigged, animated Blender scene instead (two meshes and materials, UVs, a colour attribute,
 three bones with blended weights, two actions), exports it with `export_scene.iqe` and `export_scene.iqm`, and
-compares what the reference compiler makes of the first with the second: the issue's target.
+compares what the reference compiler makes of the first with the second.
 """
 
 from __future__ import annotations

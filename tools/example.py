@@ -1,4 +1,4 @@
-"""The main job on a bundled example: build a small scene, export it to every implemented format, import each
+"""The example script: build a small scene, export it to every implemented format, import each
 result back, render a Workbench view of every imported result into one picture, build the installable zip into
 dist/, and print a summary. Output goes to out/.
 
@@ -23,7 +23,7 @@ import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 from mathutils import Vector  # noqa: E402
 
-OUT = Path(os.environ.get("IOGF_EXAMPLE_OUT", REPO_ROOT / "out"))  # overridable for the test of the main job
+OUT = Path(os.environ.get("IOGF_EXAMPLE_OUT", REPO_ROOT / "out"))  # overridable for the test of the example script
 DIST = Path(os.environ.get("IOGF_EXAMPLE_DIST", REPO_ROOT / "dist"))
 VIEW_SIZE = (360, 240)  # pixels of each format's view in the picture
 # Warnings the example scene causes on purpose, and why: printed with the summary so that a clean run is visible.

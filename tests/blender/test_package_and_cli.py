@@ -143,7 +143,7 @@ def test_cli_batch_conversion_names_outputs_after_the_whole_extension(tmp_path: 
     assert joe.load_joe(str(tmp_path / "out" / "room.joe")).first_frame.face_count == 2
 
 
-def test_the_main_job_runs_clean_and_reports_what_it_left_on_disk(tmp_path: Path) -> None:
+def test_the_example_script_runs_clean_and_reports_what_it_left_on_disk(tmp_path: Path) -> None:
     out, dist = tmp_path / "out", tmp_path / "dist"
     env_overrides = {"IOGF_EXAMPLE_OUT": str(out), "IOGF_EXAMPLE_DIST": str(dist)}
     env = {"BLENDER_USER_RESOURCES": str(tmp_path / "user"), "PATH": "/usr/bin:/bin", **env_overrides}
