@@ -65,6 +65,7 @@ class QcDocument:
     repeated_sequences: list[tuple[str, str, float, bool]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what is left out as it should be (LOD meshes)
+    included: list[str] = field(default_factory=list)  # the $include files read, in reading order (repeats too)
 
 
 @dataclass(slots=True)
@@ -212,6 +213,7 @@ class _Reader:
                 if includes > MAX_INCLUDES:
                     raise _include_error(f"more than {MAX_INCLUDES:,} $include files in all", chain)
                 stack.append((target, self.raw_tokens(target, name, chain), 0, name))
+                self.document.included.append(target)
             elif word == "$definemacro" and at + 1 < len(raw):
                 end, params, body = _macro_definition(raw, at + 1)
                 self.macros.setdefault(raw[at + 1].text.lower(), (params, body))

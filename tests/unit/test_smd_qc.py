@@ -65,6 +65,7 @@ def test_includes_are_found_beside_the_including_file(tmp_path: Path) -> None:
     (tmp_path / "main.qc").write_text('$body "main" "ref"\n$include "sub/part.qci"\n')
     qc = load_qc(tmp_path / "main.qc")
     assert [Path(m.path).name for m in qc.meshes] == ["ref.smd", "other.smd"] and qc.up_axis == "X"
+    assert [Path(p).name for p in qc.included] == ["Part.QCI", "more.qci"]  # (what a rebuild depends on too)
 
 
 def test_missing_files_warn_dmx_is_named_and_a_qc_naming_nothing_found_fails(tmp_path: Path) -> None:
