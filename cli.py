@@ -10,18 +10,24 @@ import ast
 import contextlib
 import ctypes
 import io
+import json
 import os
 import re
 import stat
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, NoReturn
 
 import bpy
+import numpy as np
 
+from .batch import cluster
+from .batch.pool import Result, Task, result_line
+from .batch.runner import Batch, Job, Report
 from .common import progress
 from .common.operators import LEGACY_AXIS_OPTIONS, LEGACY_SCOPES, legacy_axis_value
 from .common.qmap_io import desc_path_for
@@ -205,6 +211,7 @@ class BlenderOutput:
 
     verbose = False
     terminal_fd: int | None = None  # while Blender's output is caught: where stderr went before, for progress lines
+    naming: str | None = None  # the input being converted, which each warning line names
 
     def __enter__(self) -> BlenderOutput:
         sys.stdout.flush()
@@ -237,7 +244,7 @@ class BlenderOutput:
         self.capture.close()
         for line in text.splitlines():
             if ": warning: " in line:
-                print(line, file=sys.stderr)
+                print(f"{printable(self.naming)}: {line}" if self.naming else line, file=sys.stderr)
             elif self.verbose or line.startswith("Info: "):
                 print(line.replace(", see the console)", ")"))  # (the warnings are printed above it)
 
@@ -565,38 +572,212 @@ def command_convert(args: argparse.Namespace) -> None:
         for path, output in outputs.items()
         for written in ([output] if compiled else files_written(output, target, export_settings))
     ], made_folder=args.output_dir)  # fmt: skip
-    convert = compile_source if compiled else convert_files
+    report = open_report(args.report, args.inputs, list(outputs.values()))
     if args.output_dir:
         try:
             os.makedirs(args.output_dir, exist_ok=True)
         except OSError as error:  # (a read-only parent, a file on the way): before any file is converted
             raise CliError(f"{args.output_dir}: cannot make this folder: {error.strerror}") from None
-        failures = 0
-        for number, path in enumerate(args.inputs, 1):  # a batch goes on past a bad file and fails at the end
-            if progress_wanted():
-                show_progress(f"[{number}/{len(args.inputs)}] converting {printable(path)}")
-            try:
-                convert([path], outputs[path], target, import_settings, export_settings)
-            except CliError as error:
-                failures += 1
-                message = str(error)
-                print(f"error: {message if os.path.basename(path) in message else f'{path}: {message}'}",
-                      file=sys.stderr)  # fmt: skip
-                continue
-            print(f"{path} -> {outputs[path]}{written_beside(compiled)}")
-        if failures:
-            raise CliError(f"{failures} of {len(args.inputs)} conversions failed")
+    groups = [[path] for path in args.inputs] if args.output_dir else [list(args.inputs)]
+    settings = ConvertSettings(target, import_settings, export_settings, compiled)
+    jobs = [conversion_job(group, outputs[group[0]], settings, not args.output_dir) for group in groups]
+    batch = Batch(local=run_task, command=worker_command, workers=args.jobs, scheduler=args.scheduler,
+                  force=args.force, verbose=BlenderOutput.verbose)  # fmt: skip
+    failures: list[str] = []
+
+    def finished(job: Job, result: Result) -> None:
+        show_result(job, result, written_beside(compiled), failures)
+        if report is not None:
+            report.write(job, result)
+
+    def started(index: int) -> None:
+        if progress_wanted() and args.output_dir:
+            show_progress(f"[{index + 1}/{len(jobs)}] converting {printable(jobs[index].inputs[0])}")
+
+    try:
+        with listening_if_wanted() if not args.output_dir else contextlib.nullcontext():
+            tally = batch.run(jobs, finished, started)
+    except cluster.SchedulerUnavailable as error:
+        raise CliError(str(error)) from None
+    finally:
+        if report is not None:
+            report.stream.close()
+    print(tally.line())
+    if failures and args.output_dir:
+        raise CliError(f"{len(failures)} of {len(args.inputs)} conversions failed")
+    if failures:
+        raise CliError(failures[0])
+
+
+@dataclass(frozen=True)
+class ConvertSettings:
+    target: FileFormat
+    import_settings: dict[str, object]
+    export_settings: dict[str, object]
+    compiled: bool
+
+
+def conversion_job(inputs: list[str], output: str, settings: ConvertSettings, one_output: bool) -> Job:
+    """One conversion as a task a worker can run, with what decides whether a rerun may skip it."""
+    target = settings.target
+    written = [output] if settings.compiled else list(files_written(output, target, settings.export_settings))
+    task = {
+        "inputs": inputs, "output": output, "target": target.name, "compiled": settings.compiled,
+        "one_output": one_output,
+        "import_settings": repr(settings.import_settings), "export_settings": repr(settings.export_settings),
+        "label": inputs[0] if len(inputs) == 1 else shortened(", ".join(inputs)),
+    }  # fmt: skip
+    fingerprint = repr([extension_version(), [os.path.abspath(path) for path in inputs], task["target"],
+                        sorted(settings.import_settings.items(), key=repr),
+                        sorted(settings.export_settings.items(), key=repr), settings.compiled])  # fmt: skip
+    sources = files_read(inputs)
+    if settings.compiled and import_settings_use_desc(settings.import_settings):
+        sources.append(desc_path_for(inputs[0]))
+    concrete = [path for path in written if not path.endswith(PATTERNS)]
+    return Job(inputs, output, task, fingerprint, sources, concrete)
+
+
+def shortened(text: str, most: int = 200) -> str:
+    return text if len(text) <= most else text[: most - 3] + "..."
+
+
+def import_settings_use_desc(settings: dict[str, object]) -> bool:
+    return bool(settings.get("use_desc", True))
+
+
+def extension_version() -> str:
+    """The manifest's version: an output made by another version is made again."""
+    import tomllib
+
+    with open(os.path.join(os.path.dirname(__file__), "blender_manifest.toml"), "rb") as stream:
+        return str(tomllib.load(stream).get("version", ""))
+
+
+def open_report(path: str | None, inputs: Sequence[str], outputs: Sequence[str]) -> Report | None:
+    """--report FILE.jsonl, refused before any work when it cannot be written or would replace a file in use."""
+    if path is None:
+        return None
+    if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+        raise UsageError(f"--report {path}: the folder {os.path.dirname(os.path.abspath(path))} does not exist")
+    for other in [*files_read(inputs), *outputs]:
+        if same_file(path, other):
+            raise UsageError(f"--report {path} is also an input or an output")
+    try:
+        return Report(open(path, "w", encoding="utf-8"))  # (closed when the batch ends)
+    except OSError as error:
+        raise UsageError(f"--report {path}: cannot write it ({error.strerror})") from None
+
+
+def show_result(job: Job, result: Result, beside: str, failures: list[str]) -> None:
+    """A conversion's lines, as a serial run prints them: its summaries, its warnings (each naming its input), and
+    where it went or why it failed."""
+    sys.stdout.write(result.get("stdout", ""))
+    sys.stderr.write(result.get("stderr", ""))
+    label = printable(job.inputs[0]) if len(job.inputs) == 1 and not job.task["one_output"] else \
+        f"{len(job.inputs)} file(s)"  # fmt: skip
+    status = result.get("status")
+    if status == "skipped":
+        print(f"{label} -> {job.output} (up to date)")
+    elif status == "ok":
+        print(f"{label} -> {job.output}{beside}")
     else:
-        with listening_if_wanted():
-            convert(args.inputs, args.output, target, import_settings, export_settings)
-        print(f"{len(args.inputs)} file(s) -> {args.output}{written_beside(compiled)}")
+        message = str(result.get("error") or "failed")
+        failures.append(message)
+        if not job.task["one_output"]:  # (-o: the one error is the command's, printed once at the end)
+            named = message if os.path.basename(job.inputs[0]) in message else f"{job.inputs[0]}: {message}"
+            print(f"error: {named}", file=sys.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+
+
+def run_task(task: Task) -> Result:
+    """Convert one task in this process (a worker's, or a serial batch's): what it printed, warnings naming its
+    input, its error, what it made and how long it took."""
+    started = time.perf_counter()
+    inputs, output, target = list(task["inputs"]), str(task["output"]), FORMATS[task["target"]]
+    import_settings = ast.literal_eval(task["import_settings"])
+    export_settings = ast.literal_eval(task["export_settings"])
+    out, err = io.StringIO(), io.StringIO()
+    result: Result = {"status": "ok", "error": None, "counts": {}}
+    BlenderOutput.naming = task["label"]
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            if task["compiled"]:
+                compile_source(inputs, output, target, import_settings, export_settings)
+            else:
+                result["counts"] = convert_files(inputs, output, target, import_settings, export_settings)
+    except CliError as error:
+        result.update(status="failed", error=as_given(str(error), inputs))
+    finally:
+        BlenderOutput.naming = None
+    text = err.getvalue()
+    result.update(stdout=out.getvalue(), stderr=text, seconds=time.perf_counter() - started,
+                  warnings=[line for line in text.splitlines() if ": warning: " in line])  # fmt: skip
+    return result
+
+
+def as_given(message: str, inputs: Sequence[str]) -> str:
+    """Paths in a message as the user gave them (readers name files by their absolute paths)."""
+    for path in inputs:
+        message = message.replace(os.path.abspath(path), path)
+    return message
+
+
+def command_worker(_: argparse.Namespace) -> None:
+    """A batch's worker: tasks as JSON lines on stdin, each result as one marked line on stdout."""
+    for line in sys.stdin:
+        if line.strip():
+            result = run_task(json.loads(line))
+            sys.stdout.flush()
+            os.write(1, result_line(result))
+
+
+# The command that starts a worker: Blender's binary running this extension, or (the bpy module) this Python
+# loading the extension as this process did: from the source tree (the `dev` repository tools/bpy_extension.py
+# makes), or from the user's installed extensions.
+WORKER_BOOTSTRAP = """
+import importlib, os, sys
+module, source = sys.argv[1], sys.argv[2]
+if module.split(".")[1] == "dev":
+    sys.path.insert(0, os.path.join(source, "tools"))
+    from bpy_extension import enable_extension
+    extension = enable_extension()
+else:
+    import bpy
+    import addon_utils
+    addon_utils.enable(module, default_set=False)
+    extension = importlib.import_module(module)
+sys.exit(extension.cli.main(["worker"], prog="worker"))
+"""
+
+
+def worker_command() -> list[str]:
+    if bpy.app.binary_path:
+        return [bpy.app.binary_path, "--background", "--command", COMMAND_ID, "worker"]
+    source = os.path.dirname(os.path.realpath(__file__))
+    return [sys.executable, "-c", WORKER_BOOTSTRAP, str(__package__), source]
 
 
 def convert_files(paths: Sequence[str], output: str, target: FileFormat, import_settings: dict[str, object],
-                  export_settings: dict[str, object]) -> None:  # fmt: skip
+                  export_settings: dict[str, object]) -> dict[str, int]:  # fmt: skip
+    """Import the files into an empty scene and export it; what the import made, counted."""
     reset_scene()
     import_files(paths, import_settings)
+    counts = scene_counts()
     export_scene(output, target, export_settings, None)
+    return counts
+
+
+def scene_counts() -> dict[str, int]:
+    objects = list(bpy.context.scene.objects)
+    triangles = 0
+    for obj in objects:
+        if obj.type == "MESH" and len(obj.data.polygons):
+            sizes = np.empty(len(obj.data.polygons), np.int64)
+            obj.data.polygons.foreach_get("loop_total", sizes)
+            triangles += int((sizes - 2).sum())
+    bones = sum(len(obj.data.bones) for obj in objects if obj.type == "ARMATURE")
+    return {"objects": len(objects), "triangles": triangles, "bones": bones, "actions": len(bpy.data.actions)}
 
 
 # A .qmap.tmp converted to .qmap is compiled as it is (with the .qmap.desc beside it), as the standalone compiler
@@ -635,7 +816,7 @@ def compile_source(paths: Sequence[str], output: str, target: FileFormat, import
     except OSError as error:
         raise CliError(f"{error.filename or output}: {error.strerror or error}") from None
     for warning in report.warnings:
-        print(f"{os.path.basename(paths[0])}: warning: {warning}", file=sys.stderr)
+        print(f"{paths[0]}: warning: {warning}", file=sys.stderr)
 
 
 def compile_options_for(target: FileFormat, settings: dict[str, object]) -> qc.CompileOptions:
@@ -665,6 +846,16 @@ def command_options(args: argparse.Namespace) -> None:
                 print(f"      {prop.description}")
 
 
+def positive_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is less than 1")
+    return value
+
+
 class OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage mistake is one line on stderr (exit code 2), pointing at --help."""
 
@@ -685,7 +876,8 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     verbose.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
                          help="also show Blender's own log lines")  # fmt: skip
     parser.add_argument("-v", "--verbose", action="store_true", help="also show Blender's own log lines")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser,
+                                     metavar="command")  # fmt: skip
 
     imp = commands.add_parser(
         "import", parents=[verbose], help="import files into an empty scene, optionally save it as .blend"
@@ -711,7 +903,22 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     where.add_argument("-d", "--output-dir", help="one output file per input, in this folder")
     conv.add_argument("--import-set", action="append", default=[], metavar="KEY=VALUE", help="an import option")
     conv.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an export option")
+    conv.add_argument("-j", "--jobs", type=positive_count, default=os.cpu_count() or 1, metavar="N",
+                      help="convert N files side by side, each in a Blender process of its own (default: one per "
+                      "core; 1: one at a time in this process)")  # fmt: skip
+    conv.add_argument("--force", action="store_true",
+                      help="convert every input, also those whose output is up to date (newer than every file it "
+                      "was made from, made with the same options and version: skipped by default)")  # fmt: skip
+    conv.add_argument("--report", metavar="FILE.jsonl",
+                      help="write one JSON object per input: outputs, status (ok, skipped, failed), error, "
+                      "warnings, counts, seconds")  # fmt: skip
+    conv.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                      help="convert on a Dask cluster (the 'distributed' package) instead of on this machine; "
+                      "inputs and outputs must be at the same paths on every worker")  # fmt: skip
     conv.set_defaults(run=command_convert)
+
+    worker = commands.add_parser("worker", help=argparse.SUPPRESS)  # (a batch's worker process: tasks on stdin)
+    worker.set_defaults(run=command_worker)
 
     opts = commands.add_parser("options", parents=[verbose], help="list a format's import and export options")
     opts.add_argument("format", help=f"a format ({known})")

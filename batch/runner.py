@@ -1,0 +1,153 @@
+"""A batch of conversions: what is up to date is skipped (batch.record), the rest runs in this process, in a pool of
+worker processes or on a Dask cluster; results are handed on in input order however they finish, written to the
+record as they finish (an interrupted batch keeps them) and to the JSON Lines report."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import IO
+
+from . import cluster, pool
+from .record import Record, record_path
+
+
+@dataclass
+class Job:
+    """One conversion: its inputs as given, the output, the task a worker runs, and what decides if it is up to
+    date (the files it is made from, the files it writes, its options and the extension's version)."""
+
+    inputs: list[str]
+    output: str
+    task: pool.Task
+    fingerprint: str
+    sources: list[str]
+    outputs: list[str]
+
+
+@dataclass
+class Tally:
+    converted: int = 0
+    skipped: int = 0
+    failed: int = 0
+    started: float = field(default_factory=time.perf_counter)
+
+    def line(self) -> str:
+        seconds = time.perf_counter() - self.started
+        return f"{self.converted} converted, {self.skipped} skipped, {self.failed} failed in {seconds:.1f} s"
+
+
+SKIPPED: pool.Result = {"status": "skipped"}
+
+
+@dataclass
+class Batch:
+    """How the jobs run: `local` converts one task in this process; `command` starts a worker process."""
+
+    local: Callable[[pool.Task], pool.Result]
+    command: Callable[[], list[str]]
+    workers: int = 1
+    scheduler: str | None = None
+    force: bool = False
+    verbose: bool = False
+
+    def run(
+        self, jobs: Sequence[Job], finished: Callable[[Job, pool.Result], None],
+        started: Callable[[int], None] | None = None,
+    ) -> Tally:  # fmt: skip
+        """Run the jobs; `finished(job, result)` for each in input order (skipped ones too), `started(index)` as
+        each is begun."""
+        tally = Tally()
+        by_folder: dict[str, Record] = {}  # (one record per folder, shared by its outputs)
+        for job in jobs:
+            folder = record_path(job.output)
+            if folder not in by_folder:
+                by_folder[folder] = Record.beside(job.output)
+        records = {job.output: by_folder[record_path(job.output)] for job in jobs}
+        waiting: dict[int, pool.Result] = {}
+        to_run = []
+        for index, job in enumerate(jobs):
+            if not self.force and records[job.output].up_to_date(job.output, job.fingerprint):
+                waiting[index] = SKIPPED
+            else:
+                to_run.append(index)
+        following = 0
+        for index, result in self._results(jobs, to_run, started):
+            job = jobs[index]
+            if result.get("status") == "ok":
+                records[job.output].store(job.output, job.fingerprint, job.sources, job.outputs)
+            else:
+                records[job.output].forget(job.output)
+            waiting[index] = result
+            while following in waiting:  # (hand on in input order)
+                self._hand_on(jobs[following], waiting.pop(following), tally, finished)
+                following += 1
+        while following in waiting:
+            self._hand_on(jobs[following], waiting.pop(following), tally, finished)
+            following += 1
+        return tally
+
+    @staticmethod
+    def _hand_on(job: Job, result: pool.Result, tally: Tally, finished: Callable[[Job, pool.Result], None]) -> None:
+        status = result.get("status")
+        if status == "skipped":
+            tally.skipped += 1
+        elif status == "ok":
+            tally.converted += 1
+        else:
+            tally.failed += 1
+        finished(job, result)
+
+    def _results(
+        self, jobs: Sequence[Job], to_run: list[int], started: Callable[[int], None] | None
+    ) -> Iterator[tuple[int, pool.Result]]:
+        tasks = [jobs[index].task for index in to_run]
+        if self.scheduler is not None:
+            each = cluster.run_on_cluster(self.scheduler, self.command(), tasks,
+                                          _renumbered(started, to_run))  # fmt: skip
+            for position, result in each:
+                yield to_run[position], result
+            return
+        if self.workers <= 1 or len(tasks) <= 1:
+            for index in to_run:
+                if started is not None:
+                    started(index)
+                yield index, self.local(jobs[index].task)
+            return
+        workers = pool.WorkerPool(self.command(), self.workers, self.verbose)
+        try:
+            for position, result in workers.run(tasks, _renumbered(started, to_run)):
+                yield to_run[position], result
+        except BaseException:  # (Ctrl-C, SIGTERM): every worker stops, removing what it was writing
+            workers.stop()
+            raise
+        workers.close()
+
+
+def _renumbered(started: Callable[[int], None] | None, to_run: list[int]) -> Callable[[int], None] | None:
+    if started is None:
+        return None
+    return lambda position: started(to_run[position])
+
+
+class Report:
+    """`--report FILE.jsonl`: one JSON object per input, written as each is handed on."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+
+    def write(self, job: Job, result: pool.Result) -> None:
+        for given in job.inputs:
+            entry = {
+                "input": given,
+                "outputs": job.outputs if result.get("status") != "failed" else [],
+                "status": result.get("status", "failed"),
+                "error": result.get("error"),
+                "warnings": result.get("warnings", []),
+                "counts": result.get("counts", {}),
+                "seconds": round(float(result.get("seconds", 0.0)), 4),
+            }
+            self.stream.write(json.dumps(entry) + "\n")
+        self.stream.flush()
