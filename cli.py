@@ -435,7 +435,7 @@ def _check_action_files(pattern: str, writer: str, read: Sequence[str]) -> None:
 
 
 def files_read(inputs: Sequence[str]) -> list[str]:
-    """The inputs, and the files a QC among them names (they are read too)."""
+    """The inputs, and the files a QC among them names or includes (they are read too)."""
     read = list(inputs)
     for path in inputs:
         if path.lower().endswith((".qc", ".qci")):
@@ -445,7 +445,7 @@ def files_read(inputs: Sequence[str]) -> list[str]:
                 continue  # (the import says what is wrong with it)
             for mesh in qc.meshes:
                 read += [mesh.path, *(flex.path for flex in mesh.flex_files)]
-            read += qc.animations
+            read += qc.animations + list(dict.fromkeys(qc.included))
     return read
 
 

@@ -1,0 +1,152 @@
+"""`convert` for pipelines: files converted side by side in worker processes give a serial run's bytes and lines;
+a rerun converts only what changed; the report holds one JSON object per input; warnings name their input; Ctrl-C
+stops every worker and leaves no half-written file."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from tools.bpy_extension import REPO_ROOT
+
+
+def static_smd(x: float, rows: int = 1) -> str:
+    """A static SMD: one bone, a strip of `rows` squares (two triangles each) starting at `x`."""
+    lines = ['version 1', 'nodes', '0 "root" -1', 'end', 'skeleton', 'time 0', '0 0 0 0 0 0 0', 'end', 'triangles']
+    for row in range(rows):
+        y0, y1 = row * 0.5, row * 0.5 + 0.5
+        for corners in (((x, y0), (x + 1, y0), (x, y1)), ((x + 1, y0), (x + 1, y1), (x, y1))):
+            lines.append("skin")
+            lines += [f"0 {cx:g} {cy:g} 0 0 0 1 {cx - x:g} {cy:g}" for cx, cy in corners]
+    return "\n".join([*lines, "end", ""])
+
+
+def inputs(folder: Path, count: int, rows: int = 1) -> list[str]:
+    folder.mkdir(exist_ok=True)
+    paths = []
+    for index in range(count):
+        path = folder / f"part{index}.smd"
+        path.write_text(static_smd(index * 2.0, rows + index))
+        paths.append(str(path))
+    return paths
+
+
+def convert(extension: ModuleType, *argv: str) -> int:
+    return int(extension.cli.main(["convert", *argv], prog="iogf"))
+
+
+def stable(text: str, *folders: Path) -> list[str]:
+    """Output lines without what differs between runs: timings and the output folder's name."""
+    for folder in folders:
+        text = text.replace(str(folder), "OUT")
+    return [re.sub(r"in [0-9.]+ s", "in T s", line) for line in text.splitlines()]
+
+
+def test_side_by_side_gives_the_bytes_lines_and_report_of_one_at_a_time(
+    tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = inputs(tmp_path / "in", 5)
+    lines = {}
+    for jobs in ("1", "2"):
+        out = tmp_path / f"out{jobs}"
+        assert convert(extension, *files, "--to", "iqe", "-d", str(out), "--jobs", jobs,
+                       "--report", str(tmp_path / f"report{jobs}.jsonl")) == 0  # fmt: skip
+        captured = capsys.readouterr()
+        lines[jobs] = (stable(captured.out, out), stable(captured.err, out))
+    assert lines["1"] == lines["2"]
+    assert lines["1"][0][-1] == "5 converted, 0 skipped, 0 failed in T s"
+    assert [f"{path} -> OUT/part{i}.iqe" for i, path in enumerate(files)] == [
+        line for line in lines["1"][0] if " -> " in line
+    ]
+    for index in range(5):
+        name = f"part{index}.iqe"
+        assert (tmp_path / "out1" / name).read_bytes() == (tmp_path / "out2" / name).read_bytes()
+    reports = [[json.loads(line) for line in (tmp_path / f"report{jobs}.jsonl").read_text().splitlines()]
+               for jobs in ("1", "2")]  # fmt: skip
+    for first, second in zip(*reports, strict=True):
+        assert (first["input"], first["status"], first["counts"]) == (second["input"], second["status"],
+                                                                       second["counts"])  # fmt: skip
+    assert [entry["input"] for entry in reports[1]] == files
+    assert reports[1][4]["counts"] == {"objects": 2, "triangles": 10, "bones": 1, "actions": 0}
+
+
+def test_a_rerun_converts_only_what_changed(
+    tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = inputs(tmp_path / "in", 3)
+    qc, include = tmp_path / "in" / "model.qc", tmp_path / "in" / "bodies.qci"
+    qc.write_text('$include "bodies.qci"\n')
+    include.write_text('$body "a" "part0.smd"\n')
+    out = tmp_path / "out"
+
+    def converted(*extra: str) -> list[str]:
+        assert convert(extension, *files, str(qc), "--to", "iqe", "-d", str(out), "--jobs", "1", *extra) == 0
+        return [line.split(" -> ")[0] for line in capsys.readouterr().out.splitlines()
+                if " -> " in line and "(up to date)" not in line]  # fmt: skip
+
+    assert converted() == [*files, str(qc)]
+    assert converted() == []
+    Path(files[1]).write_text(static_smd(9.0, 4))
+    assert converted() == [files[1]]
+    include.write_text('$body "a" "part2.smd"\n')  # (the QC's include changed: its output is made again)
+    assert converted() == [str(qc)]
+    assert converted("--set", "export_tangents=True") == [*files, str(qc)]  # (other options)
+    assert converted("--set", "export_tangents=True") == []
+    assert converted("--force") == [*files, str(qc)]
+    (out / "part0.iqe").unlink()
+    assert converted() == [files[0]]
+
+
+def test_warnings_name_their_input_and_the_report_says_what_failed(
+    tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = inputs(tmp_path, 1)[0]
+    bad = tmp_path / "bad.smd"
+    bad.write_text("garbage\n")
+    report = tmp_path / "report.jsonl"
+    assert convert(extension, good, str(bad), "--to", "qmap_tmp", "-d", str(tmp_path / "out"), "--jobs", "1",
+                   "--report", str(report)) == 1  # fmt: skip
+    err = capsys.readouterr().err.splitlines()
+    warning = f"{good}: Export QMAP Source: warning: part0_skeleton: armature objects are not exported to QMAP; skipped"
+    assert warning in err
+    assert f"error: {bad}, line 1, column 1: unknown keyword 'garbage'" in err  # (the path as given, not made absolute)
+    entries = [json.loads(line) for line in report.read_text().splitlines()]
+    assert [(e["input"], e["status"]) for e in entries] == [(good, "ok"), (str(bad), "failed")]
+    assert entries[0]["warnings"] == [warning] and entries[0]["outputs"][0].endswith("part0.qmap.tmp")
+    assert entries[1]["error"] == f"{bad}, line 1, column 1: unknown keyword 'garbage'" and not entries[1]["outputs"]
+
+
+def test_ctrl_c_stops_every_worker_and_a_rerun_converts_what_is_missing(tmp_path: Path) -> None:
+    files = inputs(tmp_path / "in", 16, rows=3000)
+    out = tmp_path / "out"
+    command = [sys.executable, str(REPO_ROOT / "tools" / "iogf.py"), "convert", *files, "--to", "iqe", "-d", str(out),
+               "--jobs", "2"]  # fmt: skip
+    env = {**os.environ, "BLENDER_USER_RESOURCES": str(tmp_path / "user")}
+    batch = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert batch.stdout is not None
+    for line in batch.stdout:
+        if " -> " in line:  # (the first file is done: interrupt the batch)
+            break
+    batch.send_signal(signal.SIGINT)
+    _, err = batch.communicate(timeout=120)
+    assert batch.returncode == 130, err
+    assert "interrupted: no file was left half-written" in err
+    time.sleep(0.5)  # (the workers' own exits)
+    assert not [path.name for path in out.iterdir() if path.name.endswith(".tmp")]
+    assert 1 <= len(list(out.glob("*.iqe"))) < 16
+    # Recorded: what the batch took back from its workers (a file a worker finished as it was stopped is not).
+    recorded = len(json.loads((out / ".iogf-convert.json").read_text())["outputs"])
+    assert recorded >= 1
+    again = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert again.returncode == 0, again.stderr
+    summary = again.stdout.splitlines()[-1]
+    assert summary.startswith(f"{16 - recorded} converted, {recorded} skipped, 0 failed"), summary
