@@ -1,26 +1,46 @@
 """Every benchmark in one run and one table: each format's import and export against Blender's C++ OBJ
-importer/exporter on the same geometry, the QMAP compiler against the original Tools.exe, peak memory of each.
+importer/exporter on the same geometry, cases OBJ has nothing like against the bpy calls alone (the "floor"), the
+QMAP compiler against the original Tools.exe, and the peak memory of each.
 
-    .venv/bin/python tools/bench.py [--repeat 3] [--sizes 100k,1m] [--only smd,iqe,...]
+    .venv/bin/python tools/bench.py [--repeat 3] [--sizes 100k,1m] [--only smd,iqe,track,...]
                                     [--tools-exe PATH]        (or $IOGF_TOOLS_EXE; needs Wine)
+                                    [--write-docs docs/benchmarks.md]
 
 Mesh cases, at each size: a smooth UV-mapped grid (vertices shared by their faces) and the same surface with every
 triangle corner distinct (hard edges and UV seams everywhere). "floor" is how long the bpy calls alone take to
 build the same mesh from ready arrays (vertices, corners, faces, UVs): our import time over it shows what the
 format's parsing and conversions cost. JOE holds at most 32,000 faces per file, so JOE cases are JPK packs of
-25,000-triangle members. QMAP compile: the generated scenes of tools/bench_qmap.py, ours in this process,
-Tools.exe under Wine with the Wine server kept running (its start-up not counted); Tools.exe is never shipped:
-take it from the TFQ repository. Without it no ratio is printed for the compiler.
+25,000-triangle members.
 
-Ratios are our time over the peer's: lower is better, 1.0 is as fast. Peak memory is the resident set above what
-the process held before the case (ours), or the peer process's maximum resident set (Tools.exe).
-Figures only, no asserts.
+Cases of one size each (`--only` names in brackets):
+- [track] a track-like JPK of 2,000 small JOE members (24-300 triangles) sharing 300 tiny PNG textures named by
+  a VDrift list.txt beside it: imported (textures found, materials made) and exported again, against OBJ
+  importing and exporting the same 2,000 objects (an OBJ with 2,000 `o` objects and a .mtl naming the images);
+- [joints] an IQE of 8,000 joints in a tree with their `pq` base poses and no mesh, imported, against the floor:
+  bpy making 8,000 bones (head, tail, parent) in one edit-mode session;
+- [animated] an IQE of 100k triangles skinned to 50 joints with a 100-frame animation, imported and exported,
+  against its floor: for import, making the mesh (UVs, custom normals), the armature and the action's F-curves from
+  ready arrays (foreach_set, keyframe_points.add); for export, reading every array the exporter needs and the
+  action's keys (foreach_get). The floor makes no vertex groups (no bpy call makes them in bulk): ours does.
+
+QMAP compile, at each size: the generated scenes of tools/bench_qmap.py, compiled by `python -m qmap_compiler` as a
+child process timed whole (spawn to exit), and by Tools.exe under Wine the same way, with the Wine server kept
+running (its start-up not counted); Tools.exe is never shipped: take it from the TFQ repository. Without it the
+compile rows show our figures only.
+
+Ratios are our time over the peer's: lower is better, 1.0 is as fast. Peak memory is the peak resident set of the
+whole process while the case ran: the benchmark process itself (Blender included; its peak, VmHWM, is reset before
+each run) for imports, exports and floors; the child process alone for the compiler and Tools.exe (os.wait4's
+rusage of that child). --write-docs writes the table, the machine and the command line as a Markdown page, with
+an SVG chart beside it (tools/bench_report.py). Figures only, no asserts.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -33,14 +53,21 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench_timing import BenchRow, peak_memory_mb, release_free_memory, reset_peak_memory, resident_mb
+from bench_cases import Skeleton, skeleton, track_pack
+from bench_report import machine_info, text_table, write_report
+from bench_timing import BenchRow, peak_memory_mb, release_free_memory, reset_peak_memory, whole_process
 from bpy_extension import enable_extension  # must come before `import bpy`
 
 enable_extension()
 import bpy  # noqa: E402
+from bench_iqe import read_floor  # noqa: E402
+from bench_iqe_codec import grid_document  # noqa: E402
 from bench_qmap import generate_scene  # noqa: E402
 
-from qmap_compiler import compile_map  # noqa: E402
+from formats.iqe import IqeDocument, save_iqe  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+EXTENSION = "bl_ext.dev.io_game_formats"  # the extension's package, as tools/bpy_extension.py loads it
 
 SIZES = {"100k": 100_000, "1m": 1_000_000}
 MEMBER_TRIANGLES = 25_000  # JOE members of a JPK pack (a JOE file holds at most 32,000 faces)
@@ -52,22 +79,31 @@ FORMATS: dict[str, tuple[str, str, str, dict[str, object]]] = {
     "IQM": (".iqm", "import_scene.iqm", "export_scene.iqm", {}),
     "QMAP": (".qmap.tmp", "import_scene.qmap_tmp", "export_scene.qmap_tmp", {"write_desc": False}),
 }
+CASES = ("TRACK", "JOINTS", "ANIMATED")  # the cases of one size each (see the module's docstring)
+TRACK_MEMBERS, TRACK_TEXTURES = 2000, 300
+JOINTS = 8000
+ANIMATED_SIDE, ANIMATED_FRAMES = 224, 100  # 224 quads a side: 100,352 triangles
+NO_TOOLS_EXE = "not run (no --tools-exe)"
 
 
 def timed(repeat: int, setup: Callable[[], object], work: Callable[[], object]) -> tuple[float, float]:
-    """Best time of `repeat` runs and the peak memory above the starting resident set over all of them."""
+    """Best time of `repeat` runs, and the highest peak resident set of this whole process (MB) during any of
+    them: the peak (VmHWM) is reset to the resident set before each run, so that an earlier case's does not count."""
     best, peak = float("inf"), 0.0
     for _ in range(repeat):
         setup()
         os.sync()  # files written by earlier runs reach the disk now, not while this one is timed
         release_free_memory()
-        base = resident_mb()
         reset_peak_memory()
         started = time.perf_counter()
         work()
         best = min(best, time.perf_counter() - started)
-        peak = max(peak, peak_memory_mb() - base)
+        peak = max(peak, peak_memory_mb())
     return best, peak
+
+
+def nothing() -> None:
+    """No setup: the run works on what the previous step left (an export of the scene just imported)."""
 
 
 def operator(idname: str) -> Callable[..., set[str]]:
@@ -159,21 +195,185 @@ def mesh_rows(name: str, size: str, distinct: bool, repeat: int, folder: Path) -
     ]
 
 
+def track_rows(repeat: int, folder: Path) -> list[BenchRow]:
+    """A track-like JPK of many small members whose textures list.txt names, against OBJ with the same objects."""
+    pack = track_pack(folder / "track", TRACK_MEMBERS, TRACK_TEXTURES)
+    ours_out = folder / "track_out.jpk"
+    obj_file = pack.path.with_suffix(".obj")  # beside the images: its .mtl names them relative to it
+
+    def import_ours() -> None:
+        bpy.ops.import_scene.joe(filepath=str(pack.path))
+
+    ours_import = timed(repeat, empty, import_ours)
+    objects = sum(1 for o in bpy.data.objects if o.type == "MESH")
+    made = f"{objects:,} objects, {len(bpy.data.materials)} materials, {len(bpy.data.images)} images made"
+    ours_export = timed(repeat, nothing, lambda: bpy.ops.export_scene.jpk(filepath=str(ours_out)))
+    obj_export = timed(repeat, nothing, lambda: bpy.ops.wm.obj_export(
+        filepath=str(obj_file), export_selected_objects=False, export_materials=True))  # fmt: skip
+    obj_import = timed(repeat, empty, lambda: bpy.ops.wm.obj_import(filepath=str(obj_file)))
+    obj_objects = sum(1 for o in bpy.data.objects if o.type == "MESH")
+    if obj_objects != objects:
+        print(f"note: OBJ made {obj_objects:,} objects, ours {objects:,}", flush=True)
+    case, triangles = f"{pack.members:,} small members with textures", f"{pack.triangles / 1000:.0f}k triangles"
+    return [
+        BenchRow("JPK", f"import {case} ({triangles}; {made})", ours_import[0], ours_import[1], "OBJ",
+                 obj_import[0], obj_import[1]),
+        BenchRow("JPK", f"export {case} ({triangles})", ours_export[0], ours_export[1], "OBJ", obj_export[0],
+                 obj_export[1]),
+    ]
+
+
+def bones_floor(bones: Skeleton, heads: list[list[float]], tails: list[list[float]]) -> bpy.types.Object:
+    """The bpy calls alone that make the skeleton's bones: one edit-mode session of edit_bones.new, head, tail,
+    parent. Returns the armature object."""
+    armature = bpy.data.armatures.new("floor")
+    obj = bpy.data.objects.new("floor", armature)
+    bpy.context.scene.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="EDIT")
+    edit_bones = armature.edit_bones
+    made: list[bpy.types.EditBone] = []
+    for name, parent, head, tail in zip(bones.names, bones.parents, heads, tails, strict=True):
+        bone = edit_bones.new(name)
+        bone.head = head
+        bone.tail = tail
+        if parent >= 0:
+            bone.parent = made[parent]
+        made.append(bone)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    return obj
+
+
+def joints_rows(repeat: int, folder: Path) -> list[BenchRow]:
+    """An IQE of a large skeleton and no mesh, against the bpy calls that make as many bones."""
+    bones = skeleton(JOINTS)
+    source = folder / "joints.iqe"
+    source.write_text(bones.iqe_text(), encoding="ascii")
+    ours = timed(repeat, empty, lambda: bpy.ops.import_scene.iqe(filepath=str(source)))
+    made = sum(len(o.data.bones) for o in bpy.data.objects if o.type == "ARMATURE")
+    heads, tails = (array.tolist() for array in bones.heads_and_tails())
+    floor = timed(repeat, empty, lambda: bones_floor(bones, heads, tails))
+    return [BenchRow("IQE", f"import {JOINTS:,} joints, no mesh ({made:,} bones made)", ours[0], ours[1], "floor",
+                     floor[0], floor[1], floor=floor[0])]  # fmt: skip
+
+
+class AnimatedArrays:
+    """What the bpy calls of the animated IQE's import floor take, ready: mesh arrays, bones, F-curve keys."""
+
+    def __init__(self, document: IqeDocument) -> None:
+        mesh = document.meshes[0]
+        self.positions = np.ascontiguousarray(mesh.positions, np.float32)
+        self.corners = mesh.blender_corners().astype(np.intc)
+        texcoords = mesh.blender_texcoords()
+        assert texcoords is not None and mesh.normals is not None
+        self.uvs = np.ascontiguousarray(texcoords[self.corners], np.float32)
+        self.normals = np.asarray(mesh.normals, np.float64)
+        poses = document.base_pose_array()
+        self.bones = Skeleton([j.name for j in document.joints], [j.parent for j in document.joints], poses[:, :7])
+        heads, tails = self.bones.heads_and_tails()
+        self.heads, self.tails = heads.tolist(), tails.tolist()
+        animation = document.animations[0]
+        frames = animation.frames
+        if animation.loop:  # (as the importer keys a looping animation: its first pose again at the end)
+            frames = np.concatenate((frames, frames[:1]))
+        times = 1.0 + np.arange(len(frames), dtype=np.float32)
+        channels = (("location", [0, 1, 2]), ("rotation_quaternion", [6, 3, 4, 5]), ("scale", [7, 8, 9]))
+        self.curves: list[tuple[str, int, str, np.ndarray]] = []  # (data path, index, group, keys (time, value))
+        for row, name in enumerate(self.bones.names):
+            for prop, columns in channels:
+                for index, column in enumerate(columns):
+                    keys = np.column_stack([times, frames[:, row, column]]).astype(np.float32).ravel()
+                    self.curves.append((f'pose.bones["{name}"].{prop}', index, name, keys))
+
+
+def animated_floor(arrays: AnimatedArrays) -> None:
+    """The bpy calls alone that make what the animated IQE's import makes (bar the vertex groups): the mesh with
+    its UVs and custom normals, the armature's bones, and the action's F-curves from ready keys."""
+    compat = sys.modules[f"{EXTENSION}.common.compat"]
+    mesh = bpy.data.meshes.new("floor")
+    mesh.vertices.add(len(arrays.positions))
+    mesh.attributes["position"].data.foreach_set("vector", arrays.positions.ravel())
+    mesh.loops.add(len(arrays.corners))
+    mesh.attributes[".corner_vert"].data.foreach_set("value", arrays.corners)
+    mesh.polygons.add(len(arrays.corners) // 3)
+    mesh.polygons.foreach_set("loop_start", np.arange(0, len(arrays.corners), 3, dtype=np.intc))
+    mesh.update(calc_edges=True)
+    mesh.uv_layers.new(name="UVMap", do_init=False).uv.foreach_set("vector", arrays.uvs.ravel())
+    mesh.polygons.foreach_set("use_smooth", np.ones(len(mesh.polygons), bool))
+    mesh.normals_split_custom_set_from_vertices(arrays.normals)
+    obj = bpy.data.objects.new("floor", mesh)
+    bpy.context.scene.collection.objects.link(obj)
+    rig = bones_floor(arrays.bones, arrays.heads, arrays.tails)
+    obj.parent = rig
+    obj.modifiers.new("Armature", "ARMATURE").object = rig
+    action = bpy.data.actions.new("floor")
+    slot, channels = compat.new_action_channels(action, rig)
+    for path, index, group, keys in arrays.curves:
+        curve = compat.new_fcurve(channels, path, index, group)
+        points = curve.keyframe_points
+        points.add(len(keys) // 2)
+        points.foreach_set("co", keys)
+        points.foreach_set("interpolation", np.ones(len(keys) // 2, np.intc))  # linear
+        curve.update()
+    for bone in rig.pose.bones:
+        bone.rotation_mode = "QUATERNION"
+    animation = rig.animation_data_create()
+    animation.action = action
+    if slot is not None:
+        animation.action_slot = slot
+
+
+def read_action_floor() -> None:
+    """The bpy side of the animated export alone: bench_iqe's read_floor (every mesh array and vertex weight the
+    exporter reads), and every key of the armatures' actions (one foreach_get per F-curve)."""
+    animation = sys.modules[f"{EXTENSION}.common.animation"]
+    read_floor()
+    for obj in bpy.context.scene.objects:
+        source = animation.active_action(obj) if obj.type == "ARMATURE" else None
+        for curve in animation.fcurves_of(source) if source is not None else ():
+            points = curve.keyframe_points
+            points.foreach_get("co", np.empty(2 * len(points), np.float32))
+
+
+def animated_rows(repeat: int, folder: Path) -> list[BenchRow]:
+    """bench_iqe.py's animated grid (100k triangles, 50 joints, 100 frames), imported and exported, against the
+    bpy calls alone that make (import) or read (export) the same data."""
+    document = grid_document(ANIMATED_SIDE, frame_count=ANIMATED_FRAMES)
+    source, ours_out = folder / "animated.iqe", folder / "animated_out.iqe"
+    save_iqe(source, document)
+    ours_import = timed(repeat, empty, lambda: bpy.ops.import_scene.iqe(filepath=str(source)))
+    triangles = sum(len(o.data.polygons) for o in bpy.data.objects if o.type == "MESH")
+    ours_export = timed(repeat, nothing, lambda: bpy.ops.export_scene.iqe(filepath=str(ours_out)))
+    export_floor = timed(repeat, nothing, read_action_floor)
+    arrays = AnimatedArrays(document)
+    import_floor = timed(repeat, empty, lambda: animated_floor(arrays))
+    joints, frames = len(document.joints), ANIMATED_FRAMES
+    case = f"{triangles // 1000}k triangles, {joints} joints, {frames} frames"
+    return [
+        BenchRow("IQE", f"import {case}", ours_import[0], ours_import[1], "floor", import_floor[0], import_floor[1],
+                 floor=import_floor[0]),
+        BenchRow("IQE", f"export {case}", ours_export[0], ours_export[1], "floor", export_floor[0], export_floor[1],
+                 floor=export_floor[0]),
+    ]
+
+
 def tools_exe_run(tools_exe: str, tmp: Path, desc: Path, out: Path) -> tuple[float, float]:
-    """Tools.exe under Wine: wall time and the maximum resident set (MB) of the process. Output goes to files,
-    not pipes: Wine's server and devices inherit the pipes and would keep them open."""
-    measured = out.with_suffix(".time")
-    command = ["/usr/bin/time", "-o", str(measured), "-f", "%M", "wine", tools_exe, "/Map", f"/i={tmp}",
-               f"/d={desc}", f"/o={out}"]  # fmt: skip
-    with open(out.with_suffix(".log"), "w") as log:
-        started = time.perf_counter()
-        result = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env={**os.environ, "WINEDEBUG": "-all"}, check=False)  # fmt: skip
-        elapsed = time.perf_counter() - started
-    if result.returncode != 0:
-        raise RuntimeError(f"Tools.exe failed ({result.returncode}); see {out.with_suffix('.log')}")
-    peak_kb = int(measured.read_text().strip().splitlines()[-1])
-    return elapsed, peak_kb / 1000
+    """Tools.exe under Wine, timed as a whole process: wall time and its maximum resident set (MB)."""
+    command = ["wine", tools_exe, "/Map", f"/i={tmp}", f"/d={desc}", f"/o={out}"]
+    elapsed, peak, code = whole_process(command, out.with_suffix(".log"), env={**os.environ, "WINEDEBUG": "-all"})
+    if code != 0:
+        raise RuntimeError(f"Tools.exe failed ({code}); see {out.with_suffix('.log')}")
+    return elapsed, peak
+
+
+def compiler_run(tmp: Path, desc: Path, out: Path) -> tuple[float, float]:
+    """`python -m qmap_compiler` (this Python, from the repository root) as a whole process: wall time from spawn
+    to exit and its maximum resident set (MB). The .qmap.desc is given, as to Tools.exe."""
+    command = [sys.executable, "-m", "qmap_compiler", str(tmp), "-d", str(desc), "-o", str(out)]
+    elapsed, peak, code = whole_process(command, out.with_suffix(".log"), cwd=REPO_ROOT)
+    if code != 0:
+        raise RuntimeError(f"python -m qmap_compiler failed ({code}); see {out.with_suffix('.log')}")
+    return elapsed, peak
 
 
 def compile_rows(size: str, repeat: int, folder: Path, tools_exe: str | None) -> list[BenchRow]:
@@ -181,11 +381,12 @@ def compile_rows(size: str, repeat: int, folder: Path, tools_exe: str | None) ->
     steps, spread, share = (5, 60.0, 0.1) if faces <= 100_000 else (10, 200.0, 0.4)
     tmp, desc, count = generate_scene(folder, f"compile{size}", faces, steps, spread, share, 2024)
     ours_out, peer_out = folder / f"ours{size}.qmap", folder / f"peer{size}.qmap"
-    ours = timed(repeat, lambda: None, lambda: compile_map(tmp, desc, ours_out))
-    row = BenchRow("QMAP compile", f"{count:,} faces", ours[0], ours[1])
+    ours = [compiler_run(tmp, desc, ours_out) for _ in range(repeat)]
+    row = BenchRow("QMAP compile", f"{count:,} faces, whole process", min(r[0] for r in ours), max(r[1] for r in ours),
+                   peer="Tools.exe", peer_note=NO_TOOLS_EXE)  # fmt: skip
     if tools_exe:
         runs = [tools_exe_run(tools_exe, tmp, desc, peer_out) for _ in range(repeat)]
-        row.peer, row.peer_time, row.peer_peak_mb = "Tools.exe", min(r[0] for r in runs), max(r[1] for r in runs)
+        row.peer_time, row.peer_peak_mb, row.peer_note = min(r[0] for r in runs), max(r[1] for r in runs), None
         if ours_out.read_bytes() != peer_out.read_bytes():
             row.case += " (OUTPUT DIFFERS)"
     return [row]
@@ -207,41 +408,49 @@ def start_wine(tools_exe: str, folder: Path) -> bool:
 
 
 def print_table(rows: list[BenchRow]) -> None:
-    header = (f"{'format':<13}{'case':<60}{'ours s':>8}{'peak MB':>9}{'peer':>10}{'peer s':>8}{'peak MB':>9}"
-              f"{'ours/peer':>10}{'ours/floor':>11}")  # fmt: skip
-    print("\n" + header)
-    for row in rows:
-        peer = f"{row.peer:>10}{row.peer_time:>8.3f}{row.peer_peak_mb or 0:>9.0f}" if row.peer_time else f"{'-':>27}"
-        ratio = f"{row.ratio:>10.2f}" if row.ratio else f"{'-':>10}"
-        floor = f"{row.ours / row.floor:>11.1f}" if row.floor else f"{'-':>11}"
-        print(f"{row.format:<13}{row.case:<60}{row.ours:>8.3f}{row.peak_mb or 0:>9.0f}{peer}{ratio}{floor}")
-    print("ours/peer: our time over the peer's in this run (lower is better); ours/floor: our import time over the "
-          "bpy calls alone that build the same mesh from ready arrays")
+    print("\n" + text_table(rows))
+    print("ours/peer: our time over the peer's in this run (lower is better); ours/floor: our time over the bpy calls "
+          "alone that build or read the same data from ready arrays; peak MB: the whole process's peak resident set "
+          "while the case ran (this process for imports and exports, the child process for compiles)")
+
+
+def command_line() -> str:
+    """This run's command line as typed from the repository root (the Python by its path relative to it)."""
+    python = sys.executable
+    relative = os.path.relpath(python)
+    return shlex.join([relative if not relative.startswith("..") else python, *sys.argv])
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--repeat", type=int, default=3, help="runs of each case; the best time is shown (default: 3)")
     parser.add_argument("--sizes", default="100k", help="comma-separated: 100k, 1m (default: 100k)")
-    parser.add_argument("--only", default="", help="comma-separated formats: joe, smd, iqe, iqm, qmap, compile "
-                        "(default: all)")  # fmt: skip
+    parser.add_argument("--only", default="", help="comma-separated: joe, smd, iqe, iqm, qmap (mesh cases at each "
+                        "size), track (JPK of 2,000 members with textures), joints (IQE of 8,000 joints), animated "
+                        "(IQE 100k triangles, 50 joints, 100 frames), compile (default: all)")  # fmt: skip
     parser.add_argument("--tools-exe", default=os.environ.get("IOGF_TOOLS_EXE"),
                         help="Tools.exe, run under Wine (default: $IOGF_TOOLS_EXE)")  # fmt: skip
+    parser.add_argument("--write-docs", type=Path, metavar="PAGE.md",
+                        help="also write the table, machine and command line as a Markdown page, with its SVG chart "
+                        "beside it (PAGE.svg), e.g. docs/benchmarks.md")  # fmt: skip
     args = parser.parse_args()
     sizes = [size.strip().lower() for size in args.sizes.split(",") if size.strip()]
     chosen = {name.strip().upper() for name in args.only.split(",") if name.strip()}
     if unknown := [size for size in sizes if size not in SIZES]:
         parser.error(f"unknown size {unknown[0]!r}; known: {', '.join(SIZES)}")
-    if unknown_formats := sorted(chosen - {*FORMATS, "COMPILE"}):
-        parser.error(f"unknown format {unknown_formats[0].lower()!r}; known: {', '.join(FORMATS).lower()}, compile")
+    if unknown_names := sorted(chosen - {*FORMATS, *CASES, "COMPILE"}):
+        parser.error(f"unknown case {unknown_names[0].lower()!r}; known: {', '.join([*FORMATS, *CASES]).lower()}, "
+                     "compile")  # fmt: skip
     if chosen and "COMPILE" not in chosen:
         args.tools_exe = None  # (no compile row: Tools.exe is not needed, nor Wine)
     if args.tools_exe and shutil.which("wine") is None:
         parser.error("--tools-exe needs Wine (Debian: apt-get install wine wine32:i386)")
+    command, date = command_line(), datetime.date.today().isoformat()
     folder = Path(tempfile.mkdtemp(prefix="iogf-bench-"))
     print(f"Blender {bpy.app.version_string}, best of {args.repeat}; Tools.exe: {args.tools_exe or 'not given'}")
     rows: list[BenchRow] = []
     started_wine = False
+    cases = {"TRACK": track_rows, "JOINTS": joints_rows, "ANIMATED": animated_rows}
     try:
         for size in sizes:
             for name in FORMATS:
@@ -250,17 +459,25 @@ def main() -> int:
                 for distinct in (False, True):
                     rows += mesh_rows(name, size, distinct, args.repeat, folder)
                     print(f"done: {name} {size} {'distinct' if distinct else 'grid'}", flush=True)
+        for name, case_rows in cases.items():
+            if not chosen or name in chosen:
+                rows += case_rows(args.repeat, folder)
+                print(f"done: {name.lower()}", flush=True)
         if not chosen or "COMPILE" in chosen:
             if args.tools_exe:
                 started_wine = start_wine(args.tools_exe, folder)
             for size in sizes:
                 rows += compile_rows(size, args.repeat, folder, args.tools_exe)
+                print(f"done: compile {size}", flush=True)
     finally:
         if started_wine:  # the Wine server this run started goes down with it (one running before stays up)
             subprocess.run(["wineserver", "-k"], env={**os.environ, "WINEDEBUG": "-all"}, check=False,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
         shutil.rmtree(folder, ignore_errors=True)
     print_table(rows)
+    if args.write_docs:
+        chart = write_report(rows, args.write_docs, machine_info(bpy.app.version_string), command, date)
+        print(f"wrote {args.write_docs} and {chart}")
     return 0
 
 
