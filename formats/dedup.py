@@ -3,6 +3,7 @@ mesh data."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,9 @@ import numpy.typing as npt
 FloatArray = npt.NDArray[np.float32]
 _PROBE_ROUNDS = 64  # rounds of hash-table probing before rows are grouped by sorting instead
 _CHUNK = 32768  # rows handled at a time: the work stays in the CPU caches
+# Up to this many rows, sorting one key per row is quicker than the hash table (fewer numpy calls: a pack's small
+# members are de-duplicated thousands of times; 450 rows: 0.09 ms against 0.29 ms)
+_SORTED_BELOW = 2048
 
 
 def unique_rows(rows: FloatArray) -> tuple[FloatArray, npt.NDArray[np.int64]]:
@@ -59,6 +63,8 @@ def unique_corner_rows(
 def row_labels(rows: FloatArray) -> npt.NDArray[np.int64]:
     """unique_rows(rows)[1] without making the distinct rows (a copy of most of a table of distinct rows)."""
     values = np.ascontiguousarray(rows, np.float32)
+    if 0 < len(values) <= _SORTED_BELOW:
+        return _unique_rows_by_sorting(values)[1]
     first = _probe_equal_rows(paired_columns(values)) if len(values) else np.zeros(0, np.int64)  # (no sort: quicker)
     if first is None:
         return _unique_rows_by_sorting(values)[1]
@@ -163,9 +169,12 @@ def table_hashes(table: npt.NDArray[Any]) -> npt.NDArray[np.uint64]:
     return _mixed(summed)
 
 
+@functools.cache
 def _multipliers(width: int) -> npt.NDArray[np.uint64]:
     multipliers: npt.NDArray[np.uint64] = np.random.default_rng(width).integers(1, 2**63, width, dtype=np.uint64)
-    return multipliers | np.uint64(1)
+    multipliers |= np.uint64(1)
+    multipliers.flags.writeable = False  # (shared by every call)
+    return multipliers
 
 
 def _mixed(summed: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:

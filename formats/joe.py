@@ -208,7 +208,7 @@ def texcoord_index_warning(frame: JoeFrame) -> str | None:
 
 def write_joe(document: JoeDocument, warnings: list[str] | None = None) -> bytes:
     """Serialise a document; limits VDrift enforces are errors, limits old tools had are warnings."""
-    _check_limits(document, warnings if warnings is not None else [])
+    check_limits(document, warnings if warnings is not None else [])
     chunks = [HEADER.pack(document.magic, VERSION, document.first_frame.face_count, len(document.frames))]
     for frame in document.frames:
         chunks.append(_frame_bytes(frame))
@@ -241,7 +241,7 @@ def zero_non_finite(frame: JoeFrame) -> list[str]:
     return warnings
 
 
-def _check_limits(document: JoeDocument, warnings: list[str]) -> None:
+def check_limits(document: JoeDocument, warnings: list[str]) -> None:
     if not document.frames:
         raise FormatError("a JOE file needs at least one frame")
     face_count = document.first_frame.face_count

@@ -129,6 +129,22 @@ def test_faces_repeating_a_vertex_and_later_duplicates_of_a_face() -> None:
     assert dedup.later_duplicate_faces(corners, sizes).tolist() == [False, False, True, False, False, True]
 
 
+@pytest.mark.parametrize("count", [1, 300, 2048, 2049])
+@pytest.mark.parametrize("columns", [2, 3])
+def test_small_tables_sorted_and_large_ones_hashed_give_the_same_labels(
+    monkeypatch: pytest.MonkeyPatch, count: int, columns: int
+) -> None:
+    """Up to _SORTED_BELOW rows are grouped by sorting (fewer numpy calls for a pack's many small members): the
+    labels are the hash table's, signed zeros and NaN payloads told apart alike."""
+    rows = np.random.default_rng(count).integers(0, 7, (count, columns)).astype(np.float32)
+    rows[: min(count, 2)] = -0.0
+    rows.view(np.uint32)[count // 2, 0] = 0x7FC00001
+    labels = dedup.row_labels(rows)
+    monkeypatch.setattr(dedup, "_SORTED_BELOW", 0)  # (every size through the hash table)
+    np.testing.assert_array_equal(labels, dedup.row_labels(rows))
+    np.testing.assert_array_equal(labels, dedup._unique_rows_by_bytes(np.ascontiguousarray(rows))[1])
+
+
 @pytest.mark.parametrize("by_sorting", [False, True], ids=["hash table", "sorted keys"])
 def test_row_labels_are_unique_rows_indices(monkeypatch: pytest.MonkeyPatch, by_sorting: bool) -> None:
     if by_sorting:
