@@ -17,7 +17,10 @@ def selecting_new_objects(context: bpy.types.Context) -> Iterator[None]:
     yield
     # bpy.data, not view_layer.objects: a view layer lists objects linked during an operator only once it is
     # synced (select_set syncs it)
-    created = [obj for obj in bpy.data.objects if obj.as_pointer() not in before and obj.users_collection]
+    # (linked into the scene: one set of the scene's objects, not each object's users_collection, which walks
+    # every collection for every object: 0.4 s for a pack of 2,000)
+    in_scene = {obj.as_pointer() for obj in context.scene.collection.all_objects}
+    created = [obj for obj in bpy.data.objects if obj.as_pointer() not in before and obj.as_pointer() in in_scene]
     if not created:
         return
     created.sort(key=lambda obj: obj.session_uid)  # in the order they were made (bpy.data sorts them by name)

@@ -139,10 +139,10 @@ def first_equal_rows(
 ) -> npt.NDArray[np.int64]:
     """For each row of the 2-D int64 array `key`, the index of the first row equal to it (`hashes`: see
     _probe_equal_rows)."""
-    first = _probe_equal_rows(key, hashes)
+    first = None if 0 < len(key) <= _SORTED_BELOW else _probe_equal_rows(key, hashes)
     if first is not None:
         return first
-    # unlucky hashing: group by sorting the rows themselves
+    # few rows (sorting is quicker), or unlucky hashing: group by sorting the rows themselves
     count = len(key)
     sort = np.lexsort(key.T[::-1])
     ordered = key[sort]

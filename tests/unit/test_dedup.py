@@ -61,6 +61,9 @@ def test_first_equal_rows_by_hashing_and_by_sorting(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(dedup, "_PROBE_ROUNDS", 0)  # as if hashing never settled: grouped by sorting
     assert dedup.first_equal_rows(rows).tolist() == expected
     assert dedup.first_equal_rows(np.zeros((0, 2), np.int64)).tolist() == []
+    few = rows[:300]  # (up to _SORTED_BELOW rows: by sorting, the same answer)
+    monkeypatch.undo()
+    assert dedup.first_equal_rows(few).tolist() == plain_first_equal(few)
 
 
 def test_first_equal_lines_compares_whole_lines_wherever_they_sit() -> None:
