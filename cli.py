@@ -534,19 +534,45 @@ def command_import(args: argparse.Namespace) -> None:
 
 def command_export(args: argparse.Namespace) -> None:
     settings = parse_settings(args.set)
-    if not os.path.isfile(args.blend):
-        raise UsageError(f"{args.blend}: no such file")
-    if not args.blend.lower().endswith(".blend"):
-        raise UsageError(f"{args.blend}: export reads a .blend file (to convert other files, use convert)")
+    for blend in args.blends:
+        if not os.path.isfile(blend):
+            raise UsageError(f"{blend}: no such file")
+        if not blend.lower().endswith(".blend"):
+            raise UsageError(f"{blend}: export reads a .blend file (to convert other files, use convert)")
+    if args.output_dir and not args.format:
+        raise UsageError("--format is needed with -d/--output-dir")
+    if args.output and len(args.blends) > 1:
+        raise UsageError("several .blend files are exported with -d FOLDER (one file each), not into one -o file")
     target = output_format(args.output, args.format)
     check_settings(target.export_operator, settings, "--set", f"the exporter {target.export_operator}")
     if target.name == "qmap":
         compile_options_for(target, settings)
-    check_outputs([args.blend], [(p, f"exporting {args.output}") for p in files_written(args.output, target, settings)])
-    with BlenderOutput():
-        bpy.ops.wm.open_mainfile(filepath=os.path.abspath(args.blend))
-    export_scene(args.output, target, settings, args.collection)
-    print(f"exported {args.output}")
+    if args.output:
+        check_outputs(args.blends, [(p, f"exporting {args.output}") for p in files_written(args.output, target,
+                                                                                            settings)])  # fmt: skip
+        with BlenderOutput():
+            bpy.ops.wm.open_mainfile(filepath=os.path.abspath(args.blends[0]))
+        export_scene(args.output, target, settings, args.collection)
+        print(f"exported {args.output}")
+        return
+    check_folder_can_be_made(args.output_dir)
+    outputs = {blend: os.path.join(args.output_dir, stem_of(blend) + target.extension) for blend in args.blends}
+    check_outputs(args.blends, [(written, f"exporting {blend}") for blend, output in outputs.items()
+                                for written in files_written(output, target, settings)],
+                  made_folder=args.output_dir)  # fmt: skip
+    report = open_report(args.report, args.blends, list(outputs.values()))
+    os.makedirs(args.output_dir, exist_ok=True)
+    jobs = [export_job(blend, outputs[blend], target, settings, args.collection) for blend in args.blends]
+    run_batch(args, jobs, "exporting", report)
+
+
+def export_job(blend: str, output: str, target: FileFormat, settings: dict[str, object], collection: str | None) -> Job:
+    written = list(files_written(output, target, settings))
+    task = {"kind": "export", "inputs": [blend], "output": output, "target": target.name, "collection": collection,
+            "export_settings": repr(settings), "one_output": False, "label": blend}  # fmt: skip
+    fingerprint = repr([extension_version(), os.path.abspath(blend), target.name, collection,
+                        sorted(settings.items(), key=repr)])  # fmt: skip
+    return Job([blend], output, task, fingerprint, [blend], [p for p in written if not p.endswith(PATTERNS)])
 
 
 def command_convert(args: argparse.Namespace) -> None:
@@ -581,30 +607,39 @@ def command_convert(args: argparse.Namespace) -> None:
     groups = [[path] for path in args.inputs] if args.output_dir else [list(args.inputs)]
     settings = ConvertSettings(target, import_settings, export_settings, compiled)
     jobs = [conversion_job(group, outputs[group[0]], settings, not args.output_dir) for group in groups]
+    run_batch(args, jobs, "converting", report, single=not args.output_dir)
+
+
+def run_batch(
+    args: argparse.Namespace, jobs: list[Job], verb: str, report: Report | None, single: bool = False
+) -> None:
+    """Run the jobs (skipping those up to date), print each one's lines in input order and a summary line; exit
+    code 1 when any failed (`single`: the one job of `convert -o`, whose error is the command's)."""
     batch = Batch(local=run_task, command=worker_command, workers=args.jobs, scheduler=args.scheduler,
                   force=args.force, verbose=BlenderOutput.verbose)  # fmt: skip
     failures: list[str] = []
 
     def finished(job: Job, result: Result) -> None:
-        show_result(job, result, written_beside(compiled), failures)
+        show_result(job, result, failures)
         if report is not None:
             report.write(job, result)
 
     def started(index: int) -> None:
-        if progress_wanted() and args.output_dir:
-            show_progress(f"[{index + 1}/{len(jobs)}] converting {printable(jobs[index].inputs[0])}")
+        if progress_wanted() and not single:
+            show_progress(f"[{index + 1}/{len(jobs)}] {verb} {printable(jobs[index].inputs[0])}")
 
     try:
-        with listening_if_wanted() if not args.output_dir else contextlib.nullcontext():
+        with listening_if_wanted() if single else contextlib.nullcontext():
             tally = batch.run(jobs, finished, started)
     except cluster.SchedulerUnavailable as error:
         raise CliError(str(error)) from None
     finally:
         if report is not None:
             report.stream.close()
-    print(tally.line())
-    if failures and args.output_dir:
-        raise CliError(f"{len(failures)} of {len(args.inputs)} conversions failed")
+    print(tally.line("exported" if verb == "exporting" else "converted"))
+    if failures and not single:
+        raise CliError(f"{len(failures)} of {len(jobs)} {'conversions' if verb == 'converting' else 'exports'} "
+                       "failed")  # fmt: skip
     if failures:
         raise CliError(failures[0])
 
@@ -668,7 +703,7 @@ def open_report(path: str | None, inputs: Sequence[str], outputs: Sequence[str])
         raise UsageError(f"--report {path}: cannot write it ({error.strerror})") from None
 
 
-def show_result(job: Job, result: Result, beside: str, failures: list[str]) -> None:
+def show_result(job: Job, result: Result, failures: list[str]) -> None:
     """A conversion's lines, as a serial run prints them: its summaries, its warnings (each naming its input), and
     where it went or why it failed."""
     sys.stdout.write(result.get("stdout", ""))
@@ -679,7 +714,7 @@ def show_result(job: Job, result: Result, beside: str, failures: list[str]) -> N
     if status == "skipped":
         print(f"{label} -> {job.output} (up to date)")
     elif status == "ok":
-        print(f"{label} -> {job.output}{beside}")
+        print(f"{label} -> {job.output}{result.get('beside', '')}")
     else:
         message = str(result.get("error") or "failed")
         failures.append(message)
@@ -695,17 +730,20 @@ def run_task(task: Task) -> Result:
     input, its error, what it made and how long it took."""
     started = time.perf_counter()
     inputs, output, target = list(task["inputs"]), str(task["output"]), FORMATS[task["target"]]
-    import_settings = ast.literal_eval(task["import_settings"])
+    import_settings = ast.literal_eval(task.get("import_settings", "{}"))
     export_settings = ast.literal_eval(task["export_settings"])
     out, err = io.StringIO(), io.StringIO()
     result: Result = {"status": "ok", "error": None, "counts": {}}
     BlenderOutput.naming = task["label"]
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            if task["compiled"]:
+            if task.get("kind") == "export":
+                result["counts"] = export_blend(inputs[0], output, target, export_settings, task["collection"])
+            elif task["compiled"]:
                 compile_source(inputs, output, target, import_settings, export_settings)
             else:
                 result["counts"] = convert_files(inputs, output, target, import_settings, export_settings)
+            result["beside"] = written_beside(bool(task.get("compiled")))
     except CliError as error:
         result.update(status="failed", error=as_given(str(error), inputs))
     finally:
@@ -765,6 +803,19 @@ def convert_files(paths: Sequence[str], output: str, target: FileFormat, import_
     import_files(paths, import_settings)
     counts = scene_counts()
     export_scene(output, target, export_settings, None)
+    return counts
+
+
+def export_blend(blend: str, output: str, target: FileFormat, settings: dict[str, object],
+                 collection: str | None) -> dict[str, int]:  # fmt: skip
+    """Open a .blend and export its scene (or a collection); what the scene holds, counted."""
+    try:
+        with BlenderOutput():
+            bpy.ops.wm.open_mainfile(filepath=os.path.abspath(blend))
+    except RuntimeError as error:
+        raise CliError(f"{blend}: cannot open it ({str(error).strip()})") from None
+    counts = scene_counts()
+    export_scene(output, target, settings, collection)
     return counts
 
 
@@ -846,6 +897,21 @@ def command_options(args: argparse.Namespace) -> None:
                 print(f"      {prop.description}")
 
 
+def add_batch_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("-j", "--jobs", type=positive_count, default=os.cpu_count() or 1, metavar="N",
+                         help="work on N files side by side, each in a Blender process of its own (default: one "
+                         "per core; 1: one at a time in this process)")  # fmt: skip
+    command.add_argument("--force", action="store_true",
+                         help="write every output, also those up to date (newer than every file they were made "
+                         "from, made with the same options and version: skipped by default)")  # fmt: skip
+    command.add_argument("--report", metavar="FILE.jsonl",
+                         help="write one JSON object per input: outputs, status (ok, skipped, failed), error, "
+                         "warnings, counts, seconds")  # fmt: skip
+    command.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                         help="work on a Dask cluster (the 'distributed' package) instead of on this machine; "
+                         "inputs and outputs must be at the same paths on every worker")  # fmt: skip
+
+
 def positive_count(text: str) -> int:
     try:
         value = int(text)
@@ -887,12 +953,18 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     imp.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an import option")
     imp.set_defaults(run=command_import)
 
-    exp = commands.add_parser("export", parents=[verbose], help="export a .blend's scene or one of its collections")
-    exp.add_argument("blend", help="the .blend file to open")
-    exp.add_argument("-o", "--output", required=True, help="the file to write (its extension picks the format)")
+    exp = commands.add_parser(
+        "export", parents=[verbose], help="export a .blend's scene or one of its collections (several: one file each)"
+    )
+    exp.add_argument("blends", nargs="+", metavar="blend", help="the .blend file(s) to open")
+    exp_where = exp.add_mutually_exclusive_group(required=True)
+    exp_where.add_argument("-o", "--output", help="the file to write (its extension picks the format)")
+    exp_where.add_argument("-d", "--output-dir", help="one file per .blend, named after it, in this folder (needs "
+                           "--format)")  # fmt: skip
     exp.add_argument("--format", help=f"the format, when the extension does not say it ({written})")
     exp.add_argument("--collection", help="export only this collection's objects")
     exp.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an export option")
+    add_batch_options(exp)
     exp.set_defaults(run=command_export)
 
     conv = commands.add_parser("convert", parents=[verbose], help="convert files to another format")
@@ -903,18 +975,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     where.add_argument("-d", "--output-dir", help="one output file per input, in this folder")
     conv.add_argument("--import-set", action="append", default=[], metavar="KEY=VALUE", help="an import option")
     conv.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an export option")
-    conv.add_argument("-j", "--jobs", type=positive_count, default=os.cpu_count() or 1, metavar="N",
-                      help="convert N files side by side, each in a Blender process of its own (default: one per "
-                      "core; 1: one at a time in this process)")  # fmt: skip
-    conv.add_argument("--force", action="store_true",
-                      help="convert every input, also those whose output is up to date (newer than every file it "
-                      "was made from, made with the same options and version: skipped by default)")  # fmt: skip
-    conv.add_argument("--report", metavar="FILE.jsonl",
-                      help="write one JSON object per input: outputs, status (ok, skipped, failed), error, "
-                      "warnings, counts, seconds")  # fmt: skip
-    conv.add_argument("--scheduler", metavar="tcp://HOST:PORT",
-                      help="convert on a Dask cluster (the 'distributed' package) instead of on this machine; "
-                      "inputs and outputs must be at the same paths on every worker")  # fmt: skip
+    add_batch_options(conv)
     conv.set_defaults(run=command_convert)
 
     worker = commands.add_parser("worker", help=argparse.SUPPRESS)  # (a batch's worker process: tasks on stdin)

@@ -34,9 +34,9 @@ class Tally:
     failed: int = 0
     started: float = field(default_factory=time.perf_counter)
 
-    def line(self) -> str:
+    def line(self, done: str = "converted") -> str:
         seconds = time.perf_counter() - self.started
-        return f"{self.converted} converted, {self.skipped} skipped, {self.failed} failed in {seconds:.1f} s"
+        return f"{self.converted} {done}, {self.skipped} skipped, {self.failed} failed in {seconds:.1f} s"
 
 
 SKIPPED: pool.Result = {"status": "skipped"}

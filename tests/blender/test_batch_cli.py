@@ -150,3 +150,32 @@ def test_ctrl_c_stops_every_worker_and_a_rerun_converts_what_is_missing(tmp_path
     assert again.returncode == 0, again.stderr
     summary = again.stdout.splitlines()[-1]
     assert summary.startswith(f"{16 - recorded} converted, {recorded} skipped, 0 failed"), summary
+
+
+def test_several_blends_export_side_by_side_as_one_at_a_time_and_reruns_skip_them(
+    tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import bpy
+
+    blends = []
+    for index in range(3):
+        bpy.ops.wm.read_homefile(use_empty=True)
+        bpy.ops.mesh.primitive_cube_add(size=1.0 + index)
+        blends.append(str(tmp_path / f"scene{index}.blend"))
+        bpy.ops.wm.save_as_mainfile(filepath=blends[-1])
+    main = extension.cli.main
+    for jobs in ("1", "2"):
+        assert main(["export", *blends, "--format", "iqe", "-d", str(tmp_path / f"out{jobs}"), "--jobs", jobs],
+                    prog="iogf") == 0  # fmt: skip
+        lines = capsys.readouterr().out.splitlines()
+        assert [line for line in lines if " -> " in line] == [
+            f"{blend} -> {tmp_path / f'out{jobs}' / f'scene{i}.iqe'}" for i, blend in enumerate(blends)
+        ]
+        assert lines[-1].startswith("3 exported, 0 skipped, 0 failed in ")
+    for index in range(3):
+        name = f"scene{index}.iqe"
+        assert (tmp_path / "out1" / name).read_bytes() == (tmp_path / "out2" / name).read_bytes()
+    assert main(["export", *blends, "--format", "iqe", "-d", str(tmp_path / "out1")], prog="iogf") == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("0 exported, 3 skipped, 0 failed")
+    assert main(["export", *blends, "-o", str(tmp_path / "one.iqe")], prog="iogf") == 2  # (several into one file)
+    assert "several .blend files are exported with -d FOLDER" in capsys.readouterr().err
