@@ -409,7 +409,8 @@ def check_outputs(inputs: Sequence[str], outputs: Sequence[tuple[str, str]], mad
 
 ACTION_FILES = "_*.smd"  # (an output standing for `<stem>_<action>.smd`, whose action names are known only later)
 NUMBERED_PARTS = "_<n>.joe"  # (one standing for `<stem>_2.joe`...: the parts of a model over VDrift's limits)
-PATTERNS = (ACTION_FILES, NUMBERED_PARTS)
+QC_BUILD_FILES = "/*.smd"  # (Write QC: each mesh an SMD named after it, in the QC's folder)
+PATTERNS = (ACTION_FILES, NUMBERED_PARTS, QC_BUILD_FILES)
 
 
 def matches_action_files(path: str, pattern: str) -> bool:
@@ -418,6 +419,8 @@ def matches_action_files(path: str, pattern: str) -> bool:
     suffix = next(end for end in PATTERNS if pattern.endswith(end))
     real, stem = (os.path.normcase(os.path.realpath(p)) for p in (path, pattern[: -len(suffix)]))
     name, stem_name = os.path.basename(real), os.path.basename(stem)
+    if suffix == QC_BUILD_FILES:  # (any SMD or VTA in that folder)
+        return os.path.dirname(real) == stem and name.endswith((".smd", ".vta"))
     if os.path.dirname(real) != os.path.dirname(stem):
         return False
     if suffix == NUMBERED_PARTS:
@@ -427,6 +430,7 @@ def matches_action_files(path: str, pattern: str) -> bool:
 
 def _check_action_files(pattern: str, writer: str, read: Sequence[str]) -> None:
     what = ("the parts of a model over VDrift's limits", "a part") if pattern.endswith(NUMBERED_PARTS) else (
+        "each mesh (Write QC)", "a mesh of that name") if pattern.endswith(QC_BUILD_FILES) else (
         "each action", "an action of that name")  # fmt: skip
     for source in read:
         if matches_action_files(source, pattern):
@@ -473,6 +477,9 @@ def files_written(path: str, target: FileFormat, settings: dict[str, object]) ->
             yield stem + ".vta"
         if mode == "ALL" or (mode == "ANIMATION" and scope != "ACTIVE"):
             yield stem + ACTION_FILES
+        if settings.get("write_qc"):
+            yield stem + ".qc"
+            yield os.path.dirname(os.path.abspath(path)) + QC_BUILD_FILES
 
 
 def written_beside(compiled: bool) -> str:

@@ -17,6 +17,7 @@ JOE_STORED_NORMALS = "joe_normal"  # the file's own normal vectors, so an untouc
 SMD_STORED_NORMALS = "smd_normal"  # the file's own normals, so an untouched mesh re-exports them exactly
 SMD_COLLISION_MODEL = "smd_collision_model"  # object property: a QC's $collisionmodel hull (its own physics SMD)
 SMD_COLLISION_SUFFIX = "_collision"  # its object's name: its file's stem and this
+SMD_BODYGROUP = "smd_bodygroup"  # collection property: its meshes are a QC $bodygroup's alternatives
 UP_AXES = (
     ("Z", "Z", "The file is Z-up, as Blender (studiomdl's default)"),
     ("Y", "Y", "The file is Y-up ($upaxis Y): turned +90 degrees about X"),

@@ -79,6 +79,8 @@ from ..formats.dedup import first_equal_rows, first_occurrences
 from ..formats.errors import FormatError
 from ..formats.names import quotable_name
 from ..formats.rows import any_per_row
+from ..formats.smd.qc_writer import QcModel, qc_text
+from . import smd_qc
 
 NO_MATERIAL = "no_material"
 IMPLICIT_BONE = "blender_implicit"
@@ -113,6 +115,7 @@ class ExportSettings:
     motionless_bone: bool = True
     bake_pose: bool = True
     object_motion: bool = True
+    qc: smd_qc.QcOptions | None = None  # Write QC: each mesh its own SMD, and the QC that builds them
 
     def matrix(self, obj: bpy.types.Object) -> np.ndarray:
         """Blender object space to file space: scale, inverse up axis, world transform."""
@@ -195,6 +198,14 @@ class BoneTable:
         positions[: len(self.skeleton)] = local[:, :3, 3]
         rotations[: len(self.skeleton)] = matrix_to_euler_xyz(local[:, :3, :3])
         return smd.SkeletonFrame(time, np.arange(count, dtype=np.int32), positions, rotations, comment)
+
+    def file_frame(self, name: str) -> np.ndarray | None:
+        """A written bone's rest frame in file space (as the reference's skeleton places it)."""
+        row = self.bone_row(name)
+        if row is None or self.armature is None or self.skeleton.names[row] != name:
+            return None
+        frame, _ = rigid((self.matrix @ self.skeleton.rest[row])[None])
+        return np.asarray(frame[0])
 
     def rest_frame(self) -> smd.SkeletonFrame:
         return self.frame(0, self.skeleton.rest)
@@ -749,6 +760,32 @@ def _without_collision_models(
     return [obj for obj in meshes if not obj.get(SMD_COLLISION_MODEL)], hulls
 
 
+def _qc_meshes(
+    context: bpy.types.Context, qc: QcModel, path: str, meshes: list[bpy.types.Object], parts: list[MeshCorners],
+    table: BoneTable, settings: ExportSettings, warnings: list[str], with_shapes: bool,
+) -> list[tuple[str, Content]]:
+    """Each mesh as its own reference SMD (and VTA, `with_shapes`), named after it, and their QC lines."""
+    flavour = "goldsrc" if settings.flavour == "GOLDSRC" else "source"
+    folder = os.path.dirname(path)
+    names = smd_qc.mesh_file_names(meshes, folder)
+    files: list[tuple[str, Content]] = []
+    vtas: dict[int, tuple[str, list[str]]] = {}
+    for row, (obj, part, name) in enumerate(zip(meshes, parts, names, strict=True)):
+        files.append((name, smd.smd_pieces(reference_document([part], table, settings, warnings), flavour)))
+        if not with_shapes:
+            continue
+        with bone_children_at_rest(context, [obj]):
+            vta = vta_document(context, [obj], [part], settings)
+        if vta is not None:
+            vta_path = os.path.splitext(name)[0] + ".vta"
+            files.append((vta_path, smd.write_vta(vta)))
+            vtas[row] = (vta_path, [block.name for block in obj.data.shape_keys.key_blocks[1:]])
+    if vtas and flavour == "goldsrc":
+        warnings.append("GoldSrc has no vertex animation: the .vta files are written for Source's studiomdl")
+    smd_qc.add_meshes(qc, meshes, names, vtas, folder)
+    return files
+
+
 def _physics_files(
     context: bpy.types.Context, stem: str, hulls: list[bpy.types.Object], table: BoneTable, settings: ExportSettings,
     summary: Summary, flavour: str,
@@ -810,12 +847,22 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
         summary.warnings += _bone_limit(table, parts)
         summary.objects = len(meshes)
         summary.faces = sum(len(p.positions) // 3 for p in parts)
-    if mode in ("REFERENCE", "ALL"):
+    qc = smd_qc.new_model(path, settings.qc, settings.flavour, settings.up_axis, summary.warnings) if settings.qc \
+        else None  # fmt: skip
+    if qc is not None and mode in ("REFERENCE", "ALL"):
+        plan.files += _qc_meshes(context, qc, path, meshes, parts, table, settings, summary.warnings, mode == "ALL")
+    elif mode in ("REFERENCE", "ALL"):
         document = reference_document(parts, table, settings, summary.warnings)
         plan.files.append((path, smd.smd_pieces(document, flavour)))
     if mode == "ALL":
-        plan.files += _physics_files(context, stem, hulls, table, settings, summary, flavour)
-    if mode in ("VTA", "ALL"):
+        physics = _physics_files(context, stem, hulls, table, settings, summary, flavour)
+        plan.files += physics
+        if qc is not None and physics:
+            qc.collision = os.path.basename(physics[0][0])
+            if len(physics) > 1:
+                summary.warnings.append(f"a QC holds one collision model: {len(physics) - 1} more written beside it "
+                                        "are not named in it")  # fmt: skip
+    if mode in ("VTA", "ALL") and not (qc is not None and mode == "ALL"):
         with bone_children_at_rest(context, meshes):
             vta = vta_document(context, meshes, parts, settings)
         if vta is None and mode == "VTA":
@@ -839,13 +886,23 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
             with progress(context, len(sources)) as tracker:
                 documents = [(source, animation_document(context, table, source, settings, summary.warnings))
                              for source in tracker.each(sources)]  # fmt: skip
+            targets = []
             for source, document in documents:
-                if mode == "ANIMATION" and settings.action_scope == "ACTIVE":
+                if mode == "ANIMATION" and settings.action_scope == "ACTIVE" and qc is None:
                     target = path
                 else:
                     target = action_file_name(stem, source.label)
+                targets.append(target)
                 plan.files.append((target, smd.smd_pieces(document, flavour)))
                 summary.actions += 1
+            if qc is not None:
+                smd_qc.add_sequences(qc, [source for source, _ in documents], targets, context.scene,
+                                     os.path.dirname(path))  # fmt: skip
+    if qc is not None:
+        smd_qc.add_attachments(qc, objects, table.armatures(), settings.matrix, table.file_frame, summary.warnings)
+        if qc.sequences == [] and qc.bodies:
+            smd_qc.add_sequences(qc, [], [], context.scene, os.path.dirname(path))
+        plan.files.append((stem + ".qc", qc_text(qc, flavour).encode("utf-8")))
     try:
         write_files_atomically(plan.files)
     except ValueError as error:  # two actions whose names clean up to the same file name
@@ -910,6 +967,28 @@ class EXPORT_SCENE_OT_valve_smd(bpy.types.Operator, PresetSafeExportHelper, Expo
         description="Write the motion an action keys on the armature object itself (root motion) into the root "
         "bones; off: the bones' motion alone, as the armature stands at the current frame",
     )
+    write_qc: BoolProperty(
+        name="Write QC",
+        default=False,
+        description="Also write <name>.qc, the QC that builds the model: each mesh its own SMD named after it "
+        "($body; meshes of a nested collection a $bodygroup), every action written a $sequence with its rate and "
+        "loop, empties on bones $attachments, a collision hull $collisionmodel",
+    )
+    qc_model_name: StringProperty(
+        name="Model Name", default="",
+        description="The QC's $modelname, as the game loads it (Source: under models/, e.g. props/crate.mdl); empty: "
+        "<name>.mdl",
+    )  # fmt: skip
+    qc_materials: StringProperty(
+        name="Materials Folder", default="",
+        description="Source's $cdmaterials: the folders under the game's materials/ holding the model's VMTs (several "
+        "separated by ;); empty: models/<name>/",
+    )  # fmt: skip
+    qc_surface_prop: StringProperty(
+        name="Surface Property", default="",
+        description="Source's $surfaceprop (metal, wood, flesh...: how the model sounds and breaks); empty: none "
+        "written (studiomdl's default)",
+    )  # fmt: skip
 
     def settings(self) -> ExportSettings:
         return ExportSettings(
@@ -925,6 +1004,7 @@ class EXPORT_SCENE_OT_valve_smd(bpy.types.Operator, PresetSafeExportHelper, Expo
             motionless_bone=self.motionless_bone,
             bake_pose=self.bake_pose,
             object_motion=self.object_motion,
+            qc=smd_qc.QcOptions(self.qc_model_name, self.qc_materials, self.qc_surface_prop) if self.write_qc else None,
         )
 
     def check(self, context: bpy.types.Context) -> bool:
@@ -955,6 +1035,9 @@ def draw_export_options(layout: bpy.types.UILayout, operator: object, context: b
                ("flavour", "apply_modifiers", "limit_weights"))  # fmt: skip
     draw_panel(layout, operator, "IOGF_smd_export_armature", "Armature",
                ("deform_only", "motionless_bone", "bake_pose", "object_motion"))  # fmt: skip
+    qc_options = ("write_qc", "qc_model_name") if getattr(operator, "flavour", "") == "GOLDSRC" \
+        else ("write_qc", "qc_model_name", "qc_materials", "qc_surface_prop")  # fmt: skip
+    draw_panel(layout, operator, "IOGF_smd_export_qc", "QC", qc_options)
     draw_panel(
         layout, operator, "IOGF_smd_export_transform", "Transform", ("apply_transform", "up_axis", "global_scale")
     )  # fmt: skip

@@ -46,6 +46,7 @@ from ..common.armature import (
     world_from_local,
 )
 from ..common.conventions import (
+    SMD_BODYGROUP,
     SMD_COLLISION_MODEL,
     SMD_COLLISION_SUFFIX,
     UP_AXES,
@@ -110,6 +111,7 @@ class ParsedFile:
     frame_rate: float | None = None  # a QC's sequence fps (SMD itself has none)
     loop: bool = False  # the sequence's `loop` option: a cyclic action
     also_as: list[tuple[str, float, bool]] = field(default_factory=list)  # later sequences of it: name, fps, loop
+    bodygroup: str = ""  # a QC's $bodygroup naming it: the mesh goes into a collection of that name
 
     @property
     def stem(self) -> str:
@@ -125,6 +127,7 @@ class ImportState:
     later_meshes: dict[str, list[ParsedFile]] = field(default_factory=dict)  # a QC's first mesh -> its others
     skeletons: list[tuple[object, bpy.types.Object]] = field(default_factory=list)  # references' skeletons, armature
     animated: set[str] = field(default_factory=set)  # armatures given their first action by this import
+    bodygroups: dict[str, bpy.types.Collection] = field(default_factory=dict)  # made by this import, by name
 
 
 @dataclass
@@ -141,6 +144,7 @@ class PlannedFile:
     frame_rate: float | None = None
     loop: bool = False
     also_as: list[tuple[str, float, bool]] = field(default_factory=list)  # more sequences of it: name, fps, loop
+    bodygroup: str = ""  # a QC's $bodygroup naming it
 
 
 def plan_files(paths: list[str], options: SmdImportOptions, summary: Summary) -> list[PlannedFile]:
@@ -158,7 +162,7 @@ def plan_files(paths: list[str], options: SmdImportOptions, summary: Summary) ->
         own = replace(options, up_axis=qc.up_axis) if qc.up_axis else options
         first_stem = stem_of(qc.meshes[0].path) if qc.meshes else None
         planned += [PlannedFile(mesh.path, own, first_stem if row else None, from_qc=True,
-                                collision=mesh.command in smd.COLLISION_COMMANDS)
+                                collision=mesh.command in smd.COLLISION_COMMANDS, bodygroup=mesh.bodygroup)
                     for row, mesh in enumerate(qc.meshes)]  # fmt: skip
         planned += [PlannedFile(flex.path, own, stem_of(mesh.path), from_qc=True, shape_names=flex.names)
                     for mesh in qc.meshes for flex in mesh.flex_files]  # fmt: skip
@@ -452,11 +456,25 @@ def build_reference(
     if parsed.collision:  # the physics hull: seen through, never rendered, not merged into the model on export
         obj.display_type, obj.hide_render = "WIRE", True
         obj[SMD_COLLISION_MODEL] = True
-    context.collection.objects.link(obj)
+    bodygroup_collection(context, parsed.bodygroup, state).objects.link(obj)
     skin_to_armature(obj, armature)
     state.meshes.append((name, obj))
     summary.objects += 1
     summary.faces += len(mesh.polygons)
+
+
+def bodygroup_collection(context: bpy.types.Context, group: str, state: ImportState) -> bpy.types.Collection:
+    """Where a mesh goes: the current collection, or for a $bodygroup's alternatives a collection of the group's
+    name inside it (marked, so that an export with Write QC writes the group again)."""
+    if not group:
+        assert context.collection is not None
+        return context.collection
+    if group not in state.bodygroups:
+        collection = bpy.data.collections.new(group)
+        collection[SMD_BODYGROUP] = True
+        context.collection.children.link(collection)
+        state.bodygroups[group] = collection
+    return state.bodygroups[group]
 
 
 # ------------------------------------------------------------------------------------------------ animation
@@ -745,7 +763,7 @@ def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdI
             parsed.append(replace(parse_file(item.path, own), options=own, target=item.target, from_qc=item.from_qc,
                                   shape_names=item.shape_names, collision=item.collision,
                                   action_name=item.action_name, frame_rate=item.frame_rate, loop=item.loop,
-                                  also_as=item.also_as))  # fmt: skip
+                                  also_as=item.also_as, bodygroup=item.bodygroup))  # fmt: skip
             tracker.step()
         state = ImportState()
         for file in parsed:

@@ -51,6 +51,7 @@ class QcMesh:
     path: str
     command: str
     flex_files: list[QcFlexFile] = field(default_factory=list)
+    bodygroup: str = ""  # the `$bodygroup` naming it among its alternatives
 
 
 @dataclass
@@ -312,9 +313,12 @@ class _Reader:
         elif name == "$model" and len(plain) >= 2:
             self.model(args)
         elif name == "$bodygroup":
+            group = args[0].text if args and args[0].text != "{" else ""
             for index, token in enumerate(args[:-1]):
                 if not token.quoted and token.text.lower() == "studio":
-                    self.mesh(args[index + 1], name)
+                    mesh = self.mesh(args[index + 1], name)
+                    if mesh is not None and not mesh.bodygroup:
+                        mesh.bodygroup = group
         elif name in ("$collisionmodel", "$collisionjoints") and plain:
             self.mesh(args[0], name)
         elif name in ("$sequence", "$animation") and plain:

@@ -1,0 +1,127 @@
+"""The QC an SMD export can write beside its files (*Write QC*): each mesh its own reference SMD named after it, as
+studiomdl's `$body`/`$model` name one SMD each (so that an import of the QC gives the meshes back, named as they
+were), meshes of a nested collection as a `$bodygroup` of alternatives, every written action as a `$sequence` with
+its rate and loop, empties on bones as `$attachment`s, the collision hull as `$collisionmodel`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+
+from ..common import iqe_rig, mesh_io
+from ..common.animation import ActionSource
+from ..common.armature import rigid
+from ..common.conventions import SMD_BODYGROUP
+from ..formats.smd.qc_writer import QcAttachment, QcBody, QcBodygroup, QcModel, QcSequence
+
+DEFAULT_RATE = 30.0  # studiomdl's, for an action that has none of its own and a scene that says nothing else
+
+
+@dataclass
+class QcOptions:
+    model_name: str = ""  # `$modelname`; empty: `<file name>.mdl`
+    materials: str = ""  # Source `$cdmaterials`, folders separated by `;`; empty: `models/<file name>/`
+    surface_prop: str = ""  # Source `$surfaceprop`; empty: none written (studiomdl: "default")
+
+
+def new_model(path: str, options: QcOptions, flavour: str, up_axis: str, warnings: list[str]) -> QcModel:
+    stem = os.path.splitext(os.path.basename(path))[0]
+    folders = [part.strip() for part in options.materials.split(";") if part.strip()] or [f"models/{stem}/"]
+    model = QcModel(options.model_name or f"{stem}.mdl", materials=folders, surface_prop=options.surface_prop or None)
+    if up_axis != "Z" and flavour == "GOLDSRC":
+        warnings.append(f"GoldSrc's studiomdl has no $upaxis: the QC leaves out the Up Axis {up_axis}")
+    elif up_axis != "Z":
+        model.up_axis = up_axis
+    return model
+
+
+def mesh_file_names(objects: list[bpy.types.Object], folder: str) -> list[str]:
+    """Each mesh's reference SMD: its (original) name, distinct, as a path in the export's folder."""
+    taken: set[str] = set()
+    names = []
+    for obj in objects:
+        base = safe_file_part(mesh_io.original_name(obj))
+        name, number = base, 1
+        while name.lower() in taken:
+            number += 1
+            name = f"{base}_{number}"
+        taken.add(name.lower())
+        names.append(os.path.join(folder, name + ".smd"))
+    return names
+
+
+def safe_file_part(text: str) -> str:
+    return "".join("_" if char in '\\/:*?"<>|' else char for char in text) or "mesh"
+
+
+def add_meshes(
+    model: QcModel, objects: list[bpy.types.Object], files: list[str], vtas: dict[int, tuple[str, list[str]]],
+    qc_folder: str,
+) -> None:
+    """$body (or $model with its VTA) per mesh; the meshes of a nested collection as one $bodygroup."""
+    groups: dict[str, QcBodygroup] = {}
+    for row, (obj, file) in enumerate(zip(objects, files, strict=True)):
+        relative = os.path.relpath(file, qc_folder).replace(os.sep, "/")
+        group = _bodygroup_collection(obj)
+        if group is not None:
+            groups.setdefault(group, QcBodygroup(group, [])).smds.append(relative)
+            continue
+        vta, shapes = vtas.get(row, (None, []))
+        vta_relative = os.path.relpath(vta, qc_folder).replace(os.sep, "/") if vta else None
+        model.bodies.append(QcBody(os.path.splitext(os.path.basename(file))[0], relative, vta_relative, shapes))
+    model.bodygroups.extend(groups.values())
+
+
+def _bodygroup_collection(obj: bpy.types.Object) -> str | None:
+    """A collection inside another collection (not directly under the scene's), or one an import of a QC made for
+    a $bodygroup, holds a bodygroup's alternatives."""
+    for collection in obj.users_collection:
+        if collection.get(SMD_BODYGROUP) or any(collection.name in parent.children for parent in bpy.data.collections):
+            return str(collection.name)
+    return None
+
+
+def add_sequences(
+    model: QcModel, sources: list[ActionSource], files: list[str], scene: bpy.types.Scene, qc_folder: str
+) -> None:
+    for source, file in zip(sources, files, strict=True):
+        action = source.action
+        rate = float(action.get(iqe_rig.FRAMERATE, scene.render.fps / scene.render.fps_base or DEFAULT_RATE))
+        loop = bool(action.use_cyclic and action.use_frame_range)
+        model.sequences.append(QcSequence(source.label, os.path.relpath(file, qc_folder).replace(os.sep, "/"), rate,
+                                          loop))  # fmt: skip
+    if not model.sequences and model.bodies:  # (studiomdl wants one: the reference's rest pose, as modders write it)
+        first = model.bodies[0].smd
+        model.sequences.append(QcSequence("idle", first, DEFAULT_RATE, False))
+
+
+def add_attachments(
+    model: QcModel, objects: list[bpy.types.Object], armatures: list[bpy.types.Object],
+    to_file: Callable[[bpy.types.Object], np.ndarray], bone_frame: Callable[[str], np.ndarray | None],
+    warnings: list[str],
+) -> None:
+    """Empties parented to a bone: an attachment at the empty's place relative to the bone's frame in the SMD, at
+    the rest pose. `to_file(obj)`: the export's object-space-to-file matrix; `bone_frame(name)`: a bone's frame as
+    the reference SMD writes it (file space), None for a bone not written."""
+    for obj in objects:
+        if obj.type != "EMPTY" or obj.parent not in armatures or obj.parent_type != "BONE":
+            continue
+        bone = obj.parent.data.bones.get(obj.parent_bone)
+        frame = bone_frame(obj.parent_bone) if bone is not None else None
+        if bone is None or frame is None:
+            warnings.append(f"{obj.name}: its bone {obj.parent_bone!r} is not written; no attachment")
+            continue
+        tail = np.identity(4)
+        tail[1, 3] = bone.length  # (a bone's children hang from its tail)
+        world = (np.array(obj.parent.matrix_world) @ np.array(bone.matrix_local) @ tail
+                 @ np.array(obj.matrix_parent_inverse) @ np.array(obj.matrix_basis))  # fmt: skip
+        placed = to_file(obj.parent) @ np.linalg.inv(np.array(obj.parent.matrix_world)) @ world
+        local = np.linalg.inv(frame) @ placed
+        model.attachments.append(QcAttachment(mesh_io.original_name(obj), bone.name, tuple(local[:3, 3].tolist())))
+        turned = rigid(local[None])[0][0][:3, :3]
+        if not np.allclose(turned, np.identity(3), atol=1e-4):
+            warnings.append(f"{obj.name}: the attachment's rotation is not written to the QC (only its place)")

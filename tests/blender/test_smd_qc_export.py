@@ -1,0 +1,103 @@
+"""Write QC: an SMD export writes each mesh as its own SMD and the QC that builds the model; importing that QC gives
+the scene back (meshes named as they were, bones, actions with their frame ranges, rates and loop flags)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import bpy
+import pytest
+
+from tests.blender.scene_helpers import chain_rig, cube, turn_keys
+
+
+def rigged_scene() -> bpy.types.Object:
+    """Two bones; a body and a head (with a shape key) skinned to them; two hats, alternatives in a nested
+    collection; an empty on the head bone; two actions, one cyclic at 24 fps."""
+    rig = chain_rig("root", "neck")
+    for name, z in (("body", 0.5), ("head", 1.5)):
+        mesh = cube(name, size=1.0, location=(0, 0, z))
+        group = mesh.vertex_groups.new(name="root" if name == "body" else "neck")
+        group.add(list(range(len(mesh.data.vertices))), 1.0, "REPLACE")
+        mesh.modifiers.new("Armature", "ARMATURE").object = rig
+    head = bpy.data.objects["head"]
+    head.shape_key_add(name="Basis")
+    smile = head.shape_key_add(name="smile")
+    smile.data[0].co.z += 0.3
+    model = bpy.data.collections.new("model")
+    bpy.context.scene.collection.children.link(model)
+    hats = bpy.data.collections.new("hats")  # (nested: a bodygroup)
+    model.children.link(hats)
+    for name, x in (("cap", 0.0), ("helmet", 0.3)):
+        hat = cube(name, size=0.5, location=(x, 0, 2.2))
+        group = hat.vertex_groups.new(name="neck")
+        group.add(list(range(len(hat.data.vertices))), 1.0, "REPLACE")
+        hat.modifiers.new("Armature", "ARMATURE").object = rig
+        for owner in list(hat.users_collection):
+            owner.objects.unlink(hat)
+        hats.objects.link(hat)
+    empty = bpy.data.objects.new("muzzle", None)
+    bpy.context.scene.collection.objects.link(empty)
+    empty.parent, empty.parent_type, empty.parent_bone = rig, "BONE", "neck"
+    for name, frames, rate, cyclic in (("walk", {1: 0.0, 9: 0.8}, 24.0, True), ("nod", {3: 0.0, 7: 0.4}, None, False)):
+        rig.animation_data_create()
+        rig.animation_data.action = bpy.data.actions.new(name)
+        turn_keys(rig, "neck", frames)
+        action = rig.animation_data.action
+        action.use_frame_range = True
+        action.frame_start, action.frame_end = min(frames), max(frames)
+        action.use_cyclic = cyclic
+        if rate is not None:
+            action["iqe_framerate"] = rate
+    bpy.ops.object.select_all(action="DESELECT")
+    return rig
+
+
+@pytest.mark.parametrize("flavour", ["SOURCE", "GOLDSRC"])
+def test_the_written_qc_builds_the_scene_back(flavour: str, tmp_path: Path) -> None:
+    rigged_scene()
+    out = tmp_path / "model.smd"
+    assert bpy.ops.export_scene.valve_smd(filepath=str(out), export_mode="ALL", action_scope="ALL", write_qc=True,
+                                          flavour=flavour, qc_surface_prop="metal") == {"FINISHED"}  # fmt: skip
+    qc = (tmp_path / "model.qc").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["model.qc", "body.smd", "head.smd", "cap.smd", "helmet.smd", "model_walk.smd", "model_nod.smd",
+         "head.vta"])  # fmt: skip  (GoldSrc's too, with a warning: it has no vertex animation)
+    assert '$modelname "model.mdl"' in qc and '$bodygroup "hats"' in qc
+    assert '$sequence "walk" "model_walk' in qc and " fps 24 loop" in qc
+    assert ('$attachment "muzzle" "neck"' in qc) == (flavour == "SOURCE")
+    assert ('$surfaceprop "metal"' in qc) == (flavour == "SOURCE")
+    before = {a.name: (tuple(a.frame_range), a.get("iqe_framerate"), a.use_cyclic) for a in bpy.data.actions}
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.import_scene.valve_smd(filepath=str(tmp_path / "model.qc")) == {"FINISHED"}
+    meshes = {obj.name: len(obj.data.polygons) for obj in bpy.data.objects if obj.type == "MESH"}
+    assert meshes == {"body": 12, "head": 12, "cap": 12, "helmet": 12}
+    armature = next(obj for obj in bpy.data.objects if obj.type == "ARMATURE")
+    assert [bone.name for bone in armature.data.bones] == ["root", "neck"]
+    if flavour == "SOURCE":
+        assert [key.name for key in bpy.data.objects["head"].data.shape_keys.key_blocks] == ["Basis", "smile"]
+    after = {a.name: (tuple(a.frame_range), a.get("iqe_framerate"), a.use_cyclic) for a in bpy.data.actions}
+    assert after["walk"][1:] == (24.0, True) and after["nod"][1] == pytest.approx(bpy.context.scene.render.fps)
+    assert after["nod"][0] == before["nod"][0] and not after["nod"][2]
+    assert after["walk"][0][0] == before["walk"][0][0]
+
+
+def test_the_cli_writes_the_qc_and_refuses_a_build_over_its_inputs(tmp_path: Path, extension) -> None:  # type: ignore[no-untyped-def]
+    rigged_scene()
+    source = tmp_path / "src"
+    source.mkdir()
+    assert bpy.ops.export_scene.valve_smd(filepath=str(source / "model.smd"), export_mode="ALL", action_scope="ALL",
+                                          write_qc=True) == {"FINISHED"}  # fmt: skip
+    qc = str(source / "model.qc")
+    main = extension.cli.main
+    settings = ["--set", "export_mode=ALL", "--set", "action_scope=ALL", "--set", "write_qc=True", "--jobs", "1"]
+    again = str(tmp_path / "again" / "model.smd")
+    assert main(["convert", qc, "-o", again, *settings], prog="iogf") == 2  # (its folder is missing)
+    (tmp_path / "again").mkdir()
+    assert main(["convert", qc, "-o", again, *settings], prog="iogf") == 0
+    # (the same QC but its attachment: an import makes no empties from $attachment lines)
+    assert (tmp_path / "again" / "model.qc").read_text() == (source / "model.qc").read_text().replace(
+        '\n$attachment "muzzle" "neck" 0 1 0\n', "")
+    for name in ("body.smd", "head.vta", "model_walk.smd"):
+        assert (tmp_path / "again" / name).is_file()
+    assert main(["convert", qc, "-o", str(source / "copy.smd"), *settings], prog="iogf") == 2  # (over its inputs)
