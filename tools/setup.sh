@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Create the project's virtual environments if missing or out of date (idempotent; one shared pip cache):
 #   .venv               Python 3.11 + bpy 5.0.1 (Blender itself) + numpy, pytest, ruff, mypy: the example, the
-#                       benchmarks, lint and the codec tests; also the Blender 5.0.1 tests
+#                       benchmarks, lint and the codec tests; also the Blender 5.0.1 tests; and distributed
+#                       (Dask), for convert --scheduler and its test
 #   .venv-bpy/<release> the bpy wheel of every other release in tools/releases.sh (4.2.23 ... 5.2.3) + pytest
 #   .venv-typing        Python 3.11 + fake-bpy-module for type checking the bpy layer (never for running it)
 # Usage: tools/setup.sh main             only .venv (enough for the example)
@@ -28,7 +29,8 @@ make_venv() {  # make_venv DIR PYTHON_MINOR PACKAGES...
 make_release_venv() {  # the environment of one Blender release
   local release=$1
   if [ "$release" = "$MAIN_RELEASE" ]; then
-    make_venv .venv 3.11 "bpy==$MAIN_RELEASE" numpy==1.26.4 pytest==9.2.0 ruff==0.17.6 mypy==2.4.1
+    make_venv .venv 3.11 "bpy==$MAIN_RELEASE" numpy==1.26.4 pytest==9.2.0 ruff==0.17.6 mypy==2.4.1 \
+      distributed==2026.8.0
   else
     make_venv "$(venv_for "$release")" "$(python_minor_for "$release")" "bpy==$release" "$(numpy_for "$release")" \
       pytest==9.2.0
