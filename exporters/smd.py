@@ -79,6 +79,7 @@ from ..formats.dedup import first_equal_rows, first_occurrences
 from ..formats.errors import FormatError
 from ..formats.names import quotable_name
 from ..formats.rows import any_per_row
+from ..formats.smd.limits import limit_warnings
 from ..formats.smd.qc_writer import QcModel, qc_text
 from . import smd_qc
 
@@ -526,7 +527,7 @@ def numbered_after(numberings: list[np.ndarray | None]) -> np.ndarray | None:
 
 
 def reference_document(
-    parts: list[MeshCorners], table: BoneTable, settings: ExportSettings, warnings: list[str]
+    parts: list[MeshCorners], table: BoneTable, settings: ExportSettings, warnings: list[str], label: str = "reference"
 ) -> smd.SmdDocument:
     positions = joined([p.positions for p in parts], (0, 3))
     counts = joined([p.counts for p in parts], (0,), np.int64)
@@ -576,9 +577,10 @@ def reference_document(
     if flavour == "goldsrc" and bool((counts > 1).any()):
         warnings.append(f"GoldSrc skins rigidly: {int((counts > 1).sum())} corner(s) with several weights were "
                         "bound to their heaviest bone")  # fmt: skip
-    return smd.SmdDocument(
-        flavour=flavour, nodes=table.nodes(), skeleton=[table.rest_frame()], triangles=triangles
-    )
+    document = smd.SmdDocument(flavour=flavour, nodes=table.nodes(), skeleton=[table.rest_frame()],
+                               triangles=triangles)  # fmt: skip
+    warnings += limit_warnings(document, flavour, label)
+    return document
 
 
 # ------------------------------------------------------------------------------------------------ VTA
@@ -671,7 +673,10 @@ def animation_document(
     if table.rows is not None:
         unturned = unturned[:, table.rows]
     skeleton_frames = [table.frame(frame, unturned[row]) for row, frame in enumerate(frames)]
-    return smd.SmdDocument(nodes=table.nodes(), skeleton=skeleton_frames)
+    document = smd.SmdDocument(nodes=table.nodes(), skeleton=skeleton_frames)
+    flavour = "goldsrc" if settings.flavour == "GOLDSRC" else "source"
+    warnings += limit_warnings(document, flavour, source.label)
+    return document
 
 
 def with_resting_bones(pose: np.ndarray, parents: list[int], rest: np.ndarray) -> np.ndarray:
@@ -771,7 +776,8 @@ def _qc_meshes(
     files: list[tuple[str, Content]] = []
     vtas: dict[int, tuple[str, list[str]]] = {}
     for row, (obj, part, name) in enumerate(zip(meshes, parts, names, strict=True)):
-        files.append((name, smd.smd_pieces(reference_document([part], table, settings, warnings), flavour)))
+        document = reference_document([part], table, settings, warnings, os.path.basename(name))
+        files.append((name, smd.smd_pieces(document, flavour)))
         if not with_shapes:
             continue
         with bone_children_at_rest(context, [obj]):

@@ -101,3 +101,16 @@ def test_the_cli_writes_the_qc_and_refuses_a_build_over_its_inputs(tmp_path: Pat
     for name in ("body.smd", "head.vta", "model_walk.smd"):
         assert (tmp_path / "again" / name).is_file()
     assert main(["convert", qc, "-o", str(source / "copy.smd"), *settings], prog="iogf") == 2  # (over its inputs)
+
+
+def test_the_engines_limits_are_said_before_the_files_are_written(tmp_path: Path, extension) -> None:  # type: ignore[no-untyped-def]
+    from tests.blender.scene_helpers import grid_object
+
+    grid_object("floor", 46)  # 47 x 47 = 2,209 vertices: over GoldSrc's 2,048 per SMD
+    assert bpy.ops.export_scene.valve_smd(filepath=str(tmp_path / "floor.smd"), flavour="GOLDSRC",
+                                          write_qc=True) == {"FINISHED"}  # fmt: skip
+    warnings = extension.common.operators.LAST_SUMMARY[0].warnings
+    assert "floor.smd: 2,209 distinct vertices; GoldSrc's studiomdl takes at most 2,048 per SMD (split the mesh " \
+        "into several)" in warnings  # fmt: skip
+    assert bpy.ops.export_scene.valve_smd(filepath=str(tmp_path / "floor.smd")) == {"FINISHED"}  # (Source: none)
+    assert not [w for w in extension.common.operators.LAST_SUMMARY[0].warnings if "studiomdl takes" in w]
