@@ -4,6 +4,8 @@ warnings naming the limit and the engine."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
@@ -38,7 +40,7 @@ def limit_warnings(document: SmdDocument, flavour: Flavour, label: str) -> list[
 
 
 def _goldsrc_mesh(
-    positions: npt.NDArray[np.float64], normals: npt.NDArray[np.float64], materials: list[str], label: str
+    positions: npt.NDArray[np.floating[Any]], normals: npt.NDArray[np.floating[Any]], materials: list[str], label: str
 ) -> list[str]:
     warnings = []
     count = len(positions)
