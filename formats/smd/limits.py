@@ -1,5 +1,6 @@
 """What the engines' studiomdl refuses or silently cuts, checked on an SMD before it is written (limits from the
-Half-Life SDK's and the Source SDK 2013's studio.h; the 128 bones are checked where the bones are chosen):
+Half-Life SDK's and the Source SDK 2013's studio.h; the 128 bones are checked where the bones are chosen, and
+GoldSrc's name lengths by the writer, which refuses them):
 warnings naming the limit and the engine."""
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from .document import Flavour, SmdDocument
 GOLDSRC_MAX_TRIANGLES = 20000  # per SMD (MAXSTUDIOTRIANGLES of the Half-Life SDK's studio.h and studiomdl.h)
 GOLDSRC_MAX_VERTICES = 2048  # per SMD, and as many normals (MAXSTUDIOVERTS: the SDK's and the engine's)
 GOLDSRC_MAX_KEYFRAMES = 512  # per sequence (MAXSTUDIOANIMATIONS of the engine's headers; the 2013 SDK allows 2048)
-GOLDSRC_MAX_TEXTURE_NAME = 64  # characters, with .bmp
 SOURCE_MAX_WEIGHTS = 3  # bone weights per vertex (MAX_NUM_BONES_PER_VERT)
 
 
@@ -25,7 +25,7 @@ def limit_warnings(document: SmdDocument, flavour: Flavour, label: str) -> list[
     triangles = document.triangles
     if triangles is not None and len(triangles):
         if flavour == "goldsrc":
-            warnings += _goldsrc_mesh(triangles.positions, triangles.normals, triangles.material_names, label)
+            warnings += _goldsrc_mesh(triangles.positions, triangles.normals, label)
         else:
             over = int(np.count_nonzero(triangles.link_counts > SOURCE_MAX_WEIGHTS))
             if over:
@@ -40,7 +40,7 @@ def limit_warnings(document: SmdDocument, flavour: Flavour, label: str) -> list[
 
 
 def _goldsrc_mesh(
-    positions: npt.NDArray[np.floating[Any]], normals: npt.NDArray[np.floating[Any]], materials: list[str], label: str
+    positions: npt.NDArray[np.floating[Any]], normals: npt.NDArray[np.floating[Any]], label: str
 ) -> list[str]:
     warnings = []
     count = len(positions)
@@ -52,8 +52,4 @@ def _goldsrc_mesh(
         if distinct > GOLDSRC_MAX_VERTICES:
             warnings.append(f"{label}: {distinct:,} distinct {what}; GoldSrc's studiomdl takes at most "
                             f"{GOLDSRC_MAX_VERTICES:,} per SMD (split the mesh into several)")  # fmt: skip
-    long_names = [name for name in materials if len(name) > GOLDSRC_MAX_TEXTURE_NAME]
-    if long_names:
-        warnings.append(f"{label}: texture name(s) longer than GoldSrc's {GOLDSRC_MAX_TEXTURE_NAME} characters: "
-                        f"{', '.join(map(repr, long_names[:3]))}")  # fmt: skip
     return warnings
