@@ -772,7 +772,10 @@ def command_worker(_: argparse.Namespace) -> None:
     """A batch's worker: tasks as JSON lines on stdin, each result as one marked line on stdout."""
     for line in sys.stdin:
         if line.strip():
-            result = run_task(json.loads(line))
+            task = json.loads(line)
+            if "cwd" in task:  # (a cluster's task: relative paths are the submitting machine's)
+                os.chdir(task["cwd"])
+            result = run_task(task)
             sys.stdout.flush()
             os.write(1, result_line(result))
 
@@ -914,7 +917,7 @@ def add_batch_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--report", metavar="FILE.jsonl",
                          help="write one JSON object per input: outputs, status (ok, skipped, failed), error, "
                          "warnings, counts, seconds")  # fmt: skip
-    command.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+    command.add_argument("--scheduler", metavar="tcp://HOST:PORT", type=scheduler_address,
                          help="work on a Dask cluster (the 'distributed' package) instead of on this machine; "
                          "inputs and outputs must be at the same paths on every worker")  # fmt: skip
 
@@ -927,6 +930,13 @@ def positive_count(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is less than 1")
     return value
+
+
+def scheduler_address(text: str) -> str:
+    try:
+        return cluster.checked_address(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 class OneLineParser(argparse.ArgumentParser):

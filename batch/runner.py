@@ -105,8 +105,8 @@ class Batch:
     ) -> Iterator[tuple[int, pool.Result]]:
         tasks = [jobs[index].task for index in to_run]
         if self.scheduler is not None:
-            each = cluster.run_on_cluster(self.scheduler, self.command(), tasks,
-                                          _renumbered(started, to_run))  # fmt: skip
+            each = cluster.run_on_cluster(self.scheduler, self.command(), tasks, _renumbered(started, to_run),
+                                          self.verbose)  # fmt: skip
             for position, result in each:
                 yield to_run[position], result
             return
