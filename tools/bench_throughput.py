@@ -1,0 +1,414 @@
+"""Throughput of `convert` on many small files: SMD -> IQM, files per second four ways, and what limits scaling.
+
+    .venv/bin/python tools/bench_throughput.py                 # 500 files
+    .venv/bin/python tools/bench_throughput.py --count 100     # fewer
+
+The inputs are made by code (`skinned_smd`): each a tube of a few hundred triangles (--triangles, 400 by default)
+skinned to a chain of bones (--bones, 20), two weights per vertex, a little different from file to file. Then:
+
+(a) one Blender process per file, as a hand-written loop does (`tools/iogf.py convert ONE.smd --to iqm -d OUT`),
+    on the first --per-process files only (40 by default; each costs a whole Blender start) and given per file;
+(b) one `convert --jobs 1`: every file in the command's own Blender process;
+(c) one `convert --jobs 2`: two worker processes;
+(d) `convert --scheduler` on a local Dask cluster the script starts (a scheduler and two `dask worker --nthreads
+    1`), when the `distributed` package is installed: a first batch (each Dask worker starts its Blender process)
+    and a second one (`--force`: the workers' Blender processes are kept from the first).
+
+Every run is a fresh process timed from start to exit (Blender's start included) with `--force`, so nothing is
+skipped. Files per second = files / wall seconds.
+
+Peak memory: the peak resident set (VmHWM in /proc/PID/status, which the kernel keeps as the largest RSS the
+process ever had) of each process below the timed command, read every 0.1 s while it runs; the last reading of a
+process before it exits is its peak (it may miss a rise in its last 0.1 s: a worker's peak comes while it
+converts, long before it exits). (b) is the command's own process, (c) and (d) each worker's Blender process.
+
+Per-file cost: the `seconds` each file took in its worker (from --report): with one worker against two, this
+says how much slower each worker converts when two run side by side (shared cores, memory bandwidth, turbo
+clocks). The command's own CPU time per file (utime + stime of the batch process in /proc/PID/stat, without its
+workers') is the part that does not run side by side: scheduling, the record and the report. With W workers the
+batch can go no faster than 1 / (per-file cost) * W files per second, nor than 1 / (the command's CPU per file).
+
+The machine may be shared: other work running at the same time slows some runs more than others; the figures are
+one run each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+IOGF = [sys.executable, str(REPO_ROOT / "tools" / "iogf.py")]
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def skinned_smd(index: int, triangles: int = 400, bones: int = 20) -> str:
+    """A reference SMD: a tube along X of about `triangles` triangles, skinned to a chain of `bones` bones one
+    unit apart (each vertex to the two nearest, weights adding to 1); `index` varies the radius and the twist."""
+    sides = 10
+    rings = max(1, round(triangles / (2 * sides)))
+    length = float(bones - 1) if bones > 1 else 1.0
+    radius, twist = 0.3 + 0.002 * (index % 50), 0.05 * (index % 7)
+    lines = ["version 1", "nodes", *(f'{b} "bone{b}" {b - 1}' for b in range(bones)), "end", "skeleton", "time 0"]
+    lines += [f"{b} {0.0 if b == 0 else 1.0:g} 0 0 0 0 0" for b in range(bones)]
+    lines += ["end", "triangles"]
+
+    def vertex(ring: int, side: int) -> str:
+        x = length * ring / rings
+        angle = 2 * math.pi * side / sides + twist * ring
+        ny, nz = math.cos(angle), math.sin(angle)
+        first = min(int(x), bones - 1)
+        second = min(first + 1, bones - 1)
+        blend = x - first if second != first else 0.0
+        links = f"2 {first} {1 - blend:.4f} {second} {blend:.4f}" if second != first else f"1 {first} 1"
+        return (f"{first} {x:.5f} {radius * ny:.5f} {radius * nz:.5f} 0 {ny:.5f} {nz:.5f} {side / sides:.4f} "
+                f"{ring / rings:.4f} {links}")  # fmt: skip
+
+    for ring in range(rings):
+        for side in range(sides):
+            a, b = vertex(ring, side), vertex(ring, side + 1)
+            c, d = vertex(ring + 1, side), vertex(ring + 1, side + 1)
+            lines += ["skin", a, c, b, "skin", b, c, d]
+    return "\n".join([*lines, "end", ""])
+
+
+def make_inputs(folder: Path, count: int, triangles: int = 400, bones: int = 20) -> list[str]:
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for index in range(count):
+        path = folder / f"model{index:04d}.smd"
+        path.write_text(skinned_smd(index, triangles, bones))
+        paths.append(str(path))
+    return paths
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+# Processes, from /proc (Linux).
+
+
+def parent_of(pid: int) -> int | None:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(text[text.rindex(")") + 2 :].split()[1])
+
+
+def descendants(root: int) -> list[int]:
+    """Every process below `root` (children, their children...)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (parent := parent_of(int(entry))) is not None:
+            children.setdefault(parent, []).append(int(entry))
+    found, stack = [], [root]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
+def peak_kib(pid: int) -> int | None:
+    """VmHWM: the largest resident set the process has had, in KiB."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """The process's own user + system CPU time (not its children's)."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def is_worker(pid: int, text: str | None = None) -> bool:
+    """A batch's Blender worker (the bootstrap `cli.worker_command` starts with the bpy module, or a Blender
+    binary running `worker`)."""
+    text = command_line(pid) if text is None else text
+    return 'main(["worker"]' in text or text.rstrip().endswith(" worker")
+
+
+@dataclass
+class Watched:
+    """A timed run: its wall time, the peak memory of the processes below it, and its own CPU time."""
+
+    seconds: float = 0.0
+    root: int = 0
+    peaks: dict[int, int] = field(default_factory=dict)  # pid -> VmHWM KiB, the last reading
+    names: dict[int, str] = field(default_factory=dict)
+    own_cpu: float = 0.0
+    cpu_before_workers: float | None = None  # its own CPU time when its first worker was seen
+    returncode: int = 0
+    stdout: str = ""
+
+
+def watched_run(command: Sequence[str], also: Sequence[int] = (), log: Path | None = None) -> Watched:
+    """Run `command` to its end, reading the peak memory of it, of the processes below it and below `also` (the
+    Dask workers), every 0.1 s."""
+    watched = Watched()
+    out = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115  (closed below)
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=out, text=True, cwd=REPO_ROOT)
+    watched.root = process.pid
+    try:
+        while process.poll() is None:
+            for pid in [process.pid, *descendants(process.pid), *(p for a in also for p in descendants(a))]:
+                if (peak := peak_kib(pid)) is not None:
+                    watched.peaks[pid] = peak
+                    watched.names[pid] = command_line(pid)  # (again: a child just forked has its parent's)
+            cpu = cpu_seconds(process.pid)
+            watched.own_cpu = cpu if cpu is not None else watched.own_cpu
+            if watched.cpu_before_workers is None and any(is_worker(pid) for pid in descendants(process.pid)):
+                watched.cpu_before_workers = watched.own_cpu
+            time.sleep(0.1)
+        watched.seconds = time.perf_counter() - started
+    finally:
+        if process.poll() is None:
+            process.kill()
+        assert process.stdout is not None
+        watched.stdout = process.stdout.read()
+        process.wait()
+        if log:
+            out.close()  # type: ignore[union-attr]
+    watched.returncode = process.returncode
+    return watched
+
+
+def worker_peaks(watched: Watched) -> list[int]:
+    return [peak for pid, peak in watched.peaks.items() if is_worker(pid, watched.names[pid])]
+
+
+def report_seconds(path: Path) -> list[float]:
+    return [json.loads(line)["seconds"] for line in path.read_text().splitlines() if line.strip()]
+
+
+@dataclass
+class Cluster:
+    address: str
+    workers: list[int]  # the `dask worker` processes
+    stopped: list[int] = field(default_factory=list)  # at the end: every process that was stopped
+
+
+@contextlib.contextmanager
+def dask_cluster(workers: int, folder: Path) -> Iterator[Cluster]:
+    """A scheduler and `workers` Dask workers (one thread each) on 127.0.0.1, started in the project folder with
+    this Python, logging into `folder`; every process below them is stopped at the end, whatever happened."""
+    port = free_port()
+    cluster = Cluster(f"tcp://127.0.0.1:{port}", [])
+    started: list[subprocess.Popen[bytes]] = []
+    logs = []
+    try:
+        log = open(folder / "scheduler.log", "wb")  # noqa: SIM115
+        logs.append(log)
+        started.append(subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port),
+             "--no-dashboard"], cwd=REPO_ROOT, stdout=log, stderr=log))  # fmt: skip
+        wait_for_port(port, 30)
+        for number in range(workers):
+            log = open(folder / f"worker{number}.log", "wb")  # noqa: SIM115
+            logs.append(log)
+            started.append(subprocess.Popen(
+                [sys.executable, "-m", "distributed.cli.dask_worker", cluster.address, "--nthreads", "1",
+                 "--no-dashboard"], cwd=REPO_ROOT, stdout=log, stderr=log))  # fmt: skip
+        cluster.workers = [p.pid for p in started[1:]]
+        wait_for_workers(cluster.address, workers, 60)
+        yield cluster
+    finally:
+        cluster.stopped = stop_all(started)
+        for log in logs:
+            log.close()
+
+
+def wait_for_port(port: int, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"nothing listens on 127.0.0.1:{port} after {seconds} s") from None
+            time.sleep(0.1)
+
+
+def wait_for_workers(address: str, count: int, seconds: float) -> None:
+    import distributed
+
+    with distributed.Client(address, timeout=seconds) as client:
+        client.wait_for_workers(count, timeout=seconds)
+
+
+def stop_all(processes: Sequence[subprocess.Popen[bytes]]) -> list[int]:
+    """SIGTERM to each process and everything below it (found before any is stopped: an orphan is no longer below
+    its parent), then SIGKILL to what is left after 10 s; the processes stopped."""
+    pids = []
+    for process in processes:
+        pids += [process.pid, *descendants(process.pid)]
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    for process in processes:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=max(0.1, deadline - time.monotonic()))
+    while time.monotonic() < deadline and any(alive(pid) for pid in pids):
+        time.sleep(0.1)
+    for pid in pids:
+        if alive(pid):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    return pids
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return state[state.rindex(")") + 2] != "Z"
+
+
+def mib(kib: int) -> str:
+    return f"{kib / 1024:.0f} MiB"
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--count", type=int, default=500, help="how many files (500)")
+    parser.add_argument("--triangles", type=int, default=400, help="triangles per file (400)")
+    parser.add_argument("--bones", type=int, default=20, help="bones per file (20)")
+    parser.add_argument("--per-process", type=int, default=40,
+                        help="how many files (a) converts, one Blender process each (40)")  # fmt: skip
+    parser.add_argument("--keep", metavar="FOLDER", help="make the files here and keep them (default: a temporary "
+                        "folder, removed)")  # fmt: skip
+    args = parser.parse_args(argv)
+    folder = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="iogf-throughput-"))
+    try:
+        return run(args, folder)
+    finally:
+        if not args.keep:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def run(args: argparse.Namespace, folder: Path) -> int:
+    files = make_inputs(folder / "in", args.count, args.triangles, args.bones)
+    size = sum(os.path.getsize(path) for path in files) / len(files)
+    print(f"{len(files)} SMD files of about {args.triangles} triangles and {args.bones} bones ({size / 1024:.0f} KiB "
+          f"each) -> IQM; {os.cpu_count()} cores; one run each, on a machine other work may share")  # fmt: skip
+    rates: dict[str, float] = {}
+
+    def line(name: str, files_done: int, watched: Watched, note: str = "") -> None:
+        rate = files_done / watched.seconds
+        rates[name] = rate
+        print(f"  {name:<34} {watched.seconds:8.1f} s  {rate:7.2f} files/s  {note}".rstrip())
+
+    # (a) a Blender process per file
+    sample = files[: max(1, min(args.per_process, len(files)))]
+    total = Watched()
+    peaks = []
+    for path in sample:
+        watched = watched_run([*IOGF, "convert", path, "--to", "iqm", "-d", str(folder / "out_a"), "--force"])
+        if watched.returncode != 0:
+            print(f"(a) failed on {path}", file=sys.stderr)
+            return 1
+        total.seconds += watched.seconds
+        peaks.append(max(watched.peaks.values()))
+    line(f"(a) a process per file ({len(sample)} files)", len(sample), total, f"peak {mib(max(peaks))} per process")
+
+    # (b), (c): one command
+    runs: dict[int, Watched] = {}
+    for jobs in (1, 2):
+        report = folder / f"report{jobs}.jsonl"
+        command = [*IOGF, "convert", *files, "--to", "iqm", "-d", str(folder / f"out_{jobs}"), "--jobs", str(jobs),
+                   "--force", "--report", str(report)]  # fmt: skip
+        watched = watched_run(command, log=folder / f"jobs{jobs}.log")
+        if watched.returncode != 0:
+            print(f"--jobs {jobs} failed: see {folder / f'jobs{jobs}.log'}", file=sys.stderr)
+            return 1
+        runs[jobs] = watched
+        if jobs == 1:
+            note = f"peak {mib(watched.peaks[watched.root])} (the one process)"
+        else:
+            note = "peak " + ", ".join(mib(p) for p in worker_peaks(watched)) + " per worker"
+        line(f"({'b' if jobs == 1 else 'c'}) convert --jobs {jobs}", len(files), watched, note)
+    print(f"  (c) / (b): {rates['(c) convert --jobs 2'] / rates['(b) convert --jobs 1']:.2f}")
+
+    # (d): a local Dask cluster
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        print("  (d) Dask: skipped, the 'distributed' package is not installed (bash tools/setup.sh main)")
+    else:
+        with dask_cluster(2, folder) as cluster:
+            for attempt in ("first batch", "second batch"):
+                watched = watched_run([*IOGF, "convert", *files, "--to", "iqm", "-d", str(folder / "out_d"),
+                                       "--scheduler", cluster.address, "--force", "--report",
+                                       str(folder / "report_d.jsonl")], also=cluster.workers,
+                                      log=folder / "dask.log")  # fmt: skip
+                if watched.returncode != 0:
+                    print(f"(d) failed: see {folder / 'dask.log'}", file=sys.stderr)
+                    return 1
+                blender = worker_peaks(watched)
+                dask = [peak for pid, peak in watched.peaks.items() if "multiprocessing" in watched.names[pid]
+                        and "resource_tracker" not in watched.names[pid]]  # fmt: skip
+                line(f"(d) Dask, 2 workers, {attempt}", len(files), watched,
+                     "peak " + ", ".join(mib(p) for p in blender) + " per Blender worker, "
+                     + ", ".join(mib(p) for p in dask) + " per Dask worker")  # fmt: skip
+        names = [Path(path).with_suffix(".iqm").name for path in files]
+        same = all((folder / "out_d" / name).read_bytes() == (folder / "out_1" / name).read_bytes() for name in names)
+        print(f"  (d) outputs byte-identical to (b): {same}")
+
+    # What limits scaling.
+    one, two = report_seconds(folder / "report1.jsonl"), report_seconds(folder / "report2.jsonl")
+    per_one, per_two = sum(one) / len(one), sum(two) / len(two)
+    print("scaling:")
+    print(f"  per-file cost in a worker: {per_one * 1000:.1f} ms with one worker, {per_two * 1000:.1f} ms each with two"
+          f" ({per_two / per_one:.2f} x)")  # fmt: skip
+    busy = (runs[2].own_cpu - (runs[2].cpu_before_workers or 0.0)) / len(files)
+    print(f"  the batch command's own CPU per file with --jobs 2, from its first worker's start to its exit "
+          f"(sending tasks, the record, the report, the lines): {busy * 1000:.1f} ms, a ceiling of "
+          f"{1 / busy if busy else math.inf:.0f} files/s however many workers")  # fmt: skip
+    fixed = runs[1].seconds - sum(one)
+    print(f"  fixed cost of a command (Blender's start, the batch's checks, the exit): {fixed:.1f} s with --jobs 1")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
