@@ -31,7 +31,7 @@ def convert(extension: ModuleType, *argv: str) -> int:
 
 
 def stable(text: str) -> list[str]:
-    return [re.sub(r"in [0-9.]+ s$", "in T s", line) for line in text.splitlines()]
+    return [re.sub(r"in [0-9.]+ s\b", "in T s", line) for line in text.splitlines()]
 
 
 def blender_workers(cluster: Cluster) -> set[int]:
