@@ -15,6 +15,9 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 RESULT_MARKER = "\x1eiogf-result "  # starts a worker's result line
+# Workers run side by side, one per core: numpy's BLAS in each keeps to one thread, as in a Dask worker (its own
+# threads would only wait for work, spinning on the cores the other workers need). What the caller set is kept.
+ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 Task = dict[str, Any]
 Result = dict[str, Any]
 
@@ -33,6 +36,7 @@ class BlenderProcess:
             list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=None if verbose else subprocess.DEVNULL,
             start_new_session=True,  # (Ctrl-C reaches the batch, which stops its workers itself)
+            env={**ONE_THREAD, **os.environ},
         )  # fmt: skip
         self.verbose = verbose
         self.buffer = b""
