@@ -1,7 +1,11 @@
 """What `convert` made and from what, kept beside the outputs (`.iogf-convert.json` in their folder), so that a
 rerun skips an output that is up to date without opening any input in Blender: one made with the same options
 and extension version from files that have not changed since (size and modification time), all of whose files
-are still there."""
+are still there.
+
+The record is saved on its first change, then at most once a second (SAVE_SECONDS: a rewrite per file would make a
+batch quadratic in its size), and when the batch ends, interrupted too; a batch killed outright loses at most its
+last second's entries, whose files a rerun converts again."""
 
 from __future__ import annotations
 
@@ -9,11 +13,13 @@ import contextlib
 import json
 import os
 import tempfile
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 RECORD_NAME = ".iogf-convert.json"
 RECORD_VERSION = 1
+SAVE_SECONDS = 1.0
 
 
 def file_state(path: str) -> list[int] | None:
@@ -40,6 +46,8 @@ class Record:
 
     path: str
     entries: dict[str, dict[str, object]] = field(default_factory=dict)
+    unsaved: bool = False
+    saved_at: float | None = None  # (time.monotonic() of the last save)
 
     @classmethod
     def beside(cls, output: str) -> Record:
@@ -68,17 +76,27 @@ class Record:
         return all(file_state(path) == state for path, state in (*sources.items(), *outputs.items()))
 
     def store(self, output: str, fingerprint: str, sources: Iterable[str], outputs: Iterable[str]) -> None:
-        """Note a conversion just made (`outputs`: the files it wrote that exist) and save the record at once, so
-        that an interrupted batch keeps what it finished."""
+        """Note a conversion just made (`outputs`: the files it wrote that exist); saved at once if the last save
+        was SAVE_SECONDS ago or more, else by a later change or `flush`."""
         self.entries[_key(output)] = {
             "fingerprint": fingerprint,
             "sources": {_key(path): file_state(path) for path in dict.fromkeys(sources)},
             "outputs": {_key(path): state for path in outputs if (state := file_state(path)) is not None},
         }
-        self.save()
+        self._changed()
 
     def forget(self, output: str) -> None:
         if self.entries.pop(_key(output), None) is not None:
+            self._changed()
+
+    def _changed(self) -> None:
+        self.unsaved = True
+        if self.saved_at is None or time.monotonic() - self.saved_at >= SAVE_SECONDS:
+            self.save()
+
+    def flush(self) -> None:
+        """Save what is not saved yet (the batch's end)."""
+        if self.unsaved:
             self.save()
 
     def save(self) -> None:
@@ -94,3 +112,4 @@ class Record:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
             raise
+        self.unsaved, self.saved_at = False, time.monotonic()

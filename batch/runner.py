@@ -74,16 +74,20 @@ class Batch:
             else:
                 to_run.append(index)
         following = 0
-        for index, result in self._results(jobs, to_run, started):
-            job = jobs[index]
-            if result.get("status") == "ok":
-                records[job.output].store(job.output, job.fingerprint, job.sources, job.outputs)
-            else:
-                records[job.output].forget(job.output)
-            waiting[index] = result
-            while following in waiting:  # (hand on in input order)
-                self._hand_on(jobs[following], waiting.pop(following), tally, finished)
-                following += 1
+        try:
+            for index, result in self._results(jobs, to_run, started):
+                job = jobs[index]
+                if result.get("status") == "ok":
+                    records[job.output].store(job.output, job.fingerprint, job.sources, job.outputs)
+                else:
+                    records[job.output].forget(job.output)
+                waiting[index] = result
+                while following in waiting:  # (hand on in input order)
+                    self._hand_on(jobs[following], waiting.pop(following), tally, finished)
+                    following += 1
+        finally:  # (interrupted too: what finished is kept)
+            for record in by_folder.values():
+                record.flush()
         while following in waiting:
             self._hand_on(jobs[following], waiting.pop(following), tally, finished)
             following += 1
