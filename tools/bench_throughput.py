@@ -172,34 +172,32 @@ class Watched:
     own_cpu: float = 0.0
     cpu_before_workers: float | None = None  # its own CPU time when its first worker was seen
     returncode: int = 0
-    stdout: str = ""
 
 
 def watched_run(command: Sequence[str], also: Sequence[int] = (), log: Path | None = None) -> Watched:
-    """Run `command` to its end, reading the peak memory of it, of the processes below it and below `also` (the
-    Dask workers), every 0.1 s."""
+    """Run `command` to its end, its output into `log` (or nowhere), reading the peak memory of it, of the
+    processes below it and below `also` (the Dask workers), every 0.1 s."""
     watched = Watched()
     out = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115  (closed below)
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=out, text=True, cwd=REPO_ROOT)
+    process = subprocess.Popen(command, stdout=out, stderr=out, cwd=REPO_ROOT)
     watched.root = process.pid
     try:
         while process.poll() is None:
-            for pid in [process.pid, *descendants(process.pid), *(p for a in also for p in descendants(a))]:
+            below = descendants(process.pid)
+            for pid in [process.pid, *below, *(p for a in also for p in descendants(a))]:
                 if (peak := peak_kib(pid)) is not None:
                     watched.peaks[pid] = peak
                     watched.names[pid] = command_line(pid)  # (again: a child just forked has its parent's)
             cpu = cpu_seconds(process.pid)
             watched.own_cpu = cpu if cpu is not None else watched.own_cpu
-            if watched.cpu_before_workers is None and any(is_worker(pid) for pid in descendants(process.pid)):
+            if watched.cpu_before_workers is None and any(is_worker(pid) for pid in below):
                 watched.cpu_before_workers = watched.own_cpu
             time.sleep(0.1)
         watched.seconds = time.perf_counter() - started
     finally:
         if process.poll() is None:
             process.kill()
-        assert process.stdout is not None
-        watched.stdout = process.stdout.read()
         process.wait()
         if log:
             out.close()  # type: ignore[union-attr]
