@@ -9,6 +9,7 @@ import argparse
 import ast
 import contextlib
 import ctypes
+import functools
 import io
 import json
 import os
@@ -380,17 +381,21 @@ def output_format(path: str | None, explicit: str | None) -> FileFormat:
 def check_outputs(inputs: Sequence[str], outputs: Sequence[tuple[str, str]], made_folder: str | None = None) -> None:
     """Refuse, before any work, outputs (file, what writes it) that would replace an input or a file an input
     names (a QC's SMDs), that two inputs would both write, or whose folder is missing (but `made_folder`, which
-    the command makes). An output ending in `_*.smd` stands for the animation SMDs an SMD export names so."""
+    the command makes). An output ending in `_*.smd` stands for the animation SMDs an SMD export names so. (Files
+    are looked up in sets: a batch of thousands is checked in about as many steps.)"""
     seen: dict[str, str] = {}
     made = os.path.abspath(made_folder) if made_folder else None
     read = files_read(inputs)
-    patterns = [(path, writer) for path, writer in outputs if path.endswith(PATTERNS)]
+    read_files = FileSet(read)
+    patterns = PatternIndex([(path, writer) for path, writer in outputs if path.endswith(PATTERNS)])
+    for source in read:
+        for pattern, writer in patterns.matching(source):
+            _refuse_pattern_over_input(pattern, writer, source)
     for path, writer in outputs:
         if path.endswith(PATTERNS):
-            _check_action_files(path, writer, read)
             continue
-        for pattern, other in patterns:
-            if other != writer and matches_action_files(path, pattern):
+        for pattern, other in patterns.matching(path):
+            if other != writer:
                 raise UsageError(f"{other} writes each action as {pattern}, and {writer} would write {path} over "
                                  "one of them")  # fmt: skip
         folder = os.path.dirname(os.path.abspath(path))
@@ -398,13 +403,36 @@ def check_outputs(inputs: Sequence[str], outputs: Sequence[tuple[str, str]], mad
             raise UsageError(f"{path}: the folder {folder} does not exist")
         if os.path.isdir(path):
             raise UsageError(f"{path} is a folder, not a file to write")
-        for source in read:
-            if same_file(path, source):
-                raise UsageError(f"{path} is also an input: {writer} would replace the file being read")
+        if path in read_files:
+            raise UsageError(f"{path} is also an input: {writer} would replace the file being read")
         key = os.path.normcase(os.path.realpath(path))
         if key in seen:
             raise UsageError(f"{seen[key]} and {writer} would both write {path}")
         seen[key] = writer
+
+
+class FileSet:
+    """Files by identity: a path is in the set when it is one of them (the same file through another path or a
+    link), or, not existing yet, names the same place."""
+
+    def __init__(self, paths: Sequence[str]) -> None:
+        self.identities = {identity for path in paths if (identity := _identity(path)) is not None}
+        self.places = {os.path.normcase(os.path.realpath(path)) for path in paths}
+
+    def __contains__(self, path: object) -> bool:
+        assert isinstance(path, str)
+        identity = _identity(path)
+        if identity is not None:
+            return identity in self.identities
+        return os.path.normcase(os.path.realpath(path)) in self.places
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return status.st_dev, status.st_ino
 
 
 ACTION_FILES = "_*.smd"  # (an output standing for `<stem>_<action>.smd`, whose action names are known only later)
@@ -413,29 +441,41 @@ QC_BUILD_FILES = "/*.smd"  # (Write QC: each mesh an SMD named after it, in the 
 PATTERNS = (ACTION_FILES, NUMBERED_PARTS, QC_BUILD_FILES)
 
 
-def matches_action_files(path: str, pattern: str) -> bool:
-    """Whether `path` could be one of the `<stem>_<action>.smd` files `pattern` (`<stem>_*.smd`) stands for, or
-    one of the `<stem>_<number>.joe` files of `<stem>_<n>.joe`."""
-    suffix = next(end for end in PATTERNS if pattern.endswith(end))
-    real, stem = (os.path.normcase(os.path.realpath(p)) for p in (path, pattern[: -len(suffix)]))
-    name, stem_name = os.path.basename(real), os.path.basename(stem)
-    if suffix == QC_BUILD_FILES:  # (any SMD or VTA in that folder)
-        return os.path.dirname(real) == stem and name.endswith((".smd", ".vta"))
-    if os.path.dirname(real) != os.path.dirname(stem):
-        return False
-    if suffix == NUMBERED_PARTS:
-        return re.fullmatch(re.escape(stem_name) + r"_[0-9]+\.joe", name) is not None
-    return name.endswith(".smd") and name.startswith(stem_name + "_")
+class PatternIndex:
+    """Outputs that stand for files named only later (`<stem>_*.smd`, `<stem>_<n>.joe`, a QC build's `*.smd`),
+    indexed by folder and stem: which of them a path could be is found without comparing it with each."""
+
+    def __init__(self, patterns: Sequence[tuple[str, str]]) -> None:
+        self.by_stem: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
+        self.by_folder: dict[str, list[tuple[str, str]]] = {}
+        for pattern, writer in patterns:
+            suffix = next(end for end in PATTERNS if pattern.endswith(end))
+            stem = os.path.normcase(os.path.realpath(pattern[: -len(suffix)]))
+            if suffix == QC_BUILD_FILES:
+                self.by_folder.setdefault(stem, []).append((pattern, writer))
+            else:
+                key = (os.path.dirname(stem), os.path.basename(stem), suffix)
+                self.by_stem.setdefault(key, []).append((pattern, writer))
+
+    def matching(self, path: str) -> list[tuple[str, str]]:
+        real = os.path.normcase(os.path.realpath(path))
+        folder, name = os.path.split(real)
+        found = list(self.by_folder.get(folder, [])) if name.endswith((".smd", ".vta")) else []
+        if name.endswith(".smd"):  # <stem>_<action>.smd: every `_` may end the stem
+            for at in [index for index, char in enumerate(name) if char == "_"]:
+                found += self.by_stem.get((folder, name[:at], ACTION_FILES), [])
+        part = re.fullmatch(r"(.*)_[0-9]+\.joe", name)
+        if part is not None:
+            found += self.by_stem.get((folder, part.group(1), NUMBERED_PARTS), [])
+        return found
 
 
-def _check_action_files(pattern: str, writer: str, read: Sequence[str]) -> None:
+def _refuse_pattern_over_input(pattern: str, writer: str, source: str) -> None:
     what = ("the parts of a model over VDrift's limits", "a part") if pattern.endswith(NUMBERED_PARTS) else (
         "each mesh (Write QC)", "a mesh of that name") if pattern.endswith(QC_BUILD_FILES) else (
         "each action", "an action of that name")  # fmt: skip
-    for source in read:
-        if matches_action_files(source, pattern):
-            raise UsageError(f"{source} is an input, and {writer} writes {what[0]} as {pattern} beside it: "
-                             f"{what[1]} would replace it (write the output elsewhere)")  # fmt: skip
+    raise UsageError(f"{source} is an input, and {writer} writes {what[0]} as {pattern} beside it: {what[1]} would "
+                     "replace it (write the output elsewhere)")
 
 
 def files_read(inputs: Sequence[str]) -> list[str]:
@@ -687,6 +727,7 @@ def import_settings_use_desc(settings: dict[str, object]) -> bool:
     return bool(settings.get("use_desc", True))
 
 
+@functools.cache
 def extension_version() -> str:
     """The manifest's version: an output made by another version is made again."""
     import tomllib
