@@ -125,13 +125,22 @@ def test_warnings_name_their_input_and_the_report_says_what_failed(
     assert entries[1]["error"] == f"{bad}, line 1, column 1: unknown keyword 'garbage'" and not entries[1]["outputs"]
 
 
+def sigint_as_on_a_terminal() -> None:
+    """Ctrl+C's signal handled, also when the tests run in a background job of a non-interactive shell, which
+    starts its processes with SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_stops_every_worker_and_a_rerun_converts_what_is_missing(tmp_path: Path) -> None:
     files = inputs(tmp_path / "in", 16, rows=3000)
+    for path in files[1:4]:  # (busy for a while after the first is done)
+        Path(path).write_text(static_smd(0.0, 40_000))
     out = tmp_path / "out"
     command = [sys.executable, str(REPO_ROOT / "tools" / "iogf.py"), "convert", *files, "--to", "iqe", "-d", str(out),
                "--jobs", "2"]  # fmt: skip
     env = {**os.environ, "BLENDER_USER_RESOURCES": str(tmp_path / "user")}
-    batch = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    batch = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                             preexec_fn=sigint_as_on_a_terminal)  # fmt: skip
     assert batch.stdout is not None
     for line in batch.stdout:
         if " -> " in line:  # (the first file is done: interrupt the batch)

@@ -3,6 +3,7 @@ must not depend on where the pieces are cut."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 from collections.abc import Iterator
@@ -223,10 +224,23 @@ def test_an_interrupt_ends_the_writing_thread_too(after_pieces: int) -> None:
                 _thread.interrupt_main()  # Ctrl+C, taken wherever the main thread is next
             yield b"x"
 
-    with pytest.raises(KeyboardInterrupt):
+    with interruptible(), pytest.raises(KeyboardInterrupt):
         writer._write_pieces(SlowStream(), pieces())  # type: ignore[arg-type]
         time.sleep(1)  # (should the interrupt come only after the call)
     assert not [thread for thread in threading.enumerate() if thread.name == "qmap-writer"]
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """Ctrl+C raises KeyboardInterrupt meanwhile, also in a process started with SIGINT ignored (a background job
+    of a non-interactive shell is), where interrupt_main() would do nothing."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_an_interrupt_while_the_queue_is_full_still_ends_the_writing_thread() -> None:
@@ -244,7 +258,7 @@ def test_an_interrupt_while_the_queue_is_full_still_ends_the_writing_thread() ->
         threading.Timer(0.02, _thread.interrupt_main).start()  # Ctrl+C while the error is being handled
         raise ValueError("a piece could not be made")
 
-    with pytest.raises((ValueError, KeyboardInterrupt)):
+    with interruptible(), pytest.raises((ValueError, KeyboardInterrupt)):
         writer._write_pieces(SlowStream(), pieces())  # type: ignore[arg-type]
         time.sleep(2)  # (should the interrupt come only after the call)
     deadline = time.monotonic() + 2
