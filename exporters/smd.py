@@ -17,7 +17,6 @@ temporarily for evaluation and restored.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -696,14 +695,10 @@ def with_resting_bones(pose: np.ndarray, parents: list[int], rest: np.ndarray) -
 # ------------------------------------------------------------------------------------------------ driver
 
 
-def safe_file_part(text: str) -> str:
-    return re.sub(r'[\\/:*?"<>|]', "_", text)
-
-
 def action_file_name(stem: str, label: str) -> str:
     """`<stem>_<action>.smd` beside the reference; an action already named so (one imported from such a file) is
     not prefixed again, so that an import and export writes the files' own names back."""
-    part, base = safe_file_part(label), os.path.basename(stem)
+    part, base = smd_qc.safe_file_part(label), os.path.basename(stem)
     return os.path.join(os.path.dirname(stem), (part if part.startswith(base + "_") else f"{base}_{part}") + ".smd")
 
 
@@ -855,6 +850,7 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
         summary.faces = sum(len(p.positions) // 3 for p in parts)
     qc = smd_qc.new_model(path, settings.qc, settings.flavour, settings.up_axis, summary.warnings) if settings.qc \
         else None  # fmt: skip
+    written_sequences: tuple[list[ActionSource], list[str]] = ([], [])  # (for the QC)
     if qc is not None and mode in ("REFERENCE", "ALL"):
         plan.files += _qc_meshes(context, qc, path, meshes, parts, table, settings, summary.warnings, mode == "ALL")
     elif mode in ("REFERENCE", "ALL"):
@@ -901,13 +897,10 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
                 targets.append(target)
                 plan.files.append((target, smd.smd_pieces(document, flavour)))
                 summary.actions += 1
-            if qc is not None:
-                smd_qc.add_sequences(qc, [source for source, _ in documents], targets, context.scene,
-                                     os.path.dirname(path))  # fmt: skip
+            written_sequences = ([source for source, _ in documents], targets)
     if qc is not None:
         smd_qc.add_attachments(qc, objects, table.armatures(), settings.matrix, table.file_frame, summary.warnings)
-        if qc.sequences == [] and qc.bodies:
-            smd_qc.add_sequences(qc, [], [], context.scene, os.path.dirname(path))
+        smd_qc.add_sequences(qc, *written_sequences, context.scene, os.path.dirname(path))
         plan.files.append((stem + ".qc", qc_text(qc, flavour).encode("utf-8")))
     try:
         write_files_atomically(plan.files)

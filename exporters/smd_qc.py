@@ -6,6 +6,7 @@ its rate and loop, empties on bones as `$attachment`s, the collision hull as `$c
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -44,7 +45,7 @@ def mesh_file_names(objects: list[bpy.types.Object], folder: str) -> list[str]:
     taken: set[str] = set()
     names = []
     for obj in objects:
-        base = safe_file_part(mesh_io.original_name(obj))
+        base = safe_file_part(mesh_io.original_name(obj)) or "mesh"
         name, number = base, 1
         while name.lower() in taken:
             number += 1
@@ -55,7 +56,8 @@ def mesh_file_names(objects: list[bpy.types.Object], folder: str) -> list[str]:
 
 
 def safe_file_part(text: str) -> str:
-    return "".join("_" if char in '\\/:*?"<>|' else char for char in text) or "mesh"
+    """`text` as part of a file name on every system (the SMD export names its action files so too)."""
+    return re.sub(r'[\\/:*?"<>|]', "_", text)
 
 
 def add_meshes(
