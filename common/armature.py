@@ -19,12 +19,14 @@ from dataclasses import dataclass
 
 import bpy
 import numpy as np
-from mathutils import Matrix
+from mathutils import Matrix, Vector
 
 from . import compat
 from .mesh_io import original_name, remember_file_name
 
 BONE_AXIS_PROPERTY = "iogf_bone_axis"
+IQE_BONE_AXIS_PROPERTY = "iqe_bone_axis"  # the IQE importer's six axes (-X, -Y, -Z too), set when not +Y
+AXIS_VECTORS = {"X": (1, 0, 0), "-X": (-1, 0, 0), "Y": (0, 1, 0), "-Y": (0, -1, 0), "Z": (0, 0, 1), "-Z": (0, 0, -1)}
 FILE_ORDER = "iogf_file_order"  # bone property: the bone's index in the file it was imported from
 BONE_AXES = (
     ("Y", "Y (as stored)", "Blender bones use the file's bone frames unchanged (bones point along local +Y)"),
@@ -339,6 +341,22 @@ def bone_axis_of(armature_object: bpy.types.Object) -> str:
     return axis if axis in ("X", "Y", "Z") else "Y"
 
 
+def signed_axis_correction(axis: str) -> np.ndarray:
+    """4x4 C with R = B * C: Blender's bone Y axis laid onto the file's joint axis, any of six (IQE's choices)."""
+    rotation = Vector((0.0, 1.0, 0.0)).rotation_difference(Vector(AXIS_VECTORS.get(axis, (0, 1, 0))))
+    return np.array(rotation.to_matrix().to_4x4(), np.float64)
+
+
+def joint_turn(armature_object: bpy.types.Object) -> np.ndarray:
+    """The turn C from a file's joint frame to this armature's bone frames (rest = joint frame @ C), whichever
+    importer made it: the IQE importer's six axes first, else the SMD importer's three. An animation of another
+    format plays on it, and any export writes its joints back, in the frames the files had."""
+    iqe_axis = armature_object.data.get(IQE_BONE_AXIS_PROPERTY)
+    if iqe_axis is not None:
+        return signed_axis_correction(str(iqe_axis))
+    return correction(bone_axis_of(armature_object))
+
+
 def read_skeleton(armature_object: bpy.types.Object) -> Skeleton:
     """An armature's bones in topological order, with rest frames in armature space (bone-axis correction undone).
     Scale in bone matrices is removed."""
@@ -347,7 +365,7 @@ def read_skeleton(armature_object: bpy.types.Object) -> Skeleton:
     names = [bone.name for bone in bones]
     new_parents = [index[bone.parent.name] if bone.parent is not None else -1 for bone in bones]
     rest = np.array([np.array(bone.matrix_local) for bone in bones]).reshape(-1, 4, 4)
-    rest, _ = rigid(rest @ np.linalg.inv(correction(bone_axis_of(armature_object))))
+    rest, _ = rigid(rest @ np.linalg.inv(joint_turn(armature_object)))
     return Skeleton(names, new_parents, rest)
 
 

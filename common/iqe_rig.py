@@ -14,13 +14,12 @@ from contextlib import contextmanager
 
 import bpy
 import numpy as np
-from mathutils import Vector
 
 from ..formats.iqe.poses import canonical_quaternions, matrices_from_quaternions, quaternions_from_matrices
 from . import armature as armature_helpers
 
 BASE_SCALE = "iqe_base_scale"  # bone property: world scale of the base pose when it is not 1
-BONE_AXIS = "iqe_bone_axis"  # armature property: the file axis Blender bones were turned to (+Y: none)
+BONE_AXIS = armature_helpers.IQE_BONE_AXIS_PROPERTY  # armature: the file axis bones were turned to (+Y: none)
 FRAMERATE = "iqe_framerate"  # action properties
 ORDER = "iqe_order"
 ORIGINAL_NAME = "iqe_name"  # the IQE name when Blender had to change it (empty, too long, taken)
@@ -33,7 +32,6 @@ BONE_AXES = (
     ("-Z", "-Z", "Joints point along -Z"),
     ("-Y", "-Y", "Joints point along -Y"),
 )
-_AXIS_VECTORS = {"X": (1, 0, 0), "-X": (-1, 0, 0), "Y": (0, 1, 0), "-Y": (0, -1, 0), "Z": (0, 0, 1), "-Z": (0, 0, -1)}
 
 
 def detected_bone_axis(base_world: np.ndarray, parents: list[int]) -> str:
@@ -51,7 +49,7 @@ def detected_bone_axis(base_world: np.ndarray, parents: list[int]) -> str:
     lengths = np.linalg.norm(local, axis=1)
     local = local[lengths > 1e-6] / lengths[lengths > 1e-6, None]
     names = [name for name, _label, _description in BONE_AXES]
-    axes = np.array([_AXIS_VECTORS[name] for name in names], np.float64)
+    axes = np.array([armature_helpers.AXIS_VECTORS[name] for name in names], np.float64)
     cosines = local @ axes.T
     votes = np.bincount(np.argmax(cosines, axis=1)[cosines.max(axis=1, initial=-1.0) > np.cos(np.radians(30))],
                         minlength=len(names))  # fmt: skip
@@ -66,8 +64,7 @@ def axis_correction(axis: str) -> np.ndarray:
 
     Not `common.armature.correction`: IQE offers six axes (also -X, -Y, -Z), stored as `iqe_bone_axis` on
     imported armatures; for X and Z the two give the same turn."""
-    rotation = Vector((0.0, 1.0, 0.0)).rotation_difference(Vector(_AXIS_VECTORS.get(axis, (0, 1, 0))))
-    return np.array(rotation.to_matrix().to_4x4(), np.float64)
+    return armature_helpers.signed_axis_correction(axis)
 
 
 # ---------------------------------------------------------------------------------------------- pose math

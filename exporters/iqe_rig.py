@@ -140,7 +140,7 @@ def skeleton(armature: bpy.types.Object, space: np.ndarray, deform_only: bool = 
         raise FormatError(f"{armature.name}: no bone deforms (Deform Bones Only is on)")
     joint_parents = _kept_parents(parents, kept)
     rest = np.array([np.array(bone.matrix_local, np.float64) for bone in bones]).reshape(-1, 4, 4)
-    correction = np.linalg.inv(iqe_rig.axis_correction(str(armature.data.get(iqe_rig.BONE_AXIS, "Y"))))
+    correction = np.linalg.inv(armature_helpers.joint_turn(armature))
     scales = np.array([list(bone.get(iqe_rig.BASE_SCALE, (1.0, 1.0, 1.0))) for bone in bones], np.float64)
     scaling = np.zeros((len(bones), 4, 4))
     scaling[:, [0, 1, 2], [0, 1, 2]] = scales.reshape(-1, 3)

@@ -40,10 +40,9 @@ from ..common.animation import (
 from ..common.armature import (
     Skeleton,
     armature_of,
-    bone_axis_of,
     bone_children_at_rest,
-    correction,
     file_name_of,
+    joint_turn,
     local_from_world,
     matrix_to_euler_xyz,
     read_skeleton,
@@ -647,7 +646,7 @@ def animation_document(
     every = table.full or table.skeleton  # every bone: a left-out bone still moves its children
     own = table.own_bones or len(every)
     skeleton = Skeleton(every.names[:own], every.parents[:own], every.rest[:own])  # (the animated armature's)
-    turn = correction(bone_axis_of(armature))
+    turn = joint_turn(armature)
     blender_rest = skeleton.rest @ turn
     if (moving := object_motion_warning(source, source.label, settings.object_motion)) is not None:
         warnings.append(moving)

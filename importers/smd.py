@@ -32,11 +32,11 @@ from ..common.armature import (
     bone_lengths,
     build_armature,
     compose,
-    correction,
     ensure_object_mode,
     euler_to_matrix,
     file_name_of,
     has_file_name,
+    joint_turn,
     matrix_to_euler_xyz,
     matrix_to_quaternion,
     read_skeleton,
@@ -521,7 +521,7 @@ def build_animation(
         return
     file_world = file_world_matrices(document, dense.positions, dense.rotations, options)
     skeleton = read_skeleton(armature)
-    turn = correction(str(armature.data.get("iogf_bone_axis", "Y")))
+    turn = joint_turn(armature)
     blender_rest = skeleton.rest @ turn
     file_row: dict[str, int] = {}
     for row, node in enumerate(document.nodes):
