@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from formats.smd import SkeletonFrame, SmdDocument, Triangles
@@ -9,8 +11,14 @@ from formats.smd.limits import (
     GOLDSRC_MAX_KEYFRAMES,
     GOLDSRC_MAX_TRIANGLES,
     GOLDSRC_MAX_VERTICES,
+    SOURCE_MAX_MATERIALS,
+    SOURCE_MAX_VERTICES,
     SOURCE_MAX_WEIGHTS,
+    goldsrc_labels,
+    goldsrc_parts,
     limit_warnings,
+    material_warnings,
+    triangle_range,
 )
 
 
@@ -33,16 +41,16 @@ def test_goldsrc_vertices_normals_and_triangles() -> None:
     over = strip(GOLDSRC_MAX_VERTICES // 3 + 1)
     assert limit_warnings(over, "goldsrc", "a.smd") == [
         f"a.smd: {3 * (GOLDSRC_MAX_VERTICES // 3 + 1):,} distinct vertices; GoldSrc's studiomdl takes at most 2,048 "
-        "per SMD (split the mesh into several)",
+        "per SMD (split the mesh into several: Split Over Limits)",
         f"a.smd: {3 * (GOLDSRC_MAX_VERTICES // 3 + 1):,} distinct normals; GoldSrc's studiomdl takes at most 2,048 "
-        "per SMD (split the mesh into several)",
+        "per SMD (split the mesh into several: Split Over Limits)",
     ]  # fmt: skip
     many = strip(GOLDSRC_MAX_TRIANGLES + 1)
     many.triangles.positions[:] = 0.0  # (few distinct vertices: only the triangle count is over)
     many.triangles.normals[:] = (0.0, 0.0, 1.0)
     assert limit_warnings(many, "goldsrc", "b.smd") == [
         f"b.smd: {GOLDSRC_MAX_TRIANGLES + 1:,} triangles; GoldSrc's studiomdl takes at most 20,000 per SMD (split "
-        "the mesh into several)"]  # fmt: skip
+        "the mesh into several: Split Over Limits)"]  # fmt: skip
     assert limit_warnings(over, "source", "a.smd") == []  # (Source's limits are others)
 
 
@@ -60,3 +68,85 @@ def test_goldsrc_keyframes_per_sequence() -> None:
     assert limit_warnings(SmdDocument(skeleton=frames), "goldsrc", "walk") == [
         "walk: 513 frames; GoldSrc's studiomdl takes at most 512 per sequence (split the action, or lower its frame "
         "rate)"]  # fmt: skip
+
+
+def test_goldsrc_counts_a_vertex_per_bone_and_a_normal_per_texture() -> None:
+    """studiomdl's lookup_vertex tells (position, bone) apart, lookup_normal (normal, bone, texture)."""
+    document = strip(2)
+    tris = document.triangles
+    tris.positions[1] = tris.positions[0]
+    tris.normals[1] = tris.normals[0]
+    assert [int(labels.max()) + 1 for labels in goldsrc_labels(tris)] == [3, 3]
+    tris.parent_bones[1] = 1  # (the same places on another bone: other vertices and normals)
+    assert [int(labels.max()) + 1 for labels in goldsrc_labels(tris)] == [6, 6]
+    tris.parent_bones[1] = 0
+    tris.material_names.append("eye.bmp")
+    tris.material_indices[1] = 1  # (another texture: other normals, the same vertices)
+    assert [int(labels.max()) + 1 for labels in goldsrc_labels(tris)] == [3, 6]
+
+
+def test_source_vertices_per_smd() -> None:
+    over = strip(SOURCE_MAX_VERTICES // 3 + 1)
+    assert limit_warnings(over, "source", "big.smd") == [
+        f"big.smd: {3 * (SOURCE_MAX_VERTICES // 3 + 1):,} distinct vertices (position, normal, UV); Source's "
+        "studiomdl takes at most 65,535 per SMD (MAXSTUDIOVERTS; split the mesh into several)"]  # fmt: skip
+    over.triangles.corner_lines = np.arange(over.triangles.positions.size // 3) // 2  # (the lines the writer makes)
+    assert limit_warnings(over, "source", "big.smd") == []
+    assert limit_warnings(strip(SOURCE_MAX_VERTICES // 3), "source", "ok.smd") == []
+
+
+def test_materials_per_model() -> None:
+    names = [f"m{index}" for index in range(SOURCE_MAX_MATERIALS + 1)]
+    assert material_warnings(names[:-1] * 2, "source") == []
+    assert material_warnings(names, "source") == [
+        "33 materials; Source's studiomdl takes at most 32 per model (\"Too many materials used\")"]
+    assert material_warnings(names, "goldsrc") == []
+    assert material_warnings([f"t{index}.bmp" for index in range(101)], "goldsrc") == [
+        "101 textures; GoldSrc's studiomdl takes at most 100 per model (MAXSTUDIOSKINS; more overrun its table)"]
+
+
+def _within_goldsrc(tris: Triangles) -> bool:
+    return len(tris) <= GOLDSRC_MAX_TRIANGLES and all(
+        int(labels.max()) + 1 <= GOLDSRC_MAX_VERTICES for labels in goldsrc_labels(tris))
+
+
+def test_goldsrc_parts_by_vertices_cover_the_mesh_in_order() -> None:
+    document = strip(5000)  # 15,000 distinct vertices: 8 parts of 682 triangles (2,046 vertices), then the rest
+    tris = document.triangles
+    tris.material_names.append("eye.bmp")
+    tris.material_indices[::7] = 1
+    tris.corner_lines = np.arange(15000)
+    parts = goldsrc_parts(tris)
+    assert parts[0] == (0, GOLDSRC_MAX_VERTICES // 3) and parts[-1][1] == 5000
+    assert all(end == start for (_, end), (start, _) in itertools.pairwise(parts))
+    pieces = [triangle_range(tris, start, stop) for start, stop in parts]
+    assert all(_within_goldsrc(piece) for piece in pieces)
+    assert len(pieces) == -(-5000 // (GOLDSRC_MAX_VERTICES // 3))
+    joined = np.concatenate([piece.positions for piece in pieces])
+    assert np.array_equal(joined, tris.positions)
+    names = [piece.material_names[index] for piece in pieces for index in piece.material_indices.tolist()]
+    assert names == [tris.material_names[index] for index in tris.material_indices.tolist()]
+    assert all(np.array_equal(piece.corner_lines, np.arange(3 * len(piece))) for piece in pieces)
+    assert all(limit_warnings(SmdDocument(triangles=piece), "goldsrc", "p") == [] for piece in pieces)
+
+
+def test_goldsrc_parts_by_triangles_and_links_kept() -> None:
+    document = strip(2 * GOLDSRC_MAX_TRIANGLES + 5, links=2)
+    tris = document.triangles
+    tris.positions[:] = 0.0  # (few vertices and normals: the triangles alone are over)
+    tris.normals[:] = (0.0, 0.0, 1.0)
+    tris.link_bones[:] = np.arange(tris.link_bones.size) % 5
+    parts = goldsrc_parts(tris)
+    assert parts == [(0, 20000), (20000, 40000), (40000, 40005)]
+    last = triangle_range(tris, *parts[-1])
+    assert np.array_equal(last.link_bones, tris.link_bones[-30:]) and last.link_counts.shape == (5, 3)
+    assert last.corner_lines is None
+    whole = strip(10)
+    assert goldsrc_parts(whole.triangles) == [(0, 10)]
+
+
+def test_a_part_renumbers_shared_lines_in_order_of_first_use() -> None:
+    tris = strip(4).triangles
+    tris.corner_lines = np.array([0, 1, 2, 2, 1, 3, 4, 3, 5, 6, 4, 7])
+    assert triangle_range(tris, 2, 4).corner_lines.tolist() == [0, 1, 2, 3, 0, 4]
+    assert triangle_range(tris, 1, 3).corner_lines.tolist() == [0, 1, 2, 3, 2, 4]
