@@ -1,5 +1,6 @@
 """Command line: `python -m qmap_compiler MAP.qmap.tmp [-d MAP.qmap.desc] -o MAP.qmap [options]`,
-or `python -m qmap_compiler --info MAP.qmap` to describe an existing file.
+or `python -m qmap_compiler --info MAP.qmap` to describe an existing file. `--register Resources.dat` adds or
+updates the compiled map's entry in the game's resource list.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import math
 import os
 import sys
 
+from . import resources
 from .compiler import Box, CompileOptions, compile_map
 from .errors import QmapError
 from .info import describe_model, describe_report
@@ -46,7 +48,34 @@ def _checked(args: argparse.Namespace) -> CompileOptions:
     except QmapError as error:
         raise UsageError(str(error)) from None
     _check_files(args)
+    _check_registration(args)
     return options
+
+
+def _check_registration(args: argparse.Namespace) -> None:
+    """The --register options make sense together (UsageError otherwise); the list itself is read later."""
+    wanted = args.register or args.show_resource_line
+    if not wanted:
+        extra = [flag for flag, value in (("--resource-name", args.resource_name), ("--game-folder", args.game_folder),
+                                          ("--resource-state", args.resource_state != "keep")) if value]  # fmt: skip
+        if extra:
+            raise UsageError(f"{extra[0]} goes with --register RESOURCES.dat (or --show-resource-line)")
+        return
+    if args.info and not args.input.lower().endswith(".tmp"):
+        raise UsageError("--register goes with a compile, not with --info of an existing .qmap")
+    if args.register and not os.path.isfile(args.register):
+        raise UsageError(f"{args.register}: no such file (--register names the game's existing Resources.dat)")
+    if not args.register and not args.game_folder:
+        raise UsageError("--show-resource-line needs --register RESOURCES.dat or --game-folder DIR")
+    if args.game_folder and not os.path.isdir(args.game_folder):
+        raise UsageError(f"--game-folder {args.game_folder}: no such folder")
+    try:
+        file = resources.map_file_name(args.register, args.output or _default_output(args.input), args.game_folder)
+        if args.resource_name is not None:
+            resources.encoded(args.resource_name, "resource name")
+        resources.encoded(file, "map's file name")
+    except QmapError as error:
+        raise UsageError(error.message) from None
 
 
 def _check_files(args: argparse.Namespace) -> None:
@@ -84,6 +113,21 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--skip-unknown-objects", action="store_true", help="skip unknown object blocks")
     parser.add_argument("--info", action="store_true", help="print materials, counts and tree statistics")
     parser.add_argument("-v", "--verbose", action="store_true", help="warnings, per-level statistics, timings")
+    group = parser.add_argument_group("the game's resource list")
+    group.add_argument("--register", metavar="RESOURCES.dat",
+                       help="after compiling, add the map's QMap entry to this resource list, or update the entry "
+                       "of the same name (no other byte of the file changes)")  # fmt: skip
+    group.add_argument("--resource-name", metavar="NAME",
+                       help="the map's resource name (default: the name of the entry that already names this map, "
+                       "else the map's file name without .qmap)")  # fmt: skip
+    group.add_argument("--resource-state", choices=[state.lower() for state in resources.STATES], default="keep",
+                       help="keep (default: an existing entry keeps its state, a new one has none), none (loaded "
+                       "on first use), load (loaded at start), lock (loaded at start, never unloaded)")  # fmt: skip
+    group.add_argument("--game-folder", metavar="DIR",
+                       help="the folder the game runs in, which the entry's file name is relative to (default: "
+                       "the folder above the resource list's)")  # fmt: skip
+    group.add_argument("--show-resource-line", action="store_true",
+                       help="print the map's entry as --register would write it, and change no file")
     return parser
 
 
@@ -116,6 +160,8 @@ def main(argv: list[str]) -> int:
 
 
 def _run(args: argparse.Namespace, options: CompileOptions) -> None:
+    if args.register:  # a list the engine could not read (or a name it holds twice) stops before the compile
+        _plan_registration(args, args.output or _default_output(args.input))
     if args.info and not args.input.lower().endswith(".tmp"):
         print(describe_model(read_qmap_file(args.input)))
         return
@@ -128,6 +174,23 @@ def _run(args: argparse.Namespace, options: CompileOptions) -> None:
     print(describe_report(report, args.verbose))
     if args.info and report.output:
         print(describe_model(read_qmap_file(report.output)))
+    if report.output and (args.register or args.show_resource_line):
+        print(_registered(args, report.output))
+
+
+def _plan_registration(args: argparse.Namespace, map_path: str) -> resources.Registration:
+    """The map's entry in the --register list (read now), or as a new entry when only --game-folder is given."""
+    file = resources.map_file_name(args.register, map_path, args.game_folder)
+    listing = resources.read_resources(args.register) if args.register else resources.parse_resources(b"", "")
+    return resources.plan_registration(listing, file, args.resource_name, args.resource_state.upper())
+
+
+def _registered(args: argparse.Namespace, map_path: str) -> str:
+    if args.show_resource_line:
+        return _plan_registration(args, map_path).line()
+    registration = resources.register_map(args.register, map_path, args.resource_name,
+                                          args.resource_state.upper(), args.game_folder)  # fmt: skip
+    return resources.describe_registration(registration, args.register)
 
 
 if __name__ == "__main__":
