@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import bpy
 import numpy as np
@@ -77,7 +77,7 @@ from ..formats.dedup import first_equal_rows, first_occurrences
 from ..formats.errors import FormatError
 from ..formats.names import quotable_name
 from ..formats.rows import any_per_row
-from ..formats.smd.limits import limit_warnings
+from ..formats.smd.limits import goldsrc_parts, limit_warnings, material_warnings, triangle_range
 from ..formats.smd.qc_writer import QcModel, qc_text
 from . import smd_qc
 
@@ -114,6 +114,7 @@ class ExportSettings:
     motionless_bone: bool = True
     bake_pose: bool = True
     object_motion: bool = True
+    split_over_limits: bool = False  # GoldSrc: a mesh over studiomdl's limits written as several SMDs within them
     qc: smd_qc.QcOptions | None = None  # Write QC: each mesh its own SMD, and the QC that builds them
 
     def matrix(self, obj: bpy.types.Object) -> np.ndarray:
@@ -525,7 +526,8 @@ def numbered_after(numberings: list[np.ndarray | None]) -> np.ndarray | None:
 
 
 def reference_document(
-    parts: list[MeshCorners], table: BoneTable, settings: ExportSettings, warnings: list[str], label: str = "reference"
+    parts: list[MeshCorners], table: BoneTable, settings: ExportSettings, warnings: list[str], label: str = "reference",
+    limits: bool = True,
 ) -> smd.SmdDocument:
     positions = joined([p.positions for p in parts], (0, 3))
     counts = joined([p.counts for p in parts], (0,), np.int64)
@@ -577,8 +579,35 @@ def reference_document(
                         "bound to their heaviest bone")  # fmt: skip
     document = smd.SmdDocument(flavour=flavour, nodes=table.nodes(), skeleton=[table.rest_frame()],
                                triangles=triangles)  # fmt: skip
-    warnings += limit_warnings(document, flavour, label)
+    if limits:
+        warnings += limit_warnings(document, flavour, label)
     return document
+
+
+def within_limits(
+    document: smd.SmdDocument, path: str, settings: ExportSettings, summary: Summary, label: str, split: bool = True
+) -> list[tuple[str, smd.SmdDocument]]:
+    """The reference document as the files to write: itself, or with Split Over Limits (GoldSrc) its parts within
+    studiomdl's limits, in triangle order, as `<name>_part<N>.smd` (a $body each in the QC). The limits it is
+    still over are warnings."""
+    flavour = document.flavour
+    ranges = [(0, 0)]
+    if settings.split_over_limits and flavour == "goldsrc" and document.triangles is not None:
+        ranges = goldsrc_parts(document.triangles)
+    if len(ranges) > 1 and not split:
+        summary.warnings.append(f"{label}: an alternative of a $bodygroup is one SMD; not split over the limits")
+    if len(ranges) == 1 or not split:
+        summary.warnings += limit_warnings(document, flavour, label)
+        return [(path, document)]
+    assert document.triangles is not None
+    stem = os.path.splitext(path)[0]
+    pieces = [(f"{stem}_part{number}.smd", replace(document, triangles=triangle_range(document.triangles, *bounds)))
+              for number, bounds in enumerate(ranges, 1)]  # fmt: skip
+    for name, piece in pieces:
+        summary.warnings += limit_warnings(piece, flavour, os.path.basename(name))
+    summary.notes.append(f"{label}: over GoldSrc's limits per SMD, split into {len(pieces)} parts "
+                         f"({os.path.basename(pieces[0][0])} to {os.path.basename(pieces[-1][0])})")  # fmt: skip
+    return pieces
 
 
 # ------------------------------------------------------------------------------------------------ VTA
@@ -761,18 +790,24 @@ def _without_collision_models(
 
 def _qc_meshes(
     context: bpy.types.Context, qc: QcModel, path: str, meshes: list[bpy.types.Object], parts: list[MeshCorners],
-    table: BoneTable, settings: ExportSettings, warnings: list[str], with_shapes: bool,
+    table: BoneTable, settings: ExportSettings, summary: Summary, with_shapes: bool,
 ) -> list[tuple[str, Content]]:
-    """Each mesh as its own reference SMD (and VTA, `with_shapes`), named after it, and their QC lines."""
+    """Each mesh as its own reference SMD (and VTA, `with_shapes`), named after it, and their QC lines; a mesh
+    split over GoldSrc's limits as several SMDs, a $body each."""
     flavour = "goldsrc" if settings.flavour == "GOLDSRC" else "source"
     folder = os.path.dirname(path)
-    names = smd_qc.mesh_file_names(meshes, folder)
+    warnings = summary.warnings
     files: list[tuple[str, Content]] = []
     vtas: dict[int, tuple[str, list[str]]] = {}
-    for row, (obj, part, name) in enumerate(zip(meshes, parts, names, strict=True)):
-        document = reference_document([part], table, settings, warnings, os.path.basename(name))
-        files.append((name, smd.smd_pieces(document, flavour)))
-        if not with_shapes:
+    bodies: list[tuple[bpy.types.Object, str]] = []  # (the mesh, its SMD) per $body or bodygroup member
+    for obj, part, name in zip(meshes, parts, smd_qc.mesh_file_names(meshes, folder), strict=True):
+        document = reference_document([part], table, settings, warnings, os.path.basename(name), limits=False)
+        grouped = smd_qc.bodygroup_collection(obj) is not None  # (an alternative of a bodygroup is one SMD)
+        pieces = within_limits(document, name, settings, summary, os.path.basename(name), split=not grouped)
+        files += [(piece_name, smd.smd_pieces(piece, flavour)) for piece_name, piece in pieces]
+        bodies += [(obj, piece_name) for piece_name, _ in pieces]
+        row = len(bodies) - 1
+        if not with_shapes or len(pieces) > 1:  # (a split mesh's shapes would need a VTA per part: none)
             continue
         with bone_children_at_rest(context, [obj]):
             vta = vta_document(context, [obj], [part], settings)
@@ -782,7 +817,7 @@ def _qc_meshes(
             vtas[row] = (vta_path, [block.name for block in obj.data.shape_keys.key_blocks[1:]])
     if vtas and flavour == "goldsrc":
         warnings.append("GoldSrc has no vertex animation: the .vta files are written for Source's studiomdl")
-    smd_qc.add_meshes(qc, meshes, names, vtas, folder)
+    smd_qc.add_meshes(qc, [obj for obj, _ in bodies], [name for _, name in bodies], vtas, folder)
     return files
 
 
@@ -803,6 +838,10 @@ def _physics_files(
         summary.objects += 1
         summary.faces += len(part.positions) // 3
     return files
+
+
+def _used_materials(parts: list[MeshCorners]) -> list[str]:
+    return [part.material_names[index] for part in parts for index in np.unique(part.material_indices).tolist()]
 
 
 def _unheld_data(meshes: list[bpy.types.Object], mode: str) -> list[str]:
@@ -845,16 +884,18 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
         summary.warnings += _unheld_data([obj for obj, _ in kept], mode) if mode != "VTA" else []
         meshes, parts = [obj for obj, _ in kept], [part for _, part in kept]
         summary.warnings += _bone_limit(table, parts)
+        summary.warnings += material_warnings(_used_materials(parts), flavour)
         summary.objects = len(meshes)
         summary.faces = sum(len(p.positions) // 3 for p in parts)
     qc = smd_qc.new_model(path, settings.qc, settings.flavour, settings.up_axis, summary.warnings) if settings.qc \
         else None  # fmt: skip
     written_sequences: tuple[list[ActionSource], list[str]] = ([], [])  # (for the QC)
     if qc is not None and mode in ("REFERENCE", "ALL"):
-        plan.files += _qc_meshes(context, qc, path, meshes, parts, table, settings, summary.warnings, mode == "ALL")
+        plan.files += _qc_meshes(context, qc, path, meshes, parts, table, settings, summary, mode == "ALL")
     elif mode in ("REFERENCE", "ALL"):
-        document = reference_document(parts, table, settings, summary.warnings)
-        plan.files.append((path, smd.smd_pieces(document, flavour)))
+        document = reference_document(parts, table, settings, summary.warnings, limits=False)
+        pieces = within_limits(document, path, settings, summary, os.path.basename(path))
+        plan.files += [(name, smd.smd_pieces(piece, flavour)) for name, piece in pieces]
     if mode == "ALL":
         physics = _physics_files(context, stem, hulls, table, settings, summary, flavour)
         plan.files += physics
@@ -965,6 +1006,12 @@ class EXPORT_SCENE_OT_valve_smd(bpy.types.Operator, PresetSafeExportHelper, Expo
         description="Write the motion an action keys on the armature object itself (root motion) into the root "
         "bones; off: the bones' motion alone, as the armature stands at the current frame",
     )
+    split_over_limits: BoolProperty(
+        name="Split Over Limits",
+        default=False,
+        description="GoldSrc: write a mesh over studiomdl's limits per SMD (20,000 triangles, 2,048 vertices or "
+        "normals) as several SMDs within them, <name>_part1.smd, <name>_part2.smd..., a $body each in the QC",
+    )
     write_qc: BoolProperty(
         name="Write QC",
         default=False,
@@ -1002,6 +1049,7 @@ class EXPORT_SCENE_OT_valve_smd(bpy.types.Operator, PresetSafeExportHelper, Expo
             motionless_bone=self.motionless_bone,
             bake_pose=self.bake_pose,
             object_motion=self.object_motion,
+            split_over_limits=self.split_over_limits,
             qc=smd_qc.QcOptions(self.qc_model_name, self.qc_materials, self.qc_surface_prop) if self.write_qc else None,
         )
 
@@ -1028,9 +1076,10 @@ class EXPORT_SCENE_OT_valve_smd(bpy.types.Operator, PresetSafeExportHelper, Expo
 def draw_export_options(layout: bpy.types.UILayout, operator: object, context: bpy.types.Context) -> None:
     prepare_layout(layout)
     scope = ("export_selected_objects",) if in_file_browser(context) else ()
+    goldsrc = ("split_over_limits",) if getattr(operator, "flavour", "") == "GOLDSRC" else ()
     draw_panel(layout, operator, "IOGF_smd_export_include", "Include", (*scope, "export_mode", "action_scope"))
     draw_panel(layout, operator, "IOGF_smd_export_geometry", "Geometry",
-               ("flavour", "apply_modifiers", "limit_weights"))  # fmt: skip
+               ("flavour", "apply_modifiers", "limit_weights", *goldsrc))  # fmt: skip
     draw_panel(layout, operator, "IOGF_smd_export_armature", "Armature",
                ("deform_only", "motionless_bone", "bake_pose", "object_motion"))  # fmt: skip
     qc_options = ("write_qc", "qc_model_name") if getattr(operator, "flavour", "") == "GOLDSRC" \

@@ -68,7 +68,7 @@ def add_meshes(
     groups: dict[str, QcBodygroup] = {}
     for row, (obj, file) in enumerate(zip(objects, files, strict=True)):
         relative = os.path.relpath(file, qc_folder).replace(os.sep, "/")
-        group = _bodygroup_collection(obj)
+        group = bodygroup_collection(obj)
         if group is not None:
             groups.setdefault(group, QcBodygroup(group, [])).smds.append(relative)
             continue
@@ -78,7 +78,7 @@ def add_meshes(
     model.bodygroups.extend(groups.values())
 
 
-def _bodygroup_collection(obj: bpy.types.Object) -> str | None:
+def bodygroup_collection(obj: bpy.types.Object) -> str | None:
     """A collection inside another collection (not directly under the scene's), or one an import of a QC made for
     a $bodygroup, holds a bodygroup's alternatives."""
     for collection in obj.users_collection:

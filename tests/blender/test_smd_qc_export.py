@@ -111,6 +111,6 @@ def test_the_engines_limits_are_said_before_the_files_are_written(tmp_path: Path
                                           write_qc=True) == {"FINISHED"}  # fmt: skip
     warnings = extension.common.operators.LAST_SUMMARY[0].warnings
     assert "floor.smd: 2,209 distinct vertices; GoldSrc's studiomdl takes at most 2,048 per SMD (split the mesh " \
-        "into several)" in warnings  # fmt: skip
+        "into several: Split Over Limits)" in warnings  # fmt: skip
     assert bpy.ops.export_scene.valve_smd(filepath=str(tmp_path / "floor.smd")) == {"FINISHED"}  # (Source: none)
     assert not [w for w in extension.common.operators.LAST_SUMMARY[0].warnings if "studiomdl takes" in w]
