@@ -41,3 +41,19 @@ def main_object(created: list[bpy.types.Object]) -> bpy.types.Object:
             if obj.type == kind:
                 return obj
     return created[0]
+
+
+def scene_object(context: bpy.types.Context, kind: str) -> bpy.types.Object | None:
+    """The object of `kind` (ARMATURE, MESH) an import adds to when the file has none of its own: the active one,
+    else the only selected one, else the scene's only one."""
+    active = context.view_layer.objects.active
+    if active is not None and active.type == kind:
+        return active
+    candidates = [obj for obj in context.view_layer.objects if obj.select_get() and obj.type == kind]
+    if not candidates:
+        candidates = [obj for obj in context.view_layer.objects if obj.type == kind]
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def scene_armature(context: bpy.types.Context) -> bpy.types.Object | None:
+    return scene_object(context, "ARMATURE")

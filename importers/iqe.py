@@ -39,6 +39,7 @@ from ..common.operators import (
     import_matrix,
     prepare_layout,
 )
+from ..common.selection import scene_armature
 from ..formats import dedup, iqe
 from ..formats.errors import FormatError
 from ..formats.pieces import sequential
@@ -46,6 +47,13 @@ from ..qmap_compiler.parallel import ordered_map
 from . import iqe_smoothing
 
 COLOR_NAME = "Color"
+ANIMATION_ARMATURE = (
+    ("AUTO", "Auto", "A file of joints and animations only: the armature imported with it, else the active (or only "
+     "selected) armature, joints matched to bones by name. A file with meshes: an armature of its own"),
+    ("ACTIVE", "Active Armature", "As Auto, and a file with meshes too where that armature is its rig (every joint "
+     "a bone, at the file's base pose): its meshes are skinned to it"),
+    ("NEW", "New Armature", "Every file gets an armature of its own"),
+)
 UV_NAME = "UVMap"
 
 @dataclass
@@ -59,23 +67,34 @@ class IqeImportOptions:
     matrix: Matrix | None = None
     find_textures: bool = True
     merge_vertices: bool = True
+    animation_armature: str = "AUTO"
 
 
 # ------------------------------------------------------------------------------------------------ building
 
 
 def build_document(
-    context: bpy.types.Context, path: str, document: iqe.IqeDocument, options: IqeImportOptions, summary: Summary
+    context: bpy.types.Context, path: str, document: iqe.IqeDocument, options: IqeImportOptions, summary: Summary,
+    armatures_made: list[bpy.types.Object] | None = None,
 ) -> list[bpy.types.Object]:
+    """Build one file's objects. `armatures_made`: those the same import made before (an animation-only file goes
+    onto the last of them), to which this file's armature is added."""
     stem = os.path.splitext(os.path.basename(path))[0]
     warnings = [f"{stem}: {text}" for text in document.warnings]
     summary.notes += [f"{stem}: {text}" for text in document.notes]
     root_objects: list[bpy.types.Object] = []
     armature_obj: bpy.types.Object | None = None
     bone_names: list[str] = []
-    if document.joints and options.import_armature:
+    target = _existing_rig(context, stem, document, options, armatures_made or [], summary.notes)
+    if target is not None:
+        armature_obj = target
+        bone_names = _animations_onto(context, stem, document, target, summary, warnings)
+        summary.notes.append(f"{stem}: animations added to armature {target.name!r}")
+    elif document.joints and options.import_armature:
         armature_obj, bone_names = _build_skeleton(context, stem, document, options, warnings)
         root_objects.append(armature_obj)
+        if armatures_made is not None:
+            armatures_made.append(armature_obj)
     normals_by_mesh = _file_or_generated_normals(document, warnings, stem)
     objects = []
     for name, members in _object_groups(document, options.merge_by_name):
@@ -89,7 +108,7 @@ def build_document(
         objects.append(obj)
         summary.objects += 1
         summary.faces += len(obj.data.polygons)
-    if armature_obj is not None:
+    if armature_obj is not None and target is None:
         summary.objects += 1
         summary.actions += len(document.animations) if options.import_animations else 0
     if options.matrix is not None and not mesh_io.is_identity(options.matrix):
@@ -98,11 +117,11 @@ def build_document(
     if document.comment_section is not None:
         text = bpy.data.texts.new(f"{os.path.basename(path)} comment")
         text.from_string(document.comment_section)
-        for obj in (armature_obj, *objects):
+        for obj in (armature_obj if target is None else None, *objects):
             if obj is not None:
                 obj[COMMENT] = text
     summary.warnings.extend(warnings)
-    return [*([armature_obj] if armature_obj else []), *objects]
+    return [*([armature_obj] if armature_obj and target is None else []), *objects]
 
 
 def _object_groups(document: iqe.IqeDocument, merge_by_name: bool) -> list[tuple[str, list[int]]]:
@@ -460,14 +479,127 @@ def _build_skeleton(
     for order, animation in enumerate(document.animations):
         action = _build_action(obj, animation, bone_names, parents, base_world, rest, order, not assigned)
         if action is not None and not assigned:  # the armature plays it: so does the scene, at the file's rate
-            rate = animation.framerate if animation.framerate > 0 else None
-            if rate is not None and not animation_helpers.playable(rate):
-                warnings.append(f"{stem}: animation {animation.name!r} runs at {rate:g} frames per second, beyond what "
-                                "Blender's scene can play: the scene keeps its rate (the action keeps the file's)")
-            # (a loop's range ends on its first pose again: the scene stops a frame before, not to show it twice)
-            animation_helpers.play_in_scene(context.scene, 1, len(animation.frames), rate)
+            _play(context, stem, animation, warnings)
         assigned = assigned or action is not None
     return obj, bone_names
+
+
+def _play(context: bpy.types.Context, stem: str, animation: iqe.IqeAnimation, warnings: list[str]) -> None:
+    """The scene shows the animation the armature plays: its frames, at the file's rate where Blender can."""
+    rate = animation.framerate if animation.framerate > 0 else None
+    if rate is not None and not animation_helpers.playable(rate):
+        warnings.append(f"{stem}: animation {animation.name!r} runs at {rate:g} frames per second, beyond what "
+                        "Blender's scene can play: the scene keeps its rate (the action keeps the file's)")
+    # (a loop's range ends on its first pose again: the scene stops a frame before, not to show it twice)
+    animation_helpers.play_in_scene(context.scene, 1, len(animation.frames), rate)
+
+
+def _existing_rig(
+    context: bpy.types.Context, stem: str, document: iqe.IqeDocument, options: IqeImportOptions,
+    armatures_made: list[bpy.types.Object], notes: list[str],
+) -> bpy.types.Object | None:  # fmt: skip
+    """The armature the file's animations go onto instead of a new one (see ANIMATION_ARMATURE): the last armature
+    this import made, else the active (or only selected, or only) armature of the scene; for a file with meshes (Active
+    Armature only), that armature only if it is the file's rig (its meshes are then skinned to it)."""
+    mode = options.animation_armature
+    if not (mode != "NEW" and options.import_armature and options.import_animations and document.joints
+            and document.animations and (mode == "ACTIVE" or not document.meshes)):  # fmt: skip
+        return None
+    target = armatures_made[-1] if armatures_made else scene_armature(context)
+    if target is None or (document.meshes and not _is_rig_of(target, document)):
+        return None
+    by_name = _bones_by_file_name(target)
+    if not any(joint.name in by_name for joint in document.joints):
+        notes.append(f"{stem}: none of its joints is a bone of armature {target.name!r}: an armature of its own")
+        return None
+    return target
+
+
+def _bones_by_file_name(target: bpy.types.Object) -> dict[str, str]:
+    """The target's bone names by the name a file gives them: its own, and the one an import kept for it."""
+    found: dict[str, str] = {}
+    for bone in target.data.bones:
+        for name in (bone.name, armature_helpers.file_name_of(bone), bone.get(iqe_rig.ORIGINAL_NAME)):
+            if isinstance(name, str):
+                found.setdefault(name, bone.name)
+    return found
+
+
+def _is_rig_of(target: bpy.types.Object, document: iqe.IqeDocument) -> bool:
+    """Whether every joint of the file is a bone of `target` standing where the file's base pose puts it."""
+    by_name = _bones_by_file_name(target)
+    if any(joint.name not in by_name for joint in document.joints):
+        return False
+    base_world, _ = iqe_rig.without_scale(armature_helpers.world_from_local(
+        [joint.parent for joint in document.joints], iqe_rig.pose_matrices(document.base_pose_array())))  # fmt: skip
+    bones = target.data.bones
+    rest = np.array([np.array(bones[by_name[joint.name]].matrix_local) for joint in document.joints], np.float64)
+    rest = rest.reshape(-1, 4, 4) @ np.linalg.inv(armature_helpers.joint_turn(target))
+    extent = max(float(np.ptp(base_world[:, :3, 3], axis=0).max()) if len(base_world) > 1 else 0.0, 1.0)
+    return bool(np.allclose(rest[:, :3, :3], base_world[:, :3, :3], atol=1e-4)
+                and np.allclose(rest[:, :3, 3], base_world[:, :3, 3], atol=1e-4 * extent))  # fmt: skip
+
+
+def _animations_onto(
+    context: bpy.types.Context, stem: str, document: iqe.IqeDocument, target: bpy.types.Object, summary: Summary,
+    warnings: list[str],
+) -> list[str]:  # fmt: skip
+    """The file's animations as actions of an existing armature, joints matched to bones by name; a bone the file
+    lacks follows its parent at rest. Returns each joint's bone name ("" for a joint the armature lacks)."""
+    by_name = _bones_by_file_name(target)
+    joint_bones = [by_name.get(joint.name, "") for joint in document.joints]
+    unmatched = [joint.name for joint, bone in zip(document.joints, joint_bones, strict=True) if not bone]
+    if unmatched:
+        warnings.append(f"{stem}: {len(unmatched)} joint(s) are not bones of armature {target.name!r}, their "
+                        f"animation left out: {_listed(unmatched)}")  # fmt: skip
+    matched = set(joint_bones)
+    skeleton = armature_helpers.read_skeleton(target)  # (topological order; rest with the bone-axis turn undone)
+    lacking = [name for name in skeleton.names if name not in matched]
+    if lacking:
+        warnings.append(f"{stem}: {len(lacking)} bone(s) of armature {target.name!r} are not in the file and stay at "
+                        f"rest: {_listed(lacking)}")  # fmt: skip
+    turn = armature_helpers.joint_turn(target)
+    bones = target.data.bones
+    rest = np.array([np.array(bones[name].matrix_local) for name in skeleton.names], np.float64).reshape(-1, 4, 4)
+    scaling = np.tile(np.identity(4), (len(skeleton.names), 1, 1))  # (the base pose's scale an IQE import kept)
+    scaling[:, [0, 1, 2], [0, 1, 2]] = [list(bones[name].get(iqe_rig.BASE_SCALE, (1.0, 1.0, 1.0)))
+                                        for name in skeleton.names]  # fmt: skip
+    row_of_joint = {bone: row for row, bone in enumerate(skeleton.names)}
+    file_parents = [joint.parent for joint in document.joints]
+    keyed = [row_of_joint[name] for name in joint_bones if name]
+    keyed_names = [skeleton.names[row] for row in keyed]
+    # (keys in the rig's own rotation mode: Euler XYZ keys of an SMD import's rig go on playing)
+    rotation_mode = "XYZ" if target.pose.bones[keyed_names[0]].rotation_mode == "XYZ" else "QUATERNION"
+    played = False
+    for order, animation in enumerate(document.animations):
+        count = animation.frames.shape[0]
+        summary.actions += 1
+        if not count:
+            _keyed_action(target, animation, keyed_names, None, order, False)
+            continue
+        frames = np.concatenate((animation.frames, animation.frames[:1])) if animation.loop else animation.frames
+        joint_world = armature_helpers.world_from_local(file_parents, iqe_rig.pose_matrices(frames))
+        _require_finite_poses(joint_world, [joint.name for joint in document.joints], f"animation {animation.name!r}")
+        pose = np.empty((len(frames), len(skeleton.names), 4, 4))
+        for row, name in enumerate(skeleton.names):  # (per bone, not per frame: parents come first)
+            parent = skeleton.parents[row]
+            if name in matched:
+                joint = joint_bones.index(name)
+                pose[:, row] = joint_world[:, joint] @ np.linalg.inv(scaling[row]) @ turn
+            elif parent < 0:
+                pose[:, row] = rest[row]
+            else:
+                pose[:, row] = pose[:, parent] @ (np.linalg.inv(rest[parent]) @ rest[row])
+        channels = iqe_rig.pose_basis(pose, rest, rest, skeleton.parents)
+        _keyed_action(target, animation, keyed_names, channels[:, keyed], order, not played, rotation_mode)
+        if not played:
+            _play(context, stem, animation, warnings)
+        played = True
+    return joint_bones
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(repr(name) for name in names[:5]) + (" ..." if len(names) > 5 else "")
 
 
 def _require_finite_poses(world: np.ndarray, names: list[str], what: str, lines: list[int] | None = None) -> None:
@@ -500,18 +632,34 @@ def _build_action(
     exporter writes such a range back as N frames."""
     frames = animation.frames
     count = frames.shape[0]
+    if not count:
+        return _keyed_action(obj, animation, bone_names, None, order, assign)
+    if animation.loop:
+        frames = np.concatenate((frames, frames[:1]))
+    world = armature_helpers.world_from_local(parents, iqe_rig.pose_matrices(frames))
+    _require_finite_poses(world, bone_names, f"animation {animation.name or 'animation'!r}")
+    channels = iqe_rig.pose_basis(world, base_world, rest, parents)
+    return _keyed_action(obj, animation, bone_names, channels, order, assign)
+
+
+def _keyed_action(
+    obj: bpy.types.Object, animation: iqe.IqeAnimation, bone_names: list[str], channels: np.ndarray | None,
+    order: int, assign: bool, rotation_mode: str = "QUATERNION",
+) -> bpy.types.Action | None:  # fmt: skip
+    """The action of (F, B, 10) pose-basis `channels` (the loop's wrap frame included) keyed on every frame from 1,
+    with the file's name, rate, order and loop; an empty action for an animation without frames. Rotations are
+    keyed as quaternions, or Euler XYZ angles for `rotation_mode` "XYZ"."""
+    count = animation.frames.shape[0]
     name = animation.name or "animation"
     looped = bool(animation.loop) and count > 0
-    if count:
-        if looped:
-            frames = np.concatenate((frames, frames[:1]))
-        world = armature_helpers.world_from_local(parents, iqe_rig.pose_matrices(frames))
-        _require_finite_poses(world, bone_names, f"animation {name!r}")
-        channels = iqe_rig.pose_basis(world, base_world, rest, parents)
-        quaternions = animation_helpers.continuous_quaternions(channels[..., 3:7])[..., [3, 0, 1, 2]]  # w first
+    if channels is not None and count:
+        rotations = animation_helpers.continuous_quaternions(channels[..., 3:7])[..., [3, 0, 1, 2]]  # w first
+        if rotation_mode == "XYZ":
+            rotations = animation_helpers.continuous_eulers(
+                armature_helpers.matrix_to_euler_xyz(armature_helpers.quaternion_to_matrix(rotations)))
         action = animation_helpers.create_bone_action(
-            obj, name, bone_names, 1.0 + np.arange(len(frames), dtype=np.float64), channels[..., 0:3], quaternions,
-            rotation_mode="QUATERNION", scales=channels[..., 7:10], thin=False, assign=assign,
+            obj, name, bone_names, 1.0 + np.arange(len(channels), dtype=np.float64), channels[..., 0:3], rotations,
+            rotation_mode=rotation_mode, scales=channels[..., 7:10], thin=False, assign=assign,
         )  # fmt: skip
     else:
         action = bpy.data.actions.new(name)
@@ -559,10 +707,12 @@ def import_iqe_files(
     if load is None:
         load = _load_iqe
 
+    armatures_made: list[bpy.types.Object] = []
+
     def build(path: str, document: object, summary: Summary) -> None:
         assert isinstance(document, iqe.IqeDocument)
         with textures.texturing_new_materials(path, options.find_textures, summary):
-            build_document(context, path, document, options, summary)
+            build_document(context, path, document, options, summary, armatures_made)
 
     return import_all(context, paths, load, build)
 
@@ -590,6 +740,10 @@ class IqeImportProperties:
     )  # fmt: skip
     import_armature: BoolProperty(name="Armature", default=True, description="Build the skeleton and vertex groups")
     import_animations: BoolProperty(name="Animations", default=True, description="One action per animation")
+    animation_armature: EnumProperty(
+        name="Animate", items=ANIMATION_ARMATURE, default="AUTO",
+        description="Which armature a file's animations become actions of",
+    )  # fmt: skip
     bone_axis: EnumProperty(
         name="Bone Axis",
         items=(("AUTO", "Auto", "The axis along which most joints point at their children in the file's base pose "
@@ -618,6 +772,7 @@ class IqeImportProperties:
             matrix=import_matrix(self),
             find_textures=self.find_textures,
             merge_vertices=self.merge_vertices,
+            animation_armature=self.animation_armature,
         )
 
 
@@ -648,7 +803,7 @@ def draw_iqe_import_options(layout: bpy.types.UILayout, operator: object) -> Non
     )  # fmt: skip
     draw_panel(
         layout, operator, "IOGF_iqe_import_armature", "Armature",
-        ("import_armature", "import_animations", "bone_axis"),
+        ("import_armature", "import_animations", "animation_armature", "bone_axis"),
     )  # fmt: skip
     draw_panel(
         layout, operator, "IOGF_iqe_import_transform", "Transform", ("global_scale", "forward_axis", "up_axis")

@@ -66,11 +66,12 @@ from ..common.operators import (
 )
 from ..common.progress import progress
 from ..common.rollback import rollback_on_error, undo_on_failure
-from ..common.selection import selecting_new_objects
+from ..common.selection import scene_object, selecting_new_objects
 from ..formats import smd
 from ..formats.dedup import faces_kept_whole, first_equal_rows, first_occurrences
 from ..formats.errors import FormatError
 from ..formats.rows import row_lengths
+from ..formats.textures import SourceSearch
 
 BLANK_MATERIAL = "UndefinedMaterial"
 
@@ -85,6 +86,7 @@ class SmdImportOptions:
     use_custom_normals: bool = True
     keep_blank_materials: bool = False
     find_textures: bool = True
+    game_folder: str = ""  # Source: the game folder holding `materials/` (else found above the QC)
 
     def transform(self) -> np.ndarray:
         return up_axis_matrix(self.up_axis)
@@ -112,6 +114,7 @@ class ParsedFile:
     loop: bool = False  # the sequence's `loop` option: a cyclic action
     also_as: list[tuple[str, float, bool]] = field(default_factory=list)  # later sequences of it: name, fps, loop
     bodygroup: str = ""  # a QC's $bodygroup naming it: the mesh goes into a collection of that name
+    search: SourceSearch | None = None  # where its materials are, by the engine's rules
 
     @property
     def stem(self) -> str:
@@ -145,6 +148,7 @@ class PlannedFile:
     loop: bool = False
     also_as: list[tuple[str, float, bool]] = field(default_factory=list)  # more sequences of it: name, fps, loop
     bodygroup: str = ""  # a QC's $bodygroup naming it
+    search: SourceSearch | None = None  # where its materials are ($cdmaterials, $cdtexture, game folder)
 
 
 def plan_files(paths: list[str], options: SmdImportOptions, summary: Summary) -> list[PlannedFile]:
@@ -153,16 +157,19 @@ def plan_files(paths: list[str], options: SmdImportOptions, summary: Summary) ->
     planned: list[PlannedFile] = []
     for path in paths:
         if os.path.splitext(path)[1].lower() not in (".qc", ".qci"):
-            planned.append(PlannedFile(path))
+            planned.append(PlannedFile(path, search=SourceSearch(game_folder=options.game_folder)))
             continue
         qc = smd.load_qc(path)
+        search = SourceSearch(tuple(qc.material_folders), tuple(qc.texture_folders), options.game_folder,
+                              os.path.dirname(os.path.abspath(path)))  # fmt: skip
         label = os.path.basename(path)
         summary.warnings.extend(f"{label}: {text}" for text in qc.warnings)
         summary.notes.extend(f"{label}: {text}" for text in qc.notes)
         own = replace(options, up_axis=qc.up_axis) if qc.up_axis else options
         first_stem = stem_of(qc.meshes[0].path) if qc.meshes else None
         planned += [PlannedFile(mesh.path, own, first_stem if row else None, from_qc=True,
-                                collision=mesh.command in smd.COLLISION_COMMANDS, bodygroup=mesh.bodygroup)
+                                collision=mesh.command in smd.COLLISION_COMMANDS, bodygroup=mesh.bodygroup,
+                                search=search)
                     for row, mesh in enumerate(qc.meshes)]  # fmt: skip
         planned += [PlannedFile(flex.path, own, stem_of(mesh.path), from_qc=True, shape_names=flex.names)
                     for mesh in qc.meshes for flex in mesh.flex_files]  # fmt: skip
@@ -497,13 +504,7 @@ def target_object(
             warnings.append(f"{stem}: no {kind.lower()} of that name was imported with it; "
                             f"used {imported[-1][1].name!r}, the last one")  # fmt: skip
         return imported[-1][1]
-    active = context.view_layer.objects.active
-    if active is not None and active.type == kind:
-        return active
-    candidates = [obj for obj in context.view_layer.objects if obj.select_get() and obj.type == kind]
-    if not candidates:
-        candidates = [obj for obj in context.view_layer.objects if obj.type == kind]
-    return candidates[0] if len(candidates) == 1 else None
+    return scene_object(context, kind)
 
 
 def build_animation(
@@ -763,7 +764,7 @@ def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdI
             parsed.append(replace(parse_file(item.path, own), options=own, target=item.target, from_qc=item.from_qc,
                                   shape_names=item.shape_names, collision=item.collision,
                                   action_name=item.action_name, frame_rate=item.frame_rate, loop=item.loop,
-                                  also_as=item.also_as, bodygroup=item.bodygroup))  # fmt: skip
+                                  also_as=item.also_as, bodygroup=item.bodygroup, search=item.search))  # fmt: skip
             tracker.step()
         state = ImportState()
         for file in parsed:
@@ -775,7 +776,7 @@ def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdI
                 own = file.options or options
                 with (
                     naming_the_file(file.path),
-                    textures.texturing_new_materials(file.path, own.find_textures, summary),
+                    textures.texturing_new_materials(file.path, own.find_textures, summary, file.search),
                 ):
                     BUILDERS[file.kind](context, file, own, state, summary)
                 tracker.step()
@@ -841,6 +842,13 @@ class IMPORT_SCENE_OT_valve_smd(bpy.types.Operator, ImportFilesMixin, ImportHelp
     )
 
     find_textures: BoolProperty(**textures.FIND_TEXTURES)
+    game_folder: StringProperty(
+        name="Game Folder",
+        subtype="DIR_PATH",
+        default="",
+        description="Source: the game (or mod) folder whose materials folder holds the model's VMT and VTF files; "
+        "empty: found by walking up from the QC's folder",
+    )
 
     def import_options(self) -> SmdImportOptions:
         return SmdImportOptions(
@@ -852,6 +860,7 @@ class IMPORT_SCENE_OT_valve_smd(bpy.types.Operator, ImportFilesMixin, ImportHelp
             use_custom_normals=self.use_custom_normals,
             keep_blank_materials=self.keep_blank_materials,
             find_textures=self.find_textures,
+            game_folder=self.game_folder,
         )
 
     def execute(self, context: bpy.types.Context) -> set[str]:
@@ -866,7 +875,7 @@ def draw_import_options(layout: bpy.types.UILayout, operator: object) -> None:
     prepare_layout(layout)
     draw_panel(
         layout, operator, "IOGF_smd_import_geometry", "Geometry",
-        ("use_custom_normals", "weight_mode", "keep_blank_materials", "find_textures"),
+        ("use_custom_normals", "weight_mode", "keep_blank_materials", "find_textures", "game_folder"),
     )  # fmt: skip
     draw_panel(layout, operator, "IOGF_smd_import_armature", "Armature", ("bone_axis", "rotation_mode"))
     draw_panel(layout, operator, "IOGF_smd_import_transform", "Transform", ("up_axis", "global_scale"))
