@@ -46,6 +46,45 @@ class IqeVertexArrayFormat:
 
 
 @dataclass
+class FteMeshFields:
+    """FTE's FTE_MESH values of one IQM mesh (FTE's iqmtool sets them with `contents`, `surfaceflags`, `body`,
+    `geomset` and `lodrange`); the defaults are iqmtool's."""
+
+    contents: int = 0x02000000  # CONTENTS_BODY
+    surfaceflags: int = 0
+    body: int = 0  # the engine's `surfaceid`, reported to game code by traces
+    geomset: int = 0xFFFFFFFF
+    geomid: int = 0
+    mindist: float = 0.0
+    maxdist: float = 0.0
+
+
+@dataclass
+class IqeSkinFrame:
+    """One frame of an FTE_SKINS skin: a material name and the shader text FTE uses when it has no shader."""
+
+    material: str
+    shader: str = ""
+
+
+@dataclass
+class IqeSkin:
+    """One FTE_SKINS skin of a mesh: its frames, shown `interval` seconds each."""
+
+    frames: list[IqeSkinFrame] = field(default_factory=list)
+    interval: float = 0.0
+
+
+@dataclass
+class IqeEvent:
+    """One FTE_EVENT animation event: `time` in seconds from the start of its animation."""
+
+    time: float
+    code: int = 0
+    data: str = ""
+
+
+@dataclass
 class IqeMesh:
     """One output mesh: what the reference compiler groups under one (mesh name, material) pair.
 
@@ -72,6 +111,8 @@ class IqeMesh:
     face_smooth_groups: IntArray | None = None  # (F,) `smoothgroup` key in force, -1 by default
     face_smooth_angles: FloatArray | None = None  # (F,) `smoothangle` in degrees, 180 by default
     face_smooth_uv: npt.NDArray[np.bool_] | None = None  # (F,) `smoothuv` in force
+    fte: FteMeshFields | None = None  # FTE_MESH values (IQM only)
+    skins: list[IqeSkin] = field(default_factory=list)  # FTE_SKINS skins (IQM only)
 
     @property
     def vertex_count(self) -> int:
@@ -125,6 +166,7 @@ class IqeAnimation:
     framerate: float = 0.0  # frames per second; the compiler's default is 0
     loop: bool = False
     frames: FloatArray = field(default_factory=lambda: np.zeros((0, 0, 10), np.float32))  # (F, J, 10), POSE_CHANNELS
+    events: list[IqeEvent] = field(default_factory=list)  # FTE_EVENT events (IQM only)
 
 
 @dataclass

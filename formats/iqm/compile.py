@@ -23,12 +23,14 @@ from ..iqe.document import (
     COMPONENT_TYPES,
     MAX_INFLUENCES,
     VERTEX_ARRAY_KINDS,
+    FteMeshFields,
     IqeDocument,
     IqeMesh,
     filled_in_notes,
 )
 from ..rows import any_per_row
 from .components import encode
+from .extensions import FteEvent
 from .geometry import adjacency, compiler_tangents, fan_triangles
 from .layout import CUSTOM_DEFAULT, DEFAULT_FORMATS, LOOP_FLAG, IqmAnim, IqmMesh, IqmModel, IqmVertexArray
 from .skeleton import canonical_poses, frame_bounds, quantise_frames
@@ -39,6 +41,7 @@ Int64Array = npt.NDArray[np.int64]
 
 _WEIGHT_EPSILON = 1e-3  # the compiler drops weights at or below this
 _MAX_JOINT_INDEX = 255
+_UINT32 = 0xFFFFFFFF
 _STANDARD_ORDER = ("position", "texcoord", "normal", "tangent", "blendindexes", "blendweights", "color")
 
 
@@ -68,7 +71,26 @@ def compile_document(
     _build_skeleton(document, vertices, model, settings, warnings)
     if document.comment_section is not None:
         model.comment = document.comment_section.encode("utf-8")
+    _build_extensions(document, model)
     return model
+
+
+def _build_extensions(document: IqeDocument, model: IqmModel) -> None:
+    """FTE's sections from the document: an output mesh takes the FTE values and skins of the first of its
+    document meshes that has them (iqmtool's defaults, no skins, for the others); events go with their animation."""
+    members: dict[tuple[str, str], list[IqeMesh]] = {}
+    for mesh in document.meshes:
+        members.setdefault((mesh.name, mesh.material), []).append(mesh)
+    sources = [members[(mesh.name, mesh.material)] for mesh in model.meshes]
+    if any(mesh.fte is not None for group in sources for mesh in group):
+        model.extensions.fte_meshes = [next((m.fte for m in group if m.fte is not None), FteMeshFields())
+                                       for group in sources]  # fmt: skip
+    if any(mesh.skins for group in sources for mesh in group):
+        model.extensions.fte_skins = [next((m.skins for m in group if m.skins), []) for group in sources]
+    if model.anims:  # (animations without joints are left out, and their events with them)
+        model.extensions.fte_events = [FteEvent(index, float(np.float32(event.time)), event.code, event.data)
+                                       for index, animation in enumerate(document.animations)
+                                       for event in animation.events]  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------- checks
@@ -99,6 +121,7 @@ def _validate(document: IqeDocument) -> None:
         _require(declared.component in COMPONENT_TYPES, f"unknown vertex array component {declared.component!r}")
     for mesh in document.meshes:
         _validate_mesh(mesh, joint_count)
+        _validate_fte(mesh)
     for animation in document.animations:
         frames = animation.frames
         what = f"animation {animation.name!r}"
@@ -108,6 +131,19 @@ def _validate(document: IqeDocument) -> None:
         _require(bool(np.isfinite(frames).all()), f"{what} frames contain NaN or infinity")
         rate = animation.framerate
         _require(bool(np.isfinite(rate)) and rate >= 0.0, f"{what} framerate must be a number >= 0")
+        for event in animation.events:
+            _require(0 <= event.code <= _UINT32 and bool(np.isfinite(event.time)),
+                     f"{what} event {event.data!r}: its code must be 0..{_UINT32} and its time a number")  # fmt: skip
+
+
+def _validate_fte(mesh: IqeMesh) -> None:
+    fields = mesh.fte
+    if fields is not None:
+        whole = (fields.contents, fields.surfaceflags, fields.body, fields.geomset, fields.geomid)
+        _require(all(0 <= value <= _UINT32 for value in whole) and bool(np.isfinite([fields.mindist,
+                 fields.maxdist]).all()), f"mesh {mesh.name!r}: FTE values must be 0..{_UINT32} (distances: numbers)")
+    for skin in mesh.skins:
+        _require(bool(np.isfinite(skin.interval)), f"mesh {mesh.name!r}: a skin's interval must be a number")
 
 
 def _validate_mesh(mesh: IqeMesh, joint_count: int) -> None:

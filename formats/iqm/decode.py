@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import FileBuffer, FormatError, Warnings
+from .extensions import decode_extensions
 from .layout import (
     ANIM_DTYPE,
     BOUNDS_DTYPE,
@@ -68,7 +69,8 @@ def decode_model(data: FileBuffer, warnings: Warnings) -> IqmModel:
         comment = _section(data, header, "num_comment", "ofs_comment", np.dtype(np.uint8)).tobytes()
         model.comment = comment.rstrip(b"\0")
     if header["num_extensions"]:
-        warnings.add(f"{header['num_extensions']} extensions ignored")
+        model.extensions = decode_extensions(data, header["num_extensions"], header["ofs_extensions"], names.get,
+                                             len(model.meshes), len(model.anims), warnings)  # fmt: skip
     return model
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .components import stored_dtype
+from .extensions import encode_extensions, extension_headers
 from .layout import (
     ANIM_DTYPE,
     CUSTOM,
@@ -80,6 +81,7 @@ def encode_model_pieces(model: IqmModel) -> list[bytes]:
     anims = np.zeros(len(model.anims), ANIM_DTYPE)
     for index, anim in enumerate(model.anims):
         anims[index] = (text.offset(anim.name), anim.first_frame, anim.frame_count, anim.framerate, anim.flags)
+    extensions = encode_extensions(model.extensions, len(model.meshes), text.offset)
     comment = b"" if model.comment is None else _padded(model.comment + b"\0", 4)
     frames = _padded(np.ascontiguousarray(model.frames, "<u2").tobytes(), 4)
     sections: list[tuple[str | None, str, bytes]] = [
@@ -123,6 +125,11 @@ def encode_model_pieces(model: IqmModel) -> list[bytes]:
     bounds = b"" if model.bounds is None else np.ascontiguousarray(model.bounds, "<f4").tobytes()
     place(None, "ofs_bounds", bounds)
     place("num_comment", "ofs_comment", comment)
+    if extensions:
+        values["num_extensions"] = len(extensions)
+        place(None, "ofs_extensions", extension_headers(extensions, size))
+        for _, data in extensions:
+            place(None, None, data)
     values["filesize"] = size
     header = HEADER.pack(MAGIC, *(values[name] for name in HEADER_FIELDS))
     return [header, *(piece for piece in pieces if piece)]

@@ -3,7 +3,8 @@
 `IqmModel` is the file's content, decoded from bytes but not interpreted: the reader fills it from a file and
 turns it into an IqeDocument; the writer compiles an IqeDocument into one and lays it out. Section order
 follows the reference compiler: header, text, meshes, vertex array headers, vertex data (8-byte aligned),
-triangles, adjacency, joints, poses, animations, frames, bounds, comment.
+triangles, adjacency, joints, poses, animations, frames, bounds, comment, then extensions as FTE's iqmtool
+lays them out (see extensions.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
+
+from .extensions import IqmExtensions
 
 MAGIC = b"INTERQUAKEMODEL\x00"
 VERSION = 2
@@ -124,6 +127,7 @@ class IqmModel:
     comment: bytes | None = None  # the comment section without its terminating NULs; None when absent
     flags: int = 0
     extension_count: int = 0
+    extensions: IqmExtensions = field(default_factory=IqmExtensions)  # FTE's decoded; written when they hold any
 
     def array(self, kind: str) -> IqmVertexArray | None:
         """The first vertex array of a standard kind, or None."""

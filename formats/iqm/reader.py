@@ -19,6 +19,7 @@ from ..iqe.document import (
     MAX_INFLUENCES,
     IqeAnimation,
     IqeDocument,
+    IqeEvent,
     IqeJoint,
     IqeMesh,
     IqeVertexArrayFormat,
@@ -26,6 +27,7 @@ from ..iqe.document import (
 from ..rows import zeroed_non_finite
 from .components import decode
 from .decode import decode_model
+from .framegroups import FrameGroup, clamped
 from .layout import CUSTOM_DEFAULT, DEFAULT_FORMATS, LOOP_FLAG, IqmModel, IqmVertexArray
 
 FloatArray = npt.NDArray[np.float32]
@@ -41,21 +43,27 @@ def read_iqm_model(data: FileBuffer, path: str | None = None, warnings: Warnings
         raise (error.with_path(path) if path else error) from None
 
 
-def read_iqm(data: FileBuffer, path: str | None = None) -> IqeDocument:
-    """Parse IQM bytes into a document (the file's coordinates, winding and V, as IQE keeps them)."""
+def read_iqm(data: FileBuffer, path: str | None = None, framegroups: list[FrameGroup] | None = None) -> IqeDocument:
+    """Parse IQM bytes into a document (the file's coordinates, winding and V, as IQE keeps them); with
+    `framegroups`, the animations are those groups of the file's frames (as DarkPlaces plays them)."""
     warnings = Warnings()
     model = read_iqm_model(data, path, warnings)
     try:
-        return document_from_model(model, warnings)
+        return document_from_model(model, warnings, framegroups)
     except FormatError as error:
         raise (error.with_path(path) if path else error) from None
 
 
-def document_from_model(model: IqmModel, warnings: Warnings | None = None) -> IqeDocument:
+def document_from_model(
+    model: IqmModel, warnings: Warnings | None = None, framegroups: list[FrameGroup] | None = None
+) -> IqeDocument:
     document = IqeDocument(warnings=warnings if warnings is not None else Warnings())
     attributes = _Attributes(model, document)
+    fte_meshes, fte_skins = model.extensions.fte_meshes, model.extensions.fte_skins
     for index, mesh in enumerate(model.meshes):
         document.meshes.append(attributes.mesh(index))
+        document.meshes[-1].fte = fte_meshes[index] if fte_meshes is not None else None
+        document.meshes[-1].skins = list(fte_skins[index]) if fte_skins is not None else []
         if not mesh.triangle_count:
             document.warnings.add(f"mesh {mesh.name!r} has no triangles")
     document.joints = [
@@ -64,6 +72,10 @@ def document_from_model(model: IqmModel, warnings: Warnings | None = None) -> Iq
                                       model.joint_poses.astype(np.float64), strict=True)
     ]  # fmt: skip
     document.animations = _animations(model, document)
+    for event in model.extensions.fte_events:
+        document.animations[event.anim].events.append(IqeEvent(event.time, event.code, event.data))
+    if framegroups is not None and document.animations:
+        document.animations = _grouped_animations(model, document, framegroups)
     if not document.joints and document.animations and model.pose_parents.shape[0]:
         document.joints = _joints_of_poses(model, document)
     if model.comment is not None:
@@ -242,3 +254,34 @@ def _animations(model: IqmModel, document: IqeDocument) -> list[IqeAnimation]:
                      np.ascontiguousarray(frames[anim.first_frame : anim.first_frame + anim.frame_count]))
         for anim in model.anims
     ]  # fmt: skip
+
+
+def _grouped_animations(model: IqmModel, document: IqeDocument, groups: list[FrameGroup]) -> list[IqeAnimation]:
+    """The file's frames cut into the framegroups (numbered over all of them, clamped as DarkPlaces clamps them);
+    each event goes to the first group that plays its frame."""
+    frames = model.decoded_frames()
+    total = frames.shape[0]
+    if not total or not groups:
+        document.warnings.add("framegroups ignored: the file has no animation frames" if groups else
+                              "the framegroups file holds no group: the file's animations kept")  # fmt: skip
+        return document.animations
+    played = [clamped(group, total) for group in groups]
+    moved = sum(1 for group, kept in zip(groups, played, strict=True)
+                if (group.first_frame, group.frame_count) != (kept.first_frame, kept.frame_count))  # fmt: skip
+    if moved:
+        document.warnings.add(f"{moved} framegroups reach beyond the file's {total} frames: cut to them")
+    animations = [IqeAnimation(group.engine_name(index), group.fps, group.loop,
+                               np.ascontiguousarray(frames[group.first_frame : group.first_frame + group.frame_count]))
+                  for index, group in enumerate(played)]  # fmt: skip
+    for anim, animation in zip(model.anims, document.animations, strict=True):
+        rate = anim.framerate if anim.framerate > 0.0 else 10.0  # (FTE plays a rate of 0 at 10)
+        for event in animation.events:
+            frame = anim.first_frame + event.time * rate
+            target = next((i for i, g in enumerate(played) if g.first_frame <= frame < g.first_frame + g.frame_count),
+                          None)  # fmt: skip
+            if target is not None:
+                group = played[target]
+                animations[target].events.append(IqeEvent((frame - group.first_frame) / group.fps, event.code,
+                                                           event.data))  # fmt: skip
+    document.notes.append(f"{len(played)} animations made of the file's {total} frames by its framegroups")
+    return animations
