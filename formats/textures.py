@@ -7,6 +7,11 @@ searched through). File names are matched ignoring case, as on the engines' Wind
   extension (Source's `models/props/sheet`, most IQE materials) is tried with each usual image extension.
 - A name with folders is tried relative to the model's folder, under its `materials/` folder (Source), and by its
   last part alone beside the model.
+- Source (`find_texture` with a `SourceSearch`, from an SMD or a QC): the material's VMT is looked up in the game's
+  `materials/` folder under each `$cdmaterials` folder in order (subfolders are not searched), the VMT's
+  `$basetexture` read (through `include`/`patch` VMTs), and its VTF taken, or a TGA or PNG of the same name beside
+  it. The game folder is the user's, else found by walking up from the QC's folder (at most 8 levels) to one with a
+  `materials/` folder, as game and SDK content trees lay it out. GoldSrc QCs' `$cdtexture` folders are tried first.
 - VDrift JOE models have no materials: a car's `.car` file names each section's `mesh` and `texture` (the first
   texture is the diffuse one; `draw = transparent` blends with its alpha); a track's `objects.txt` names each
   body's `model` and `texture` (`alphablend`), its older `list.txt` gives per object the model, the texture, then
@@ -16,10 +21,14 @@ searched through). File names are matched ignoring case, as on the engines' Wind
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+
+from . import vmt
+from .errors import FormatError
 
 IMAGE_EXTENSIONS = (".png", ".tga", ".bmp", ".jpg", ".jpeg", ".dds", ".tif", ".tiff")
 MIN_LIST_PARAMETERS = 14  # VDrift's old track object list: its first line, parameters per object, is at least this
@@ -54,6 +63,17 @@ class Texture:
     use_alpha: bool = False  # the engine blends or masks with the image's alpha
     alpha_test: bool = False  # masks (each pixel drawn or not), rather than blends
     key_color: tuple[int, int, int] | None = None  # (sRGB 0-255) the colour drawn transparent instead of an alpha
+    uv_mapping: UvMapping | None = None  # how the material moves the texture on the UV map ($basetexturetransform)
+    material_file: str | None = None  # the VMT that named the image
+
+
+@dataclass(frozen=True)
+class UvMapping:
+    """A Mapping node's Point transform of Blender UVs (out = location + rotation(scale * in))."""
+
+    location: tuple[float, float]
+    rotation: float  # radians, about Z
+    scale: tuple[float, float]
 
 
 def bmp_key_color(path: str) -> tuple[int, int, int] | None:
@@ -118,12 +138,27 @@ def candidate_names(name: str) -> list[str]:
     return names
 
 
-def find_texture(material: str, model_path: str) -> Texture | None:
-    """The image a material name stands for, in the model's folder tree."""
+def find_texture(material: str, model_path: str, search: SourceSearch | None = None) -> Texture | None:
+    """The image a material name stands for: with `search` (a Source or GoldSrc model), by the engine's rules first
+    (`$cdtexture` folders, then the VMT in the game's materials); then in the model's folder tree. FormatError for a
+    VMT that cannot be read (the engine would draw its checkerboard)."""
     root = os.path.dirname(os.path.abspath(model_path))
+    if search is not None:
+        for folder in search.texture_folders:
+            found = _image_in(folder, material, [])
+            if found is not None:
+                return found
+        found = find_source_texture(material, search, root)
+        if found is not None:
+            return found
+    return _image_in(root, material, ["materials/"])
+
+
+def _image_in(root: str, material: str, prefixes: list[str]) -> Texture | None:
+    """An image the name stands for under root (as given, under each prefix, and by its last part alone)."""
     goldsrc_masked = os.path.basename(material.strip()).startswith("{")  # GoldSrc: `{` textures are alpha-tested
     for candidate in candidate_names(material):
-        tries = [candidate, f"materials/{candidate}"]
+        tries = [candidate, *(prefix + candidate for prefix in prefixes)]
         if "/" in candidate:
             tries.append(candidate.rsplit("/", 1)[1])
         for relative in tries:
@@ -132,6 +167,147 @@ def find_texture(material: str, model_path: str) -> Texture | None:
                 key = bmp_key_color(found) if goldsrc_masked else None  # (an 8-bit BMP has no alpha: its key colour)
                 return Texture(found, use_alpha=goldsrc_masked, alpha_test=goldsrc_masked, key_color=key)
     return None
+
+
+# ------------------------------------------------------------------------------------------------ Source
+
+MAX_GAME_LEVELS = 8  # how far above the QC's folder the game's materials folder is looked for
+MAX_MATERIAL_FOLDERS = 32  # studiomdl's $cdmaterials limit
+MAX_INCLUDES = 8  # `include` VMTs followed in a row (a loop stops here)
+SOURCE_IMAGE_EXTENSIONS = (".vtf", ".tga", ".png")  # what $basetexture names, in the order looked for
+
+
+@dataclass(frozen=True)
+class SourceSearch:
+    """What a QC (or the user) says about where a model's materials are."""
+
+    material_folders: tuple[str, ...] = ()  # $cdmaterials, relative to the game's materials folder, in order
+    texture_folders: tuple[str, ...] = ()  # GoldSrc $cdtexture folders (absolute)
+    game_folder: str = ""  # the user's game folder (holding `materials/`), else found from `start_folder`
+    start_folder: str = ""  # the QC's folder (else the model's)
+
+
+def materials_folder(search: SourceSearch, model_folder: str) -> str | None:
+    """The game's `materials/` folder: the user's game folder's (or the folder itself when it is one), else the
+    first found walking up from the QC's folder: `<game>/materials`, or `<root>/game/<game>/materials` from an SDK
+    content tree `<root>/content/<game>/...`."""
+    if search.game_folder:
+        game = os.path.abspath(search.game_folder)
+        if os.path.basename(os.path.normpath(game)).lower() == "materials":
+            return game if os.path.isdir(game) else None
+        return _existing_folder(game, "materials")
+    folder = os.path.abspath(search.start_folder or model_folder)
+    for _ in range(MAX_GAME_LEVELS + 1):
+        found = _existing_folder(folder, "materials")
+        parent = os.path.dirname(folder)
+        if found is None and os.path.basename(parent).lower() == "content":
+            found = _existing_folder(os.path.dirname(parent), f"game/{os.path.basename(folder)}/materials")
+        if found is not None:
+            return found
+        if parent == folder:
+            break
+        folder = parent
+    return None
+
+
+def _existing_folder(root: str, relative: str) -> str | None:
+    folder = root
+    for part in relative.split("/"):
+        name = _entries(folder).get(part.lower())
+        if name is None or not os.path.isdir(os.path.join(folder, name)):
+            return None
+        folder = os.path.join(folder, name)
+    return folder
+
+
+def material_stem(material: str) -> str:
+    """The material's name as studiomdl looks it up: `\\` as `/`, without a `.vmt` or image extension."""
+    name = material.strip().strip('"').replace("\\", "/").strip("/")
+    stem, extension = os.path.splitext(name)
+    return stem if extension.lower() in (".vmt", *IMAGE_EXTENSIONS) else name
+
+
+def find_vmt(material: str, search: SourceSearch, materials: str) -> str | None:
+    """The VMT of a material: `<materials>/<folder>/<name>.vmt` for each $cdmaterials folder in order (the name
+    alone when the QC names none)."""
+    stem = material_stem(material)
+    if not stem:
+        return None
+    for folder in search.material_folders[:MAX_MATERIAL_FOLDERS] or ("",):
+        folder = folder.replace("\\", "/").strip("/")
+        found = _existing(materials, f"{folder}/{stem}.vmt" if folder else f"{stem}.vmt")
+        if found is not None:
+            return found
+    return None
+
+
+def read_material(path: str, materials: str) -> vmt.VmtDocument:
+    """A VMT with the VMTs it includes applied (`patch`: the included one's parameters, extended)."""
+    document = vmt.load_vmt(path)
+    chain = [os.path.normcase(path)]
+    while document.include is not None:
+        include = document.include.replace("\\", "/").strip("/")
+        relative = include[len("materials/"):] if include.lower().startswith("materials/") else include
+        found = _existing(materials, relative if relative.lower().endswith(".vmt") else relative + ".vmt")
+        if found is None:
+            raise FormatError(f"the VMT it includes, {document.include!r}, was not found", path=path)
+        if os.path.normcase(found) in chain or len(chain) > MAX_INCLUDES:
+            raise FormatError(f"includes loop or nest more than {MAX_INCLUDES} deep ({document.include!r})", path=path)
+        chain.append(os.path.normcase(found))
+        document = document.merged_with(vmt.load_vmt(found))
+    return document
+
+
+def find_source_texture(material: str, search: SourceSearch, model_folder: str) -> Texture | None:
+    """The image of a Source material: its VMT's `$basetexture` (a VTF, or a TGA or PNG of that name), with the
+    VMT's alpha mode and texture transform. None when there is no VMT, or it names no image that is there."""
+    materials = materials_folder(search, model_folder)
+    if materials is None:
+        return None
+    path = find_vmt(material, search, materials)
+    if path is None:
+        return None
+    document = read_material(path, materials)
+    base = document.parameters.get("$basetexture", "").replace("\\", "/").strip().strip("/")
+    if not base:
+        return None
+    if os.path.splitext(base)[1].lower() in SOURCE_IMAGE_EXTENSIONS:
+        base = os.path.splitext(base)[0]
+    image = next((found for extension in SOURCE_IMAGE_EXTENSIONS
+                  if (found := _existing(materials, base + extension)) is not None), None)  # fmt: skip
+    if image is None:
+        return None
+    alpha_test = document.flag("$alphatest")
+    use_alpha = alpha_test or document.flag("$translucent")
+    mapping = uv_mapping(document.parameters.get("$basetexturetransform", ""))
+    return Texture(image, use_alpha=use_alpha, alpha_test=alpha_test, uv_mapping=mapping, material_file=path)
+
+
+_TRANSFORM_WORD = re.compile(r"(center|scale|rotate|translate)\s+([-+.\deE]+)(?:\s+([-+.\deE]+))?", re.IGNORECASE)
+
+
+def uv_mapping(transform: str) -> UvMapping | None:
+    """`$basetexturetransform "center cx cy scale sx sy rotate degrees translate tx ty"` (the engine's default:
+    center .5 .5, scale 1 1, rotate 0, translate 0 0) as a Mapping node of Blender UVs, whose V runs up where the
+    engine's T runs down. The engine samples at center + R(S(t - center)) + translate; in Blender's UVs the center
+    is (cx, 1 - cy), the turn goes the other way and the translation's V is negated. None for the identity."""
+    values = {"center": (0.5, 0.5), "scale": (1.0, 1.0), "rotate": (0.0, 0.0), "translate": (0.0, 0.0)}
+    for match in _TRANSFORM_WORD.finditer(transform):
+        try:
+            first = float(match.group(2))
+            second = float(match.group(3)) if match.group(3) is not None else first
+        except ValueError:
+            continue
+        values[match.group(1).lower()] = (first, second)
+    (cx, cy), (sx, sy), (tx, ty) = values["center"], values["scale"], values["translate"]
+    angle = -math.radians(values["rotate"][0])
+    if (sx, sy) == (1.0, 1.0) and angle == 0.0 and (tx, ty) == (0.0, 0.0):
+        return None
+    center = (cx, 1.0 - cy)
+    cos, sin = math.cos(angle), math.sin(angle)
+    turned = (cos * sx * center[0] - sin * sy * center[1], sin * sx * center[0] + cos * sy * center[1])
+    location = (center[0] + tx - turned[0], center[1] - ty - turned[1])
+    return UvMapping(location, angle, (sx, sy))
 
 
 # ------------------------------------------------------------------------------------------------ VDrift

@@ -67,6 +67,8 @@ class QcDocument:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what is left out as it should be (LOD meshes)
     included: list[str] = field(default_factory=list)  # the $include files read, in reading order (repeats too)
+    material_folders: list[str] = field(default_factory=list)  # $cdmaterials (Source), in order, each once
+    texture_folders: list[str] = field(default_factory=list)  # $cdtexture (GoldSrc), absolute, in order
 
 
 @dataclass(slots=True)
@@ -323,6 +325,14 @@ class _Reader:
             self.mesh(args[0], name)
         elif name in ("$sequence", "$animation") and plain:
             self.animation(name, args)
+        elif name == "$cdmaterials":  # (several folders may follow one command; `/` or `\\` between parts)
+            for folder in ("/".join(part for part in text.replace("\\", "/").split("/") if part) for text in plain):
+                if folder not in self.document.material_folders:
+                    self.document.material_folders.append(folder)
+        elif name == "$cdtexture" and plain:  # (GoldSrc: relative to the QC's folder)
+            folder = os.path.normpath(os.path.join(self.root, plain[0].replace("\\", "/")))
+            if folder not in self.document.texture_folders:
+                self.document.texture_folders.append(folder)
         elif name == "$lod":  # (lower details of the meshes imported: the model is whole without them)
             self.document.notes.append(f"{_where(tokens[at - 1])}: $lod meshes are not imported")
         return end
