@@ -10,6 +10,7 @@ from __future__ import annotations
 import bpy
 
 from . import cli
+from .common import preferences
 from .exporters import iqe as export_iqe
 from .exporters import iqm as export_iqm
 from .exporters import joe as export_joe
@@ -22,8 +23,8 @@ from .importers import qmap as import_qmap
 from .importers import smd as import_smd
 from .ui import qmap_panel
 
-FORMAT_MODULES = (import_joe, export_joe, import_iqe, export_iqe, import_iqm, export_iqm, import_smd, export_smd,
-                  qmap_panel, import_qmap, export_qmap)  # fmt: skip
+FORMAT_MODULES = (preferences, import_joe, export_joe, import_iqe, export_iqe, import_iqm, export_iqm, import_smd,
+                  export_smd, qmap_panel, import_qmap, export_qmap)  # fmt: skip
 
 _cli_handle = None
 

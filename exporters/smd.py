@@ -71,6 +71,7 @@ from ..common.operators import (
     refuse_if_nothing_left,
 )
 from ..common.progress import progress
+from ..common.studiomdl import StudiomdlCompileMixin, compile_if_wanted
 from ..formats import smd
 from ..formats.atomic import Content, write_files_atomically
 from ..formats.dedup import first_equal_rows, first_occurrences
@@ -953,7 +954,7 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
 # ------------------------------------------------------------------------------------------------ operator
 
 
-class EXPORT_SCENE_OT_valve_smd(bpy.types.Operator, PresetSafeExportHelper, ExportScopeMixin):
+class EXPORT_SCENE_OT_valve_smd(bpy.types.Operator, PresetSafeExportHelper, ExportScopeMixin, StudiomdlCompileMixin):
     """Export Valve SMD reference meshes and animations, and VTA vertex animations (Source and GoldSrc)"""
 
     bl_idname = "export_scene.valve_smd"
@@ -1065,7 +1066,9 @@ class EXPORT_SCENE_OT_valve_smd(bpy.types.Operator, PresetSafeExportHelper, Expo
         settings = self.settings()
         def run() -> Summary:
             with collector_paused():
-                return export_smd(context, self.filepath, self, settings)
+                summary = export_smd(context, self.filepath, self, settings)
+            compile_if_wanted(self, context, summary)
+            return summary
 
         return guarded(self, run, "Exported")
 
@@ -1082,8 +1085,8 @@ def draw_export_options(layout: bpy.types.UILayout, operator: object, context: b
                ("flavour", "apply_modifiers", "limit_weights", *goldsrc))  # fmt: skip
     draw_panel(layout, operator, "IOGF_smd_export_armature", "Armature",
                ("deform_only", "motionless_bone", "bake_pose", "object_motion"))  # fmt: skip
-    qc_options = ("write_qc", "qc_model_name") if getattr(operator, "flavour", "") == "GOLDSRC" \
-        else ("write_qc", "qc_model_name", "qc_materials", "qc_surface_prop")  # fmt: skip
+    qc_options = ("write_qc", "qc_model_name", "compile_qc") if getattr(operator, "flavour", "") == "GOLDSRC" \
+        else ("write_qc", "qc_model_name", "qc_materials", "qc_surface_prop", "compile_qc")  # fmt: skip
     draw_panel(layout, operator, "IOGF_smd_export_qc", "QC", qc_options)
     draw_panel(
         layout, operator, "IOGF_smd_export_transform", "Transform", ("apply_transform", "up_axis", "global_scale")
