@@ -34,6 +34,10 @@ from .common.operators import LEGACY_AXIS_OPTIONS, LEGACY_SCOPES, legacy_axis_va
 from .common.qmap_io import desc_path_for
 from .formats.errors import FormatError
 from .formats.smd import load_qc
+from .qmap_compiler import QmapError
+from .qmap_compiler import resources as qmap_resources
+from .qmap_compiler.__main__ import UsageError as CompilerUsageError
+from .qmap_compiler.__main__ import add_register_arguments, check_register_arguments
 from .qmap_compiler.interrupts import stopped_by_sigterm
 
 if TYPE_CHECKING:
@@ -597,13 +601,16 @@ def command_export(args: argparse.Namespace) -> None:
     if args.output:
         check_outputs(args.blends, [(p, f"exporting {args.output}") for p in files_written(args.output, target,
                                                                                             settings)])  # fmt: skip
+        check_registration(args, target, [args.output])
         with BlenderOutput():
             bpy.ops.wm.open_mainfile(filepath=os.path.abspath(args.blends[0]))
         export_scene(args.output, target, settings, args.collection)
         print(f"exported {args.output}")
+        register_maps(args, [args.output])
         return
     check_folder_can_be_made(args.output_dir)
     outputs = {blend: os.path.join(args.output_dir, stem_of(blend) + target.extension) for blend in args.blends}
+    check_registration(args, target, list(outputs.values()))
     check_outputs(args.blends, [(written, f"exporting {blend}") for blend, output in outputs.items()
                                 for written in files_written(output, target, settings)],
                   made_folder=args.output_dir)  # fmt: skip
@@ -611,6 +618,7 @@ def command_export(args: argparse.Namespace) -> None:
     os.makedirs(args.output_dir, exist_ok=True)
     jobs = [export_job(blend, outputs[blend], target, settings, args.collection) for blend in args.blends]
     run_batch(args, jobs, "exporting", report)
+    register_maps(args, list(outputs.values()))
 
 
 def export_job(blend: str, output: str, target: FileFormat, settings: dict[str, object], collection: str | None) -> Job:
@@ -640,6 +648,7 @@ def command_convert(args: argparse.Namespace) -> None:
         outputs = {path: os.path.join(args.output_dir, stem_of(path) + target.extension) for path in args.inputs}
     else:
         outputs = {path: args.output for path in args.inputs[:1]}  # (every input goes into the one output)
+    check_registration(args, target, list(outputs.values()))
     check_outputs(args.inputs, [
         (written, f"converting {path}")
         for path, output in outputs.items()
@@ -655,6 +664,42 @@ def command_convert(args: argparse.Namespace) -> None:
     settings = ConvertSettings(target, import_settings, export_settings, compiled)
     jobs = [conversion_job(group, outputs[group[0]], settings, not args.output_dir) for group in groups]
     run_batch(args, jobs, "converting", report, single=not args.output_dir)
+    register_maps(args, list(outputs.values()))
+
+
+# ------------------------------------------------------------------------------- the game's resource list
+
+
+def check_registration(args: argparse.Namespace, target: FileFormat, outputs: Sequence[str]) -> None:
+    """--register and its options make sense (UsageError), and the list can take every map (CliError), before any
+    file is written."""
+    if args.register and target.name != "qmap":
+        raise UsageError(f"--register lists compiled maps (.qmap), not {target.name} files")
+    try:
+        files = check_register_arguments(args, list(outputs))
+    except CompilerUsageError as error:
+        raise UsageError(str(error)) from None
+    if not files:
+        return
+    try:
+        listing = qmap_resources.read_resources(args.register)
+        for file in files:
+            qmap_resources.plan_registration(listing, file, args.resource_name, args.resource_state.upper())
+    except QmapError as error:
+        raise CliError(str(error)) from None
+
+
+def register_maps(args: argparse.Namespace, outputs: Sequence[str]) -> None:
+    """Each map's entry added or updated in the --register list, in the order of the outputs."""
+    if not args.register:
+        return
+    for output in outputs:
+        try:
+            registration = qmap_resources.register_map(args.register, output, args.resource_name,
+                                                       args.resource_state.upper(), args.game_folder)  # fmt: skip
+        except QmapError as error:
+            raise CliError(str(error)) from None
+        print(qmap_resources.describe_registration(registration, args.register))
 
 
 def run_batch(
@@ -1023,6 +1068,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     exp.add_argument("--collection", help="export only this collection's objects")
     exp.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an export option")
     add_batch_options(exp)
+    add_register_arguments(exp)
     exp.set_defaults(run=command_export)
 
     conv = commands.add_parser("convert", parents=[verbose], help="convert files to another format")
@@ -1034,6 +1080,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     conv.add_argument("--import-set", action="append", default=[], metavar="KEY=VALUE", help="an import option")
     conv.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an export option")
     add_batch_options(conv)
+    add_register_arguments(conv)
     conv.set_defaults(run=command_convert)
 
     worker = commands.add_parser("worker", help=argparse.SUPPRESS)  # (a batch's worker process: tasks on stdin)

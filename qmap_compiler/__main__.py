@@ -54,28 +54,58 @@ def _checked(args: argparse.Namespace) -> CompileOptions:
 
 def _check_registration(args: argparse.Namespace) -> None:
     """The --register options make sense together (UsageError otherwise); the list itself is read later."""
-    wanted = args.register or args.show_resource_line
-    if not wanted:
-        extra = [flag for flag, value in (("--resource-name", args.resource_name), ("--game-folder", args.game_folder),
-                                          ("--resource-state", args.resource_state != "keep")) if value]  # fmt: skip
-        if extra:
-            raise UsageError(f"{extra[0]} goes with --register RESOURCES.dat (or --show-resource-line)")
+    if not args.register and not args.show_resource_line:
+        check_register_arguments(args, [])
         return
     if args.info and not args.input.lower().endswith(".tmp"):
         raise UsageError("--register goes with a compile, not with --info of an existing .qmap")
-    if args.register and not os.path.isfile(args.register):
-        raise UsageError(f"{args.register}: no such file (--register names the game's existing Resources.dat)")
     if not args.register and not args.game_folder:
         raise UsageError("--show-resource-line needs --register RESOURCES.dat or --game-folder DIR")
+    check_register_arguments(args, [args.output or _default_output(args.input)])
+
+
+def check_register_arguments(args: argparse.Namespace, map_paths: list[str]) -> list[str]:
+    """The entries' file names of the maps, once the --register options are known to make sense (UsageError
+    otherwise: the list itself is read later). The extension's command line shares this."""
+    if not args.register and not getattr(args, "show_resource_line", False):
+        extra = [flag for flag, value in (("--resource-name", args.resource_name), ("--game-folder", args.game_folder),
+                                          ("--resource-state", args.resource_state != "keep")) if value]  # fmt: skip
+        if extra:
+            raise UsageError(f"{extra[0]} goes with --register RESOURCES.dat")
+        return []
+    if args.register and not os.path.isfile(args.register):
+        raise UsageError(f"{args.register}: no such file (--register names the game's existing Resources.dat)")
     if args.game_folder and not os.path.isdir(args.game_folder):
         raise UsageError(f"--game-folder {args.game_folder}: no such folder")
+    if args.resource_name is not None and len(map_paths) > 1:
+        raise UsageError("--resource-name names one map: with several maps each is named after its file")
     try:
-        file = resources.map_file_name(args.register, args.output or _default_output(args.input), args.game_folder)
+        files = [resources.map_file_name(args.register, path, args.game_folder) for path in map_paths]
         if args.resource_name is not None:
             resources.encoded(args.resource_name, "resource name")
-        resources.encoded(file, "map's file name")
+        for file in files:
+            resources.encoded(file, "map's file name")
     except QmapError as error:
         raise UsageError(error.message) from None
+    return files
+
+
+def add_register_arguments(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """--register and its options (the extension's command line shares them), in a group of their own."""
+    group = parser.add_argument_group("the game's resource list")
+    group.add_argument("--register", metavar="RESOURCES.dat",
+                       help="after compiling, add the map's QMap entry to this resource list, or update the entry "
+                       "of the same name (no other byte of the file changes)")  # fmt: skip
+    group.add_argument("--resource-name", metavar="NAME",
+                       help="the map's resource name (default: the name of the entry that already names this map, "
+                       "else the map's file name without .qmap)")  # fmt: skip
+    group.add_argument("--resource-state", choices=[state.lower() for state in resources.STATES], default="keep",
+                       help="keep (default: an existing entry keeps its state, a new one has none), none (loaded "
+                       "on first use), load (loaded at start), lock (loaded at start, never unloaded)")  # fmt: skip
+    group.add_argument("--game-folder", metavar="DIR",
+                       help="the folder the game runs in, which the entry's file name is relative to (default: "
+                       "the folder above the resource list's)")  # fmt: skip
+    return group
 
 
 def _check_files(args: argparse.Namespace) -> None:
@@ -113,21 +143,9 @@ def _argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--skip-unknown-objects", action="store_true", help="skip unknown object blocks")
     parser.add_argument("--info", action="store_true", help="print materials, counts and tree statistics")
     parser.add_argument("-v", "--verbose", action="store_true", help="warnings, per-level statistics, timings")
-    group = parser.add_argument_group("the game's resource list")
-    group.add_argument("--register", metavar="RESOURCES.dat",
-                       help="after compiling, add the map's QMap entry to this resource list, or update the entry "
-                       "of the same name (no other byte of the file changes)")  # fmt: skip
-    group.add_argument("--resource-name", metavar="NAME",
-                       help="the map's resource name (default: the name of the entry that already names this map, "
-                       "else the map's file name without .qmap)")  # fmt: skip
-    group.add_argument("--resource-state", choices=[state.lower() for state in resources.STATES], default="keep",
-                       help="keep (default: an existing entry keeps its state, a new one has none), none (loaded "
-                       "on first use), load (loaded at start), lock (loaded at start, never unloaded)")  # fmt: skip
-    group.add_argument("--game-folder", metavar="DIR",
-                       help="the folder the game runs in, which the entry's file name is relative to (default: "
-                       "the folder above the resource list's)")  # fmt: skip
-    group.add_argument("--show-resource-line", action="store_true",
-                       help="print the map's entry as --register would write it, and change no file")
+    add_register_arguments(parser).add_argument(
+        "--show-resource-line", action="store_true",
+        help="print the map's entry as --register would write it, and change no file")
     return parser
 
 

@@ -1,9 +1,11 @@
-"""The QMAP sidebar (3D viewport, "QMAP" tab): output paths, compile options, Export / Compile buttons, the QMAP
-options of the active object's materials, the last compile's report and the octree boxes."""
+"""The QMAP sidebar (3D viewport, "QMAP" tab): output paths, compile options, Export / Compile buttons, the map's
+entry in the game's Resources.dat, the QMAP options of the active object's materials, the last compile's report
+and the octree boxes."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import bpy
 import numpy as np
@@ -26,6 +28,7 @@ from ..common.qmap_io import OCTREE_DISPLAY, compiler_call
 from ..exporters import qmap as qmap_export
 from ..formats.errors import FormatError
 from ..importers import qmap as qmap_import
+from ..qmap_compiler import resources
 
 OCTREE_COLLECTION = "QMAP Octrees"
 REPORT_LINES_SHOWN = 14
@@ -36,6 +39,14 @@ REPORT_LINES_SHOWN = 14
 PANEL_SCOPES = (
     ("VISIBLE", "Visible Objects", "Export every object visible in the viewport"),
     ("SCENE", "Whole Scene", "Export every object of the scene, hidden ones too"),
+)
+
+
+RESOURCE_STATES = (
+    ("KEEP", "Keep", "An entry already in the list keeps its state; a new one gets none (loaded on first use)"),
+    ("NONE", "On First Use", "No state: the game loads the map when it first uses it (as the shipped maps' entries)"),
+    ("LOAD", "LOAD", "Loaded when the list is read; the game may unload it between frames"),
+    ("LOCK", "LOCK", "Loaded when the list is read and never unloaded"),
 )
 
 
@@ -88,6 +99,28 @@ class QmapSceneSettings(bpy.types.PropertyGroup):
     empty_slot: PointerProperty(
         type=QmapMaterialSettings, name="Empty Slots",
         description='The .qmap.desc entry of faces in empty material slots (the material named "")',
+    )  # fmt: skip
+    resources_path: StringProperty(
+        name="Resources.dat", subtype="FILE_PATH", options=compat.blend_relative_path_options(),
+        description="The game's resource list that Register adds the map's QMap entry to (or updates it in); "
+        "// means the folder of the saved .blend file",
+    )  # fmt: skip
+    game_folder: StringProperty(
+        name="Game Folder", subtype="DIR_PATH", options=compat.blend_relative_path_options(),
+        description="The folder the game runs in: the entry names the map relative to it. Empty: the folder above "
+        "the Resources.dat's (as in the game, whose lists are Game\\Resources.dat, Engine\\Resources.dat)",
+    )  # fmt: skip
+    resource_name: StringProperty(
+        name="Resource Name",
+        description="The name the game finds the map by. Empty: the name of the entry that already names this map "
+        "file, else the map's file name without .qmap",
+    )  # fmt: skip
+    resource_state: EnumProperty(name="State", items=RESOURCE_STATES, default="KEEP",
+                                 description="When the game loads the map")  # fmt: skip
+    register_after_compile: BoolProperty(
+        name="Register After Compile",
+        description="After each successful Compile or Export and Compile, add or update the map's entry in the "
+        "Resources.dat (a list the game could not read stops the compile before anything is written)",
     )  # fmt: skip
 
 
@@ -144,6 +177,65 @@ def export_and_compile_scene(context: bpy.types.Context) -> Summary:
                                                   settings.apply_modifiers, True, settings)  # fmt: skip
 
 
+def map_registration(context: bpy.types.Context, write: bool) -> tuple[resources.Registration, str]:
+    """The map's entry in the panel's Resources.dat (written when `write`), and the list's path."""
+    settings = scene_settings(context)
+    listing = panel_path(settings, "resources_path")
+    map_path = panel_path(settings, "qmap_path")
+    folder = panel_path(settings, "game_folder") if settings.game_folder else None
+    name, state = settings.resource_name or None, settings.resource_state
+    if write:
+        return compiler_call(resources.register_map, listing, map_path, name, state, folder), listing
+    file = compiler_call(resources.map_file_name, listing, map_path, folder)
+    return compiler_call(resources.plan_registration, compiler_call(resources.read_resources, listing), file, name,
+                         state), listing  # fmt: skip
+
+
+def resource_line(context: bpy.types.Context) -> str:
+    """The map's entry as Register would leave it; without a Resources.dat, as a new entry (needs the game folder)."""
+    settings = scene_settings(context)
+    if settings.resources_path:
+        return map_registration(context, write=False)[0].line()
+    if not settings.game_folder:
+        raise FormatError("set the Resources.dat or the Game Folder in the QMAP panel first")
+    file = compiler_call(resources.game_path, panel_path(settings, "qmap_path"), panel_path(settings, "game_folder"))
+    empty = resources.parse_resources(b"", "")
+    return compiler_call(resources.plan_registration, empty, file, settings.resource_name or None,
+                         settings.resource_state).line()  # fmt: skip
+
+
+def register_map(context: bpy.types.Context) -> str:
+    """Add or update the map's entry; the line saying what was done, also added to the panel's report."""
+    settings = scene_settings(context)
+    if not os.path.isfile(panel_path(settings, "qmap_path")):
+        raise FormatError(f"{panel_path(settings, 'qmap_path')}: no such map: compile it first")
+    registration, listing = map_registration(context, write=True)
+    line = resources.describe_registration(registration, listing)
+    settings.report.add().text = line
+    return line
+
+
+def compiled_and_registered(operator: bpy.types.Operator, context: bpy.types.Context, work: Callable[[], Summary],
+                            verb: str) -> set[str]:  # fmt: skip
+    """Compile (`work`), then, with Register After Compile, register the map: the list is checked first, so a list
+    the game could not read stops the compile before it writes anything."""
+    registered: list[str] = []
+
+    def compile_and_register() -> Summary:
+        if not scene_settings(context).register_after_compile:
+            return work()
+        map_registration(context, write=False)
+        summary = work()
+        registered.append(register_map(context))
+        summary.notes.append(registered[0])
+        return summary
+
+    result = guarded(operator, compile_and_register, verb)
+    if registered:
+        operator.report({"INFO"}, registered[0])
+    return result
+
+
 class QMAP_OT_export_source(bpy.types.Operator):
     """Write the scene to the panel's .qmap.tmp, with the materials' options in the .qmap.desc beside it"""
 
@@ -166,7 +258,7 @@ class QMAP_OT_compile(bpy.types.Operator):
             settings = scene_settings(context)
             return compile_scene_source(context, panel_path(settings, "tmp_path"), panel_path(settings, "qmap_path"))
 
-        return guarded(self, work, "Compiled")
+        return compiled_and_registered(self, context, work, "Compiled")
 
 
 class QMAP_OT_export_and_compile(bpy.types.Operator):
@@ -176,7 +268,46 @@ class QMAP_OT_export_and_compile(bpy.types.Operator):
     bl_label = "Export and Compile"
 
     def execute(self, context: bpy.types.Context) -> set[str]:
-        return guarded(self, lambda: export_and_compile_scene(context), "Exported and compiled")
+        return compiled_and_registered(self, context, lambda: export_and_compile_scene(context),
+                                       "Exported and compiled")  # fmt: skip
+
+
+def reported(operator: bpy.types.Operator, work: Callable[[], str]) -> set[str]:
+    """Run `work`: the line it returns is the operator's report, a FormatError its error."""
+    try:
+        line = work()
+    except FormatError as error:
+        operator.report({"ERROR"}, str(error))
+        return {"CANCELLED"}
+    operator.report({"INFO"}, line)
+    return {"FINISHED"}
+
+
+class QMAP_OT_register_map(bpy.types.Operator):
+    """Add the compiled map's QMap entry to the Resources.dat, or update the entry of the same name (no other byte
+    of the file changes)"""
+
+    bl_idname = "qmap.register_map"
+    bl_label = "Register in Resources.dat"
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        return reported(self, lambda: register_map(context))
+
+
+class QMAP_OT_copy_resource_line(bpy.types.Operator):
+    """Copy the map's QMap entry, as Register would write it, to the clipboard (to paste into a resource list by
+    hand); no file changes"""
+
+    bl_idname = "qmap.copy_resource_line"
+    bl_label = "Copy Line"
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        def copy() -> str:
+            line = resource_line(context)
+            context.window_manager.clipboard = line
+            return f"Copied: {line}"
+
+        return reported(self, copy)
 
 
 class QMAP_OT_show_octrees(bpy.types.Operator):
@@ -280,6 +411,15 @@ def show_octrees(context: bpy.types.Context, model: qc.QmapModel) -> Summary:
 # ------------------------------------------------------------------------------------------------- panels
 
 
+def property_layout(panel: bpy.types.Panel) -> bpy.types.UILayout:
+    """The panel's layout with the labels beside the fields, as Blender's own property panels have them."""
+    layout = panel.layout
+    assert layout is not None  # (only a panel being drawn has one)
+    layout.use_property_split = True
+    layout.use_property_decorate = False
+    return layout
+
+
 class QmapPanel:
     bl_space_type = "VIEW_3D"
     bl_region_type = "UI"
@@ -291,9 +431,7 @@ class VIEW3D_PT_qmap(QmapPanel, bpy.types.Panel):
 
     def draw(self, context: bpy.types.Context) -> None:
         settings = scene_settings(context)
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
+        layout = property_layout(self)
         layout.prop(settings, "tmp_path")
         layout.prop(settings, "qmap_path")
         layout.prop(settings, "export_scope")
@@ -311,14 +449,27 @@ class VIEW3D_PT_qmap_compile(QmapPanel, bpy.types.Panel):
 
     def draw(self, context: bpy.types.Context) -> None:
         settings = scene_settings(context)
-        layout = self.layout
-        layout.use_property_split = True
-        layout.use_property_decorate = False
+        layout = property_layout(self)
         for name in ("k", "max_depth", "fix_bounds", "drop_degenerate", "use_bounds"):
             layout.prop(settings, name)
         if settings.use_bounds:
             layout.prop(settings, "bounds_min")
             layout.prop(settings, "bounds_max")
+
+
+class VIEW3D_PT_qmap_resources(QmapPanel, bpy.types.Panel):
+    bl_label = "Resources.dat"
+    bl_parent_id = "VIEW3D_PT_qmap"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: bpy.types.Context) -> None:
+        settings = scene_settings(context)
+        layout = property_layout(self)
+        for name in ("resources_path", "game_folder", "resource_name", "resource_state", "register_after_compile"):
+            layout.prop(settings, name)
+        row = layout.row(align=True)
+        row.operator(QMAP_OT_register_map.bl_idname, icon="FILE_TEXT")
+        row.operator(QMAP_OT_copy_resource_line.bl_idname, icon="COPYDOWN")
 
 
 class VIEW3D_PT_qmap_materials(QmapPanel, bpy.types.Panel):
@@ -367,8 +518,9 @@ class VIEW3D_PT_qmap_report(QmapPanel, bpy.types.Panel):
 classes = (
     QmapMaterialSettings, QmapReportLine, QmapSceneSettings,
     QMAP_OT_export_source, QMAP_OT_compile, QMAP_OT_export_and_compile, QMAP_OT_show_octrees,
-    QMAP_OT_hide_octrees, QMAP_OT_import_desc,
-    VIEW3D_PT_qmap, VIEW3D_PT_qmap_compile, VIEW3D_PT_qmap_materials, VIEW3D_PT_qmap_report,
+    QMAP_OT_hide_octrees, QMAP_OT_import_desc, QMAP_OT_register_map, QMAP_OT_copy_resource_line,
+    VIEW3D_PT_qmap, VIEW3D_PT_qmap_compile, VIEW3D_PT_qmap_resources, VIEW3D_PT_qmap_materials,
+    VIEW3D_PT_qmap_report,
 )  # fmt: skip
 
 
