@@ -1,5 +1,6 @@
 """Textures found on import: an Image Texture node on the imported UV map, wired to Base Color (and Alpha where
-the engine blends or masks with it), for the materials an import made. The search rules are `formats.textures`."""
+the engine blends or masks with it), for the materials an import made. The search rules are `formats.textures`.
+Blender cannot read Source's VTF textures: they are decoded (`formats.vtf`) into an image packed into the .blend."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from contextlib import contextmanager
 import bpy
 import numpy as np
 
-from ..formats import textures
+from ..formats import textures, vtf
+from ..formats.errors import FormatError
 from . import compat
 from .conventions import srgb_to_linear
 from .mesh_io import original_name
@@ -30,12 +32,15 @@ def use_texture(
     """Wire the image into the material (an image already loaded from that file is reused); a file that does not
     start as an image of its kind is left out, and said so. `uv_map`: the map to sample (else that of the first mesh
     using the material)."""
-    if not textures.looks_like_an_image(texture.path):
-        if texture.path not in summary.textures_unreadable:
-            summary.textures_unreadable.add(texture.path)
-            summary.warnings.append(f"{texture.path}: not an image (damaged or cut short), left out")
+    if texture.path.lower().endswith(".vtf"):
+        image = vtf_image(texture.path, summary)
+    elif textures.looks_like_an_image(texture.path):
+        image = bpy.data.images.load(texture.path, check_existing=True)
+    else:
+        unreadable(texture.path, "not an image (damaged or cut short)", summary)
         return
-    image = bpy.data.images.load(texture.path, check_existing=True)
+    if image is None:
+        return
     tree = compat.material_node_tree(material)
     nodes, links = tree.nodes, tree.links
     if any(node.type == "TEX_IMAGE" for node in nodes):
@@ -54,7 +59,10 @@ def use_texture(
         uv_node = nodes.new("ShaderNodeUVMap")
         uv_node.uv_map = uv_map
         uv_node.location = (image_node.location.x - 220, image_node.location.y - 120)
-        links.new(uv_node.outputs["UV"], image_node.inputs["Vector"])
+        vector = uv_node.outputs["UV"]
+        if texture.uv_mapping is not None:
+            vector = _mapping(nodes, links, vector, texture.uv_mapping, image_node)
+        links.new(vector, image_node.inputs["Vector"])
     links.new(image_node.outputs["Color"], shader.inputs["Base Color"])
     if texture.key_color is not None:
         links.new(_key_color_alpha(nodes, links, image_node, texture.key_color), shader.inputs["Alpha"])
@@ -63,6 +71,55 @@ def use_texture(
         links.new(image_node.outputs["Alpha"], shader.inputs["Alpha"])
         compat.blend_with_alpha(material, masked=texture.alpha_test)
     summary.textures_found.add(texture.path)
+
+
+VTF_SOURCE = "iogf_vtf"  # an image decoded from a VTF: the file's path (the image is packed; its own path is not it)
+
+
+def vtf_image(path: str, summary: Summary) -> bpy.types.Image | None:
+    """The image decoded from a VTF, packed into the .blend (an image an earlier import decoded from the same file
+    is reused); None, said once, for a VTF that cannot be read."""
+    existing = next((image for image in bpy.data.images if image.get(VTF_SOURCE) == path), None)
+    if existing is not None:
+        return existing
+    try:
+        decoded = vtf.load_vtf(path)
+    except FormatError as error:
+        unreadable(path, f"not a VTF this can read ({error.message})", summary)
+        return None
+    stem = os.path.splitext(os.path.basename(path))[0]
+    image = bpy.data.images.new(stem, decoded.width, decoded.height, alpha=True)
+    pixels = np.flipud(decoded.rgba).astype(np.float32) / 255.0  # (VTF rows run top first, Blender's bottom first)
+    image.pixels.foreach_set(pixels.ravel())
+    image.filepath_raw = f"//textures/{stem}.png"  # (where Unpack writes it: never over the VTF)
+    image.file_format = "PNG"
+    image.pack()
+    image[VTF_SOURCE] = path
+    return image
+
+
+def unreadable(path: str, why: str, summary: Summary) -> None:
+    """Leave the file out, and say so once an import."""
+    if path not in summary.textures_unreadable:
+        summary.textures_unreadable.add(path)
+        summary.warnings.append(f"{path}: {why}, left out")
+
+
+def _mapping(
+    nodes: bpy.types.Nodes, links: bpy.types.NodeLinks, vector: bpy.types.NodeSocket, mapping: textures.UvMapping,
+    image_node: bpy.types.Node,
+) -> bpy.types.NodeSocket:  # fmt: skip
+    """A Mapping node moving the UVs as the material's texture transform does."""
+    node = nodes.new("ShaderNodeMapping")
+    node.vector_type = "POINT"
+    node.label = "$basetexturetransform"
+    node.location = (image_node.location.x - 200, image_node.location.y - 260)
+    node.inputs["Location"].default_value = (*mapping.location, 0.0)
+    node.inputs["Rotation"].default_value = (0.0, 0.0, mapping.rotation)
+    node.inputs["Scale"].default_value = (*mapping.scale, 1.0)
+    links.new(vector, node.inputs["Vector"])
+    socket: bpy.types.NodeSocket = node.outputs["Vector"]
+    return socket
 
 
 def _key_color_alpha(
@@ -96,9 +153,12 @@ def uv_map_of(material: bpy.types.Material) -> str | None:
 
 
 @contextmanager
-def texturing_new_materials(model_path: str, enabled: bool, summary: Summary) -> Iterator[None]:
-    """Give every material made inside the block the image its name stands for, if it can be found. Materials the
-    block's new meshes took from the file (same name) are the user's: they are left as they are, and counted."""
+def texturing_new_materials(
+    model_path: str, enabled: bool, summary: Summary, search: textures.SourceSearch | None = None
+) -> Iterator[None]:
+    """Give every material made inside the block the image its name stands for, if it can be found (`search`: a
+    Source or GoldSrc model's, by the engine's rules first). Materials the block's new meshes took from the file
+    (same name) are the user's: they are left as they are, and counted."""
     before = {material.as_pointer() for material in bpy.data.materials}
     if summary.materials_at_start is None:  # (a material an earlier file of the import made is not the user's)
         summary.materials_at_start = before
@@ -116,7 +176,11 @@ def texturing_new_materials(model_path: str, enabled: bool, summary: Summary) ->
         if material.as_pointer() in before:
             continue
         name = original_name(material)
-        texture = textures.find_texture(name, model_path)
+        try:
+            texture = textures.find_texture(name, model_path, search)
+        except FormatError as error:  # (a VMT that cannot be read: the engine would draw its checkerboard)
+            unreadable(error.path or name, f"material {name!r} cannot be read ({error.message})", summary)
+            texture = None
         if texture is None:
             summary.textures_missing.add(name)
         else:
