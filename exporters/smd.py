@@ -80,7 +80,7 @@ from ..formats.names import quotable_name
 from ..formats.rows import any_per_row
 from ..formats.smd.limits import goldsrc_parts, limit_warnings, material_warnings, triangle_range
 from ..formats.smd.qc_writer import QcModel, qc_text
-from . import smd_qc
+from . import smd_qc, smd_textures
 
 NO_MATERIAL = "no_material"
 IMPLICIT_BONE = "blender_implicit"
@@ -116,6 +116,7 @@ class ExportSettings:
     bake_pose: bool = True
     object_motion: bool = True
     split_over_limits: bool = False  # GoldSrc: a mesh over studiomdl's limits written as several SMDs within them
+    convert_textures: bool = False  # GoldSrc: the materials' images written as 8-bit BMPs within its rules
     qc: smd_qc.QcOptions | None = None  # Write QC: each mesh its own SMD, and the QC that builds them
 
     def matrix(self, obj: bpy.types.Object) -> np.ndarray:
@@ -886,6 +887,13 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
         meshes, parts = [obj for obj, _ in kept], [part for _, part in kept]
         summary.warnings += _bone_limit(table, parts)
         summary.warnings += material_warnings(_used_materials(parts), flavour)
+    masked_textures: list[str] = []
+    if settings.convert_textures and flavour == "goldsrc" and parts:
+        names, textures, masked_textures = smd_textures.convert_textures(
+            meshes, [part.material_names for part in parts], os.path.dirname(path), summary)  # fmt: skip
+        for part, renamed in zip(parts, names, strict=True):
+            part.material_names = renamed
+        plan.files += textures
         summary.objects = len(meshes)
         summary.faces = sum(len(p.positions) // 3 for p in parts)
     qc = smd_qc.new_model(path, settings.qc, settings.flavour, settings.up_axis, summary.warnings) if settings.qc \
@@ -940,6 +948,7 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
                 summary.actions += 1
             written_sequences = ([source for source, _ in documents], targets)
     if qc is not None:
+        qc.masked_textures = masked_textures
         smd_qc.add_attachments(qc, objects, table.armatures(), settings.matrix, table.file_frame, summary.warnings)
         smd_qc.add_sequences(qc, *written_sequences, context.scene, os.path.dirname(path))
         plan.files.append((stem + ".qc", qc_text(qc, flavour).encode("utf-8")))
@@ -1013,6 +1022,13 @@ class EXPORT_SCENE_OT_valve_smd(bpy.types.Operator, PresetSafeExportHelper, Expo
         description="GoldSrc: write a mesh over studiomdl's limits per SMD (20,000 triangles, 2,048 vertices or "
         "normals) as several SMDs within them, <name>_part1.smd, <name>_part2.smd..., a $body each in the QC",
     )
+    convert_textures: BoolProperty(
+        name="Convert Textures for GoldSrc",
+        default=False,
+        description="GoldSrc: write each material's image that is not an 8-bit BMP of sides multiples of 8 up to "
+        "512, named in at most 64 characters, as one beside the SMD (256 colours; a masked texture {name.bmp, its "
+        "transparent pixels the last colour), the SMD's material naming it",
+    )
     write_qc: BoolProperty(
         name="Write QC",
         default=False,
@@ -1051,6 +1067,7 @@ class EXPORT_SCENE_OT_valve_smd(bpy.types.Operator, PresetSafeExportHelper, Expo
             bake_pose=self.bake_pose,
             object_motion=self.object_motion,
             split_over_limits=self.split_over_limits,
+            convert_textures=self.convert_textures,
             qc=smd_qc.QcOptions(self.qc_model_name, self.qc_materials, self.qc_surface_prop) if self.write_qc else None,
         )
 
@@ -1079,7 +1096,7 @@ class EXPORT_SCENE_OT_valve_smd(bpy.types.Operator, PresetSafeExportHelper, Expo
 def draw_export_options(layout: bpy.types.UILayout, operator: object, context: bpy.types.Context) -> None:
     prepare_layout(layout)
     scope = ("export_selected_objects",) if in_file_browser(context) else ()
-    goldsrc = ("split_over_limits",) if getattr(operator, "flavour", "") == "GOLDSRC" else ()
+    goldsrc = ("split_over_limits", "convert_textures") if getattr(operator, "flavour", "") == "GOLDSRC" else ()
     draw_panel(layout, operator, "IOGF_smd_export_include", "Include", (*scope, "export_mode", "action_scope"))
     draw_panel(layout, operator, "IOGF_smd_export_geometry", "Geometry",
                ("flavour", "apply_modifiers", "limit_weights", *goldsrc))  # fmt: skip

@@ -1,7 +1,7 @@
 """A QC that builds a model from the SMDs an export wrote (studiomdl's grammar, Source or GoldSrc flavour): the
 model's name and folders, its meshes ($body, $model with its VTA's shapes, $bodygroup), its sequences with their
-rate and loop, its attachments and its collision model. File names are relative to the QC's folder, written with
-forward slashes, as studiomdl reads them on every system."""
+rate and loop, its attachments, its collision model, GoldSrc's masked textures. File names are relative to the QC's
+folder, written with forward slashes, as studiomdl reads them on every system."""
 
 from __future__ import annotations
 
@@ -50,6 +50,7 @@ class QcModel:
     sequences: list[QcSequence] = field(default_factory=list)
     attachments: list[QcAttachment] = field(default_factory=list)
     collision: str | None = None  # the physics SMD (Source `$collisionmodel`)
+    masked_textures: list[str] = field(default_factory=list)  # GoldSrc `$texrendermode <texture> masked`
 
 
 def _quoted(text: str) -> str:
@@ -86,6 +87,8 @@ def qc_text(model: QcModel, flavour: Flavour = "source") -> str:
         lines.append("{")
         lines += [f"\tstudio {_quoted(_stem(smd) if goldsrc else smd)}" for smd in group.smds]
         lines.append("}")
+    if goldsrc:  # (after the meshes that name the textures)
+        lines += [f"$texrendermode {_quoted(texture)} masked" for texture in model.masked_textures]
     if model.attachments:
         lines.append("")
     for index, attachment in enumerate(model.attachments):

@@ -61,3 +61,55 @@ def test_without_the_option_or_the_qc(tmp_path: Path, extension) -> None:  # typ
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a_part1.smd", "a_part2.smd"]
     assert bpy.ops.export_scene.valve_smd(filepath=str(tmp_path / "s.smd"), split_over_limits=True) == {"FINISHED"}
     assert (tmp_path / "s.smd").is_file()  # (Source: its limits are others; nothing split)
+
+
+def _textured(obj: bpy.types.Object, material_name: str, image: bpy.types.Image, alpha: bool) -> None:
+    material = bpy.data.materials.new(material_name)
+    if material.node_tree is None:  # (nodes: on for a new material on 5.0+, turned on before)
+        material.use_nodes = True
+    tree = material.node_tree
+    shader = next(node for node in tree.nodes if node.type == "BSDF_PRINCIPLED")
+    node = tree.nodes.new("ShaderNodeTexImage")
+    node.image = image
+    tree.links.new(node.outputs["Color"], shader.inputs["Base Color"])
+    if alpha:
+        tree.links.new(node.outputs["Alpha"], shader.inputs["Alpha"])
+    obj.data.materials.append(material)
+
+
+def test_textures_are_converted_for_goldsrc(tmp_path: Path, extension) -> None:  # type: ignore[no-untyped-def]
+    bmp8 = extension.formats.bmp8
+    rng = np.random.default_rng(3)
+    leaf = bpy.data.images.new("leaf texture", 100, 60, alpha=True)  # (generated: no file; sides not multiples of 8)
+    pixels = np.ones((60, 100, 4), np.float32)
+    pixels[..., :3] = rng.random((60, 100, 3))
+    pixels[:, :40, 3] = 0.0  # (the left 40 columns transparent)
+    leaf.pixels.foreach_set(pixels.ravel())
+    source = tmp_path / "src"
+    source.mkdir()
+    good = bmp8.Bitmap8(rng.integers(0, 256, (16, 24), dtype=np.uint8), rng.integers(0, 256, (256, 3), np.uint8))
+    (source / "skin.bmp").write_bytes(bmp8.write_bmp8(good))
+    skin = bpy.data.images.load(str(source / "skin.bmp"))
+    obj = grid_object("sheet", 2)
+    _textured(obj, "leaves", leaf, alpha=True)
+    _textured(obj, "body", skin, alpha=False)
+    obj.data.polygons.foreach_set("material_index", [0, 0, 1, 1])
+    out = tmp_path / "out"
+    out.mkdir()
+    assert bpy.ops.export_scene.valve_smd(filepath=str(out / "model.smd"), flavour="GOLDSRC", write_qc=True,
+                                          convert_textures=True) == {"FINISHED"}  # fmt: skip
+    summary = extension.common.operators.LAST_SUMMARY[0]
+    assert sorted(p.name for p in out.iterdir()) == ["model.qc", "sheet.smd", "skin.bmp", "{leaf_texture.bmp"]
+    assert summary.notes == ["2 texture(s) written for GoldSrc beside the SMD: {leaf_texture.bmp, skin.bmp"]
+    assert not [w for w in summary.warnings if ".bmp texture file" in w]
+    assert (out / "skin.bmp").read_bytes() == (source / "skin.bmp").read_bytes()  # (it keeps the rules: copied)
+    converted = bmp8.read_bmp8((out / "{leaf_texture.bmp").read_bytes())
+    assert converted.indices.shape == (64, 104)  # (60 -> 64, 100 -> 104)
+    assert tuple(converted.palette[255]) == (0, 0, 255)
+    assert (converted.indices[:, :40] == 255).all() and (converted.indices[:, 44:] != 255).all()
+    document = extension.formats.smd.read_smd((out / "sheet.smd").read_bytes())
+    assert sorted(document.triangles.material_names) == ["skin.bmp", "{leaf_texture.bmp"]
+    assert '$texrendermode "{leaf_texture.bmp" masked' in (out / "model.qc").read_text()
+    assert bpy.ops.export_scene.valve_smd(filepath=str(out / "source.smd"), convert_textures=True) == {"FINISHED"}
+    assert sorted(extension.formats.smd.read_smd((out / "source.smd").read_bytes()).triangles.material_names) == [
+        "body", "leaves"]  # (Source: its materials are VMTs; nothing converted)
