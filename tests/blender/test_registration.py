@@ -29,10 +29,14 @@ OPERATORS = (
     "QMAP_OT_show_octrees",
     "QMAP_OT_hide_octrees",
     "QMAP_OT_import_desc",
+    "QMAP_OT_register_map",
+    "QMAP_OT_copy_resource_line",
     "VIEW3D_PT_qmap",
+    "IMPORT_SCENE_OT_vdrift_car",
+    "EXPORT_SCENE_OT_vdrift_car",
 )
 FILE_HANDLERS = ("IOGF_FH_joe", "IOGF_FH_jpk", "IOGF_FH_iqe", "IOGF_FH_iqm", "IOGF_FH_smd", "IOGF_FH_qmap_tmp",
-                 "IOGF_FH_qmap")  # fmt: skip
+                 "IOGF_FH_qmap", "IOGF_FH_vdrift_car")  # fmt: skip
 FILE_OPERATORS = [
     f"{name.split('_OT_')[0].lower()}.{name.split('_OT_')[1]}"
     for name in OPERATORS
