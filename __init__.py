@@ -16,15 +16,17 @@ from .exporters import iqm as export_iqm
 from .exporters import joe as export_joe
 from .exporters import qmap as export_qmap
 from .exporters import smd as export_smd
+from .exporters import vdrift_car as export_vdrift_car
 from .importers import iqe as import_iqe
 from .importers import iqm as import_iqm
 from .importers import joe as import_joe
 from .importers import qmap as import_qmap
 from .importers import smd as import_smd
+from .importers import vdrift_car as import_vdrift_car
 from .ui import qmap_panel
 
 FORMAT_MODULES = (preferences, import_joe, export_joe, import_iqe, export_iqe, import_iqm, export_iqm, import_smd,
-                  export_smd, qmap_panel, import_qmap, export_qmap)  # fmt: skip
+                  export_smd, qmap_panel, import_qmap, export_qmap, import_vdrift_car, export_vdrift_car)  # fmt: skip
 
 _cli_handle = None
 
