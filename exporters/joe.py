@@ -11,7 +11,7 @@ import bpy
 import numpy as np
 from bpy.props import BoolProperty, StringProperty
 
-from ..common import mesh_io
+from ..common import mesh_io, track_settings
 from ..common.conventions import JOE_STORED_NORMALS as STORED_NORMALS
 from ..common.operators import (
     ExportScopeMixin,
@@ -28,8 +28,8 @@ from ..common.operators import (
     said_once,
 )
 from ..common.progress import progress
-from ..formats import joe, jpk
-from ..formats.atomic import write_files_atomically
+from ..formats import joe, jpk, vdrift_track
+from ..formats.atomic import write_bytes_atomically, write_files_atomically
 from ..formats.errors import FormatError
 from ..qmap_compiler.parallel import ordered_map
 
@@ -194,6 +194,7 @@ def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin
 
     made = made_in_order(member, [triangles.triangle_count for _, triangles in parts])
     members: list[jpk.JpkMember] = []
+    listed: list[tuple[str, bpy.types.Object]] = []  # (member, its object) for the track's object list
     taken = {name.removesuffix(".joe") for name in names}
     said: dict[str, list[str]] = {}  # a warning -> the members it concerns (a pack's members share many)
     for (obj, triangles), name, label, (documents, warnings) in zip(parts, names, labels, made, strict=True):
@@ -207,8 +208,16 @@ def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin
             summary.warnings.append(split_note(obj.name, triangles.triangle_count, [f"{s}.joe" for s in stems]))
         members += [jpk.JpkMember(name=f"{stem}.joe", data=joe.write_joe(document))
                     for stem, document in zip(stems, documents, strict=True)]  # fmt: skip
+        listed += [(f"{stem}.joe", obj) for stem in stems]
     summary.warnings += said_once(said, alone=dict(zip([obj.name for obj, _ in parts], labels, strict=True)))
-    jpk.save_jpk(path, jpk.JpkDocument(members=members))
+    pack = jpk.write_jpk(jpk.JpkDocument(members=members))  # (checked before any file is written)
+    track = track_settings.list_file(listed, summary.warnings) if getattr(operator, "write_track_list", True) else None
+    if track is None:
+        write_bytes_atomically(path, pack)  # (a whole new file: VDrift's own exporter left stale tails behind)
+        return summary
+    list_path = os.path.join(os.path.dirname(os.path.abspath(path)), track[0])
+    write_files_atomically([(path, pack), (list_path, vdrift_track.encode(track[1]))])  # both, or neither
+    summary.files = 2
     return summary
 
 
@@ -275,9 +284,11 @@ def _unused_name(name: str, taken: set[str]) -> str:
 def draw_export_options(layout: bpy.types.UILayout, operator: object, context: bpy.types.Context) -> None:
     prepare_layout(layout)
     scope = ("export_selected_objects",) if in_file_browser(context) else ()
+    track = ("write_track_list",) if hasattr(operator, "write_track_list") else ()
     draw_panel(
-        layout, operator, "IOGF_joe_export_include", "Include", (*scope, "apply_modifiers", "split_large_models")
-    )
+        layout, operator, "IOGF_joe_export_include", "Include",
+        (*scope, "apply_modifiers", "split_large_models", *track),
+    )  # fmt: skip
     draw_panel(
         layout, operator, "IOGF_joe_export_transform", "Transform",
         ("apply_transform", "global_scale", "forward_axis", "up_axis"),
@@ -314,6 +325,13 @@ class EXPORT_SCENE_OT_jpk(bpy.types.Operator, PresetSafeExportHelper, ExportScop
     filename_ext = ".jpk"
     filter_glob: StringProperty(default="*.jpk", options={"HIDDEN"})
     split_large_models: BoolProperty(**SPLIT_LARGE_MODELS)
+    write_track_list: BoolProperty(
+        name="Track Object List",
+        default=True,
+        description="When the objects carry a track's object settings (imported with Track Object Settings), "
+        "write the track's list.txt or objects.txt beside the pack too, from them: one entry per member in the "
+        "pack's order, settings left alone written as they were read",
+    )
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         return guarded(self, lambda: export_jpk(context, self.filepath, self), "Exported")

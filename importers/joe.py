@@ -11,7 +11,7 @@ from bpy.props import BoolProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper
 from mathutils import Matrix
 
-from ..common import mesh_io, textures
+from ..common import mesh_io, textures, track_settings
 from ..common.conventions import JOE_STORED_NORMALS as STORED_NORMALS
 from ..common.operators import (
     IMPORT_SCALE,
@@ -26,7 +26,8 @@ from ..common.operators import (
     prepare_layout,
     said_once,
 )
-from ..formats import dedup, joe, jpk
+from ..formats import dedup, joe, jpk, vdrift_track
+from ..formats.errors import FormatError, read_file_bytes
 
 
 @dataclass
@@ -36,6 +37,18 @@ class JoeImportOptions:
     use_custom_normals: bool = True
     matrix: Matrix | None = None
     find_textures: bool = True
+    track_settings: bool = True  # read the track's list.txt / objects.txt into the objects' custom properties
+
+
+@dataclass
+class TrackList:
+    """The track object list found beside a model or pack: list.txt (`entries`) or objects.txt (`objects`)."""
+
+    path: str
+    kind: str  # vdrift_track.LIST_FILE or OBJECTS_FILE
+    text: str
+    entries: vdrift_track.ListDocument | None = None
+    objects: vdrift_track.ObjectsDocument | None = None
 
 
 @dataclass
@@ -44,9 +57,18 @@ class JoeSource:
 
     models: list[tuple[str, joe.JoeDocument]]  # (object name, document)
     pack_warnings: list[str] = field(default_factory=list)
+    track: TrackList | None = None
 
 
-def parse_file(path: str) -> JoeSource:
+def parse_file(path: str, track_settings: bool = False) -> JoeSource:
+    """The file's models; with `track_settings`, also the track object list beside it (see find_track_list)."""
+    source = _parse_models(path)
+    if track_settings:
+        source.track = read_track_list(path, source.pack_warnings)
+    return source
+
+
+def _parse_models(path: str) -> JoeSource:
     if not path.lower().endswith(".jpk"):
         return JoeSource([(os.path.splitext(os.path.basename(path))[0], joe.load_joe(path))])
     pack = jpk.load_jpk(path)
@@ -60,6 +82,43 @@ def parse_file(path: str) -> JoeSource:
     if not source.models:
         source.pack_warnings.append("the pack has no .joe member; nothing imported from it")
     return source
+
+
+def find_track_list(model_path: str) -> str | None:
+    """The track's object list for a model or pack: `list.txt` beside it, else `objects.txt` (VDrift reads the old
+    list first), else the same in an `objects` folder beside it; names matched ignoring case."""
+    folder = os.path.dirname(os.path.abspath(model_path))
+    for place in (folder, os.path.join(folder, "objects")):
+        try:
+            entries = {name.lower(): name for name in os.listdir(place)}
+        except OSError:
+            continue
+        for name in (vdrift_track.LIST_FILE, vdrift_track.OBJECTS_FILE):
+            if name in entries and os.path.isfile(os.path.join(place, entries[name])):
+                return os.path.join(place, entries[name])
+    return None
+
+
+def read_track_list(model_path: str, warnings: list[str]) -> TrackList | None:
+    """The list found beside the model, parsed; a broken one is said in `warnings` and left out (the models are
+    still imported)."""
+    path = find_track_list(model_path)
+    if path is None:
+        return None
+    kind = vdrift_track.LIST_FILE if os.path.basename(path).lower() == vdrift_track.LIST_FILE else (
+        vdrift_track.OBJECTS_FILE)  # fmt: skip
+    try:
+        text = vdrift_track.decode(read_file_bytes(path))
+        track = TrackList(path, kind, text)
+        if kind == vdrift_track.LIST_FILE:
+            track.entries = vdrift_track.read_list(text, path)
+            warnings += [f"{os.path.basename(path)}: {note}" for note in track.entries.warnings]
+        else:
+            track.objects = vdrift_track.read_objects(text, path)
+    except FormatError as error:
+        warnings.append(f"{error}; the track object settings were not read")
+        return None
+    return track
 
 
 def build_object(
@@ -117,17 +176,52 @@ def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeI
         textures.new_search()
         taken_names: list[tuple[str, str]] = []
         said: dict[str, list[str]] = {}  # warning -> the models it concerns
+        members: list[str] = []
+        objects: list[bpy.types.Object] = []
         for name, document in source.models:
             obj, warnings = build_object(context, name, document, options, summary, taken_names)
+            members.append(f"{name}.joe" if packed else os.path.basename(path))
+            objects.append(obj)
             for text in warnings:
                 said.setdefault(text, []).append(name)
             if options.find_textures:  # a member's texture is found by its name in the pack's folder
                 textures.texture_joe_object(obj, path, f"{name}.joe" if packed else None, summary, made)
         summary.warnings += said_once(said)
+        if source.track is not None:
+            summary.warnings += apply_track_list(source.track, list(zip(members, objects, strict=True)), packed)
         if taken_names:  # (one line for a pack imported twice, not one per member)
             summary.warnings.append(f"{os.path.basename(path)}: {mesh_io.taken_names_note(taken_names)}")
 
-    return import_all(context, paths, parse_file, build)
+    return import_all(context, paths, lambda path: parse_file(path, options.track_settings), build)
+
+
+def apply_track_list(track: TrackList, models: list[tuple[str, bpy.types.Object]], packed: bool) -> list[str]:
+    """Each model's entry of the list as its object's settings (common/track_settings.py); the warnings."""
+    name = os.path.basename(track.path)
+    if track.objects is not None:
+        text = bpy.data.texts.new(name)
+        text.from_string(track.text)
+        for member, obj in models:
+            track_settings.apply_objects(obj, text, track.objects, track.objects.body_of(member))
+        return []
+    assert track.entries is not None
+    first: dict[str, int] = {}
+    for index, entry in enumerate(track.entries.entries):
+        first.setdefault(entry.model, index)
+    for member, obj in models:
+        track_settings.apply_list(obj, track.entries, first.get(member))
+    if not packed:
+        return []
+    warnings = []
+    repeated = len(track.entries.entries) - len(first)
+    if repeated:
+        warnings.append(f"{name}: {repeated} entries repeat a model listed before; only the first one's settings "
+                        "are kept, and written back")  # fmt: skip
+    absent = [model for model in first if model not in {member for member, _ in models}]
+    if absent:
+        warnings.append(f"{name}: {len(absent)} entries name models the pack does not have ({absent[0]!r}...); "
+                        "they are left out when the pack is exported with its list")  # fmt: skip
+    return warnings
 
 
 # ------------------------------------------------------------------------------------------------- operator
@@ -159,6 +253,13 @@ class IMPORT_SCENE_OT_joe(bpy.types.Operator, ImportFilesMixin, ImportHelper):
     )
     global_scale: FloatProperty(**IMPORT_SCALE)
     find_textures: BoolProperty(**textures.FIND_TEXTURES)
+    use_track_settings: BoolProperty(
+        name="Track Object Settings",
+        default=True,
+        description="Read the track's object list beside the pack (objects/list.txt or objects.txt): each model's "
+        "settings (mipmap, lighting, transparency, collision, surface...) become its object's custom properties, "
+        "written back with the list on JPK export",
+    )
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         options = JoeImportOptions(
@@ -167,6 +268,7 @@ class IMPORT_SCENE_OT_joe(bpy.types.Operator, ImportFilesMixin, ImportHelper):
             use_custom_normals=self.use_custom_normals,
             matrix=import_matrix(self),
             find_textures=self.find_textures,
+            track_settings=self.use_track_settings,
         )
         return guarded(self, lambda: import_joe_files(context, self.selected_paths(), options), "Imported")
 
@@ -178,7 +280,7 @@ def draw_joe_import_options(layout: bpy.types.UILayout, operator: object) -> Non
     prepare_layout(layout)
     draw_panel(
         layout, operator, "IOGF_joe_import_geometry", "Geometry",
-        ("rewind_clockwise", "use_custom_normals", "apply_normal_swap", "find_textures"),
+        ("rewind_clockwise", "use_custom_normals", "apply_normal_swap", "find_textures", "use_track_settings"),
     )  # fmt: skip
     draw_panel(
         layout, operator, "IOGF_joe_import_transform", "Transform", ("global_scale", "forward_axis", "up_axis")

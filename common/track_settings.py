@@ -1,0 +1,203 @@
+"""A VDrift track object's settings (its entry of the track's `list.txt` or `objects.txt`) as custom properties
+of its Blender object, shared by the JOE/JPK importer and exporter.
+
+Each setting is a custom property `vdrift_<field>` (Object Properties > Custom Properties: check boxes, numbers
+with their ranges and the game's meaning as tooltip). What the list file needs to be written back as read is kept
+in hidden properties (`_vdrift_track...`: a leading underscore hides a custom property in Blender's panel): for
+list.txt the entry's own text, the text before the first and after the last entry, and the values per entry; for
+objects.txt the name of the Text datablock holding the file (one per import) and of the object's section.
+"""
+
+from __future__ import annotations
+
+import os
+
+import bpy
+
+from ..formats import vdrift_track as vt
+from ..formats.errors import FormatError
+
+PREFIX = "vdrift_"
+KIND = "_vdrift_track"  # "list.txt" or "objects.txt"
+ENTRY = "_vdrift_track_entry"  # list.txt: the entry's text as read
+INDEX = "_vdrift_track_index"  # list.txt: the entry's number when read (its `#entry N` comment is renumbered)
+COUNT = "_vdrift_track_count"  # list.txt: values per entry
+HEAD = "_vdrift_track_head"  # list.txt: the text before the first entry
+TAIL = "_vdrift_track_tail"  # list.txt: the text after the last entry
+UNLISTED = "_vdrift_track_unlisted"  # list.txt: the member had no entry, and gets none when written back
+TEXT = "_vdrift_track_text"  # objects.txt: the Text datablock holding the file
+SECTION = "_vdrift_track_object"  # objects.txt: NAME of the object's [object.NAME]
+
+_RANGES: dict[str, tuple[int, int]] = {"transparent_blend": (0, 2), "clamptexture": (0, 3), "clampuv": (0, 3)}
+
+
+def fields(kind: str) -> tuple[vt.TrackField, ...]:
+    """The settings of a list kind, but the model (the object's pack member names it)."""
+    return tuple(spec for spec in (vt.LIST_FIELDS if kind == vt.LIST_FILE else vt.OBJECT_FIELDS)
+                 if spec.name != "model")  # fmt: skip
+
+
+def set_settings(obj: bpy.types.Object, kind: str, settings: dict[str, vt.Value]) -> None:
+    for spec in fields(kind):
+        if spec.name not in settings:
+            continue
+        key = PREFIX + spec.name
+        obj[key] = settings[spec.name]
+        low, high = _RANGES.get(spec.name, (0, 2**31 - 1) if spec.kind is int else (None, None))
+        ui = obj.id_properties_ui(key)
+        if spec.kind is bool or spec.kind is str or low is None:
+            ui.update(description=spec.description)
+        else:
+            ui.update(description=spec.description, min=low, max=high, soft_min=low, soft_max=high)
+
+
+def settings_of(obj: bpy.types.Object, kind: str) -> dict[str, vt.Value]:
+    """The object's settings of `kind` (a property the user deleted is left out: written as it was read)."""
+    values: dict[str, vt.Value] = {}
+    for spec in fields(kind):
+        value = obj.get(PREFIX + spec.name)
+        if isinstance(value, bool | int | float | str):
+            values[spec.name] = value
+    return values
+
+
+def kind_of(obj: bpy.types.Object) -> str | None:
+    kind = obj.get(KIND)
+    return kind if kind in (vt.LIST_FILE, vt.OBJECTS_FILE) else None
+
+
+def apply_list(obj: bpy.types.Object, document: vt.ListDocument, index: int | None) -> None:
+    """Give `obj` entry `index` of the list (None: the list has none for it)."""
+    obj[KIND] = vt.LIST_FILE
+    obj[COUNT] = document.count
+    obj[HEAD] = document.head
+    obj[TAIL] = document.tail
+    if index is None:
+        obj[UNLISTED] = True
+        return
+    entry = document.entries[index]
+    obj[ENTRY] = entry.text
+    obj[INDEX] = index
+    set_settings(obj, vt.LIST_FILE, vt.entry_settings(entry))
+
+
+def apply_objects(obj: bpy.types.Object, text: bpy.types.Text, document: vt.ObjectsDocument,
+                  body: vt.TrackBody | None) -> None:  # fmt: skip
+    """Give `obj` the settings of `body` of the file held in `text` (None: no object of the file has it)."""
+    obj[KIND] = vt.OBJECTS_FILE
+    obj[TEXT] = text.name
+    if body is None:
+        obj[UNLISTED] = True
+        return
+    obj[SECTION] = body.name
+    values = {spec.name: spec.default for spec in vt.OBJECT_FIELDS if spec.name != "mass"}  # (mass: only if given)
+    values.update(body.settings(document.lines))
+    set_settings(obj, vt.OBJECTS_FILE, values)
+
+
+# ------------------------------------------------------------------------------------------------ export
+
+
+def list_file(models: list[tuple[str, bpy.types.Object]], warnings: list[str]) -> tuple[str, str] | None:
+    """(file name, text) of the object list for a pack's members (member name, object) in pack order, from the
+    objects' settings, in the kind the first object carrying settings was read from; None when none carries any."""
+    carrier = next((obj for _, obj in models if kind_of(obj) is not None), None)
+    if carrier is None:
+        return None
+    if kind_of(carrier) == vt.LIST_FILE:
+        return vt.LIST_FILE, _list_text(models, carrier, warnings)
+    return vt.OBJECTS_FILE, _objects_text(models, carrier, warnings)
+
+
+def _list_text(models: list[tuple[str, bpy.types.Object]], carrier: bpy.types.Object, warnings: list[str]) -> str:
+    head, tail, count = str(carrier.get(HEAD, "")), str(carrier.get(TAIL, "")), int(carrier.get(COUNT, vt.LIST_VALUES))
+    newline = "\r\n" if "\r\n" in head + str(carrier.get(ENTRY, "")) else "\n"
+    texts: list[str] = []
+    fresh: list[str] = []
+    entered: set[str] = set()  # objects whose kept entry is written (the further parts of a split model get new ones)
+    for member, obj in models:
+        listed = kind_of(obj) == vt.LIST_FILE
+        if listed and obj.get(UNLISTED) and obj.get(ENTRY) is None:
+            continue  # (the list had no entry for it: none is added)
+        settings = settings_of(obj, vt.LIST_FILE) if listed else {}
+        settings["model"] = member
+        entry = _kept_entry(obj, count) if listed and obj.name not in entered else None
+        if entry is None:
+            settings.setdefault("texture", image_name(obj, member))
+            if not listed:
+                fresh.append(obj.name)
+        entered.add(obj.name)
+        old = obj.get(INDEX) if entry is not None else None
+        number = old if isinstance(old, int) else None
+        texts.append(vt.updated_entry(entry, count, settings, len(texts), newline, number))
+    _say_fresh(fresh, vt.LIST_FILE, warnings)
+    return vt.write_list(head, texts, tail)
+
+
+def _kept_entry(obj: bpy.types.Object, count: int) -> vt.ListEntry | None:
+    text = obj.get(ENTRY)
+    if not isinstance(text, str) or obj.get(COUNT) != count:
+        return None
+    try:
+        return vt.parse_entry(text, count)
+    except FormatError:
+        return None
+
+
+def _objects_text(models: list[tuple[str, bpy.types.Object]], carrier: bpy.types.Object,
+                  warnings: list[str]) -> str:  # fmt: skip
+    block = bpy.data.texts.get(str(carrier.get(TEXT, "")))
+    if block is None:
+        warnings.append(f"objects.txt: the Text {carrier.get(TEXT)!r} that held the track's file is gone; "
+                        "objects.txt is written anew from the objects' settings")  # fmt: skip
+    document = vt.read_objects(block.as_string() if block is not None else "")
+    names = {body.name for body in document.bodies}
+    changes: dict[str, dict[str, vt.Value]] = {}
+    added: list[tuple[str, dict[str, vt.Value]]] = []
+    fresh: list[str] = []
+    for member, obj in models:
+        if kind_of(obj) == vt.OBJECTS_FILE and obj.get(UNLISTED) and obj.get(SECTION) is None:
+            continue
+        section = obj.get(SECTION)
+        ours = kind_of(obj) == vt.OBJECTS_FILE and block is not None and obj.get(TEXT) == block.name
+        settings = settings_of(obj, vt.OBJECTS_FILE) if kind_of(obj) == vt.OBJECTS_FILE else {}
+        settings["model"] = member
+        if ours and isinstance(section, str) and section in names and section not in changes:
+            changes[section] = settings
+            continue
+        settings.setdefault("texture", image_name(obj, member))
+        if kind_of(obj) is None:
+            fresh.append(obj.name)
+        name = _unused(member.removesuffix(".joe").replace(".", "_"), names)
+        names.add(name)
+        added.append((name, settings))
+    _say_fresh(fresh, vt.OBJECTS_FILE, warnings)
+    return vt.updated_objects(document, changes, added)
+
+
+def _unused(name: str, taken: set[str]) -> str:
+    number, candidate = 1, name
+    while candidate in taken:
+        number += 1
+        candidate = f"{name}_{number}"
+    return candidate
+
+
+def _say_fresh(names: list[str], kind: str, warnings: list[str]) -> None:
+    if names:
+        more = f" and {len(names) - 1} more" if len(names) > 1 else ""
+        warnings.append(f"{kind}: {names[0]!r}{more} had no track settings: written with VDrift's defaults (texture: "
+                        "the material's image, else the member's name with .png)")  # fmt: skip
+
+
+def image_name(obj: bpy.types.Object, member: str) -> str:
+    """The file name of the first image of the object's materials, else the member's name with `.png`."""
+    for slot in obj.material_slots:
+        tree = slot.material.node_tree if slot.material is not None else None
+        for node in tree.nodes if tree is not None else ():
+            image = getattr(node, "image", None)
+            if node.type == "TEX_IMAGE" and image is not None:
+                name = os.path.basename(bpy.path.abspath(image.filepath)) or image.name
+                if name and " " not in name:
+                    return name
+    return os.path.splitext(member)[0] + ".png"
