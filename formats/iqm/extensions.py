@@ -38,6 +38,13 @@ FTE_MESH, FTE_EVENT, FTE_SKINS = "FTE_MESH", "FTE_EVENT", "FTE_SKINS"
 _KNOWN = (FTE_MESH, FTE_EVENT, FTE_SKINS)
 
 _HEADER_SIZE = 16 + 27 * 4  # the IQM header's (layout.HEADER.size)
+FTE_DEFAULT_RATE = 10.0  # FTE plays an animation whose framerate is 0 (or less) at this rate
+# Where the Blender layers keep these values: custom properties named after iqmtool's commands and FTE's fields.
+FTE_INTEGER_FIELDS = ("contents", "surfaceflags", "body", "geomset", "geomid")  # uint32, kept as Blender's int32
+FTE_FLOAT_FIELDS = ("mindist", "maxdist")  # iqmtool's `lodrange MIN MAX`
+PROPERTY_PREFIX = "fte_"  # + a field's name, on a mesh object
+SKINS_PROPERTY = "fte_skins"  # on a mesh object: [{"interval": s, "frames": [{"material", "shader"}]}]
+EVENTS_PROPERTY = "fte_events"  # on an action: [{"frame", "time", "code", "data"}], the file's events exactly
 NameLookup = Callable[[int, str, int], str]  # (text offset, what, byte offset of the field) -> the string
 
 
@@ -181,6 +188,24 @@ def _fte_skins(
         result.append(skins)
         next_skin += count
     return result
+
+
+def event_frame(time: float, framerate: float) -> float:
+    """The frame (from 0) at which FTE plays an event `time` seconds into an animation of `framerate`."""
+    return time * (framerate if framerate > 0.0 else FTE_DEFAULT_RATE)
+
+
+def event_time(frame: float, framerate: float) -> float:
+    return frame / (framerate if framerate > 0.0 else FTE_DEFAULT_RATE)
+
+
+def as_int32(value: int) -> int:
+    """A uint32 as the int32 of the same bits (Blender's integer properties are 32-bit signed)."""
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+def as_uint32(value: int) -> int:
+    return value & 0xFFFFFFFF
 
 
 # ---------------------------------------------------------------------------------------------- writing

@@ -27,6 +27,7 @@ from ..iqe.document import (
 from ..rows import zeroed_non_finite
 from .components import decode
 from .decode import decode_model
+from .extensions import event_frame
 from .framegroups import FrameGroup, clamped
 from .layout import CUSTOM_DEFAULT, DEFAULT_FORMATS, LOOP_FLAG, IqmModel, IqmVertexArray
 
@@ -274,9 +275,8 @@ def _grouped_animations(model: IqmModel, document: IqeDocument, groups: list[Fra
                                np.ascontiguousarray(frames[group.first_frame : group.first_frame + group.frame_count]))
                   for index, group in enumerate(played)]  # fmt: skip
     for anim, animation in zip(model.anims, document.animations, strict=True):
-        rate = anim.framerate if anim.framerate > 0.0 else 10.0  # (FTE plays a rate of 0 at 10)
         for event in animation.events:
-            frame = anim.first_frame + event.time * rate
+            frame = anim.first_frame + event_frame(event.time, anim.framerate)
             target = next((i for i, g in enumerate(played) if g.first_frame <= frame < g.first_frame + g.frame_count),
                           None)  # fmt: skip
             if target is not None:

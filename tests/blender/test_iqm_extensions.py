@@ -1,0 +1,99 @@
+"""FTE's IQM extensions and DarkPlaces framegroups through Blender: FTE_MESH and FTE_SKINS as custom properties of
+the mesh objects, FTE_EVENT as pose markers of the actions, framegroups as one action per group; exported back
+from the same places."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import bpy
+import pytest
+
+from formats import iqm
+from formats.iqm.extensions import IqmExtensions
+from tests.unit.test_iqm_extensions import FTE_FILE, assert_fte_reads, fte_document
+
+
+def by_names(model: iqm.IqmModel) -> dict[str, object]:
+    """The model's FTE values keyed by mesh and animation names (an export may order them differently)."""
+    sections: IqmExtensions = model.extensions
+    meshes = [f"{mesh.name}/{mesh.material}" for mesh in model.meshes]
+    return {
+        "meshes": dict(zip(meshes, sections.fte_meshes or [], strict=False)),
+        "skins": dict(zip(meshes, sections.fte_skins or [], strict=False)),
+        "events": sorted((model.anims[e.anim].name, e.time, e.code, e.data) for e in sections.fte_events),
+    }
+
+
+def export_model(path: Path, **options: object) -> iqm.IqmModel:
+    bpy.ops.object.select_all(action="SELECT")
+    assert bpy.ops.export_scene.iqm(filepath=str(path), **options) == {"FINISHED"}
+    return iqm.read_iqm_model(path.read_bytes())
+
+
+def test_fte_values_import_as_properties_and_markers_and_export_back_the_same(tmp_path: Path) -> None:
+    source = tmp_path / "fte.iqm"
+    source.write_bytes(iqm.write_iqm(fte_document()))
+    assert bpy.ops.import_scene.iqm(filepath=str(source), merge_by_name=False) == {"FINISHED"}
+    skin, metal = bpy.data.objects["body"], bpy.data.objects["body.001"]
+    assert (skin["fte_contents"], skin["fte_surfaceflags"], skin["fte_body"], skin["fte_geomset"]) == (1, 0x80, 3, 2)
+    assert (skin["fte_mindist"], skin["fte_maxdist"]) == (0.5, 250.25)
+    assert metal["fte_geomset"] == -1 and "fte_skins" not in skin  # (0xFFFFFFFF, as a 32-bit signed property)
+    assert [s["frames"][0]["material"] for s in metal["fte_skins"]] == ["metal_0", "rust"]
+    idle = bpy.data.actions["idle"]
+    assert sorted((m.name, m.frame) for m in idle.pose_markers) == [("footstep left", 2), ("sound/step.wav", 3)]
+    assert [e["code"] for e in idle["fte_events"]] == [7, 8]
+    exported = export_model(tmp_path / "back.iqm")
+    assert by_names(exported) == by_names(iqm.read_iqm_model(source.read_bytes()))
+    assert_fte_reads((tmp_path / "back.iqm").read_bytes())
+
+
+def test_a_moved_marker_keeps_its_code_and_a_new_one_has_code_0(tmp_path: Path) -> None:
+    source = tmp_path / "fte.iqm"
+    source.write_bytes(iqm.write_iqm(fte_document()))
+    bpy.ops.import_scene.iqm(filepath=str(source))
+    idle = bpy.data.actions["idle"]
+    next(m for m in idle.pose_markers if m.name == "sound/step.wav").frame = 4
+    idle.pose_markers.new("land").frame = 1
+    events = by_names(export_model(tmp_path / "edited.iqm"))["events"]
+    assert [(name, round(t, 6), code, data) for name, t, code, data in events if name == "idle"] == [
+        ("idle", 0.0, 0, "land"), ("idle", 0.1, 7, "footstep left"), ("idle", 0.3, 8, "sound/step.wav")]  # fmt: skip
+
+
+@pytest.mark.skipif(not FTE_FILE.is_file(), reason="the FTE iqmtool file of /work/corpus/iqm_ext is not here")
+def test_a_file_of_ftes_iqmtool_round_trips_through_blender(tmp_path: Path) -> None:
+    assert bpy.ops.import_scene.iqm(filepath=str(FTE_FILE)) == {"FINISHED"}
+    drill = bpy.data.objects["drill"]
+    assert (drill["fte_contents"], drill["fte_surfaceflags"], drill["fte_body"], drill["fte_geomid"]) == (
+        0x02000000, 0x80, 3, 2)  # fmt: skip
+    assert sorted((m.name, m.frame) for m in bpy.data.actions["idle"].pose_markers) == [
+        ("footstep left", 6), ("sound/drill.wav", 13)]  # fmt: skip
+    exported = export_model(tmp_path / "drill.iqm")
+    assert by_names(exported) == by_names(iqm.read_iqm_model(FTE_FILE.read_bytes()))
+
+
+def test_several_actions_write_framegroups_beside_the_file_and_import_splits_by_them(tmp_path: Path) -> None:
+    source = tmp_path / "fte.iqm"
+    source.write_bytes(iqm.write_iqm(fte_document()))
+    bpy.ops.import_scene.iqm(filepath=str(source))
+    out = tmp_path / "out.iqm"
+    export_model(out, export_animations="ALL")
+    groups = Path(iqm.framegroups_path(str(out)))
+    assert groups.read_text() == "0 1 30 0 // wave\n1 3 10 1 // idle\n"
+    groups.write_text("0 2 15 0 // start\n2 2 10 1 // end\n")
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.import_scene.iqm(filepath=str(out)) == {"FINISHED"}
+    assert sorted(a.name for a in bpy.data.actions) == ["end", "start"]
+    assert bpy.data.actions["start"]["iqe_framerate"] == 15.0 and bpy.data.actions["end"].use_cyclic
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.import_scene.iqm(filepath=str(out), use_framegroups=False) == {"FINISHED"}
+    assert sorted(a.name for a in bpy.data.actions) == ["idle", "wave"]
+
+
+def test_framegroups_are_written_only_for_several_animations_and_when_asked(tmp_path: Path) -> None:
+    source = tmp_path / "fte.iqm"
+    source.write_bytes(iqm.write_iqm(fte_document()))
+    bpy.ops.import_scene.iqm(filepath=str(source))
+    export_model(tmp_path / "off.iqm", export_animations="ALL", write_framegroups=False)
+    export_model(tmp_path / "one.iqm", export_animations="ACTIVE")
+    assert not list(tmp_path.glob("*.framegroups"))
