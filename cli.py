@@ -596,6 +596,7 @@ def command_export(args: argparse.Namespace) -> None:
         raise UsageError("several .blend files are exported with -d FOLDER (one file each), not into one -o file")
     target = output_format(args.output, args.format)
     check_settings(target.export_operator, settings, "--set", f"the exporter {target.export_operator}")
+    with_studiomdl(args, target, settings)
     if target.name == "qmap":
         compile_options_for(target, settings)
     if args.output:
@@ -638,6 +639,7 @@ def command_convert(args: argparse.Namespace) -> None:
     target = output_format(args.output, args.to)
     check_inputs(args.inputs, import_settings, "--import-set")
     check_settings(target.export_operator, export_settings, "--set", f"the exporter {target.export_operator}")
+    with_studiomdl(args, target, export_settings)
     if target.name == "qmap":
         compile_options_for(target, export_settings)
     compiled = compiles_sources(args.inputs, target, args.output_dir is not None)
@@ -665,6 +667,40 @@ def command_convert(args: argparse.Namespace) -> None:
     jobs = [conversion_job(group, outputs[group[0]], settings, not args.output_dir) for group in groups]
     run_batch(args, jobs, "converting", report, single=not args.output_dir)
     register_maps(args, list(outputs.values()))
+
+
+# ------------------------------------------------------------------------------- compiling an exported QC
+
+
+def add_studiomdl_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("compiling an SMD export's QC")
+    group.add_argument("--studiomdl", metavar="PATH",
+                       help="compile the exported QC with this studiomdl (sets write_qc and compile_qc; a Windows "
+                       ".exe runs through Wine on Linux and macOS)")  # fmt: skip
+    group.add_argument("--studiomdl-game", metavar="DIR",
+                       help="the game folder of the compile (Source: studiomdl's -game, the folder holding "
+                       "gameinfo.txt; GoldSrc: the model is moved into its models/)")  # fmt: skip
+
+
+def with_studiomdl(args: argparse.Namespace, target: FileFormat, settings: dict[str, object]) -> None:
+    """--studiomdl as the SMD exporter's settings (they override the extension's preferences), checked before any
+    work."""
+    if args.studiomdl_game and not args.studiomdl:
+        raise UsageError("--studiomdl-game goes with --studiomdl PATH")
+    if not args.studiomdl:
+        return
+    if target.export_operator != "export_scene.valve_smd":
+        raise UsageError(f"--studiomdl compiles the QC of an SMD export, not {target.name} files")
+    if not os.path.isfile(args.studiomdl):
+        raise UsageError(f"--studiomdl {args.studiomdl}: no such file")
+    if args.studiomdl_game and not os.path.isdir(args.studiomdl_game):
+        raise UsageError(f"--studiomdl-game {args.studiomdl_game}: no such folder")
+    refused = [key for key in ("write_qc", "compile_qc") if settings.get(key) is False]
+    if refused:
+        raise UsageError(f"--studiomdl compiles the QC: it does not go with --set {refused[0]}=False")
+    settings.update(write_qc=True, compile_qc=True, studiomdl_path=os.path.abspath(args.studiomdl))
+    if args.studiomdl_game:
+        settings["game_folder"] = os.path.abspath(args.studiomdl_game)
 
 
 # ------------------------------------------------------------------------------- the game's resource list
@@ -1069,6 +1105,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     exp.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an export option")
     add_batch_options(exp)
     add_register_arguments(exp)
+    add_studiomdl_arguments(exp)
     exp.set_defaults(run=command_export)
 
     conv = commands.add_parser("convert", parents=[verbose], help="convert files to another format")
@@ -1081,6 +1118,7 @@ def build_parser(prog: str) -> argparse.ArgumentParser:
     conv.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an export option")
     add_batch_options(conv)
     add_register_arguments(conv)
+    add_studiomdl_arguments(conv)
     conv.set_defaults(run=command_convert)
 
     worker = commands.add_parser("worker", help=argparse.SUPPRESS)  # (a batch's worker process: tasks on stdin)

@@ -162,3 +162,40 @@ def test_goldsrc_studiomdl_builds_the_scene(settings, tmp_path: Path) -> None:  
     assert [(part.name, part.models) for part in header.body_parts] == [("body", 1), ("head", 1), ("hats", 2)]
     assert [(texture.name, texture.width, texture.height) for texture in header.textures] == [("skin.bmp", 16, 16)]
     assert "writing model.mdl:" in bpy.data.texts["studiomdl.log"].as_string()
+
+
+# ------------------------------------------------------------------------------------------------ the command line
+
+
+@POSIX_ONLY
+def test_the_cli_compiles_with_studiomdl_and_refuses_mistakes_before_any_work(
+    tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    goldsrc_scene()
+    blend = str(tmp_path / "scene.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=blend)
+    out = tmp_path / "out"
+    out.mkdir()
+    main = extension.cli.main
+    common = ["export", blend, "-o", str(out / "model.smd"), "--set", "flavour='GOLDSRC'", "--set", "export_mode='ALL'",
+              "--set", "action_scope='ALL'", "--jobs", "1"]  # fmt: skip
+    studiomdl = fake_studiomdl(tmp_path, WRITES_THE_MODEL)
+    for mistake, words in (
+        (["--studiomdl", str(tmp_path / "nowhere")], "--studiomdl " + str(tmp_path / "nowhere") + ": no such file"),
+        (["--studiomdl-game", str(tmp_path)], "--studiomdl-game goes with --studiomdl PATH"),
+        (["--studiomdl", studiomdl, "--set", "write_qc=False"], "it does not go with --set write_qc=False"),
+        (["--studiomdl", studiomdl, "--studiomdl-game", str(tmp_path / "no")], ": no such folder"),
+    ):
+        assert main([*common, *mistake], prog="iogf") == 2
+        assert words in capsys.readouterr().err
+    assert not any(out.iterdir())
+    joe = ["export", blend, "-o", str(out / "model.joe"), "--studiomdl", studiomdl]
+    assert main(joe, prog="iogf") == 2 and "not joe files" in capsys.readouterr().err
+    game = tmp_path / "valve"
+    game.mkdir()
+    assert main([*common, "--studiomdl", studiomdl, "--studiomdl-game", str(game)], prog="iogf") == 0
+    assert (game / "models" / "model.mdl").read_bytes() == b"IDST" and (out / "model.qc").is_file()
+    assert "Compiled " in capsys.readouterr().out
+    failing = fake_studiomdl(tmp_path, FAILS.replace("'nowhere'", "'neck'"))
+    assert main([*common, "--studiomdl", failing], prog="iogf") == 1
+    assert "unknown attachment link 'neck'" in capsys.readouterr().err
