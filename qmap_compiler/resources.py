@@ -220,16 +220,19 @@ def plan_registration(listing: ResourceList, file: str, name: str | None = None,
     if state not in STATES:
         raise ValueError(f"state must be one of {', '.join(STATES)}, not {state!r}")
     file_bytes = encoded(file, "map's file name", listing.filename)
-    if name is None:
-        same_file = [r for r in listing.resources if r.kind == QMAP_TYPE and _same_file(r.file or b"", file_bytes)]
-        name = same_file[0].name.decode(ENCODING, errors="replace") if same_file else _stem(file)
-    name_bytes = encoded(name, "resource name", listing.filename)
+    same_file = [r for r in listing.resources if r.kind == QMAP_TYPE and _same_file(r.file or b"", file_bytes)]
+    if name is None and same_file:  # (its bytes as they are: they may not all be Windows-1250 characters)
+        name_bytes = same_file[0].name
+        name = name_bytes.decode(ENCODING, errors="replace")
+    else:
+        name = _stem(file) if name is None else name
+        name_bytes = encoded(name, "resource name", listing.filename)
     if not name_bytes:
         raise QmapError("the resource name is empty: the game finds a map by its name", listing.filename)
     entry = _entry_named(listing, name_bytes, name)
     if entry is None:
         return _added(listing, name, name_bytes, file_bytes, state)
-    return _updated(listing, entry, name, file_bytes, state)
+    return _updated(listing, entry, name, name_bytes, file_bytes, state)
 
 
 def _stem(file: str) -> str:
@@ -249,7 +252,9 @@ def _entry_named(listing: ResourceList, name_bytes: bytes, name: str) -> Resourc
     return named[0] if named else None
 
 
-def _updated(listing: ResourceList, entry: Resource, name: str, file: bytes, state: str) -> Registration:
+def _updated(
+    listing: ResourceList, entry: Resource, name: str, name_bytes: bytes, file: bytes, state: str
+) -> Registration:
     assert entry.file_span is not None
     data = listing.data
     edits: list[tuple[int, int, bytes]] = []  # (start, end, replacement) of raw bytes
@@ -261,9 +266,9 @@ def _updated(listing: ResourceList, entry: Resource, name: str, file: bytes, sta
     new_data = data
     for start, end, replacement in sorted(edits, reverse=True):
         new_data = new_data[:start] + replacement + new_data[end:]
-    result = _checked(listing, new_data, len(listing.resources), name)
+    result = _checked(listing, new_data, len(listing.resources), name_bytes, wanted, file)
     action = "updated" if edits else "unchanged"
-    return Registration(new_data, action, name, *_entry_text(result, name))
+    return Registration(new_data, action, name, *_entry_text(result, name_bytes))
 
 
 def _state_edit(data: bytes, entry: Resource, wanted: bytes | None) -> tuple[int, int, bytes]:
@@ -300,30 +305,33 @@ def _added(listing: ResourceList, name: str, name_bytes: bytes, file: bytes, sta
     else:  # at the end, on a line of its own
         lead = b"" if not data or data.endswith(b"\n") else newline * (2 if data.endswith(b"\\") else 1)
         new_data = data + lead + line + newline
-    result = _checked(listing, new_data, len(listing.resources) + 1, name)
-    return Registration(new_data, "added", name, *_entry_text(result, name))
+    word = state.encode() if state in ("LOAD", "LOCK") else None
+    result = _checked(listing, new_data, len(listing.resources) + 1, name_bytes, word, file)
+    return Registration(new_data, "added", name, *_entry_text(result, name_bytes))
 
 
-def _checked(listing: ResourceList, new_data: bytes, count: int, name: str) -> ResourceList:
-    """The edited list read back: every other entry as it was, the map's entry present once."""
+def _checked(
+    listing: ResourceList, new_data: bytes, count: int, name_bytes: bytes, state: bytes | None, file: bytes
+) -> ResourceList:
+    """The edited list read back: every other entry as it was, the map's entry once and as wanted."""
     try:
         result = parse_resources(new_data, listing.filename)
     except QmapError as error:  # (a case the edit rules above do not foresee: refuse rather than break the list)
         raise QmapError(f"cannot change the list safely ({error.message})", listing.filename) from None
+
     def plain(resource: Resource) -> tuple[bytes, bytes, bytes | None, bytes | None]:
         return resource.kind, resource.name, resource.state, resource.file
 
-    name_bytes = name.encode(ENCODING)
     before = [plain(r) for r in listing.resources if r.name != name_bytes]
     after = [plain(r) for r in result.resources if r.name != name_bytes]
-    if len(result.resources) != count or before != after:
+    entry = [plain(r) for r in result.resources if r.name == name_bytes]
+    if len(result.resources) != count or before != after or entry != [(QMAP_TYPE, name_bytes, state, file)]:
         raise QmapError("cannot change the list safely (its other entries would read differently)", listing.filename)
     return result
 
 
-def _entry_text(listing: ResourceList, name: str) -> tuple[bytes, int]:
+def _entry_text(listing: ResourceList, name_bytes: bytes) -> tuple[bytes, int]:
     """The bytes of the map's entry (from its type to its ';') and its line number."""
-    name_bytes = name.encode(ENCODING)
     entry = next(r for r in listing.resources if r.name == name_bytes)
     return listing.data[entry.start : entry.end], entry.line
 

@@ -124,6 +124,11 @@ def test_names_match_byte_for_byte_and_strings_by_their_value() -> None:
     assert other_case == data + b'QMap "town" "Game\\\\Town.qmap";\n'
 
 
+def test_the_default_name_keeps_the_entry_s_own_bytes() -> None:
+    data = b'QMap "Mapa\x81" "Game\\\\X.qmap";\n'  # 0x81: no Windows-1250 character, taken as it is
+    assert registered(data, "Game\\X.qmap", state="LOCK") == data.replace(b'" "', b'" LOCK "')
+
+
 def test_new_entries_take_the_file_s_line_ending_and_place() -> None:
     crlf = LISTING.replace(b"\n", b"\r\n")
     assert inserted(crlf, registered(crlf))[1] == b'QMap "New" "Game\\\\New.qmap";\r\n'
