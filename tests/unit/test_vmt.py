@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from formats import textures, vmt
 from formats.errors import FormatError
 from formats.smd import load_qc
+from tests.time_guard import no_runaway
 
 CRATE = """// a comment line
 "VertexLitGeneric"
@@ -210,3 +212,19 @@ def test_goldsrc_cdtexture_folders_come_first(tmp_path: Path) -> None:
     search = textures.SourceSearch((), (str(tmp_path / "skins"),), "", str(tmp_path / "model"))
     texture = textures.find_texture("face.bmp", str(tmp_path / "model/face.smd"), search)
     assert texture is not None and texture.path == str(tmp_path / "skins/Face.bmp")
+
+
+def test_mutated_text_raises_only_format_errors() -> None:
+    generator = np.random.default_rng(3)
+    alphabet = '{}"/ \n$[]!ab1'
+    with no_runaway(20.0):
+        for _ in range(3000):
+            text = list(CRATE)
+            for _ in range(int(generator.integers(1, 6))):
+                text[int(generator.integers(len(text)))] = alphabet[int(generator.integers(len(alphabet)))]
+            try:
+                document = vmt.read_vmt("".join(text))
+            except FormatError as error:
+                assert error.line is not None and error.column is not None
+                continue
+            assert document.shader and all(key == key.lower() for key in document.parameters)

@@ -178,3 +178,23 @@ def test_a_1024_dxt5_decodes_well_under_a_second() -> None:
     sample = slice(0, 8 * 16)  # the first 8 blocks of the top row, checked against the reference
     np.testing.assert_array_equal(image.rgba[:4, :32], fx.reference_dxt(data[sample], 15, 32, 4))
     assert seconds < 5.0, seconds
+
+
+def test_mutated_files_raise_only_format_errors() -> None:
+    """Byte edits anywhere (header fields, resource offsets, sizes): a decoded image or a FormatError, quickly."""
+    generator = np.random.default_rng(5)
+    sources = [VALID, fx.make_vtf(fx.dxt_colour_block(0xFFFF, 0, [1] * 16) * 4, 13, 8, 8, minor=2, mipmaps=4),
+               fx.make_vtf(bytes(64), 15, 8, 8, minor=4, mipmaps=2, frames=2)]  # fmt: skip
+    with no_runaway(20.0):
+        for _ in range(3000):
+            data = bytearray(sources[int(generator.integers(len(sources)))])
+            for _ in range(int(generator.integers(1, 4))):
+                at = int(generator.integers(0, min(len(data), 110)))  # mostly the header and the directory
+                data[at] = int(generator.integers(256))
+            if generator.random() < 0.2:
+                data = data[: int(generator.integers(len(data)))]
+            try:
+                image = vtf.read_vtf(bytes(data))
+            except FormatError:
+                continue
+            assert image.rgba.shape == (image.height, image.width, 4)
