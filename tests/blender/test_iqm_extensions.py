@@ -11,7 +11,7 @@ import pytest
 
 from formats import iqm
 from formats.iqm.extensions import IqmExtensions
-from tests.unit.test_iqm_extensions import FTE_FILE, assert_fte_reads, fte_document
+from tests.unit.test_iqm_extensions import CORPUS, FTE_FILE, XONOTIC, assert_fte_reads, fte_document
 
 
 def by_names(model: iqm.IqmModel) -> dict[str, object]:
@@ -97,3 +97,21 @@ def test_framegroups_are_written_only_for_several_animations_and_when_asked(tmp_
     export_model(tmp_path / "off.iqm", export_animations="ALL", write_framegroups=False)
     export_model(tmp_path / "one.iqm", export_animations="ACTIVE")
     assert not list(tmp_path.glob("*.framegroups"))
+
+
+@pytest.mark.skipif(not FTE_FILE.is_file() or not XONOTIC, reason="the real files of /work/corpus/iqm_ext are not here")
+def test_a_real_framegroups_file_gives_actions_that_export_back_as_the_same_groups(tmp_path: Path) -> None:
+    model_path = tmp_path / "h_crylink.iqm"
+    model_path.write_bytes(FTE_FILE.read_bytes())
+    text = (CORPUS / "xonotic" / "h_crylink.iqm.framegroups").read_text()  # 4 groups over frames 1..254
+    Path(iqm.framegroups_path(str(model_path))).write_text(text)
+    assert bpy.ops.import_scene.iqm(filepath=str(model_path)) == {"FINISHED"}
+    assert sorted(a.name for a in bpy.data.actions) == ["h_crylink fire", "h_crylink fire.001", "h_crylink idle",
+                                                        "h_crylink idle.001"]  # fmt: skip
+    out = tmp_path / "out.iqm"
+    export_model(out, export_animations="ALL")
+    written = iqm.parse_framegroups(Path(iqm.framegroups_path(str(out))).read_text())
+    expected = iqm.parse_framegroups(text)
+    assert sorted((g.frame_count, g.fps, g.loop) for g in written) == sorted(
+        (g.frame_count, g.fps, g.loop) for g in expected)  # fmt: skip
+    assert sum(g.frame_count for g in written) == len(iqm.read_iqm_model(out.read_bytes()).frames)

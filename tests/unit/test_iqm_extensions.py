@@ -247,3 +247,25 @@ def test_framegroups_of_a_model_are_written_beside_it_and_read_back_as_its_anima
     assert [(a.name, a.framerate, a.loop, len(a.frames)) for a in read.animations] == [
         (a.name, a.framerate, a.loop, len(a.frames)) for a in document.animations]  # fmt: skip
     assert [e.data for e in read.animations[1].events] == ["footstep left", "sound/step.wav"]
+
+
+@pytest.mark.skipif(not FTE_FILE.is_file() or not XONOTIC, reason="the real files of /work/corpus/iqm_ext are not here")
+def test_a_real_framegroups_file_splits_a_real_iqm_and_its_export_keeps_the_groups(tmp_path: Path) -> None:
+    """Xonotic's h_crylink framegroups (frames 1..254 of 4 groups, frame 0 unused) over the 495 frames of the
+    iqmtool file: each group's frames, written as an animation and read back, are the file's frames."""
+    model_path = tmp_path / "h_crylink.iqm"
+    model_path.write_bytes(FTE_FILE.read_bytes())
+    groups_text = (CORPUS / "xonotic" / "h_crylink.iqm.framegroups").read_text()
+    Path(iqm.framegroups_path(str(model_path))).write_text(groups_text)
+    groups = iqm.parse_framegroups(groups_text)
+    document = iqm.load_iqm(model_path, use_framegroups=True)
+    source = iqm.read_iqm_model(FTE_FILE.read_bytes()).decoded_frames()
+    assert [(a.name, a.framerate, a.loop, len(a.frames)) for a in document.animations] == [
+        (g.name, g.fps, g.loop, g.frame_count) for g in groups]  # fmt: skip
+    written = iqm.compile_document(document)
+    assert [(g.first_frame, g.frame_count) for g in iqm.model_framegroups(written)] == [(0, 26), (26, 26), (52, 101),
+                                                                                      (153, 101)]  # fmt: skip
+    frames = written.decoded_frames()
+    for group, anim in zip(groups, written.anims, strict=True):
+        part = frames[anim.first_frame : anim.first_frame + anim.frame_count]
+        np.testing.assert_allclose(part, source[group.first_frame : group.first_frame + group.frame_count], atol=2e-3)
