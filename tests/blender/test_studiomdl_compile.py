@@ -97,6 +97,25 @@ def test_a_goldsrc_model_goes_into_the_game_folders_models(settings, tmp_path: P
 
 
 @POSIX_ONLY
+def test_source_studiomdl_gets_the_game_folder_and_writes_into_its_models(settings, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("VPROJECT", raising=False)
+    rigged_scene()
+    game = tmp_path / "hl2mp"
+    (game / "models").mkdir(parents=True)
+    settings.studiomdl_path = fake_studiomdl(tmp_path, f"""\
+        assert sys.argv[1:] == ["-nop4", "-game", {str(game)!r}, {str(tmp_path / "model.qc")!r}], sys.argv
+        print("writing " + os.path.join(sys.argv[3], "models", "model.mdl") + ":")
+        open(os.path.join(sys.argv[3], "models", "model.mdl"), "wb").write(b"IDST")
+        """)
+    with pytest.raises(RuntimeError, match="Source's studiomdl needs the game folder"):
+        export(tmp_path, flavour="SOURCE")
+    settings.game_folder = str(game)
+    assert export(tmp_path, flavour="SOURCE") == {"FINISHED"}
+    assert (game / "models" / "model.mdl").is_file()
+
+
+@POSIX_ONLY
 def test_studiomdl_errors_name_the_qc_line_and_the_files_stay_written(settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     goldsrc_scene()
     settings.studiomdl_path = fake_studiomdl(tmp_path, FAILS)
