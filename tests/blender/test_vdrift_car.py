@@ -80,6 +80,7 @@ draw = transparent
 WHEELS = {"fl": (-0.85, 1.12, -0.27), "fr": (0.85, 1.12, -0.27), "rl": (-0.8085, -1.51, -0.28),
           "rr": (0.8085, -1.51, -0.28)}  # fmt: skip
 REAL_CAR = Path("/work/corpus/vdrift_cars/data/cars/360/360.car")
+OLD_CAR = Path("/work/corpus/vdrift_cars/data/cars/XS/XS_2009.car")
 
 
 def write_png(path: Path, rgba: tuple[int, int, int, int], size: int = 4) -> None:
@@ -320,3 +321,21 @@ def test_a_real_car_imports_and_exports_byte_for_byte(tmp_path: Path) -> None:
     export_car(out)
     assert changed_lines(REAL_CAR.read_bytes(), out.read_bytes()) == [
         ("position = -0.8085, -1.51, -0.28", "position = -0.83, -1.51, -0.28")]
+
+
+def test_a_real_car_of_the_2009_layout(tmp_path: Path) -> None:
+    """Size in [wheel.XX], the disk in [wheel.XX.rim] hubmesh, the right tyres mirrored too; CRLF line breaks."""
+    if not OLD_CAR.is_file():
+        pytest.skip(f"no VDrift car at {OLD_CAR}")
+    assert import_car(OLD_CAR) == {"FINISHED"}
+    assert tuple(bpy.data.objects["XS_2009 wheel.fr"].location) == pytest.approx((0.736, 1.14, -0.47))
+    assert tuple(bpy.data.objects["XS_2009 wheel.fr disk"].scale) == (-1, 1, 1)
+    assert tuple(bpy.data.objects["XS_2009 wheel.fr tire"].scale) == (-1, 1, 1)
+    out = tmp_path / "XS.car"
+    export_car(out)
+    assert out.read_bytes() == OLD_CAR.read_bytes()
+    bpy.data.objects["XS_2009 wheel.rl"].scale = (1.0, 17.5 / 17, 17.5 / 17)
+    export_car(out)
+    old, new = OLD_CAR.read_bytes().split(b"\r\n"), out.read_bytes().split(b"\r\n")
+    assert [(a, b) for a, b in zip(old, new, strict=True) if a != b] == [
+        (b"size = 245, 40, 17", b"size = 245, 41.18, 17.5")]
