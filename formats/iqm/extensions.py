@@ -80,7 +80,9 @@ def decode_extensions(
     warnings: Warnings,
 ) -> IqmExtensions:  # fmt: skip
     """The extensions of a file whose header gives `count` of them from byte `first`. A broken list stops where
-    FTE's engine stops reading it, said in a warning; a malformed FTE section is left out as FTE leaves it out."""
+    FTE's engine stops reading it, said in a warning; a malformed FTE section is left out as FTE leaves it out (one
+    naming a string outside the text section too, where FTE would read "<BADSTRING>"): never a FormatError, the
+    model is whole without them."""
     result = IqmExtensions()
     found: list[_Found] = []
     offset, seen = first, set()
@@ -96,7 +98,12 @@ def decode_extensions(
             warnings.add(f"IQM extension {index} (header at byte {offset}): its {size} bytes at byte {data_offset} "
                          "end past the end of the file; it and the ones after it ignored")  # fmt: skip
             break
-        found.append(_Found(names(int(record["name"]), f"extension {index} name", offset), data_offset, size))
+        try:
+            name = names(int(record["name"]), f"extension {index} name", offset)
+        except FormatError as error:
+            warnings.add(f"IQM extension {index}: {error.message}; it and the ones after it ignored")
+            break
+        found.append(_Found(name, data_offset, size))
         offset = int(record["ofs_extensions"])
     result.names = [extension.name for extension in found]
     by_name: dict[str, _Found] = {}
@@ -105,10 +112,16 @@ def decode_extensions(
     meshes, events, skins = by_name.get(FTE_MESH), by_name.get(FTE_EVENT), by_name.get(FTE_SKINS)
     if meshes is not None:
         result.fte_meshes = _fte_meshes(data, meshes, mesh_count, warnings)
-    if events is not None:
-        result.fte_events = _fte_events(data, events, names, anim_count, warnings)
-    if skins is not None:
-        result.fte_skins = _fte_skins(data, skins, names, mesh_count, warnings)
+    try:  # (a string outside the text section leaves the section out: the model is still the model)
+        if events is not None:
+            result.fte_events = _fte_events(data, events, names, anim_count, warnings)
+    except FormatError as error:
+        warnings.add(f"FTE_EVENT ignored: {error.message}")
+    try:
+        if skins is not None:
+            result.fte_skins = _fte_skins(data, skins, names, mesh_count, warnings)
+    except FormatError as error:
+        warnings.add(f"FTE_SKINS ignored: {error.message}")
     others = [name for name in result.names if name.upper() not in _KNOWN]
     if others:
         warnings.add(f"{len(others)} IQM extensions ignored: {', '.join(dict.fromkeys(others))}")

@@ -4,6 +4,7 @@ what is written passes the checks FTE's engine makes before it reads them (engin
 from __future__ import annotations
 
 import copy
+import random
 import struct
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from formats.errors import FormatError, Warnings
 from formats.iqe.document import FteMeshFields, IqeEvent, IqeSkin, IqeSkinFrame
 from formats.iqm.extensions import EXTENSION_DTYPE
 from formats.iqm.layout import HEADER, HEADER_FIELDS
+from tests.mutations import fuzz_count, mutate_counts, mutations
 from tests.unit.test_structured_fuzz import IQE_FIXTURE
 
 CORPUS = Path("/work/corpus/iqm_ext")
@@ -159,6 +161,48 @@ def test_sections_fte_ignores_are_ignored_with_a_warning() -> None:
     warnings = Warnings()
     model = iqm.read_iqm_model(_set_u32(data, skins_at, 99), None, warnings)  # a frame count its size does not hold
     assert model.extensions.fte_skins is None and any("FTE_SKINS ignored" in text for text in warnings)
+
+
+def test_a_string_outside_the_text_leaves_its_section_out_with_a_warning() -> None:
+    data = iqm.write_iqm(fte_document())
+    first = header_of(data)["ofs_extensions"]
+    records = np.frombuffer(data, EXTENSION_DTYPE, 3, first)
+    for mutant, said in ((_set_u32(data, int(records[1]["ofs_data"]) + 12, 1 << 30), "FTE_EVENT ignored"),
+                         (_set_u32(data, first + 16, 1 << 30), "extension 1")):  # fmt: skip
+        warnings = Warnings()
+        model = iqm.read_iqm_model(mutant, None, warnings)
+        assert model.extensions.fte_events == [] and any(said in text for text in warnings)
+
+
+def test_byte_mutants_of_extended_files_raise_only_format_error() -> None:
+    seeds = [iqm.write_iqm(fte_document())]
+    seeds += [FTE_FILE.read_bytes()] if FTE_FILE.is_file() else []
+    tail = [seed[header_of(seed)["ofs_extensions"] :] for seed in seeds]  # (mutate the extensions, not the model)
+    outcomes = set()
+    with np.errstate(all="ignore"):
+        for seed, end, count in zip(seeds, tail, (1500, 300), strict=False):  # (the real file is 378 KB)
+            for mutant in mutations([end], fuzz_count(count), seed=20261202):
+                try:
+                    iqm.read_iqm_model(seed[: len(seed) - len(end)] + mutant + bytes(max(0, len(end) - len(mutant))))
+                    outcomes.add("read")
+                except FormatError:
+                    outcomes.add("rejected")
+    assert "read" in outcomes
+
+
+def test_every_extension_count_and_offset_is_checked_against_the_file() -> None:
+    data = iqm.write_iqm(fte_document())
+    first, count = header_of(data)["ofs_extensions"], header_of(data)["num_extensions"]
+    fields = [16 + 4 * HEADER_FIELDS.index(name) for name in ("num_extensions", "ofs_extensions", "num_text")]
+    fields += [first + 16 * index + 4 * word for index in range(count) for word in range(4)]  # every header word
+    fields += [int(np.frombuffer(data, EXTENSION_DTYPE, count, first)[2]["ofs_data"]) + 4 * k for k in range(4)]
+    rng = random.Random(12)
+    for _ in range(fuzz_count(1000)):
+        warnings = Warnings()
+        try:
+            iqm.read_iqm_model(mutate_counts(data, fields, rng), None, warnings)
+        except FormatError as error:
+            assert error.offset is None or error.offset >= 0
 
 
 def test_an_unknown_extension_is_named_in_a_warning() -> None:
