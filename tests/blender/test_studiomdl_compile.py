@@ -166,7 +166,9 @@ def eight_bit_bmp(path: Path, width: int = 16, height: int = 16) -> None:
                     "the Half-Life SDK) is not set")  # fmt: skip
 def test_goldsrc_studiomdl_builds_the_scene(settings, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     goldsrc_scene()
+    bpy.data.objects["head"].data.materials[0] = bpy.data.materials.new("face.bmp")
     eight_bit_bmp(tmp_path / "skin.bmp")
+    eight_bit_bmp(tmp_path / "face.bmp", 32, 8)
     settings.studiomdl_path = REAL_STUDIOMDL
     assert export(tmp_path) == {"FINISHED"}
     header = read_mdl_header_file(str(tmp_path / "model.mdl"))
@@ -179,7 +181,10 @@ def test_goldsrc_studiomdl_builds_the_scene(settings, tmp_path: Path) -> None:  
     assert sequences == {"walk": (24.0, True, int(walk.frame_range[1] - walk.frame_range[0]) + 1),
                          "nod": (bpy.context.scene.render.fps, False, int(nod.frame_range[1] - nod.frame_range[0]) + 1)}
     assert [(part.name, part.models) for part in header.body_parts] == [("body", 1), ("head", 1), ("hats", 2)]
-    assert [(texture.name, texture.width, texture.height) for texture in header.textures] == [("skin.bmp", 16, 16)]
+    # (studiomdl crops each texture to the part its UVs use: sizes at most the BMP's)
+    assert sorted(texture.name for texture in header.textures) == ["face.bmp", "skin.bmp"]
+    sizes = {texture.name: (texture.width, texture.height) for texture in header.textures}
+    assert 0 < sizes["face.bmp"][0] <= 32 and 0 < sizes["face.bmp"][1] <= 8 and sizes["skin.bmp"] == (16, 16)
     assert "writing model.mdl:" in bpy.data.texts["studiomdl.log"].as_string()
 
 
