@@ -177,7 +177,7 @@ def texturing_new_materials(
             continue
         name = original_name(material)
         try:
-            texture = textures.find_texture(name, model_path, search)
+            texture = textures.find_texture(name, model_path, search, summary.notes)
         except FormatError as error:  # (a VMT that cannot be read: the engine would draw its checkerboard)
             unreadable(error.path or name, f"material {name!r} cannot be read ({error.message})", summary)
             texture = None

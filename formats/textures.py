@@ -138,19 +138,23 @@ def candidate_names(name: str) -> list[str]:
     return names
 
 
-def find_texture(material: str, model_path: str, search: SourceSearch | None = None) -> Texture | None:
+def find_texture(
+    material: str, model_path: str, search: SourceSearch | None = None, notes: list[str] | None = None
+) -> Texture | None:
     """The image a material name stands for: with `search` (a Source or GoldSrc model), by the engine's rules first
     (`$cdtexture` folders, then the VMT in the game's materials); then in the model's folder tree. FormatError for a
-    VMT that cannot be read (the engine would draw its checkerboard)."""
+    VMT that cannot be read (the engine would draw its checkerboard). `notes`: why a VMT found gave no image."""
     root = os.path.dirname(os.path.abspath(model_path))
     if search is not None:
         for folder in search.texture_folders:
             found = _image_in(folder, material, [])
             if found is not None:
                 return found
-        found = find_source_texture(material, search, root)
-        if found is not None:
-            return found
+        why: list[str] = []
+        found = find_source_texture(material, search, root, why) or _image_in(root, material, ["materials/"])
+        if found is None and notes is not None:
+            notes += why
+        return found
     return _image_in(root, material, ["materials/"])
 
 
@@ -220,9 +224,14 @@ def _existing_folder(root: str, relative: str) -> str | None:
     return folder
 
 
+def game_path(text: str) -> str:
+    """A path as the engine reads it: `\\` as `/`, no empty parts (`models\\props\\` is `models/props`)."""
+    return "/".join(part for part in text.replace("\\", "/").split("/") if part)
+
+
 def material_stem(material: str) -> str:
     """The material's name as studiomdl looks it up: `\\` as `/`, without a `.vmt` or image extension."""
-    name = material.strip().strip('"').replace("\\", "/").strip("/")
+    name = game_path(material.strip().strip('"'))
     stem, extension = os.path.splitext(name)
     return stem if extension.lower() in (".vmt", *IMAGE_EXTENSIONS) else name
 
@@ -234,7 +243,7 @@ def find_vmt(material: str, search: SourceSearch, materials: str) -> str | None:
     if not stem:
         return None
     for folder in search.material_folders[:MAX_MATERIAL_FOLDERS] or ("",):
-        folder = folder.replace("\\", "/").strip("/")
+        folder = game_path(folder)
         found = _existing(materials, f"{folder}/{stem}.vmt" if folder else f"{stem}.vmt")
         if found is not None:
             return found
@@ -246,7 +255,7 @@ def read_material(path: str, materials: str) -> vmt.VmtDocument:
     document = vmt.load_vmt(path)
     chain = [os.path.normcase(path)]
     while document.include is not None:
-        include = document.include.replace("\\", "/").strip("/")
+        include = game_path(document.include)
         relative = include[len("materials/"):] if include.lower().startswith("materials/") else include
         found = _existing(materials, relative if relative.lower().endswith(".vmt") else relative + ".vmt")
         if found is None:
@@ -258,9 +267,12 @@ def read_material(path: str, materials: str) -> vmt.VmtDocument:
     return document
 
 
-def find_source_texture(material: str, search: SourceSearch, model_folder: str) -> Texture | None:
+def find_source_texture(
+    material: str, search: SourceSearch, model_folder: str, notes: list[str] | None = None
+) -> Texture | None:
     """The image of a Source material: its VMT's `$basetexture` (a VTF, or a TGA or PNG of that name), with the
-    VMT's alpha mode and texture transform. None when there is no VMT, or it names no image that is there."""
+    VMT's alpha mode and texture transform. None when there is no VMT, or it names no image that is there (then
+    said in `notes`: often an image of the base game, inside its VPK archives)."""
     materials = materials_folder(search, model_folder)
     if materials is None:
         return None
@@ -268,14 +280,18 @@ def find_source_texture(material: str, search: SourceSearch, model_folder: str) 
     if path is None:
         return None
     document = read_material(path, materials)
-    base = document.parameters.get("$basetexture", "").replace("\\", "/").strip().strip("/")
+    base = game_path(document.parameters.get("$basetexture", "").strip())
     if not base:
+        if notes is not None:
+            notes.append(f"{material}: its VMT {path} names no $basetexture")
         return None
     if os.path.splitext(base)[1].lower() in SOURCE_IMAGE_EXTENSIONS:
         base = os.path.splitext(base)[0]
     image = next((found for extension in SOURCE_IMAGE_EXTENSIONS
                   if (found := _existing(materials, base + extension)) is not None), None)  # fmt: skip
     if image is None:
+        if notes is not None:
+            notes.append(f"{material}: its VMT {path} names the texture {base!r}, which is not in {materials}")
         return None
     alpha_test = document.flag("$alphatest")
     use_alpha = alpha_test or document.flag("$translucent")

@@ -228,3 +228,19 @@ def test_mutated_text_raises_only_format_errors() -> None:
                 assert error.line is not None and error.column is not None
                 continue
             assert document.shader and all(key == key.lower() for key in document.parameters)
+
+
+def test_a_vmt_whose_texture_is_elsewhere_is_said(game: Path) -> None:
+    qc = game / "modelsrc/props/crate/crate.qc"
+    write(game / "materials/models/props/paint.vmt", 'VertexLitGeneric { $basetexture "paintblobs\\\\blob" }')
+    write(game / "materials/models/props/tint.vmt", 'VertexLitGeneric { $color "{255 0 0}" }')
+    notes: list[str] = []
+    for name in ("paint", "tint"):
+        assert textures.find_texture(name, str(qc), search_from(qc, "models/props"), notes) is None
+    materials = game / "materials"
+    assert notes == [f"paint: its VMT {materials / 'models/props/paint.vmt'} names the texture 'paintblobs/blob', "
+                     f"which is not in {materials}",
+                     f"tint: its VMT {materials / 'models/props/tint.vmt'} names no $basetexture"]  # fmt: skip
+    write(qc.parent / "paint.png", "PNG")  # (found beside the model after all: nothing to say)
+    notes.clear()
+    assert found("paint", search_from(qc, "models/props"), qc) == "paint.png" and not notes
