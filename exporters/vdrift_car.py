@@ -24,7 +24,6 @@ POSITION_DECIMALS = 5  # 10 micrometres: what survives Blender's single-precisio
 ANGLE_DECIMALS = 3
 SCALE_DECIMALS = 4
 SIZE_DECIMALS = 2  # tyre width in mm and aspect in %; the rim in inches gets one more
-TURNED = 1e-4  # radians: a wheel turned by more is said (its rotation is not a .car key)
 
 
 def car_root(obj: bpy.types.Object | None) -> bpy.types.Object | None:
@@ -80,10 +79,12 @@ def export_car(context: bpy.types.Context, path: str, collection: str = "") -> S
 
 def update_wheel(document: car_format.CarDocument, wheel: bpy.types.Object, section: str,
                  warnings: list[str]) -> int:  # fmt: skip
-    """Position from the wheel's location; the tyre size from its scale: x the width, y and z the diameter."""
+    """Position from the wheel's location; camber and toe from its rotation about Y (negated) and Z (about X it
+    only spins); the tyre size from its scale: X the width, Y and Z the diameter."""
     changed = car_format.update_numbers(document, section, "position", tuple(wheel.location), POSITION_DECIMALS)
-    if max(abs(angle) for angle in wheel.rotation_euler) > TURNED:
-        warnings.append(f"{wheel.name}: its rotation is not written (camber, caster and toe are left as they are)")
+    _, camber, toe = (math.degrees(angle) for angle in wheel.rotation_euler)
+    changed |= car_format.update_numbers(document, section, "camber", (-camber,), ANGLE_DECIMALS, (0,))
+    changed |= car_format.update_numbers(document, section, "toe", (toe,), ANGLE_DECIMALS, (0,))
     width_factor, y, z = (abs(value) for value in wheel.scale)
     if not math.isclose(y, z, rel_tol=1e-4):
         warnings.append(f"{wheel.name}: scaled unevenly in Y and Z; the tyre's diameter follows their mean")

@@ -8,8 +8,9 @@ sub-section. Coordinates: x right, y forward, z up, metres (`docs/Car_parameters
 
 Wheels are the sub-sections of `[wheel]` (VDrift iterates them sorted: fl, fr, rl, rr). Current cars
 (`src/cargraphics.cpp`, `src/physics/cardynamics.cpp`): `[wheel.fl]` has `mesh`, `texture`, `position`, an optional
-`scale` (the right wheels' `-1, 1, 1` mirror) and `genrim`; `[wheel.fl.tire]` has `size = width mm, aspect %, rim
-inch` and `texture` (an optional `mesh`). The 2009-2010 layout keeps the size in `[wheel.fl]` and the disk in
+`scale` (the right wheels' `-1, 1, 1` mirror), `camber` and `toe` (the wheel turned by -camber about y, then by toe
+about z: `src/physics/carsuspension.cpp`) and `genrim`; `[wheel.fl.tire]` has `size = width mm, aspect %, rim inch`
+and `texture` (an optional `mesh`). The 2009-2010 layout keeps the size in `[wheel.fl]` and the disk in
 `[wheel.fl.rim]` (`hubmesh`, `texture`, `scale`); both are read. Files and images are looked up in the car's folder,
 then in `data/carparts` and `data/trackparts`, as the game's content manager does.
 """
@@ -317,6 +318,8 @@ class Wheel:
     tire_mesh: str | None
     tire_textures: list[str]
     tire_mirror: Vector | None = None  # (the 2009-2010 layout mirrors the right tyres too)
+    camber: float = 0.0  # degrees about y (forward), negated: VDrift turns the wheel by -camber
+    toe: float = 0.0  # degrees about z (up)
 
 
 @dataclass
@@ -381,8 +384,9 @@ def _wheel(document: CarDocument, name: str, warnings: list[str]) -> Wheel:
     genrim = (document.get(section, "genrim") or "true").strip() in ("1", "true", "on")
     if mesh is None:
         warnings.append(f"[{section}] names no wheel mesh: only the tyre is shown")
+    camber, toe = (document.numbers(section, key, 1) or (0.0,) for key in ("camber", "toe"))
     return Wheel(name, section, position, size, mesh, textures, mirror, genrim, document.get(tire, "mesh"),
-                 texture_list(document.get(tire, "texture")), scale_of(document, tire))  # fmt: skip
+                 texture_list(document.get(tire, "texture")), scale_of(document, tire), camber[0], toe[0])  # fmt: skip
 
 
 def _vector(document: CarDocument, section: str, key: str) -> Vector | None:

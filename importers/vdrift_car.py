@@ -106,7 +106,7 @@ class _Builder:
         empty.empty_display_size = wheel.size.radius
         empty[SECTION] = wheel.section
         empty[TIRE_SIZE] = list(wheel.size.values())
-        self.place(empty, root, wheel.position, None, None)
+        self.place(empty, root, wheel.position, (0.0, -wheel.camber, wheel.toe), None)
         self.summary.objects += 1
         label = f"{car_name} {wheel.section}"
         if wheel.mesh is not None:

@@ -156,9 +156,12 @@ def test_the_whole_car_arrives_with_its_wheels_in_place(car_file: Path, extensio
     steering = bpy.data.objects["TEST steering"]
     assert tuple(steering.location) == pytest.approx((-0.28, 0.49, 0.16))
     assert math.degrees(steering.rotation_euler.x) == pytest.approx(87.5)
+    assert tuple(map(math.degrees, bpy.data.objects["TEST wheel.fl"].rotation_euler)) == pytest.approx((0, 1, 0))
     for name, position in WHEELS.items():
         wheel = bpy.data.objects[f"TEST wheel.{name}"]
         assert wheel.parent == root and wheel["vdrift_section"] == f"wheel.{name}"
+        wheel.rotation_euler = (0, 0, 0)  # (the camber: VDrift turns the wheel by -camber about y)
+        bpy.context.view_layer.update()
         assert tuple(wheel.matrix_world.translation) == pytest.approx(position)
         disk, rim, tire = (bpy.data.objects[f"TEST wheel.{name} {part}"] for part in ("disk", "rim", "tire"))
         assert {disk.parent, rim.parent, tire.parent} == {wheel}
@@ -267,6 +270,17 @@ def test_a_moved_wheel_changes_its_position_line_only(car_file: Path, extension)
     import_car(car_file)
     assert tuple(bpy.data.objects["TEST wheel.fl"].location) == pytest.approx((-0.9, 1.2, -0.25))
     assert tuple(bpy.data.objects["TEST wheel.fr"].location) == pytest.approx(WHEELS["fr"])
+
+
+def test_a_turned_wheel_writes_camber_and_toe(car_file: Path) -> None:
+    original = car_file.read_bytes()
+    import_car(car_file)
+    wheel = bpy.data.objects["TEST wheel.fl"]
+    wheel.rotation_euler = (math.radians(30), math.radians(2.5), math.radians(-0.25))  # (x: it only spins)
+    export_car(car_file)
+    text = car_file.read_text()
+    assert "position = -0.85, 1.12, -0.27\t# track 1669/2\ncamber = -2.5\ntoe = -0.25\n\n[wheel.fr]" in text
+    assert text.replace("camber = -2.5\ntoe = -0.25\n", "camber = -1.0\n") == original.decode()
 
 
 def test_a_scaled_wheel_writes_its_tyre_size_once(car_file: Path, tmp_path: Path) -> None:

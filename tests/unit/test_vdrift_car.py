@@ -124,6 +124,7 @@ def test_the_parts_of_a_car() -> None:
     assert left.size.values() == (215.0, 45.0, 18.0) and left.size.section == "wheel.fl.tire"
     assert left.size.radius == pytest.approx(18 * 0.0254 / 2 + 0.215 * 0.45)  # cardynamics.cpp LoadTire
     assert left.tire_textures == ["tire/touring.png"] and left.generate_rim
+    assert (left.camber, left.toe, right.camber) == (-1.0, 0.0, 0.0)
     assert parts.warnings == ["VDrift needs exactly 4 wheels, the file has 2"]
 
 
