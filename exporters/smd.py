@@ -887,6 +887,8 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
         meshes, parts = [obj for obj, _ in kept], [part for _, part in kept]
         summary.warnings += _bone_limit(table, parts)
         summary.warnings += material_warnings(_used_materials(parts), flavour)
+        summary.objects = len(meshes)
+        summary.faces = sum(len(p.positions) // 3 for p in parts)
     masked_textures: list[str] = []
     if settings.convert_textures and flavour == "goldsrc" and parts:
         names, textures, masked_textures = smd_textures.convert_textures(
@@ -894,8 +896,6 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
         for part, renamed in zip(parts, names, strict=True):
             part.material_names = renamed
         plan.files += textures
-        summary.objects = len(meshes)
-        summary.faces = sum(len(p.positions) // 3 for p in parts)
     qc = smd_qc.new_model(path, settings.qc, settings.flavour, settings.up_axis, summary.warnings) if settings.qc \
         else None  # fmt: skip
     written_sequences: tuple[list[ActionSource], list[str]] = ([], [])  # (for the QC)

@@ -24,6 +24,7 @@ def test_a_mesh_over_the_limits_is_split_into_bodies_within_them(quads: int, par
     assert bpy.ops.export_scene.valve_smd(filepath=str(out), flavour="GOLDSRC", write_qc=True,
                                           split_over_limits=True) == {"FINISHED"}  # fmt: skip
     summary = extension.common.operators.LAST_SUMMARY[0]
+    assert (summary.objects, summary.faces, summary.files) == (1, 2 * quads * quads, parts + 1)
     names = [f"floor_part{number}.smd" for number in range(1, parts + 1)]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["model.qc", *names])
     assert not [w for w in summary.warnings if "studiomdl takes" in w]
@@ -99,6 +100,7 @@ def test_textures_are_converted_for_goldsrc(tmp_path: Path, extension) -> None: 
     assert bpy.ops.export_scene.valve_smd(filepath=str(out / "model.smd"), flavour="GOLDSRC", write_qc=True,
                                           convert_textures=True) == {"FINISHED"}  # fmt: skip
     summary = extension.common.operators.LAST_SUMMARY[0]
+    assert (summary.objects, summary.faces) == (1, 8)
     assert sorted(p.name for p in out.iterdir()) == ["model.qc", "sheet.smd", "skin.bmp", "{leaf_texture.bmp"]
     assert summary.notes == ["2 texture(s) written for GoldSrc beside the SMD: {leaf_texture.bmp, skin.bmp"]
     assert not [w for w in summary.warnings if ".bmp texture file" in w]
