@@ -54,7 +54,12 @@ def apply_extensions(
 ) -> None:  # fmt: skip
     """FTE's values onto the objects and actions that `document` was built into."""
     meshes = [obj for obj in objects if obj.type == "MESH"]
-    for obj, group in zip(meshes, _mesh_groups(document, merge_by_name), strict=True):
+    groups = _mesh_groups(document, merge_by_name)
+    if len(meshes) != len(groups):  # (the IQE importer made other objects than its grouping says: none is guessed)
+        if any(mesh.fte is not None or mesh.skins for mesh in document.meshes):
+            summary.warnings.append(f"FTE mesh values left out: {len(groups)} meshes became {len(meshes)} objects")
+        groups = []
+    for obj, group in zip(meshes, groups, strict=True):
         _mesh_properties(obj, group[0])
         if any((mesh.fte, mesh.skins) != (group[0].fte, group[0].skins) for mesh in group[1:]):
             summary.warnings.append(f"{obj.name}: its meshes of one name have different FTE values; the first "

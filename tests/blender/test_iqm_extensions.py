@@ -11,6 +11,7 @@ import pytest
 
 from formats import iqm
 from formats.iqm.extensions import IqmExtensions
+from tests.blender.conftest import data_state
 from tests.unit.test_iqm_extensions import CORPUS, FTE_FILE, XONOTIC, assert_fte_reads, fte_document
 
 
@@ -115,3 +116,14 @@ def test_a_real_framegroups_file_gives_actions_that_export_back_as_the_same_grou
     assert sorted((g.frame_count, g.fps, g.loop) for g in written) == sorted(
         (g.frame_count, g.fps, g.loop) for g in expected)  # fmt: skip
     assert sum(g.frame_count for g in written) == len(iqm.read_iqm_model(out.read_bytes()).frames)
+
+
+def test_a_framegroups_file_that_is_not_one_fails_the_import_and_changes_nothing(tmp_path: Path) -> None:
+    source = tmp_path / "fte.iqm"
+    source.write_bytes(iqm.write_iqm(fte_document()))
+    Path(iqm.framegroups_path(str(source))).write_text("0 2 15 0 // start\n2 two 10 1 // end\n")
+    before = data_state()
+    with pytest.raises(RuntimeError, match="line 2"):
+        bpy.ops.import_scene.iqm(filepath=str(source))
+    assert data_state() == before
+    assert bpy.ops.import_scene.iqm(filepath=str(source), use_framegroups=False) == {"FINISHED"}
