@@ -134,3 +134,18 @@ def test_broken_vtf_and_vmt_are_said_and_left_out(game: Path, capsys: pytest.Cap
     assert f"{materials / 'crate.vtf'}: not a VTF this can read (file is 14 bytes, too short" in output
     assert f"{materials / 'glass.vmt'}: material 'glass' cannot be read (the block opened at line 1" in output
     assert "0 textures found, 2 not found; 2 images unreadable" in output
+
+
+def test_goldsrc_cdtexture_folder_is_searched_first(tmp_path: Path) -> None:
+    """A GoldSrc QC's `$cdtexture` names the folder its BMPs are in (relative to the QC); a `{` texture there keeps
+    its key-colour transparency."""
+    from tests.unit.test_texture_search import paletted_bmp
+
+    write(tmp_path / "model/fence.qc", '$cd "."\n$cdtexture "..\\skins"\n$body body "fence_ref.smd"\n')
+    write(tmp_path / "model/fence_ref.smd", reference_smd("{fence.bmp"))
+    write(tmp_path / "skins/{Fence.bmp", paletted_bmp((0, 0, 255)))
+    write(tmp_path / "model/{fence.bmp", b"BM-not-this-one")
+    assert bpy.ops.import_scene.valve_smd(filepath=str(tmp_path / "model/fence.qc")) == {"FINISHED"}
+    material = bpy.data.materials["{fence.bmp"]
+    assert Path(image_of(material).filepath).name == "{Fence.bmp"
+    assert any(node.type == "VECT_MATH" and node.operation == "DISTANCE" for node in material.node_tree.nodes)
