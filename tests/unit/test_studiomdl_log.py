@@ -54,6 +54,13 @@ def test_goldsrc_errors_name_the_qc_line(log: str, expected: tuple[str, str, int
     assert _messages(log) == [expected]
 
 
+def test_the_texrendermode_banner_is_read_too() -> None:
+    qc = '$modelname "x.mdl"\n$texrendermode\n'
+    log = "*********ERROR!!!*************\nmissing texturename after $texrendermode\n"
+    assert [str(m) for m in parse_log(log, QC_PATH, qc)] == ["model.qc, line 2: missing texturename after "
+                                                            "$texrendermode"]  # fmt: skip
+
+
 def test_two_cd_lines_name_the_second() -> None:
     qc = '$modelname "x.mdl"\n$cd "."\n$cd "."\n'
     messages = parse_log("\n************ ERROR ************\nTwo $cd in one model\n", QC_PATH, qc)
