@@ -1026,7 +1026,7 @@ class EXPORT_SCENE_OT_valve_smd(bpy.types.Operator, PresetSafeExportHelper, Expo
         name="Convert Textures for GoldSrc",
         default=False,
         description="GoldSrc: write each material's image that is not an 8-bit BMP of sides multiples of 8 up to "
-        "512, named in at most 64 characters, as one beside the SMD (256 colours; a masked texture {name.bmp, its "
+        "512, named in at most 63 characters, as one beside the SMD (256 colours; a masked texture {name.bmp, its "
         "transparent pixels the last colour), the SMD's material naming it",
     )
     write_qc: BoolProperty(

@@ -1,5 +1,5 @@
 """Convert Textures for GoldSrc: the image of each material's Image Texture node, when it breaks GoldSrc's rules
-(not an 8-bit indexed BMP, sides not multiples of 8, over 512 x 512, a name over 64 characters), written beside the
+(not an 8-bit indexed BMP, sides not multiples of 8, over 512 x 512, a name over 63 characters), written beside the
 SMD as an 8-bit BMP within them (formats/bmp8), and the SMD's material line naming that file. An image that keeps
 the rules is named as it is, and copied beside the SMD when it is elsewhere. A texture whose alpha the material
 uses (the node's Alpha output linked) and has pixels under 0.5 is masked: `{name}.bmp`, transparent pixels the
@@ -137,7 +137,7 @@ def _alpha_used(material: bpy.types.Material, image: bpy.types.Image) -> bool:
 
 
 def _file_name(stem: str, masked: bool, taken: set[str]) -> str:
-    """`stem` as a GoldSrc texture file name: ASCII letters, digits, `_` and `-`; `{` first when masked; at most 64
+    """`stem` as a GoldSrc texture file name: ASCII letters, digits, `_` and `-`; `{` first when masked; at most 63
     characters with `.bmp`; not one already taken (ignoring case)."""
     prefix = "{" if masked else ""
     cleaned = re.sub(r"[^A-Za-z0-9_-]", "_", stem.lstrip("{")) or "texture"

@@ -16,7 +16,7 @@ from .errors import FormatError
 
 GOLDSRC_MAX_SIDE = 512  # (studiomdl's MAX_DIMENSION; the engine's texture size limit)
 GOLDSRC_SIDE_STEP = 8  # sides a multiple of this
-GOLDSRC_MAX_NAME = 64  # a texture's file name, `.bmp` included (the MDL's texture name field)
+GOLDSRC_MAX_NAME = 63  # a texture's file name, `.bmp` included (the MDL's char[64] texture name, and studiomdl's)
 TRANSPARENT_INDEX = 255  # a masked texture's (`{` name, STUDIO_NF_MASKED) transparent palette entry
 TRANSPARENT_COLOUR = (0, 0, 255)  # (the usual blue, so that the texture shows which pixels are masked)
 _FILE_HEADER = struct.Struct("<2sIHHI")  # bfType, bfSize, bfReserved1, bfReserved2, bfOffBits

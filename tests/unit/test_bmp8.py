@@ -66,7 +66,7 @@ def test_goldsrc_rules() -> None:
     assert goldsrc_problems(good, "skin.bmp") == []
     assert goldsrc_problems(bmp_header(write_bmp8(_bitmap(12, 32))), "skin.bmp") == [
         "32 x 12: sides not multiples of 8"]
-    assert goldsrc_problems(None, "x" * 61 + ".png") == ["not a BMP", "a name of 65 characters (at most 64)"]
+    assert goldsrc_problems(None, "x" * 61 + ".png") == ["not a BMP", "a name of 65 characters (at most 63)"]
     big = bmp_header(write_bmp8(_bitmap(8, 520)))
     assert goldsrc_problems(big, "big.bmp") == ["520 x 8: over 512 x 512"]
     assert [goldsrc_side(side) for side in (1, 4, 5, 12, 100, 511, 2048)] == [8, 8, 8, 16, 104, 512, 512]
