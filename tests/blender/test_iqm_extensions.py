@@ -12,7 +12,7 @@ import pytest
 from formats import iqm
 from formats.iqm.extensions import IqmExtensions
 from tests.blender.conftest import data_state
-from tests.unit.test_iqm_extensions import CORPUS, FTE_FILE, XONOTIC, assert_fte_reads, fte_document
+from tests.unit.test_iqm_extensions import CORPUS, FTE_FILE, NUCLIDE_FILE, XONOTIC, assert_fte_reads, fte_document
 
 
 def by_names(model: iqm.IqmModel) -> dict[str, object]:
@@ -71,6 +71,15 @@ def test_a_file_of_ftes_iqmtool_round_trips_through_blender(tmp_path: Path) -> N
         ("footstep left", 6), ("sound/drill.wav", 13)]  # fmt: skip
     exported = export_model(tmp_path / "drill.iqm")
     assert by_names(exported) == by_names(iqm.read_iqm_model(FTE_FILE.read_bytes()))
+
+
+@pytest.mark.skipif(not NUCLIDE_FILE.is_file(), reason="Nuclide's logo.iqm of /work/corpus/iqm_ext is not here")
+def test_a_public_file_of_ftes_iqmtool_round_trips_through_blender(tmp_path: Path) -> None:
+    assert bpy.ops.import_scene.iqm(filepath=str(NUCLIDE_FILE)) == {"FINISHED"}
+    (obj,) = [obj for obj in bpy.data.objects if obj.type == "MESH"]
+    assert (obj["fte_contents"], obj["fte_geomset"], obj["fte_body"]) == (0x02000000, -1, 0)
+    exported = export_model(tmp_path / "logo.iqm")
+    assert by_names(exported) == by_names(iqm.read_iqm_model(NUCLIDE_FILE.read_bytes()))
 
 
 def test_several_actions_write_framegroups_beside_the_file_and_import_splits_by_them(tmp_path: Path) -> None:

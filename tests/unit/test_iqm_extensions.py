@@ -21,6 +21,7 @@ from tests.unit.test_structured_fuzz import IQE_FIXTURE
 
 CORPUS = Path("/work/corpus/iqm_ext")
 FTE_FILE = CORPUS / "drill_fte.iqm"  # written by FTE's iqmtool (see the corpus's fte_src/drill.cmd)
+NUCLIDE_FILE = CORPUS / "nuclide_logo.iqm"  # a public model of FTE's iqmtool (VeraVisions/nuclide base/models/logo.iqm)
 XONOTIC = sorted((CORPUS / "xonotic").glob("*.framegroups"))
 TWO_ANIMATIONS = IQE_FIXTURE + b"""animation "idle"
 framerate 10
@@ -127,6 +128,17 @@ def test_a_file_of_ftes_iqmtool_reads_as_its_command_file_says_and_round_trips()
     written = iqm.write_iqm(iqm.read_iqm(FTE_FILE.read_bytes()))
     assert iqm.read_iqm_model(written).extensions == sections
     assert_fte_reads(written)
+
+
+@pytest.mark.skipif(not NUCLIDE_FILE.is_file(), reason="Nuclide's logo.iqm of /work/corpus/iqm_ext is not here")
+def test_a_public_file_of_ftes_iqmtool_keeps_its_fte_mesh_through_a_round_trip() -> None:
+    data = NUCLIDE_FILE.read_bytes()
+    warnings = Warnings()
+    sections = iqm.read_iqm_model(data, str(NUCLIDE_FILE), warnings).extensions
+    assert not list(warnings) and sections.names == ["FTE_MESH"]
+    assert sections.fte_meshes == [FteMeshFields()]  # (iqmtool's defaults: CONTENTS_BODY, no geomset)
+    written = iqm.write_iqm(iqm.read_iqm(data))
+    assert iqm.read_iqm_model(written).extensions == sections
 
 
 def _set_u32(data: bytes, offset: int, value: int) -> bytes:
