@@ -845,6 +845,7 @@ class IMPORT_SCENE_OT_valve_smd(bpy.types.Operator, ImportFilesMixin, ImportHelp
     game_folder: StringProperty(
         name="Game Folder",
         subtype="DIR_PATH",
+        options=compat.blend_relative_path_options(),
         default="",
         description="Source: the game (or mod) folder whose materials folder holds the model's VMT and VTF files; "
         "empty: found by walking up from the QC's folder",
@@ -860,7 +861,7 @@ class IMPORT_SCENE_OT_valve_smd(bpy.types.Operator, ImportFilesMixin, ImportHelp
             use_custom_normals=self.use_custom_normals,
             keep_blank_materials=self.keep_blank_materials,
             find_textures=self.find_textures,
-            game_folder=self.game_folder,
+            game_folder=bpy.path.abspath(self.game_folder) if self.game_folder else "",  # (`//`: the .blend's)
         )
 
     def execute(self, context: bpy.types.Context) -> set[str]:

@@ -149,3 +149,11 @@ def test_goldsrc_cdtexture_folder_is_searched_first(tmp_path: Path) -> None:
     material = bpy.data.materials["{fence.bmp"]
     assert Path(image_of(material).filepath).name == "{Fence.bmp"
     assert any(node.type == "VECT_MATH" and node.operation == "DISTANCE" for node in material.node_tree.nodes)
+
+
+def test_a_game_folder_relative_to_the_blend(tmp_path: Path, game: Path) -> None:
+    write(tmp_path / "work/crate.qc", '$cdmaterials "models/props"\n$body crate "crate_ref.smd"\n')
+    write(tmp_path / "work/crate_ref.smd", reference_smd("crate"))
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "scene.blend"))
+    bpy.ops.import_scene.valve_smd(filepath=str(tmp_path / "work/crate.qc"), game_folder="//mygame")
+    np.testing.assert_array_equal(pixels_of(image_of(bpy.data.materials["crate"])), CRATE)
