@@ -10,6 +10,8 @@ skinned to a chain of bones (--bones, 20), two weights per vertex, a little diff
     on the first --per-process files only (40 by default; each costs a whole Blender start) and given per file;
 (b) one `convert --jobs 1`: every file in the command's own Blender process;
 (c) one `convert --jobs 2`: two worker processes;
+(e) the --jobs 2 command again without --force, every output up to date, against the time of `iogf options smd`
+    (Blender's start with the extension, nothing converted);
 (d) `convert --scheduler` on a local Dask cluster the script starts (a scheduler and two `dask worker --nthreads
     1`), when the `distributed` package is installed: a first batch (each Dask worker starts its Blender process)
     and a second one (`--force`: the workers' Blender processes are kept from the first).
@@ -367,6 +369,16 @@ def run(args: argparse.Namespace, folder: Path) -> int:
             note = "peak " + ", ".join(mib(p) for p in worker_peaks(watched)) + " per worker"
         line(f"({'b' if jobs == 1 else 'c'}) convert --jobs {jobs}", len(files), watched, note)
     print(f"  (c) / (b): {rates['(c) convert --jobs 2'] / rates['(b) convert --jobs 1']:.2f}")
+
+    # (e): the same command again with nothing to do, against Blender's start with the extension alone
+    again = watched_run([*IOGF, "convert", *files, "--to", "iqm", "-d", str(folder / "out_1"), "--jobs", "2"],
+                        log=folder / "rerun.log")  # fmt: skip
+    start = watched_run([*IOGF, "options", "smd"])
+    if again.returncode != 0 or start.returncode != 0:
+        print(f"(e) failed: see {folder / 'rerun.log'}", file=sys.stderr)
+        return 1
+    print(f"  (e) the rerun with nothing to do    {again.seconds:8.1f} s  (Blender's start with the extension, "
+          f"`iogf options smd`: {start.seconds:.1f} s; {again.seconds / start.seconds:.2f} x)")  # fmt: skip
 
     # (d): a local Dask cluster
     try:
