@@ -86,7 +86,7 @@ def goldsrc_texture(
         name = os.path.basename(source)
         if not bmp8.goldsrc_problems(header, name) and name.lower() not in taken:
             beside = os.path.join(folder, name)
-            there = os.path.exists(beside) and os.path.samefile(beside, source)
+            there = os.path.exists(beside) and os.path.exists(source) and os.path.samefile(beside, source)
             return GoldsrcTexture(name, None if there else data, name.startswith("{"))
     rgba = _pixels(image)
     if rgba is None:

@@ -112,6 +112,10 @@ def test_textures_are_converted_for_goldsrc(tmp_path: Path, extension) -> None: 
     document = extension.formats.smd.read_smd((out / "sheet.smd").read_bytes())
     assert sorted(document.triangles.material_names) == ["skin.bmp", "{leaf_texture.bmp"]
     assert '$texrendermode "{leaf_texture.bmp" masked' in (out / "model.qc").read_text()
+    assert bpy.ops.export_scene.valve_smd(filepath=str(source / "model.smd"), flavour="GOLDSRC",
+                                          convert_textures=True) == {"FINISHED"}  # fmt: skip
+    assert extension.common.operators.LAST_SUMMARY[0].notes == [
+        "1 texture(s) written for GoldSrc beside the SMD: {leaf_texture.bmp"]  # (skin.bmp is there: not rewritten)
     assert bpy.ops.export_scene.valve_smd(filepath=str(out / "source.smd"), convert_textures=True) == {"FINISHED"}
     assert sorted(extension.formats.smd.read_smd((out / "source.smd").read_bytes()).triangles.material_names) == [
         "body", "leaves"]  # (Source: its materials are VMTs; nothing converted)
