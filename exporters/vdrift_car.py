@@ -1,8 +1,10 @@
-"""A VDrift car's geometry back into its `.car` file: the wheels' positions and tyre sizes, and the drawn parts'
-position, rotation and scale, each written in place on its own line; every other byte of the file stays.
+"""A VDrift car's geometry back into its `.car` file: the wheels' positions, camber, toe and tyre sizes, and the
+drawn parts' position, rotation and scale, each written in place on its own line; every other byte of the file
+stays. On request, the drawn parts' models too (the JOE exporter's, in each part's own space), with the `.car` in
+one atomic write.
 
 The objects are those a VDrift Car import made: a root empty (property `vdrift_car`, the file it came from) whose
-children carry `vdrift_section`, the section they stand for. Models are written with the JOE exporter."""
+children carry `vdrift_section`, the section they stand for."""
 
 from __future__ import annotations
 
@@ -10,12 +12,15 @@ import math
 import os
 
 import bpy
-from bpy.props import StringProperty
+from bpy.props import BoolProperty, StringProperty
+from mathutils import Matrix
 
-from ..common.operators import PresetSafeExportHelper, Summary, guarded
+from ..common.operators import ExportScopeMixin, PresetSafeExportHelper, Summary, guarded, prepare_layout
+from ..formats import joe
 from ..formats import vdrift_car as car_format
-from ..formats.atomic import write_bytes_atomically
+from ..formats.atomic import write_files_atomically
 from ..formats.errors import FormatError
+from . import joe as joe_export
 
 CAR_PATH = "vdrift_car"  # (the import's property names; an exporter never imports an importer)
 SECTION = "vdrift_section"
@@ -59,8 +64,8 @@ def base_document(root: bpy.types.Object, path: str) -> car_format.CarDocument:
     return car_format.load_car(source)
 
 
-def export_car(context: bpy.types.Context, path: str, collection: str = "") -> Summary:
-    root = chosen_root(context, collection)
+def export_car(context: bpy.types.Context, path: str, operator: EXPORT_SCENE_OT_vdrift_car) -> Summary:
+    root = chosen_root(context, operator.collection)
     document = base_document(root, path)
     summary = Summary(files=1, object_kind="changed keys", face_kind="")
     for obj in root.children_recursive:
@@ -73,8 +78,37 @@ def export_car(context: bpy.types.Context, path: str, collection: str = "") -> S
             summary.objects += update_wheel(document, obj, section, summary.warnings)
         else:
             summary.objects += update_part(document, obj, section)
-    write_bytes_atomically(path, document.to_bytes())
+    models = model_files(context, root, document, path, operator, summary.warnings) if operator.write_models else []
+    write_files_atomically([(path, document.to_bytes()), *models])
+    summary.files += len(models)
     return summary
+
+
+def model_files(context: bpy.types.Context, root: bpy.types.Object, document: car_format.CarDocument, path: str,
+                operator: EXPORT_SCENE_OT_vdrift_car, warnings: list[str]) -> list[tuple[str, bytes]]:  # fmt: skip
+    """Each drawn part's model, from its mesh in its own space (the .car places it), to the path its section's
+    `mesh` names beside the output; a model the car takes from carparts or trackparts is shared with other cars
+    and left alone, and a model two parts name is written from the first."""
+    source = str(root[CAR_PATH])
+    car_folder = os.path.dirname(os.path.abspath(source))
+    parts = [obj for obj in root.children if obj.type == "MESH" and isinstance(obj.get(SECTION), str)
+             and obj.get(TIRE_SIZE) is None]  # fmt: skip
+    parts.sort(key=lambda obj: obj[SECTION] != "body")  # (the body first, as VDrift loads it)
+    files: dict[str, tuple[str, bytes]] = {}  # the model's path relative to the car -> (the part, the model)
+    for part in parts:
+        name = document.get(part[SECTION], "mesh")
+        found = car_format.find_part(source, name) if name else None
+        if found is None or os.path.dirname(os.path.relpath(found, car_folder)).startswith(".."):
+            warnings.append(f"{part.name}: its model {name!r} is not in the car's folder (shared); not written")
+            continue
+        relative = os.path.relpath(found, car_folder)
+        if relative in files:
+            warnings.append(f"{part.name}: {relative} is written from {files[relative][0]!r}, which names it too")
+            continue
+        triangles = joe_export.object_triangles(context, part, operator)
+        files[relative] = (part.name, joe.write_joe(joe_export.joe_document(triangles, relative, warnings)))
+    out_folder = os.path.dirname(os.path.abspath(path))
+    return [(os.path.join(out_folder, relative), data) for relative, (_, data) in files.items()]
 
 
 def update_wheel(document: car_format.CarDocument, wheel: bpy.types.Object, section: str,
@@ -116,9 +150,9 @@ def update_part(document: car_format.CarDocument, part: bpy.types.Object, sectio
 # ------------------------------------------------------------------------------------------------- operator
 
 
-class EXPORT_SCENE_OT_vdrift_car(bpy.types.Operator, PresetSafeExportHelper):
-    """Write a VDrift car's wheel positions, tyre sizes and part placements into its .car file, each value in
-    place (comments, order and every other key stay byte for byte)"""
+class EXPORT_SCENE_OT_vdrift_car(bpy.types.Operator, PresetSafeExportHelper, ExportScopeMixin):
+    """Write a VDrift car's wheel positions, camber, toe and tyre sizes and its parts' placements into its .car
+    file, each value in place (comments, order and every other key stay byte for byte)"""
 
     bl_idname = "export_scene.vdrift_car"
     bl_label = "Export VDrift Car"
@@ -126,7 +160,14 @@ class EXPORT_SCENE_OT_vdrift_car(bpy.types.Operator, PresetSafeExportHelper):
 
     filename_ext = ".car"
     filter_glob: StringProperty(default="*.car", options={"HIDDEN"})
-    collection: StringProperty(name="Collection", options={"HIDDEN"})
+    write_models: BoolProperty(
+        name="Write Models", default=False,
+        description="Also write each drawn part's model (body.joe, glass.joe, ...: those in the car's folder) from "
+        "its mesh, beside the .car",
+    )  # fmt: skip
+
+    def export_matrix(self, obj: bpy.types.Object) -> Matrix:
+        return Matrix.Identity(4)  # (a part's model is in its own space: the .car places it)
 
     def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
         root = car_root(context.view_layer.objects.active)
@@ -138,7 +179,14 @@ class EXPORT_SCENE_OT_vdrift_car(bpy.types.Operator, PresetSafeExportHelper):
         return result
 
     def execute(self, context: bpy.types.Context) -> set[str]:
-        return guarded(self, lambda: export_car(context, self.filepath, self.collection), "Exported")
+        return guarded(self, lambda: export_car(context, self.filepath, self), "Exported")
+
+    def draw(self, context: bpy.types.Context) -> None:
+        prepare_layout(self.layout)
+        self.layout.prop(self, "write_models")
+        row = self.layout.row()
+        row.enabled = self.write_models
+        row.prop(self, "apply_modifiers")
 
 
 def menu_export(self: bpy.types.Menu, context: bpy.types.Context) -> None:

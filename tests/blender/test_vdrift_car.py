@@ -311,6 +311,28 @@ def test_a_moved_part_gains_a_position_key(car_file: Path) -> None:
         == CAR_TEXT  # fmt: skip
 
 
+def test_models_are_written_on_request_with_the_car(car_file: Path, tmp_path: Path, extension) -> None:  # type: ignore[no-untyped-def]
+    import_car(car_file)
+    bpy.data.objects["TEST wheel.fl disk"].data.vertices[0].co.x += 1.0
+    body = bpy.data.objects["TEST body"]
+    body.location.y = 0.25  # (placed by the .car: the model stays in its own space)
+    body.data.vertices[0].co.z -= 1.0
+    out = tmp_path / "out" / "TEST.car"
+    out.parent.mkdir()
+    assert bpy.ops.export_scene.vdrift_car(filepath=str(out)) == {"FINISHED"}
+    assert sorted(path.name for path in out.parent.iterdir()) == ["TEST.car"]  # (models only on request)
+    assert bpy.ops.export_scene.vdrift_car(filepath=str(out), write_models=True) == {"FINISHED"}
+    assert sorted(path.name for path in out.parent.iterdir()) == ["TEST.car", "body.joe", "glass.joe", "interior.joe"]
+    positions = joe.load_joe(str(out.parent / "body.joe")).first_frame.positions
+    assert np.abs(positions).max() == pytest.approx(2.0)  # the edited corner, in the model's own space
+    assert sorted(map(tuple, positions.tolist()))[0] == (-1.0, -1.0, -2.0)
+    summary = last_summary(extension)
+    assert summary.files == 4
+    assert any("interior.joe is written from" in text for text in summary.warnings)  # (steering names it too)
+    hub = tmp_path / "data" / "carparts" / "wheel" / "hub.joe"
+    assert hub.read_bytes() == joe.write_joe(disk_model())  # (a shared part is never written)
+
+
 def test_export_without_a_car_is_a_clear_error(tmp_path: Path) -> None:
     bpy.ops.mesh.primitive_cube_add()
     with pytest.raises(RuntimeError, match="no VDrift car chosen"):
