@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .errors import FormatError
 
@@ -79,6 +80,7 @@ _OBJECT_KEYS = {spec.name: spec for spec in OBJECT_FIELDS}
 _BOOL_WORDS = ("1", "true", "on")  # PTree's bool: anything else is false
 
 
+@lru_cache(maxsize=4096)  # (a track's thousands of entries repeat a few dozen distinct values)
 def parse_value(spec: TrackField, raw: str, ini: bool = False) -> Value:
     """The value the game reads from `raw` (ValueError when it is no number where one belongs). A list.txt bool is
     read as an integer (1: true); an objects.txt one is true only when exactly `1`, `true` or `on`."""
@@ -217,12 +219,12 @@ def _read_list(text: str) -> ListDocument:
         cut = stop
     document = ListDocument(head, count, entries, text[cut:], warnings)
     for entry in entries:
-        _check_entry(entry, text, count)
+        _check_entry(entry, text)
     return document
 
 
-def _check_entry(entry: ListEntry, text: str, count: int) -> None:
-    for spec, (start, end) in zip(LIST_FIELDS[:count], entry.spans, strict=False):
+def _check_entry(entry: ListEntry, text: str) -> None:
+    for spec, (start, end) in zip(LIST_FIELDS, entry.spans, strict=False):
         try:
             parse_value(spec, entry.text[start:end])
         except ValueError:

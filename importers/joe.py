@@ -217,7 +217,8 @@ def apply_track_list(track: TrackList, models: list[tuple[str, bpy.types.Object]
     if repeated:
         warnings.append(f"{name}: {repeated} entries repeat a model listed before; only the first one's settings "
                         "are kept, and written back")  # fmt: skip
-    absent = [model for model in first if model not in {member for member, _ in models}]
+    members = {member for member, _ in models}
+    absent = [model for model in first if model not in members]
     if absent:
         warnings.append(f"{name}: {len(absent)} entries name models the pack does not have ({absent[0]!r}...); "
                         "they are left out when the pack is exported with its list")  # fmt: skip
