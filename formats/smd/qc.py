@@ -7,8 +7,9 @@ looked up),
 `$definevariable` with `$name$` substitution, `$definemacro` (a body of lines ending in `\\`, its `$param$` words
 replaced by a use's arguments). File names are matched without regard to case and with `\\` read as
 `/`, so QCs written on Windows load on Linux and macOS (two defects of Blender Source Tools, specs/smd.md D.8).
-Other commands are skipped up to the next `$` command; LOD meshes are left out with a note. FTE's iqmtool/vvmtool
-scripts, also named .qc (`scene <file> fps 30` lines, no `$`), are read for the SMDs they name.
+`$cdmaterials` and `$cdtexture` are kept for the texture search. Other commands are skipped up to the next `$`
+command; LOD meshes are left out with a note. FTE's iqmtool/vvmtool scripts, also named .qc (`scene <file> fps 30`
+lines, no `$`), are read for the SMDs they name.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ MAX_PUSHD_DEPTH = 64  # $pushd folders open at once (real QCs: one or two)
 MAX_FOLDER_CHARACTERS = 4096  # the path a $pushd / $cd makes
 MAX_QC_FILE_BYTES = 16 << 20
 MAX_QC_TOTAL_BYTES = 64 << 20
+MAX_MATERIAL_FOLDERS = 32  # $cdmaterials folders a Source model holds
 
 
 @dataclass
@@ -168,6 +170,7 @@ class _Reader:
         self.words_read = 0  # words of every file read, each once (a bound on what they can expand to)
         self.animation_names: set[str] = set()
         self.animation_files: dict[str, list[tuple[str, float, bool]]] = {}  # $animation (lower case) -> SMD, fps, loop
+        self.too_many_folders = False  # more $cdmaterials folders than studiomdl keeps (said once)
 
     # ---- files
 
@@ -325,10 +328,8 @@ class _Reader:
             self.mesh(args[0], name)
         elif name in ("$sequence", "$animation") and plain:
             self.animation(name, args)
-        elif name == "$cdmaterials":  # (several folders may follow one command; `/` or `\\` between parts)
-            for folder in ("/".join(part for part in text.replace("\\", "/").split("/") if part) for text in plain):
-                if folder not in self.document.material_folders:
-                    self.document.material_folders.append(folder)
+        elif name == "$cdmaterials":
+            self.material_folders(args)
         elif name == "$cdtexture" and plain:  # (GoldSrc: relative to the QC's folder)
             folder = os.path.normpath(os.path.join(self.root, plain[0].replace("\\", "/")))
             if folder not in self.document.texture_folders:
@@ -336,6 +337,21 @@ class _Reader:
         elif name == "$lod":  # (lower details of the meshes imported: the model is whole without them)
             self.document.notes.append(f"{_where(tokens[at - 1])}: $lod meshes are not imported")
         return end
+
+    def material_folders(self, args: list[_Token]) -> None:
+        """`$cdmaterials`: several folders may follow one command, `/` or `\\` between their parts; at most 32."""
+        folders = self.document.material_folders
+        for token in args:
+            folder = "/".join(part for part in token.text.replace("\\", "/").split("/") if part)
+            if folder in folders:
+                continue
+            if len(folders) < MAX_MATERIAL_FOLDERS:
+                folders.append(folder)
+            elif not self.too_many_folders:
+                self.too_many_folders = True
+                limit = MAX_MATERIAL_FOLDERS
+                self.document.warnings.append(f"{_where(token)}: more than {limit} $cdmaterials folders (Source's "
+                                              f"limit); the first {limit} are searched")  # fmt: skip
 
     @staticmethod
     def folder(text: str, command: _Token) -> str:

@@ -126,6 +126,11 @@ def test_the_qc_gives_its_material_folders(game: Path) -> None:
     more = load_qc(qc.parent / "more.qc")
     assert more.material_folders == ["models/a", "models/b", ""]
     assert more.texture_folders == [str(qc.parent.parent / "skins")]
+    write(qc.parent / "many.qc", "".join(f"$cdmaterials models/{n}\n" for n in range(40)) + '$body x "crate.smd"\n')
+    many = load_qc(qc.parent / "many.qc")
+    assert len(many.material_folders) == 32 and many.material_folders[-1] == "models/31"
+    assert many.warnings == ["many.qc line 33: more than 32 $cdmaterials folders (Source's limit); the first 32 are "
+                             "searched"]
 
 
 def test_the_vmt_is_found_above_the_qc_and_its_base_texture_taken(game: Path) -> None:
