@@ -33,9 +33,10 @@ def _mesh_properties(obj: bpy.types.Object, mesh: iqe.IqeMesh) -> None:
         for name in FTE_FLOAT_FIELDS:
             obj[PROPERTY_PREFIX + name] = float(getattr(mesh.fte, name))
     if mesh.skins:
-        obj[SKINS_PROPERTY] = [{"interval": skin.interval,
-                           "frames": [{"material": frame.material, "shader": frame.shader} for frame in skin.frames]}
-                          for skin in mesh.skins]  # fmt: skip
+        obj[SKINS_PROPERTY] = [
+            {"interval": skin.interval, "frames": [{"material": f.material, "shader": f.shader} for f in skin.frames]}
+            for skin in mesh.skins
+        ]
 
 
 def _mesh_groups(document: iqe.IqeDocument, merge_by_name: bool) -> list[list[iqe.IqeMesh]]:
@@ -73,7 +74,7 @@ def apply_extensions(
         for event in animation.events:
             frame = round(event_frame(event.time, animation.framerate)) + 1  # (the action's first frame is 1)
             action.pose_markers.new(event.data).frame = frame
-            stored.append({"frame": frame, "time": event.time, "code": event.code, "data": event.data})
+            stored.append({"frame": frame, "time": event.time, "code": as_int32(event.code), "data": event.data})
         action[EVENTS_PROPERTY] = stored
 
 

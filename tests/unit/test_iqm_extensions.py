@@ -49,7 +49,7 @@ def fte_document() -> iqe.IqeDocument:
     document.meshes[1].skins = [IqeSkin([IqeSkinFrame("metal_0"), IqeSkinFrame("metal_1", "{ map $diffuse }")], 0.25),
                                 IqeSkin([IqeSkinFrame("rust")], 0.0)]  # fmt: skip
     document.animations[1].events = [IqeEvent(0.1, 7, "footstep left"), IqeEvent(0.15, 8, "sound/step.wav")]
-    document.animations[0].events = [IqeEvent(0.0, 0, "")]
+    document.animations[0].events = [IqeEvent(0.0, 0xFFFFFFF0, "")]  # (a code of 2^31 or more too)
     return document
 
 
