@@ -140,10 +140,10 @@ def _validate_fte(mesh: IqeMesh) -> None:
     fields = mesh.fte
     if fields is not None:
         whole = (fields.contents, fields.surfaceflags, fields.body, fields.geomset, fields.geomid)
-        _require(all(0 <= value <= _UINT32 for value in whole) and bool(np.isfinite([fields.mindist,
-                 fields.maxdist]).all()), f"mesh {mesh.name!r}: FTE values must be 0..{_UINT32} (distances: numbers)")
+        _require(all(0 <= value <= _UINT32 for value in whole) and not np.isnan([fields.mindist, fields.maxdist]).any(),
+                 f"mesh {mesh.name!r}: FTE values must be 0..{_UINT32} (distances: numbers)")  # fmt: skip
     for skin in mesh.skins:
-        _require(bool(np.isfinite(skin.interval)), f"mesh {mesh.name!r}: a skin's interval must be a number")
+        _require(not np.isnan(skin.interval), f"mesh {mesh.name!r}: a skin's interval must be a number")
 
 
 def _validate_mesh(mesh: IqeMesh, joint_count: int) -> None:

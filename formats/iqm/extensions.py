@@ -146,16 +146,21 @@ def _fte_events(
                      "events")  # fmt: skip
         return []
     records = np.frombuffer(data, FTE_EVENT_DTYPE, found.size // FTE_EVENT_DTYPE.itemsize, found.offset)
-    events, outside = [], 0
+    events, outside, timeless = [], 0, 0
     for index, record in enumerate(records):
         if int(record["anim"]) >= anim_count:
             outside += 1
+            continue
+        if not np.isfinite(record["timestamp"]):
+            timeless += 1
             continue
         where = found.offset + index * FTE_EVENT_DTYPE.itemsize
         text = names(int(record["evdata_str"]), f"FTE_EVENT {index} data", where + 12)
         events.append(FteEvent(int(record["anim"]), float(record["timestamp"]), int(record["evcode"]), text))
     if outside:
         warnings.add(f"{outside} FTE_EVENT events of animations the file does not have ignored")
+    if timeless:
+        warnings.add(f"{timeless} FTE_EVENT events at a time that is not a number ignored")
     return events
 
 

@@ -169,6 +169,10 @@ def test_sections_fte_ignores_are_ignored_with_a_warning() -> None:
     warnings = Warnings()
     model = iqm.read_iqm_model(_set_u32(data, events_at, 9), None, warnings)  # an event of animation 9
     assert len(model.extensions.fte_events) == 2 and any("animations the file does not have" in t for t in warnings)
+    warnings = Warnings()
+    model = iqm.read_iqm_model(data[: events_at + 4] + struct.pack("<f", float("inf")) + data[events_at + 8 :], None,
+                               warnings)  # fmt: skip
+    assert len(model.extensions.fte_events) == 2 and any("not a number" in t for t in warnings)
     skins_at = int(records[2]["ofs_data"])
     warnings = Warnings()
     model = iqm.read_iqm_model(_set_u32(data, skins_at, 99), None, warnings)  # a frame count its size does not hold
