@@ -78,7 +78,7 @@ from ..formats.dedup import first_equal_rows, first_occurrences
 from ..formats.errors import FormatError
 from ..formats.names import quotable_name
 from ..formats.rows import any_per_row
-from ..formats.smd.limits import goldsrc_parts, limit_warnings, material_warnings, triangle_range
+from ..formats.smd.limits import flex_warnings, goldsrc_parts, limit_warnings, material_warnings, triangle_range
 from ..formats.smd.qc_writer import QcModel, qc_text
 from . import smd_qc, smd_textures
 
@@ -816,6 +816,7 @@ def _qc_meshes(
         if vta is not None:
             vta_path = os.path.splitext(name)[0] + ".vta"
             files.append((vta_path, smd.write_vta(vta)))
+            warnings += flex_warnings(vta, os.path.basename(vta_path)) if flavour == "source" else []
             vtas[row] = (vta_path, [block.name for block in obj.data.shape_keys.key_blocks[1:]])
     if vtas and flavour == "goldsrc":
         warnings.append("GoldSrc has no vertex animation: the .vta files are written for Source's studiomdl")
@@ -920,6 +921,7 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
             raise FormatError("no shape keys to export as VTA")
         if vta is not None:
             plan.files.append((stem + ".vta", smd.write_vta(vta)))
+            summary.warnings += flex_warnings(vta, os.path.basename(stem) + ".vta") if flavour == "source" else []
             animated = [obj.name for obj in meshes if _shape_values_animated(obj)]
             if animated:
                 summary.warnings.append(f"{', '.join(animated)}: shape key values are animated, which a .vta does "

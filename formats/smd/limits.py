@@ -26,6 +26,9 @@ GOLDSRC_MAX_TEXTURES = 100  # per model (MAXSTUDIOSKINS: studiomdl's texture tab
 SOURCE_MAX_WEIGHTS = 3  # bone weights per vertex (MAX_NUM_BONES_PER_VERT)
 SOURCE_MAX_VERTICES = 65535  # per SMD: studiomdl refuses a model of MAXSTUDIOVERTS (65,536) vertices or more
 SOURCE_MAX_MATERIALS = 32  # per model (MAXSTUDIOSKINS: "Too many materials used, max 32")
+SOURCE_MAX_FLEXED_VERTICES = 10000  # vertices any flex moves (MAXSTUDIOFLEXVERTS: "Too many flexed verts")
+SOURCE_FLEX_MOVE = 0.001  # studiomdl skips a vertex of a flex that moves less, and whose normal turns by less
+SOURCE_FLEX_TURN = 0.001  # (a squared change of the normal)
 
 
 def limit_warnings(document: SmdDocument, flavour: Flavour, label: str) -> list[str]:
@@ -51,6 +54,34 @@ def material_warnings(names: Iterable[str], flavour: Flavour) -> list[str]:
         return [f"{count:,} materials; Source's studiomdl takes at most {SOURCE_MAX_MATERIALS} per model (\"Too many "
                 "materials used\")"]  # fmt: skip
     return []
+
+
+def flex_warnings(vta: SmdDocument, label: str) -> list[str]:
+    """A VTA's shapes over Source's limit of vertices that flexes move: the distinct vertices (position, normal)
+    that any shape moves as studiomdl counts a move (more than 0.001, or the normal by a squared 0.001)."""
+    frames = vta.vertex_animation or []
+    if len(frames) < 2:
+        return []
+    base = frames[0]
+    row_of = np.full(int(base.vertex_ids.max(initial=-1)) + 1, -1, np.int64)
+    row_of[base.vertex_ids] = np.arange(len(base.vertex_ids))
+    moved = []
+    for frame in frames[1:]:
+        known = frame.vertex_ids < len(row_of)
+        rows = row_of[frame.vertex_ids[known]]
+        valid = rows >= 0
+        rows = rows[valid]
+        shift = frame.positions[known][valid] - base.positions[rows]
+        turn = frame.normals[known][valid] - base.normals[rows]
+        far = (np.einsum("ij,ij->i", shift, shift) > SOURCE_FLEX_MOVE**2) | (
+            np.einsum("ij,ij->i", turn, turn) > SOURCE_FLEX_TURN)  # fmt: skip
+        moved.append(rows[far])
+    rows = np.unique(np.concatenate(moved))
+    count = _distinct(_labels(base.positions[rows], base.normals[rows])) if rows.size else 0
+    if count <= SOURCE_MAX_FLEXED_VERTICES:
+        return []
+    return [f"{label}: the shape keys move {count:,} distinct vertices; Source's studiomdl takes at most "
+            f"{SOURCE_MAX_FLEXED_VERTICES:,} (MAXSTUDIOFLEXVERTS, \"Too many flexed verts\")"]  # fmt: skip
 
 
 def _source_mesh(triangles: Triangles, label: str) -> list[str]:

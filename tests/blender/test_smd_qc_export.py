@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import bpy
+import numpy as np
 import pytest
 
 from tests.blender.scene_helpers import chain_rig, cube, turn_keys
@@ -114,3 +115,23 @@ def test_the_engines_limits_are_said_before_the_files_are_written(tmp_path: Path
         "into several: Split Over Limits)" in warnings  # fmt: skip
     assert bpy.ops.export_scene.valve_smd(filepath=str(tmp_path / "floor.smd")) == {"FINISHED"}  # (Source: none)
     assert not [w for w in extension.common.operators.LAST_SUMMARY[0].warnings if "studiomdl takes" in w]
+
+
+def test_source_flexed_vertices_over_the_limit_are_said(tmp_path: Path, extension) -> None:  # type: ignore[no-untyped-def]
+    from tests.blender.scene_helpers import grid_object
+
+    face = grid_object("face", 100)  # 10,201 vertices, every one moved by the shape key
+    face.shape_key_add(name="Basis")
+    lift = face.shape_key_add(name="lift")
+    places = np.empty(3 * len(face.data.vertices), np.float32)
+    face.data.vertices.foreach_get("co", places)
+    places[2::3] += 0.5
+    lift.data.foreach_set("co", places)
+    assert bpy.ops.export_scene.valve_smd(filepath=str(tmp_path / "face.vta")) == {"FINISHED"}
+    warnings = extension.common.operators.LAST_SUMMARY[0].warnings
+    assert "face.vta: the shape keys move 10,201 distinct vertices; Source's studiomdl takes at most 10,000 " \
+        "(MAXSTUDIOFLEXVERTS, \"Too many flexed verts\")" in warnings  # fmt: skip
+    assert bpy.ops.export_scene.valve_smd(filepath=str(tmp_path / "m.smd"), export_mode="ALL",
+                                          write_qc=True) == {"FINISHED"}  # fmt: skip
+    assert any(w.startswith("face.vta: the shape keys move 10,201") for w in
+               extension.common.operators.LAST_SUMMARY[0].warnings)  # fmt: skip

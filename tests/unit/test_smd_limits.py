@@ -6,14 +6,16 @@ import itertools
 
 import numpy as np
 
-from formats.smd import SkeletonFrame, SmdDocument, Triangles
+from formats.smd import SkeletonFrame, SmdDocument, Triangles, build_vta
 from formats.smd.limits import (
     GOLDSRC_MAX_KEYFRAMES,
     GOLDSRC_MAX_TRIANGLES,
     GOLDSRC_MAX_VERTICES,
+    SOURCE_MAX_FLEXED_VERTICES,
     SOURCE_MAX_MATERIALS,
     SOURCE_MAX_VERTICES,
     SOURCE_MAX_WEIGHTS,
+    flex_warnings,
     goldsrc_labels,
     goldsrc_parts,
     limit_warnings,
@@ -150,3 +152,20 @@ def test_a_part_renumbers_shared_lines_in_order_of_first_use() -> None:
     tris.corner_lines = np.array([0, 1, 2, 2, 1, 3, 4, 3, 5, 6, 4, 7])
     assert triangle_range(tris, 2, 4).corner_lines.tolist() == [0, 1, 2, 3, 0, 4]
     assert triangle_range(tris, 1, 3).corner_lines.tolist() == [0, 1, 2, 3, 2, 4]
+
+
+def test_source_flexed_vertices_counted_as_studiomdl_moves_them() -> None:
+    count = SOURCE_MAX_FLEXED_VERTICES + 2
+    places = np.repeat(np.stack([np.arange(count, dtype=np.float64), np.zeros(count), np.zeros(count)], 1), 3, 0)
+    normals = np.tile([0.0, 0.0, 1.0], (3 * count, 1))  # (3 corners per vertex: counted once)
+    lifted = places + np.array([0.0, 0.0, 0.01])
+    vta = build_vta(places, normals, [("up", lifted, normals)])
+    assert flex_warnings(vta, "face.vta") == [
+        "face.vta: the shape keys move 10,002 distinct vertices; Source's studiomdl takes at most 10,000 "
+        "(MAXSTUDIOFLEXVERTS, \"Too many flexed verts\")"]  # fmt: skip
+    nudged = places + np.array([0.0, 0.0, 0.0005])  # (over the VTA's 0.0001, under studiomdl's 0.001)
+    assert flex_warnings(build_vta(places, normals, [("nudge", nudged, normals)]), "face.vta") == []
+    half = lifted.copy()
+    half[: 3 * (count // 2)] = places[: 3 * (count // 2)]
+    assert flex_warnings(build_vta(places, normals, [("a", half, normals), ("b", half, normals)]), "f") == []
+    assert flex_warnings(SmdDocument(), "none") == []
