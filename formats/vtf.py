@@ -194,20 +194,22 @@ def _expand_565(colours: npt.NDArray[np.uint16]) -> npt.NDArray[np.int32]:
 
 
 def _colour_blocks(colour: UInt8Array, *, allow_transparent: bool) -> UInt8Array:
-    """(N, 8) colour blocks -> (N, 16, 4) RGBA, pixel i of a block at row i // 4, column i % 4."""
+    """(N, 8) colour blocks -> (N, 16, 4) RGBA, pixel i of a block at row i // 4, column i % 4. Each block's four
+    RGBA colours are gathered as 32-bit words (one look-up a pixel, not four)."""
     ends = colour[:, :4].copy().view("<u2")  # (N, 2): colour 0, colour 1
     first, second = _expand_565(ends[:, 0]), _expand_565(ends[:, 1])
     four_colour = (ends[:, 0] > ends[:, 1]) | (not allow_transparent)
-    palette = np.empty((len(colour), 4, 4), np.int32)
+    palette = np.empty((len(colour), 4, 4), np.uint8)
     palette[:, 0, :3], palette[:, 1, :3] = first, second
     mode = four_colour[:, None]
     palette[:, 2, :3] = np.where(mode, (2 * first + second + 1) // 3, (first + second) // 2)
     palette[:, 3, :3] = np.where(mode, (first + 2 * second + 1) // 3, 0)
     palette[:, :, 3] = 255
     palette[:, 3, 3] = np.where(four_colour, 255, 0)
-    codes = colour[:, 4:].copy().view("<u4")[:, 0]  # 2 bits a pixel, pixel 0 in the lowest bits
-    indices = (codes[:, None] >> (2 * np.arange(16, dtype=np.uint32))) & 3
-    return np.take_along_axis(palette, indices[:, :, None].astype(np.intp), axis=1).astype(np.uint8)
+    words = palette.view(np.uint32).reshape(len(colour), 4)
+    codes = colour[:, 4:].copy().view("<u4")  # (N, 1): 2 bits a pixel, pixel 0 in the lowest bits
+    indices = (codes >> (2 * np.arange(16, dtype=np.uint32))) & 3
+    return np.take_along_axis(words, indices.astype(np.intp), axis=1).view(np.uint8).reshape(len(colour), 16, 4)
 
 
 def _explicit_alpha(alpha: UInt8Array) -> UInt8Array:
@@ -230,6 +232,6 @@ def _interpolated_alpha(alpha: UInt8Array) -> UInt8Array:
     palette[:, 2:] = np.where(eight, between8, six)
     bits = np.zeros((len(alpha), 8), np.uint8)
     bits[:, :6] = alpha[:, 2:]
-    codes = bits.view("<u8")[:, 0]
-    indices = (codes[:, None] >> (3 * np.arange(16, dtype=np.uint64))) & np.uint64(7)
-    return np.take_along_axis(palette, indices.astype(np.intp), axis=1).astype(np.uint8)
+    codes = bits.view("<u8")  # (N, 1)
+    indices = (codes >> (3 * np.arange(16, dtype=np.uint64))) & np.uint64(7)
+    return np.take_along_axis(palette.astype(np.uint8), indices.astype(np.intp), axis=1)
