@@ -25,6 +25,8 @@ from ..formats.iqm.extensions import (
 )
 from .iqe import IqeImportOptions, IqeImportProperties, build_document, draw_iqe_import_options
 
+_MAX_FRAME = 1048574  # Blender's frames go from -this to this
+
 
 def _mesh_properties(obj: bpy.types.Object, mesh: iqe.IqeMesh) -> None:
     if mesh.fte is not None:
@@ -73,6 +75,7 @@ def apply_extensions(
         stored = []
         for event in animation.events:
             frame = round(event_frame(event.time, animation.framerate)) + 1  # (the action's first frame is 1)
+            frame = min(max(frame, -_MAX_FRAME), _MAX_FRAME)  # (the exact time stays in the property)
             action.pose_markers.new(event.data).frame = frame
             stored.append({"frame": frame, "time": event.time, "code": as_int32(event.code), "data": event.data})
         action[EVENTS_PROPERTY] = stored

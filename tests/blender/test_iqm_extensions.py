@@ -7,9 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import bpy
+import numpy as np
 import pytest
 
 from formats import iqm
+from formats.iqe.document import IqeEvent
 from formats.iqm.extensions import IqmExtensions
 from tests.blender.conftest import data_state
 from tests.unit.test_iqm_extensions import CORPUS, FTE_FILE, NUCLIDE_FILE, XONOTIC, assert_fte_reads, fte_document
@@ -51,7 +53,9 @@ def test_fte_values_import_as_properties_and_markers_and_export_back_the_same(tm
 
 def test_a_moved_marker_keeps_its_code_and_a_new_one_has_code_0(tmp_path: Path) -> None:
     source = tmp_path / "fte.iqm"
-    source.write_bytes(iqm.write_iqm(fte_document()))
+    document = fte_document()
+    document.animations[0].events.append(IqeEvent(1e30, 5, "far"))  # (beyond Blender's last frame: kept)
+    source.write_bytes(iqm.write_iqm(document))
     bpy.ops.import_scene.iqm(filepath=str(source))
     idle = bpy.data.actions["idle"]
     next(m for m in idle.pose_markers if m.name == "sound/step.wav").frame = 4
@@ -59,6 +63,7 @@ def test_a_moved_marker_keeps_its_code_and_a_new_one_has_code_0(tmp_path: Path) 
     events = by_names(export_model(tmp_path / "edited.iqm"))["events"]
     assert [(name, round(t, 6), code, data) for name, t, code, data in events if name == "idle"] == [
         ("idle", 0.0, 0, "land"), ("idle", 0.1, 7, "footstep left"), ("idle", 0.3, 8, "sound/step.wav")]  # fmt: skip
+    assert ("wave", float(np.float32(1e30)), 5, "far") in events
 
 
 @pytest.mark.skipif(not FTE_FILE.is_file(), reason="the FTE iqmtool file of /work/corpus/iqm_ext is not here")
