@@ -91,6 +91,8 @@ def parse_value(spec: TrackField, raw: str, ini: bool = False) -> Value:
     if _NUMBER.fullmatch(raw) is None:
         raise ValueError(raw)
     number = float(raw)
+    if not -(2.0**31) < number < 2.0**31:  # (also infinity: what the game's 32-bit numbers cannot hold)
+        raise ValueError(raw)
     if spec.kind is bool:
         return number == 1
     return int(number) if spec.kind is int else number
@@ -167,10 +169,6 @@ class ListDocument:
     tail: str  # after the last entry's line
     warnings: list[str] = field(default_factory=list)
 
-    @property
-    def newline(self) -> str:
-        return "\r\n" if "\r\n" in self.head + "".join(e.text for e in self.entries[:1]) else "\n"
-
 
 def _boundary(text: str, end: int, next_start: int) -> int:
     """Where a piece of the list that ends with a value at `end` stops: after its line, or at the next value."""
@@ -229,7 +227,7 @@ def _check_entry(entry: ListEntry, text: str) -> None:
             parse_value(spec, entry.text[start:end])
         except ValueError:
             line, column = position(text, entry.offset + start)
-            raise FormatError(f"{spec.name} of model {entry.model!r} must be a number, not "
+            raise FormatError(f"{spec.name} of model {entry.model!r} must be a number (of 32 bits), not "
                               f"{entry.text[start:end]!r}", line=line, column=column) from None  # fmt: skip
 
 

@@ -201,3 +201,36 @@ def test_real_track_round_trips(tmp_path: Path, track: str) -> None:
     export_pack(out)
     changed = changed_lines(original.decode("latin-1"), (out.parent / "list.txt").read_text("latin-1"))
     assert len(changed) == 1 and changed[0][1] == "3"
+
+
+def test_split_parts_and_duplicates_get_entries_of_their_own(tmp_path: Path) -> None:
+    pack = make_track(tmp_path / "in", ["wall.joe", "fence.joe"])
+    import_pack(pack)
+    fence = bpy.data.objects["fence"]
+    copy = fence.copy()  # (as Shift+D: the custom properties come along)
+    copy.name = "fence2"
+    bpy.context.collection.objects.link(copy)
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=130, y_subdivisions=130)  # 33,282 triangles: split in two
+    big = bpy.context.active_object
+    for key in ("_vdrift_track", "_vdrift_track_entry", "_vdrift_track_index", "_vdrift_track_count",
+                "_vdrift_track_head", "_vdrift_track_tail", "vdrift_texture", "vdrift_surface"):  # fmt: skip
+        big[key] = bpy.data.objects["wall"][key]
+    big.name = "ground"
+    big["vdrift_surface"] = 7
+    out = tmp_path / "out" / "objects.jpk"
+    export_pack(out)
+    members = [m.name for m in jpk.load_jpk(str(out)).members]
+    document = vt.read_list((out.parent / "list.txt").read_text("latin-1"))
+    assert [e.model for e in document.entries] == members
+    settings = {e.model: vt.entry_settings(e) for e in document.entries}
+    assert settings["fence2.joe"] == {**settings["fence.joe"], "model": "fence2.joe"}
+    assert settings["ground.joe"]["surface"] == settings["ground_2.joe"]["surface"] == 7
+    assert settings["ground_2.joe"]["texture"] == "wall.png"
+
+
+def test_a_loose_joe_gets_its_entry(tmp_path: Path) -> None:
+    make_track(tmp_path, ["wall.joe", "sky.joe"])
+    loose = tmp_path / "objects" / "sky.joe"
+    loose.write_bytes(fx.cube_bytes())
+    assert bpy.ops.import_scene.joe(filepath=str(loose)) == {"FINISHED"}
+    assert bpy.data.objects["sky"]["vdrift_skybox"] is True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -175,3 +176,23 @@ def test_real_track_lists_round_trip_when_present() -> None:
         data = path.read_bytes()
         document = vt.read_list(vt.decode(data), str(path))
         assert vt.encode(rewritten(document, list(range(len(document.entries))), {})) == data, path
+
+
+def test_mutated_lists_raise_only_format_errors() -> None:
+    rng = random.Random(5)
+    seeds = [listing([ROW, ROW]), OBJECTS]
+    alphabet = "0123456789 \t\n\r#;=[]&.-eE\0x"
+    for _ in range(600):
+        text = list(rng.choice(seeds))
+        for _ in range(rng.randint(1, 6)):
+            at = rng.randrange(len(text) + 1)
+            if rng.random() < 0.5 and text:
+                del text[min(at, len(text) - 1)]
+            else:
+                text.insert(at, rng.choice(alphabet) * rng.choice((1, 1, 3, 2000)))
+        mutated = "".join(text)
+        for read in (vt.read_list, vt.read_objects):
+            try:
+                read(mutated)
+            except FormatError as error:
+                assert error.line is not None or read is vt.read_list
