@@ -320,6 +320,9 @@ class Wheel:
     tire_mirror: Vector | None = None  # (the 2009-2010 layout mirrors the right tyres too)
     camber: float = 0.0  # degrees about y (forward), negated: VDrift turns the wheel by -camber
     toe: float = 0.0  # degrees about z (up)
+    brake_radius: float = 0.0  # the brake disc's, in metres (0: no disc drawn)
+    brake_mesh: str | None = None
+    brake_textures: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -384,9 +387,14 @@ def _wheel(document: CarDocument, name: str, warnings: list[str]) -> Wheel:
     genrim = (document.get(section, "genrim") or "true").strip() in ("1", "true", "on")
     if mesh is None:
         warnings.append(f"[{section}] names no wheel mesh: only the tyre is shown")
-    camber, toe = (document.numbers(section, key, 1) or (0.0,) for key in ("camber", "toe"))
-    return Wheel(name, section, position, size, mesh, textures, mirror, genrim, document.get(tire, "mesh"),
-                 texture_list(document.get(tire, "texture")), scale_of(document, tire), camber[0], toe[0])  # fmt: skip
+    camber, toe = ((document.numbers(section, key, 1) or (0.0,))[0] for key in ("camber", "toe"))
+    brake = f"{section}.brake"
+    return Wheel(
+        name, section, position, size, mesh, textures, mirror, genrim, document.get(tire, "mesh"),
+        texture_list(document.get(tire, "texture")), scale_of(document, tire), camber, toe,
+        brake_radius=max((document.numbers(brake, "radius", 1) or (0.0,))[0], 0.0),
+        brake_mesh=document.get(brake, "mesh"), brake_textures=texture_list(document.get(brake, "texture")),
+    )  # fmt: skip
 
 
 def _vector(document: CarDocument, section: str, key: str) -> Vector | None:
@@ -510,6 +518,17 @@ def generated_tire(size: TireSize) -> Revolved:
 
 def generated_rim(size: TireSize) -> Revolved:
     return revolve(rim_rings(size), [(0, 1), (2, 3), (4, 5)])
+
+
+def generated_brake(radius: float, thickness: float = 0.025) -> Revolved:
+    """VDrift's generated brake disc (MeshGen::mg_brake_rotor, 25 mm thick) at the wheel's centre, its texture
+    mapped flat across the disc's faces."""
+    half = thickness / 2
+    shape = revolve([(-half, 0.0, 0.0), (-half, radius, 0.0), (half, radius, 0.0), (half, 0.0, 0.0)],
+                    [(0, 1), (1, 2), (2, 3)])  # fmt: skip
+    corners = shape.positions[shape.quads.ravel()]
+    shape.corner_uvs = np.stack([0.5 + 0.5 * corners[:, 1] / radius, 0.5 - 0.5 * corners[:, 2] / radius], axis=1)
+    return shape
 
 
 def disk_transform(size: TireSize) -> tuple[Vector, Vector]:

@@ -124,6 +124,14 @@ class _Builder:
                     else self.generated(f"{label} tire", car_format.generated_tire(wheel.size), wheel.tire_textures))
             if tire is not None:  # fmt: skip
                 self.place(tire, empty, None, None, wheel.tire_mirror)
+        if wheel.brake_textures and (wheel.brake_mesh is not None or (self.options.generate_wheels
+                                                                      and wheel.brake_radius > 0)):
+            brake = (self.model(f"{label} brake", wheel.brake_mesh, None, wheel.brake_textures, False)
+                     if wheel.brake_mesh is not None
+                     else self.generated(f"{label} brake", car_format.generated_brake(wheel.brake_radius),
+                                         wheel.brake_textures))
+            if brake is not None:  # fmt: skip
+                self.place(brake, empty, None, None, None)
 
     def model(self, name: str, mesh_name: str, matrix: Matrix | None, texture_names: list[str],
               alpha: bool) -> bpy.types.Object | None:  # fmt: skip
@@ -212,8 +220,8 @@ class IMPORT_SCENE_OT_vdrift_car(bpy.types.Operator, ImportFilesMixin, ImportHel
 
     generate_wheels: BoolProperty(
         name="Rims and Tyres", default=True,
-        description="Make the rim and the tyre VDrift generates for each wheel from its tyre size; off: only the "
-        "wheel's own model",
+        description="Make the rim, the tyre and the brake disc VDrift generates for each wheel from its sizes; off: "
+        "only the models the .car names",
     )  # fmt: skip
     rewind_clockwise: BoolProperty(
         name="Fix Clockwise Faces", default=True,

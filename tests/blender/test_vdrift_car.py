@@ -76,6 +76,26 @@ mesh = interior.joe
 texture = glass.png
 mesh = glass.joe
 draw = transparent
+
+[wheel.fl.brake]
+texture = rotor.png
+radius = 0.175
+friction = 0.7
+
+[wheel.fr.brake]
+texture = rotor.png
+radius = 0.175
+friction = 0.7
+
+[wheel.rl.brake]
+texture = rotor.png
+radius = 0.125
+friction = 0.7
+
+[wheel.rr.brake]
+texture = rotor.png
+radius = 0.125
+friction = 0.7
 """
 WHEELS = {"fl": (-0.85, 1.12, -0.27), "fr": (0.85, 1.12, -0.27), "rl": (-0.8085, -1.51, -0.28),
           "rr": (0.8085, -1.51, -0.28)}  # fmt: skip
@@ -117,6 +137,7 @@ def car_file(tmp_path: Path) -> Path:
     joe.save_joe(str(parts / "wheel" / "hub.joe"), disk_model())
     write_png(parts / "wheel" / "hub.png", (200, 200, 200, 255))
     write_png(parts / "tire" / "touring.png", (30, 30, 30, 255))
+    write_png(parts / "rotor.png", (120, 120, 120, 255))
     path = folder / "TEST.car"
     path.write_bytes(CAR_TEXT.encode())
     return path
@@ -163,8 +184,11 @@ def test_the_whole_car_arrives_with_its_wheels_in_place(car_file: Path, extensio
         wheel.rotation_euler = (0, 0, 0)  # (the camber: VDrift turns the wheel by -camber about y)
         bpy.context.view_layer.update()
         assert tuple(wheel.matrix_world.translation) == pytest.approx(position)
-        disk, rim, tire = (bpy.data.objects[f"TEST wheel.{name} {part}"] for part in ("disk", "rim", "tire"))
-        assert {disk.parent, rim.parent, tire.parent} == {wheel}
+        disk, rim, tire, brake = (bpy.data.objects[f"TEST wheel.{name} {part}"]
+                                  for part in ("disk", "rim", "tire", "brake"))  # fmt: skip
+        assert {disk.parent, rim.parent, tire.parent, brake.parent} == {wheel}
+        brake_radius = 0.175 if name[0] == "f" else 0.125
+        assert world_radius(brake, wheel.matrix_world.translation) == pytest.approx(brake_radius, rel=1e-5)
         size = (0.215, 45, 18) if name[0] == "f" else (0.275, 40, 18)
         radius = 18 * 0.0254 / 2 + size[0] * size[1] / 100
         assert world_radius(tire, wheel.matrix_world.translation) == pytest.approx(radius, abs=1e-5)
@@ -176,8 +200,8 @@ def test_the_whole_car_arrives_with_its_wheels_in_place(car_file: Path, extensio
         assert (disk_x - position[0]) * outward > 0.05
         assert tuple(disk.scale) == ((-1, 1, 1) if name[1] == "r" else (1, 1, 1))
     summary = last_summary(extension)
-    assert summary.line("Imported").startswith("Imported 1 file: 21 objects")
-    assert len(summary.textures_found) == 5 and not summary.textures_missing
+    assert summary.line("Imported").startswith("Imported 1 file: 25 objects")
+    assert len(summary.textures_found) == 6 and not summary.textures_missing
 
 
 def test_textures_are_wired_glass_blends(car_file: Path) -> None:
@@ -199,7 +223,7 @@ def test_textures_are_wired_glass_blends(car_file: Path) -> None:
 def test_without_rims_and_tyres_only_the_wheel_models(car_file: Path) -> None:
     import_car(car_file, generate_wheels=False)
     assert "TEST wheel.fl disk" in bpy.data.objects
-    assert not [obj for obj in bpy.data.objects if obj.name.endswith((" rim", " tire"))]
+    assert not [obj for obj in bpy.data.objects if obj.name.endswith((" rim", " tire", " brake"))]
 
 
 def test_axes_turn_the_root_only(car_file: Path, tmp_path: Path) -> None:

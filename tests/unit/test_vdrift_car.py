@@ -242,6 +242,17 @@ def test_the_tread_faces_outwards() -> None:
     assert (np.einsum("ij,ij->i", normals, radial) > 0).all()
 
 
+def test_a_brake_disc_is_read_and_generated() -> None:
+    text = OLD_LAYOUT + b"[wheel.fl.brake]\ntexture = rotor.png\nradius = 0.175 # 350mm\n"
+    left, right = car.car_parts(car.read_car(text)).wheels
+    assert (left.brake_radius, left.brake_textures, left.brake_mesh) == (0.175, ["rotor.png"], None)
+    assert (right.brake_radius, right.brake_textures) == (0.0, [])
+    disc = car.generated_brake(0.175)
+    assert np.hypot(disc.positions[:, 1], disc.positions[:, 2]).max() == pytest.approx(0.175)
+    assert np.abs(disc.positions[:, 0]).max() == pytest.approx(0.0125)
+    assert disc.corner_uvs.min() == pytest.approx(0.0) and disc.corner_uvs.max() == pytest.approx(1.0)
+
+
 def test_the_disk_is_moved_and_scaled_as_vdrift_does() -> None:
     offset, scale = car.disk_transform(car.TireSize(215, 45, 18))
     assert offset == (-0.375, 0.0, 0.0)
