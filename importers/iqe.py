@@ -701,18 +701,23 @@ def import_iqe_files(
     paths: list[str],
     options: IqeImportOptions,
     load: Callable[[str], iqe.IqeDocument] | None = None,
+    finish: Callable[[iqe.IqeDocument, list[bpy.types.Object], list[bpy.types.Action], Summary], None] | None = None,
 ) -> Summary:
     """Import files that `load` reads into the IQE document model (IQE, and IQM through its own reader); IQE by
-    default, its numbers read on every core."""
+    default, its numbers read on every core. `finish`, given each document with the objects and actions built
+    from it, adds what only its format holds (IQM: FTE's extensions)."""
     if load is None:
         load = _load_iqe
-
     armatures_made: list[bpy.types.Object] = []
 
     def build(path: str, document: object, summary: Summary) -> None:
         assert isinstance(document, iqe.IqeDocument)
+        actions_before = {action.as_pointer() for action in bpy.data.actions} if finish is not None else set()
         with textures.texturing_new_materials(path, options.find_textures, summary):
-            build_document(context, path, document, options, summary, armatures_made)
+            objects = build_document(context, path, document, options, summary, armatures_made)
+        if finish is not None:
+            new_actions = [action for action in bpy.data.actions if action.as_pointer() not in actions_before]
+            finish(document, objects, new_actions, summary)
 
     return import_all(context, paths, load, build)
 

@@ -11,8 +11,8 @@ import bpy
 from bpy.props import BoolProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper
 
-from ..common import iqe_rig, textures
-from ..common.operators import ImportFilesMixin, Summary, axis_options, draw_panel, file_handler, guarded, import_all
+from ..common import iqe_rig
+from ..common.operators import ImportFilesMixin, Summary, axis_options, draw_panel, file_handler, guarded
 from ..formats import iqe, iqm
 from ..formats.iqm.extensions import (
     EVENTS_PROPERTY,
@@ -23,7 +23,7 @@ from ..formats.iqm.extensions import (
     as_int32,
     event_frame,
 )
-from .iqe import IqeImportOptions, IqeImportProperties, build_document, draw_iqe_import_options
+from .iqe import IqeImportOptions, IqeImportProperties, draw_iqe_import_options, import_iqe_files
 
 _MAX_FRAME = 1048574  # Blender's frames go from -this to this
 
@@ -87,17 +87,11 @@ def import_iqm_files(
     def load(path: str) -> iqe.IqeDocument:
         return iqm.load_iqm(path, use_framegroups)
 
-    armatures_made: list[bpy.types.Object] = []  # (as import_iqe_files builds: animation files onto their rig)
+    def finish(document: iqe.IqeDocument, objects: list[bpy.types.Object], actions: list[bpy.types.Action],
+               summary: Summary) -> None:  # fmt: skip
+        apply_extensions(document, objects, actions, options.merge_by_name, summary)
 
-    def build(path: str, document: object, summary: Summary) -> None:
-        assert isinstance(document, iqe.IqeDocument)
-        before = set(bpy.data.actions)
-        with textures.texturing_new_materials(path, options.find_textures, summary):
-            objects = build_document(context, path, document, options, summary, armatures_made)
-        new_actions = [action for action in bpy.data.actions if action not in before]
-        apply_extensions(document, objects, new_actions, options.merge_by_name, summary)
-
-    return import_all(context, paths, load, build)
+    return import_iqe_files(context, paths, options, load, finish)
 
 
 @axis_options("import")
