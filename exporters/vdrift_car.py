@@ -57,10 +57,13 @@ def chosen_root(context: bpy.types.Context, collection: str = "") -> bpy.types.O
 
 
 def base_document(root: bpy.types.Object, path: str) -> car_format.CarDocument:
-    """The file to update: the one at the output path, else the one the car was imported from."""
-    source = path if os.path.isfile(path) else str(root[CAR_PATH])
+    """The file to update: the one the car was imported from, as it is on disk now (edits made to it since are
+    kept); when it is gone, the one at the output path."""
+    source = str(root[CAR_PATH])
     if not os.path.isfile(source):
-        raise FormatError(f"{source}: the car's .car file is gone; export over an existing .car file")
+        if not os.path.isfile(path):
+            raise FormatError(f"{source}: the car's .car file is gone; export over an existing .car file")
+        source = path
     return car_format.load_car(source)
 
 

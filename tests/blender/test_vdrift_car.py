@@ -281,6 +281,19 @@ def test_an_untouched_car_exports_byte_for_byte(car_file: Path, tmp_path: Path, 
     assert last_summary(extension).line("Exported").startswith("Exported 1 file: 0 changed keys")
 
 
+def test_export_over_another_file_writes_this_cars_file(car_file: Path, tmp_path: Path) -> None:
+    import_car(car_file)
+    other = tmp_path / "other.car"
+    other.write_text("[wheel.fl]\nposition = 9, 9, 9\n")
+    car_file.write_bytes(car_file.read_bytes() + b"# edited since the import\n")
+    export_car(other)
+    assert other.read_bytes() == car_file.read_bytes()  # (the car's own file, as it is now)
+    other.write_text(CAR_TEXT.replace("-0.85, 1.12, -0.27", "9, 9, 9") + "# a copy\n")
+    car_file.unlink()  # gone: the file at the output path is updated instead
+    export_car(other)
+    assert other.read_text() == CAR_TEXT + "# a copy\n"
+
+
 def test_a_moved_wheel_changes_its_position_line_only(car_file: Path, extension) -> None:  # type: ignore[no-untyped-def]
     original = car_file.read_bytes()
     import_car(car_file)
