@@ -279,7 +279,7 @@ CORPUS = Path("/work/corpus/vdrift_cars")
 
 
 def test_real_cars_read_and_write_back_byte_for_byte() -> None:
-    cars = sorted(CORPUS.glob("data/cars/*/*.car"))
+    cars = sorted(CORPUS.glob("data/cars/*/*.car")) + sorted(CORPUS.glob("car_files/*.car"))
     if not cars:
         pytest.skip(f"no VDrift cars in {CORPUS}")
     for path in cars:
