@@ -117,9 +117,9 @@ def _list_text(models: list[tuple[str, bpy.types.Object]], carrier: bpy.types.Ob
     entered: set[str] = set()  # objects whose kept entry is written (the further parts of a split model get new ones)
     for member, obj in models:
         listed = kind_of(obj) == vt.LIST_FILE
-        if listed and obj.get(UNLISTED) and obj.get(ENTRY) is None:
-            continue  # (the list had no entry for it: none is added)
         settings = settings_of(obj, vt.LIST_FILE) if listed else {}
+        if listed and obj.get(UNLISTED) and obj.get(ENTRY) is None and not settings:
+            continue  # (the list had no entry for it: none is added, unless the user gave it settings)
         settings["model"] = member
         entry = _kept_entry(obj, count) if listed and obj.name not in entered else None
         if entry is None:
@@ -156,11 +156,11 @@ def _objects_text(models: list[tuple[str, bpy.types.Object]], carrier: bpy.types
     added: list[tuple[str, dict[str, vt.Value]]] = []
     fresh: list[str] = []
     for member, obj in models:
-        if kind_of(obj) == vt.OBJECTS_FILE and obj.get(UNLISTED) and obj.get(SECTION) is None:
+        settings = settings_of(obj, vt.OBJECTS_FILE) if kind_of(obj) == vt.OBJECTS_FILE else {}
+        if kind_of(obj) == vt.OBJECTS_FILE and obj.get(UNLISTED) and obj.get(SECTION) is None and not settings:
             continue
         section = obj.get(SECTION)
         ours = kind_of(obj) == vt.OBJECTS_FILE and block is not None and obj.get(TEXT) == block.name
-        settings = settings_of(obj, vt.OBJECTS_FILE) if kind_of(obj) == vt.OBJECTS_FILE else {}
         settings["model"] = member
         if ours and isinstance(section, str) and section in names and section not in changes:
             changes[section] = settings

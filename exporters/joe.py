@@ -216,6 +216,10 @@ def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin
         write_bytes_atomically(path, pack)  # (a whole new file: VDrift's own exporter left stale tails behind)
         return summary
     list_path = os.path.join(os.path.dirname(os.path.abspath(path)), track[0])
+    if track[0] == vdrift_track.OBJECTS_FILE and os.path.exists(os.path.join(os.path.dirname(list_path),
+                                                                             vdrift_track.LIST_FILE)):  # fmt: skip
+        summary.warnings.append(f"{vdrift_track.OBJECTS_FILE} written beside a {vdrift_track.LIST_FILE}, which "
+                                "VDrift reads instead: remove the list.txt for the game to use it")  # fmt: skip
     write_files_atomically([(path, pack), (list_path, vdrift_track.encode(track[1]))])  # both, or neither
     summary.files = 2
     return summary

@@ -110,6 +110,11 @@ def test_entries_follow_the_pack_and_new_objects_get_defaults(tmp_path: Path) ->
     barrier = vt.entry_settings(document.entries[listed.index("barrier.joe")])
     assert barrier["texture"] == "barrier.png" and barrier["mipmap"] is True and barrier["collidable"] is True
     assert document.head == HEAD and document.tail == "\n# end of list\n"
+    bpy.data.objects["hidden"]["vdrift_texture"] = "hidden.png"  # settings given: now it gets an entry
+    export_pack(out)
+    entries = vt.read_list((out.parent / "list.txt").read_text("latin-1")).entries
+    hidden = next(e for e in entries if e.model == "hidden.joe")
+    assert vt.entry_settings(hidden)["texture"] == "hidden.png"
 
 
 def test_options_off_read_and_write_no_list(tmp_path: Path) -> None:
