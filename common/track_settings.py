@@ -105,11 +105,15 @@ def list_file(models: list[tuple[str, bpy.types.Object]], warnings: list[str]) -
     if carrier is None:
         return None
     if kind_of(carrier) == vt.LIST_FILE:
-        return vt.LIST_FILE, _list_text(models, carrier, warnings)
+        text = _list_text(models, carrier, warnings)
+        return (vt.LIST_FILE, text) if text is not None else None
     return vt.OBJECTS_FILE, _objects_text(models, carrier, warnings)
 
 
-def _list_text(models: list[tuple[str, bpy.types.Object]], carrier: bpy.types.Object, warnings: list[str]) -> str:
+def _list_text(
+    models: list[tuple[str, bpy.types.Object]], carrier: bpy.types.Object, warnings: list[str]
+) -> str | None:
+    """The list.txt of the members; None when none of them gets an entry (a list of nothing is not written)."""
     head, tail, count = str(carrier.get(HEAD, "")), str(carrier.get(TAIL, "")), int(carrier.get(COUNT, vt.LIST_VALUES))
     newline = "\r\n" if "\r\n" in head + str(carrier.get(ENTRY, "")) else "\n"
     texts: list[str] = []
@@ -130,6 +134,8 @@ def _list_text(models: list[tuple[str, bpy.types.Object]], carrier: bpy.types.Ob
         old = obj.get(INDEX) if entry is not None else None
         number = old if isinstance(old, int) else None
         texts.append(vt.updated_entry(entry, count, settings, len(texts), newline, number))
+    if not texts:
+        return None
     _say_fresh(fresh, vt.LIST_FILE, warnings)
     return vt.write_list(head, texts, tail)
 

@@ -239,3 +239,10 @@ def test_a_loose_joe_gets_its_entry(tmp_path: Path) -> None:
     loose.write_bytes(fx.cube_bytes())
     assert bpy.ops.import_scene.joe(filepath=str(loose)) == {"FINISHED"}
     assert bpy.data.objects["sky"]["vdrift_skybox"] is True
+    unlisted = tmp_path / "objects" / "crate.joe"
+    unlisted.write_bytes(fx.cube_bytes())
+    assert bpy.ops.import_scene.joe(filepath=str(unlisted)) == {"FINISHED"}
+    bpy.ops.object.select_all(action="DESELECT")
+    bpy.data.objects["crate"].select_set(True)
+    export_pack(tmp_path / "out" / "crate.jpk", export_selected_objects=True)
+    assert not (tmp_path / "out" / "list.txt").exists()  # (no entry for it: no list of nothing)
