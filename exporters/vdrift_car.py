@@ -15,7 +15,15 @@ import bpy
 from bpy.props import BoolProperty, StringProperty
 from mathutils import Matrix
 
-from ..common.operators import ExportScopeMixin, PresetSafeExportHelper, Summary, guarded, prepare_layout
+from ..common.operators import (
+    ExportScopeMixin,
+    PresetSafeExportHelper,
+    Summary,
+    draw_panel,
+    guarded,
+    in_file_browser,
+    prepare_layout,
+)
 from ..formats import joe
 from ..formats import vdrift_car as car_format
 from ..formats.atomic import write_files_atomically
@@ -37,23 +45,20 @@ def car_root(obj: bpy.types.Object | None) -> bpy.types.Object | None:
     return obj
 
 
-def chosen_root(context: bpy.types.Context, collection: str = "") -> bpy.types.Object:
-    """The car of the active object; else the one car among the selected objects (or the collection's)."""
-    if collection:
-        holder = bpy.data.collections.get(collection)
-        if holder is None:
-            raise FormatError(f"collection {collection!r} does not exist")
-        candidates = list(holder.all_objects)
-    else:
-        active = car_root(context.view_layer.objects.active)
-        if active is not None:
-            return active
-        candidates = [obj for obj in context.scene.objects if obj.select_get()]
-    roots = {root.as_pointer(): root for root in map(car_root, candidates) if root is not None}
-    if len(roots) != 1:
-        raise FormatError("no VDrift car chosen: make a car imported with File > Import > VDrift Car (or one of its "
-                          "parts) active" if not roots else "several VDrift cars chosen: make one of them active")
-    return next(iter(roots.values()))
+def chosen_root(context: bpy.types.Context, operator: ExportScopeMixin) -> bpy.types.Object:
+    """The car among the objects to export (visible, selected with Selected Only, or a Collection Exporter's):
+    the active object's car, else the only one."""
+    roots = {root.as_pointer(): root for root in map(car_root, operator.objects_to_export(context)) if root}
+    active = car_root(context.view_layer.objects.active)
+    if active is not None and active.as_pointer() in roots:
+        return active
+    if len(roots) == 1:
+        return next(iter(roots.values()))
+    if not roots:
+        raise FormatError(f"no VDrift car to export ({operator.scope_hint()}): import one with File > Import > "
+                          "VDrift Car")  # fmt: skip
+    names = ", ".join(sorted(root.name for root in roots.values()))
+    raise FormatError(f"several VDrift cars ({names}): make a part of one active, or select one (Selected Only)")
 
 
 def base_document(root: bpy.types.Object, path: str) -> car_format.CarDocument:
@@ -68,7 +73,7 @@ def base_document(root: bpy.types.Object, path: str) -> car_format.CarDocument:
 
 
 def export_car(context: bpy.types.Context, path: str, operator: EXPORT_SCENE_OT_vdrift_car) -> Summary:
-    root = chosen_root(context, operator.collection)
+    root = chosen_root(context, operator)
     document = base_document(root, path)
     summary = Summary(files=1, object_kind="changed keys", face_kind="")
     for obj in root.children_recursive:
@@ -186,10 +191,9 @@ class EXPORT_SCENE_OT_vdrift_car(bpy.types.Operator, PresetSafeExportHelper, Exp
 
     def draw(self, context: bpy.types.Context) -> None:
         prepare_layout(self.layout)
-        self.layout.prop(self, "write_models")
-        row = self.layout.row()
-        row.enabled = self.write_models
-        row.prop(self, "apply_modifiers")
+        scope = ("export_selected_objects",) if in_file_browser(context) else ()
+        draw_panel(self.layout, self, "IOGF_vdrift_car_export_include", "Include",
+                   (*scope, "write_models", "apply_modifiers"))  # fmt: skip
 
 
 def menu_export(self: bpy.types.Menu, context: bpy.types.Context) -> None:

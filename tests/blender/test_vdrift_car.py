@@ -226,6 +226,15 @@ def test_without_rims_and_tyres_only_the_wheel_models(car_file: Path) -> None:
     assert not [obj for obj in bpy.data.objects if obj.name.endswith((" rim", " tire", " brake"))]
 
 
+def test_genrim_false_keeps_the_wheel_model_as_it_is(car_file: Path) -> None:
+    right = "position = 0.85, 1.12, -0.27"
+    car_file.write_text(CAR_TEXT.replace(right, f"{right}\ngenrim = false"))
+    import_car(car_file)
+    assert "TEST wheel.fr rim" not in bpy.data.objects and "TEST wheel.fl rim" in bpy.data.objects
+    disk = bpy.data.objects["TEST wheel.fr disk"]
+    assert max(abs(vertex.co.y) for vertex in disk.data.vertices) == pytest.approx(0.5)  # (unscaled)
+
+
 def test_axes_turn_the_root_only(car_file: Path, tmp_path: Path) -> None:
     import_car(car_file, forward_axis="NEGATIVE_Y", global_scale=2.0)
     wheel = bpy.data.objects["TEST wheel.fl"]
@@ -370,9 +379,27 @@ def test_models_are_written_on_request_with_the_car(car_file: Path, tmp_path: Pa
     assert hub.read_bytes() == joe.write_joe(disk_model())  # (a shared part is never written)
 
 
+def test_the_active_car_or_the_selected_one_is_exported(car_file: Path, tmp_path: Path) -> None:
+    import_car(car_file)
+    import_car(car_file)  # (a second copy: TEST.001)
+    second = bpy.data.objects["TEST.001"]
+    second.children[0].location.z += 1.0  # (a part of the second car moved)
+    bpy.context.view_layer.objects.active = None
+    with pytest.raises(RuntimeError, match=r"several VDrift cars \(TEST, TEST.001\)"):
+        export_car(tmp_path / "x.car")
+    for obj in bpy.data.objects:
+        obj.select_set(obj == bpy.data.objects["TEST body"])
+    assert bpy.ops.export_scene.vdrift_car(filepath=str(tmp_path / "first.car"), export_selected_objects=True) \
+        == {"FINISHED"}  # fmt: skip
+    assert (tmp_path / "first.car").read_bytes() == car_file.read_bytes()  # (nothing of the selected car moved)
+    bpy.context.view_layer.objects.active = second.children[0]
+    export_car(tmp_path / "second.car")
+    assert (tmp_path / "second.car").read_bytes() != car_file.read_bytes()
+
+
 def test_export_without_a_car_is_a_clear_error(tmp_path: Path) -> None:
     bpy.ops.mesh.primitive_cube_add()
-    with pytest.raises(RuntimeError, match="no VDrift car chosen"):
+    with pytest.raises(RuntimeError, match=r"no VDrift car to export \(none is visible\)"):
         export_car(tmp_path / "x.car")
     assert not (tmp_path / "x.car").exists()
 
