@@ -6,8 +6,8 @@ where a setting changed. Text is decoded as Latin-1 (every byte stands for itsel
 
 `list.txt`: whitespace-separated values (the game reads it with `>>`); a value that starts with `#` makes the rest
 of its line a comment (the game skips at most 1,024 characters, through the line's end). The first value is the
-number of values per entry (the game requires 17; releases before 2013 accepted 14 to 17, leaving out the last
-ones); then one entry per model, in the fields of LIST_FIELDS, any values past the 17th ignored by the game.
+number of values per entry (the game has required 17 since December 2011; before, 14 to 17 were accepted, the
+last ones left out); then one entry per model, in the fields of LIST_FIELDS, values past the 17th ignored.
 An entry's text is everything from the end of the previous entry's last line to the end of its own last line (its
 `#entry N` comment goes with it), so entries can be reordered, dropped or added.
 
@@ -29,7 +29,7 @@ from .errors import FormatError
 
 LIST_FILE = "list.txt"
 OBJECTS_FILE = "objects.txt"
-LIST_VALUES = 17  # what VDrift has required since 2013 (trackloader.cpp `expected_params`)
+LIST_VALUES = 17  # what VDrift has required since 2011 (trackloader.cpp `expected_params`)
 MIN_LIST_VALUES = 14  # what older releases accepted (fields past the count left at their defaults)
 
 Value = bool | int | float | str
@@ -198,7 +198,7 @@ def _read_list(text: str) -> ListDocument:
     count = int(count_token)
     warnings = []
     if count != LIST_VALUES:
-        warnings.append(f"the list has {count} values per entry; VDrift since 2013 loads only lists of {LIST_VALUES}")
+        warnings.append(f"the list has {count} values per entry; VDrift since 2011 loads only lists of {LIST_VALUES}")
     values = spans[1:]
     if len(values) % count:
         first = values[len(values) - len(values) % count]
