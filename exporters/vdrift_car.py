@@ -13,7 +13,7 @@ import os
 
 import bpy
 from bpy.props import BoolProperty, StringProperty
-from mathutils import Matrix
+from mathutils import Matrix, Quaternion
 
 from ..common.operators import (
     ExportScopeMixin,
@@ -123,10 +123,10 @@ def update_wheel(document: car_format.CarDocument, wheel: bpy.types.Object, sect
                  warnings: list[str]) -> int:  # fmt: skip
     """Position from the wheel's location; camber and toe from its rotation about Y (negated) and Z (about X it
     only spins); the tyre size from its scale: X the width, Y and Z the diameter."""
-    changed = car_format.update_numbers(document, section, "position", tuple(wheel.location), POSITION_DECIMALS)
-    _, camber, toe = (math.degrees(angle) for angle in wheel.rotation_euler)
-    changed |= car_format.update_numbers(document, section, "camber", (-camber,), ANGLE_DECIMALS, (0,))
-    changed |= car_format.update_numbers(document, section, "toe", (toe,), ANGLE_DECIMALS, (0,))
+    _, camber, toe = xyz_degrees(wheel)
+    changed = (car_format.update_numbers(document, section, "position", tuple(wheel.location), POSITION_DECIMALS)
+               + car_format.update_numbers(document, section, "camber", (-camber,), ANGLE_DECIMALS, (0,))
+               + car_format.update_numbers(document, section, "toe", (toe,), ANGLE_DECIMALS, (0,)))  # fmt: skip
     width_factor, y, z = (abs(value) for value in wheel.scale)
     if not math.isclose(y, z, rel_tol=1e-4):
         warnings.append(f"{wheel.name}: scaled unevenly in Y and Z; the tyre's diameter follows their mean")
@@ -139,14 +139,26 @@ def update_wheel(document: car_format.CarDocument, wheel: bpy.types.Object, sect
         raise FormatError(f"[{section}] has no tyre size in this file; export over the car it was imported from")
     values = (round(size.width_mm, SIZE_DECIMALS), round(size.aspect, SIZE_DECIMALS),
               round(size.rim_inch, SIZE_DECIMALS + 1))
-    changed |= car_format.update_numbers(document, where, "size", values, SIZE_DECIMALS + 1)
-    return int(changed)
+    return changed + car_format.update_numbers(document, where, "size", values, SIZE_DECIMALS + 1)
+
+
+def xyz_degrees(obj: bpy.types.Object) -> tuple[float, float, float]:
+    """The object's rotation as VDrift's angles: degrees about x, then y, then z, whatever its rotation mode."""
+    if obj.rotation_mode == "QUATERNION":
+        rotation = obj.rotation_quaternion.to_euler("XYZ")
+    elif obj.rotation_mode == "AXIS_ANGLE":
+        angle, *axis = obj.rotation_axis_angle
+        rotation = Quaternion(axis, angle).to_euler("XYZ")
+    else:
+        rotation = obj.rotation_euler.to_matrix().to_euler("XYZ") if obj.rotation_mode != "XYZ" else obj.rotation_euler
+    x, y, z = (math.degrees(angle) for angle in rotation)
+    return (x, y, z)
 
 
 def update_part(document: car_format.CarDocument, part: bpy.types.Object, section: str) -> int:
     """A drawn part's position, rotation (degrees) and scale; a key the section lacks is added only when the part
     moved from what the game assumes without it."""
-    degrees = tuple(math.degrees(angle) for angle in part.rotation_euler)
+    degrees = xyz_degrees(part)
     changes = (
         car_format.update_numbers(document, section, "position", tuple(part.location), POSITION_DECIMALS, (0, 0, 0)),
         car_format.update_numbers(document, section, "rotation", degrees, ANGLE_DECIMALS, (0, 0, 0)),

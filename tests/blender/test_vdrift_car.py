@@ -318,7 +318,7 @@ def test_a_moved_wheel_changes_its_position_line_only(car_file: Path, extension)
     assert tuple(bpy.data.objects["TEST wheel.fr"].location) == pytest.approx(WHEELS["fr"])
 
 
-def test_a_turned_wheel_writes_camber_and_toe(car_file: Path) -> None:
+def test_a_turned_wheel_writes_camber_and_toe(car_file: Path, extension) -> None:  # type: ignore[no-untyped-def]
     original = car_file.read_bytes()
     import_car(car_file)
     wheel = bpy.data.objects["TEST wheel.fl"]
@@ -327,6 +327,11 @@ def test_a_turned_wheel_writes_camber_and_toe(car_file: Path) -> None:
     text = car_file.read_text()
     assert "position = -0.85, 1.12, -0.27\t# track 1669/2\ncamber = -2.5\ntoe = -0.25\n\n[wheel.fr]" in text
     assert text.replace("camber = -2.5\ntoe = -0.25\n", "camber = -1.0\n") == original.decode()
+    assert last_summary(extension).objects == 2  # (camber and toe)
+    for mode in ("QUATERNION", "ZXY", "AXIS_ANGLE"):  # (Blender turns the values into the new mode)
+        wheel.rotation_mode = mode
+        export_car(car_file)
+        assert car_file.read_text() == text, mode
 
 
 def test_a_scaled_wheel_writes_its_tyre_size_once(car_file: Path, tmp_path: Path) -> None:
