@@ -192,8 +192,8 @@ def _unused(name: str, taken: set[str]) -> str:
 def _say_fresh(names: list[str], kind: str, warnings: list[str]) -> None:
     if names:
         more = f" and {len(names) - 1} more" if len(names) > 1 else ""
-        warnings.append(f"{kind}: {names[0]!r}{more} had no track settings: written with VDrift's defaults (texture: "
-                        "the material's image, else the member's name with .png)")  # fmt: skip
+        warnings.append(f"{kind}: {names[0]!r}{more} had no track settings: written with default ones (mipmapped, "
+                        "collidable; texture: the material's image, else the member's name with .png)")  # fmt: skip
 
 
 def image_name(obj: bpy.types.Object, member: str) -> str:
