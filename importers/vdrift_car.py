@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import bpy
@@ -60,7 +61,7 @@ def parse_file(path: str) -> CarSource:
     car = car_format.car_parts(document)
     source = CarSource(path, car, {}, list(car.warnings))
     names = [part.mesh for part in car.drawables]
-    names += [name for wheel in car.wheels for name in (wheel.mesh, wheel.tire_mesh) if name]
+    names += [name for wheel in car.wheels for name in (wheel.mesh, wheel.tire_mesh, wheel.brake_mesh) if name]
     for name in dict.fromkeys(names):
         found = car_format.find_part(path, name)
         if found is None:
@@ -118,20 +119,26 @@ class _Builder:
         if wheel.generate_rim and self.options.generate_wheels:
             rim = self.generated(f"{label} rim", car_format.generated_rim(wheel.size), wheel.textures)
             self.place(rim, empty, None, None, wheel.mirror)
-        if wheel.tire_textures and (wheel.tire_mesh is not None or self.options.generate_wheels):
-            tire = (self.model(f"{label} tire", wheel.tire_mesh, None, wheel.tire_textures, False)
-                    if wheel.tire_mesh is not None
-                    else self.generated(f"{label} tire", car_format.generated_tire(wheel.size), wheel.tire_textures))
-            if tire is not None:  # fmt: skip
-                self.place(tire, empty, None, None, wheel.tire_mirror)
-        if wheel.brake_textures and (wheel.brake_mesh is not None or (self.options.generate_wheels
-                                                                      and wheel.brake_radius > 0)):
-            brake = (self.model(f"{label} brake", wheel.brake_mesh, None, wheel.brake_textures, False)
-                     if wheel.brake_mesh is not None
-                     else self.generated(f"{label} brake", car_format.generated_brake(wheel.brake_radius),
-                                         wheel.brake_textures))
-            if brake is not None:  # fmt: skip
-                self.place(brake, empty, None, None, None)
+        self.wheel_part(f"{label} tire", empty, wheel.tire_mesh, wheel.tire_textures, wheel.tire_mirror,
+                        lambda: car_format.generated_tire(wheel.size))  # fmt: skip
+        if wheel.brake_radius > 0 or wheel.brake_mesh is not None:
+            self.wheel_part(f"{label} brake", empty, wheel.brake_mesh, wheel.brake_textures, None,
+                            lambda: car_format.generated_brake(wheel.brake_radius))  # fmt: skip
+
+    def wheel_part(self, name: str, empty: bpy.types.Object, mesh_name: str | None, texture_names: list[str],
+                   mirror: car_format.Vector | None, generate: Callable[[], car_format.Revolved]) -> None:  # fmt: skip
+        """A wheel's tyre or brake disc, drawn when it has a texture, as VDrift does: its own model when the .car
+        names one, else the one VDrift generates."""
+        if not texture_names:
+            return
+        if mesh_name is not None:
+            obj = self.model(name, mesh_name, None, texture_names, False)
+        elif self.options.generate_wheels:
+            obj = self.generated(name, generate(), texture_names)
+        else:
+            return
+        if obj is not None:
+            self.place(obj, empty, None, None, mirror)
 
     def model(self, name: str, mesh_name: str, matrix: Matrix | None, texture_names: list[str],
               alpha: bool) -> bpy.types.Object | None:  # fmt: skip

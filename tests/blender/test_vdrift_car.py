@@ -235,6 +235,15 @@ def test_genrim_false_keeps_the_wheel_model_as_it_is(car_file: Path) -> None:
     assert max(abs(vertex.co.y) for vertex in disk.data.vertices) == pytest.approx(0.5)  # (unscaled)
 
 
+def test_a_tyre_or_brake_with_its_own_model_uses_it(car_file: Path) -> None:
+    text = CAR_TEXT.replace("[wheel.rr.tire]\n", "[wheel.rr.tire]\nmesh = wheel/hub.joe\n")
+    car_file.write_text(text.replace("[wheel.rl.brake]\n", "[wheel.rl.brake]\nmesh = interior.joe\n"))
+    import_car(car_file)
+    tire, brake = bpy.data.objects["TEST wheel.rr tire"], bpy.data.objects["TEST wheel.rl brake"]
+    assert len(tire.data.polygons) == len(brake.data.polygons) == 12  # (the models: cubes)
+    assert len(bpy.data.objects["TEST wheel.rl tire"].data.polygons) == 7 * 32  # (generated)
+
+
 def test_axes_turn_the_root_only(car_file: Path, tmp_path: Path) -> None:
     import_car(car_file, forward_axis="NEGATIVE_Y", global_scale=2.0)
     wheel = bpy.data.objects["TEST wheel.fl"]
