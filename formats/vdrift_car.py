@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from .errors import FormatError
+from .errors import FormatError, read_file_bytes
 
 Vector = tuple[float, float, float]
 _COMMENT_OR_END = ";#]\r"
@@ -170,8 +170,7 @@ def read_car(data: bytes, path: str | None = None) -> CarDocument:
 
 
 def load_car(path: str) -> CarDocument:
-    with open(path, "rb") as stream:
-        return read_car(stream.read(), path)
+    return read_car(read_file_bytes(path), path)
 
 
 def _read_line(document: CarDocument, line: CarLine, section: str) -> str:

@@ -11,6 +11,7 @@ import pytest
 
 from formats import vdrift_car as car
 from formats.errors import FormatError
+from tests.mutations import fuzz_count, mutations
 
 CAR = b"""# a comment \xe9 in Latin-1
 [engine]
@@ -158,6 +159,29 @@ def test_errors_name_the_line_and_column(text: bytes, line: int, column: int, wo
     error = caught.value
     assert (error.path, error.line, error.column) == ("x.car", line, column)
     assert words in error.message
+
+
+def test_folders_and_devices_are_refused_without_reading_them(tmp_path: Path) -> None:
+    for path in (str(tmp_path), "/dev/zero"):
+        with pytest.raises(FormatError, match=r"not a file|folder"):
+            car.load_car(path)
+
+
+def test_only_format_errors_escape_whatever_the_bytes() -> None:
+    """What the importer runs before touching Blender, and a write of every wheel back, on mutated cars."""
+    accepted = rejected = 0
+    for data in mutations([CAR, OLD_LAYOUT, CAR.replace(b"\n", b"\r\n")], fuzz_count(1_500), seed=20261202):
+        try:
+            document = car.read_car(data, "fuzz.car")
+            parts = car.car_parts(document)
+            for wheel in parts.wheels:
+                car.generated_tire(wheel.size), car.generated_rim(wheel.size), car.generated_brake(1.0)
+                car.update_numbers(document, wheel.section, "position", (1.0, 2.0, 3.0))
+            assert car.read_car(document.to_bytes()).to_bytes() == document.to_bytes()
+            accepted += 1
+        except FormatError:
+            rejected += 1
+    assert accepted and rejected
 
 
 # ------------------------------------------------------------------------------------------------ writing
