@@ -16,6 +16,7 @@ import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, StringProperty
 from bpy_extras.io_utils import ImportHelper
+from mathutils import Matrix
 
 from ..common import compat, iqe_rig, mesh_io, textures
 from ..common.animation import (
@@ -114,6 +115,7 @@ class ParsedFile:
     loop: bool = False  # the sequence's `loop` option: a cyclic action
     also_as: list[tuple[str, float, bool]] = field(default_factory=list)  # later sequences of it: name, fps, loop
     bodygroup: str = ""  # a QC's $bodygroup naming it: the mesh goes into a collection of that name
+    attachments: list[smd.QcAttachment] = field(default_factory=list)  # the QC's, on its first mesh's armature
     search: SourceSearch | None = None  # where its materials are, by the engine's rules
 
     @property
@@ -148,6 +150,7 @@ class PlannedFile:
     loop: bool = False
     also_as: list[tuple[str, float, bool]] = field(default_factory=list)  # more sequences of it: name, fps, loop
     bodygroup: str = ""  # a QC's $bodygroup naming it
+    attachments: list[smd.QcAttachment] = field(default_factory=list)
     search: SourceSearch | None = None  # where its materials are ($cdmaterials, $cdtexture, game folder)
 
 
@@ -169,7 +172,7 @@ def plan_files(paths: list[str], options: SmdImportOptions, summary: Summary) ->
         first_stem = stem_of(qc.meshes[0].path) if qc.meshes else None
         planned += [PlannedFile(mesh.path, own, first_stem if row else None, from_qc=True,
                                 collision=mesh.command in smd.COLLISION_COMMANDS, bodygroup=mesh.bodygroup,
-                                search=search)
+                                search=search, attachments=qc.attachments if row == 0 else [])
                     for row, mesh in enumerate(qc.meshes)]  # fmt: skip
         planned += [PlannedFile(flex.path, own, stem_of(mesh.path), from_qc=True, shape_names=flex.names)
                     for mesh in qc.meshes for flex in mesh.flex_files]  # fmt: skip
@@ -416,6 +419,7 @@ def build_reference(
         if not others:
             state.skeletons.append((_skeleton_key(document), armature))
     state.armatures.append((name, armature))
+    add_attachments(context, armature, parsed.attachments, options, summary)
     if len(document.skeleton) > 1:
         summary.warnings.append(f"{name}: reference SMD has {len(document.skeleton)} skeleton frames; the first is "
                                 "the rest pose, the others were ignored")  # fmt: skip
@@ -468,6 +472,43 @@ def build_reference(
     state.meshes.append((name, obj))
     summary.objects += 1
     summary.faces += len(mesh.polygons)
+
+
+def add_attachments(
+    context: bpy.types.Context, armature: bpy.types.Object, attachments: list[smd.QcAttachment],
+    options: SmdImportOptions, summary: Summary,
+) -> None:  # fmt: skip
+    """The QC's `$attachment`s as empties parented to their bones, where the export writes them from: at the offset
+    in the bone's rest frame (model space if `absolute`), turned by `rotate` (Source's pitch, yaw, roll)."""
+    if not attachments:
+        return
+    skeleton = read_skeleton(armature)  # (rest frames in model space, the bone-axis turn undone)
+    row_of: dict[str, int] = {}
+    for row, bone_name in enumerate(skeleton.names):
+        bone = armature.data.bones[bone_name]
+        row_of.setdefault(file_name_of(bone), row)
+        row_of.setdefault(bone_name, row)
+    size = max((bone.length for bone in armature.data.bones), default=1.0) * 0.5
+    for attachment in attachments:
+        row = row_of.get(attachment.bone, row_of.get(blender_bone_name(attachment.bone)))
+        if row is None:
+            summary.warnings.append(f"attachment {attachment.name!r}: its bone {attachment.bone!r} is not in "
+                                    f"armature {armature.name!r}; left out")  # fmt: skip
+            continue
+        pitch, yaw, roll = np.radians(attachment.rotation)
+        turn = euler_to_matrix(np.array([roll, pitch, yaw]))  # (Source's angles: yaw about Z, pitch Y, roll X)
+        local = compose(np.array(attachment.offset) * options.global_scale, turn)
+        placed = (options.transform() @ local) if attachment.absolute else skeleton.rest[row] @ local
+        bone = armature.data.bones[skeleton.names[row]]
+        name = f"attachment{attachment.name}" if attachment.name.isdigit() else attachment.name
+        empty = mesh_io.link_new_object(context, name, None, summary.warnings)
+        empty.empty_display_type, empty.empty_display_size = "ARROWS", size
+        empty.parent, empty.parent_type, empty.parent_bone = armature, "BONE", bone.name
+        tail = np.identity(4)
+        tail[1, 3] = bone.length  # (a bone's children hang from its tail; the export undoes the same)
+        empty.matrix_parent_inverse = Matrix((np.linalg.inv(np.array(bone.matrix_local) @ tail)).tolist())
+        empty.matrix_basis = Matrix(placed.tolist())
+        summary.objects += 1
 
 
 def bodygroup_collection(context: bpy.types.Context, group: str, state: ImportState) -> bpy.types.Collection:
@@ -764,7 +805,8 @@ def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdI
             parsed.append(replace(parse_file(item.path, own), options=own, target=item.target, from_qc=item.from_qc,
                                   shape_names=item.shape_names, collision=item.collision,
                                   action_name=item.action_name, frame_rate=item.frame_rate, loop=item.loop,
-                                  also_as=item.also_as, bodygroup=item.bodygroup, search=item.search))  # fmt: skip
+                                  also_as=item.also_as, bodygroup=item.bodygroup, search=item.search,
+                                  attachments=item.attachments))  # fmt: skip
             tracker.step()
         state = ImportState()
         for file in parsed:

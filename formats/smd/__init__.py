@@ -17,7 +17,7 @@ from ..errors import FileBuffer, FormatError, read_file_buffer
 from ..rows import row_lengths
 from .animation import DenseAnimation, dense_skeleton
 from .document import Flavour, SkeletonFrame, SmdDocument, SmdNode, Triangles, VertexFrame
-from .qc import COLLISION_COMMANDS, QcDocument, QcFlexFile, QcMesh, load_qc
+from .qc import COLLISION_COMMANDS, QcAttachment, QcDocument, QcFlexFile, QcMesh, load_qc
 from .reader import read_smd
 from .render import first_unwritable
 from .weights import (
@@ -40,6 +40,7 @@ __all__ = [
     "VTA_CHANGE_THRESHOLD",
     "DenseAnimation",
     "Flavour",
+    "QcAttachment",
     "QcDocument",
     "QcFlexFile",
     "QcMesh",

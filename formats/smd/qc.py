@@ -57,6 +57,18 @@ class QcMesh:
 
 
 @dataclass
+class QcAttachment:
+    """`$attachment NAME BONE X Y Z [rotate PITCH YAW ROLL] [absolute] ...`: a point on a bone (GoldSrc names it by
+    an index)."""
+
+    name: str
+    bone: str
+    offset: tuple[float, float, float]  # in the bone's frame; model space when `absolute`
+    rotation: tuple[float, float, float] = (0.0, 0.0, 0.0)  # pitch, yaw, roll in degrees (Source's `rotate`)
+    absolute: bool = False
+
+
+@dataclass
 class QcDocument:
     up_axis: str | None = None  # "X", "Y" or "Z" from `$upaxis`
     meshes: list[QcMesh] = field(default_factory=list)
@@ -71,6 +83,7 @@ class QcDocument:
     included: list[str] = field(default_factory=list)  # the $include files read, in reading order (repeats too)
     material_folders: list[str] = field(default_factory=list)  # $cdmaterials (Source), in order, each once
     texture_folders: list[str] = field(default_factory=list)  # $cdtexture (GoldSrc), absolute, in order
+    attachments: list[QcAttachment] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -334,9 +347,26 @@ class _Reader:
             folder = os.path.normpath(os.path.join(self.root, plain[0].replace("\\", "/")))
             if folder not in self.document.texture_folders:
                 self.document.texture_folders.append(folder)
+        elif name == "$attachment":
+            self.attachment(tokens[at - 1], plain)
         elif name == "$lod":  # (lower details of the meshes imported: the model is whole without them)
             self.document.notes.append(f"{_where(tokens[at - 1])}: $lod meshes are not imported")
         return end
+
+    def attachment(self, command: _Token, plain: list[str]) -> None:
+        """An `$attachment`, or a warning where its numbers are not numbers (studiomdl would read them as 0)."""
+        words = [word.lower() for word in plain]
+        try:
+            offset = (float(plain[2]), float(plain[3]), float(plain[4]))
+            at = words.index("rotate") if "rotate" in words else -1
+            rotation = (float(plain[at + 1]), float(plain[at + 2]), float(plain[at + 3])) if at >= 0 else (0.0,) * 3
+        except (IndexError, ValueError):
+            shown = " ".join(plain[:5])
+            self.document.warnings.append(f"{_where(command)}: $attachment {shown!r} is not NAME BONE X Y Z "
+                                          "[rotate P Y R]; left out")  # fmt: skip
+            return
+        self.document.attachments.append(
+            QcAttachment(plain[0], plain[1], offset, rotation, "absolute" in words[5:]))
 
     def material_folders(self, args: list[_Token]) -> None:
         """`$cdmaterials`: several folders may follow one command, `/` or `\\` between their parts; at most 32."""

@@ -69,8 +69,14 @@ def test_the_written_qc_builds_the_scene_back(flavour: str, tmp_path: Path) -> N
     assert ('$attachment "muzzle" "neck"' in qc) == (flavour == "SOURCE")
     assert ('$surfaceprop "metal"' in qc) == (flavour == "SOURCE")
     before = {a.name: (tuple(a.frame_range), a.get("iqe_framerate"), a.use_cyclic) for a in bpy.data.actions}
+    bpy.context.scene.frame_set(1)
+    muzzle_at = np.array(bpy.data.objects["muzzle"].matrix_world.translation)
     bpy.ops.wm.read_homefile(use_empty=True)
     assert bpy.ops.import_scene.valve_smd(filepath=str(tmp_path / "model.qc")) == {"FINISHED"}
+    muzzle = bpy.data.objects["muzzle" if flavour == "SOURCE" else "attachment0"]  # (GoldSrc numbers them)
+    assert (muzzle.type, muzzle.parent_type, muzzle.parent_bone) == ("EMPTY", "BONE", "neck")
+    bpy.context.scene.frame_set(1)
+    np.testing.assert_allclose(np.array(muzzle.matrix_world.translation), muzzle_at, atol=1e-5)
     meshes = {obj.name: len(obj.data.polygons) for obj in bpy.data.objects if obj.type == "MESH"}
     assert meshes == {"body": 12, "head": 12, "cap": 12, "helmet": 12}
     armature = next(obj for obj in bpy.data.objects if obj.type == "ARMATURE")
@@ -96,9 +102,7 @@ def test_the_cli_writes_the_qc_and_refuses_a_build_over_its_inputs(tmp_path: Pat
     assert main(["convert", qc, "-o", again, *settings], prog="iogf") == 2  # (its folder is missing)
     (tmp_path / "again").mkdir()
     assert main(["convert", qc, "-o", again, *settings], prog="iogf") == 0
-    # (the same QC but its attachment: an import makes no empties from $attachment lines)
-    assert (tmp_path / "again" / "model.qc").read_text() == (source / "model.qc").read_text().replace(
-        '\n$attachment "muzzle" "neck" 0 1 0\n', "")
+    assert (tmp_path / "again" / "model.qc").read_text() == (source / "model.qc").read_text()  # (its attachment too)
     for name in ("body.smd", "head.vta", "model_walk.smd"):
         assert (tmp_path / "again" / name).is_file()
     assert main(["convert", qc, "-o", str(source / "copy.smd"), *settings], prog="iogf") == 2  # (over its inputs)

@@ -331,3 +331,21 @@ event reset
     assert [Path(m.path).name for m in qc.meshes] == ["gun.smd"]
     found = {Path(p).name: (qc.frame_rates[p], qc.loops[p]) for p in qc.animations}
     assert found == {"idle.smd": (13.0, True), "fire.smd": (30.0, False)}
+
+
+def test_attachments_are_read_with_their_rotation_and_a_bad_one_is_named(tmp_path: Path) -> None:
+    (tmp_path / "ref.smd").write_text("version 1\n")
+    (tmp_path / "m.qc").write_text(
+        '$body body "ref.smd"\n'
+        '$attachment "muzzle" "ValveBiped.Anim_Attachment_RH" 1.5 -2 0.25 rotate 0 90 -45 rigid\n'
+        "$attachment 0 \"Bip01 Head\" 0 0 3\n"
+        '$attachment "eyes" "head" 0 0 x\n'
+        '$attachment "world" "root" 10 0 0 absolute\n'
+    )
+    qc = load_qc(tmp_path / "m.qc")
+    assert [(a.name, a.bone, a.offset, a.rotation, a.absolute) for a in qc.attachments] == [
+        ("muzzle", "ValveBiped.Anim_Attachment_RH", (1.5, -2.0, 0.25), (0.0, 90.0, -45.0), False),
+        ("0", "Bip01 Head", (0.0, 0.0, 3.0), (0.0, 0.0, 0.0), False),
+        ("world", "root", (10.0, 0.0, 0.0), (0.0, 0.0, 0.0), True),
+    ]
+    assert any("m.qc line 4" in text and "$attachment" in text and "left out" in text for text in qc.warnings), qc.warnings
