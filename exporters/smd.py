@@ -897,6 +897,8 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
         for part, renamed in zip(parts, names, strict=True):
             part.material_names = renamed
         plan.files += textures
+    elif flavour == "goldsrc" and parts:
+        summary.warnings += smd_textures.rule_warnings(meshes, [part.material_names for part in parts])
     qc = smd_qc.new_model(path, settings.qc, settings.flavour, settings.up_axis, summary.warnings) if settings.qc \
         else None  # fmt: skip
     written_sequences: tuple[list[ActionSource], list[str]] = ([], [])  # (for the QC)

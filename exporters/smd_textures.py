@@ -60,6 +60,33 @@ def convert_textures(
     return renamed, files, [texture.file_name for texture in unique if texture.masked]
 
 
+def rule_warnings(meshes: list[bpy.types.Object], material_names: list[list[str]]) -> list[str]:
+    """Without Convert Textures: one warning naming the materials whose images break GoldSrc's texture rules (an
+    image that is not an 8-bit indexed BMP of sides multiples of 8 up to 512, or a name over 63 characters)."""
+    materials = {mesh_io.original_name(slot.material): slot.material for obj in meshes for slot in obj.material_slots
+                 if slot.material is not None}  # fmt: skip
+    broken = []
+    for name in dict.fromkeys(name for names in material_names for name in names):
+        material = materials.get(name)
+        image = base_image(material) if material is not None else None
+        if image is None:
+            continue
+        source = _image_file(image)
+        data = _file_bytes(image, source)
+        try:
+            header = bmp8.bmp_header(data, source) if data is not None and source.lower().endswith(".bmp") else None
+        except FormatError:
+            header = None
+        problems = bmp8.goldsrc_problems(header, os.path.basename(source) or image.name)
+        if problems:
+            broken.append(f"{name!r} ({'; '.join(problems)})")
+    if not broken:
+        return []
+    return [f"GoldSrc's studiomdl takes textures as 8-bit indexed BMPs, sides multiples of 8 up to 512, named in at "
+            f"most 63 characters; {len(broken)} material image(s) are not: {', '.join(broken[:5])}"
+            f"{' ...' if len(broken) > 5 else ''} (Convert Textures for GoldSrc writes them as such)"]
+
+
 def base_image(material: bpy.types.Material) -> bpy.types.Image | None:
     """The image of the Image Texture node feeding a shader's Base Color, else of the first one with an image."""
     tree = material.node_tree

@@ -119,3 +119,22 @@ def test_textures_are_converted_for_goldsrc(tmp_path: Path, extension) -> None: 
     assert bpy.ops.export_scene.valve_smd(filepath=str(out / "source.smd"), convert_textures=True) == {"FINISHED"}
     assert sorted(extension.formats.smd.read_smd((out / "source.smd").read_bytes()).triangles.material_names) == [
         "body", "leaves"]  # (Source: its materials are VMTs; nothing converted)
+
+
+def test_without_convert_textures_images_breaking_the_rules_are_named(tmp_path: Path, extension) -> None:  # type: ignore[no-untyped-def]
+    bmp8 = extension.formats.bmp8
+    leaf = bpy.data.images.new("leaf texture", 100, 60)  # (no file: not a BMP; sides not multiples of 8)
+    rng = np.random.default_rng(5)
+    good = bmp8.Bitmap8(rng.integers(0, 256, (16, 24), dtype=np.uint8), rng.integers(0, 256, (256, 3), np.uint8))
+    (tmp_path / "skin.bmp").write_bytes(bmp8.write_bmp8(good))
+    obj = grid_object("sheet", 2)
+    _textured(obj, "leaves", leaf, alpha=False)
+    _textured(obj, "skin.bmp", bpy.data.images.load(str(tmp_path / "skin.bmp")), alpha=False)
+    obj.data.polygons.foreach_set("material_index", [0, 0, 1, 1])
+    assert bpy.ops.export_scene.valve_smd(filepath=str(tmp_path / "model.smd"), flavour="GOLDSRC") == {"FINISHED"}
+    rules = [w for w in extension.common.operators.LAST_SUMMARY[0].warnings if "8-bit indexed BMPs" in w]
+    assert rules == ["GoldSrc's studiomdl takes textures as 8-bit indexed BMPs, sides multiples of 8 up to 512, "
+                     "named in at most 63 characters; 1 material image(s) are not: 'leaves' (not a BMP) (Convert "
+                     "Textures for GoldSrc writes them as such)"]  # (skin.bmp keeps the rules)
+    assert bpy.ops.export_scene.valve_smd(filepath=str(tmp_path / "source.smd")) == {"FINISHED"}  # (Source: none)
+    assert not [w for w in extension.common.operators.LAST_SUMMARY[0].warnings if "8-bit indexed BMPs" in w]
