@@ -348,4 +348,5 @@ def test_attachments_are_read_with_their_rotation_and_a_bad_one_is_named(tmp_pat
         ("0", "Bip01 Head", (0.0, 0.0, 3.0), (0.0, 0.0, 0.0), False),
         ("world", "root", (10.0, 0.0, 0.0), (0.0, 0.0, 0.0), True),
     ]
-    assert any("m.qc line 4" in text and "$attachment" in text and "left out" in text for text in qc.warnings), qc.warnings
+    said = [text for text in qc.warnings if "m.qc line 4" in text and "$attachment" in text and "left out" in text]
+    assert said, qc.warnings
