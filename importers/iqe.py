@@ -77,24 +77,28 @@ def build_document(
     context: bpy.types.Context, path: str, document: iqe.IqeDocument, options: IqeImportOptions, summary: Summary,
     armatures_made: list[bpy.types.Object] | None = None,
 ) -> list[bpy.types.Object]:
-    """Build one file's objects. `armatures_made`: those the same import made before (an animation-only file goes
-    onto the last of them), to which this file's armature is added."""
+    """Build one file's objects. `armatures_made`: those the same import made before (an animation-only file may go
+    onto one of them), to which this file's armature is added."""
     stem = os.path.splitext(os.path.basename(path))[0]
     warnings = [f"{stem}: {text}" for text in document.warnings]
-    summary.notes += [f"{stem}: {text}" for text in document.notes]
     root_objects: list[bpy.types.Object] = []
     armature_obj: bpy.types.Object | None = None
     bone_names: list[str] = []
-    target = _existing_rig(context, stem, document, options, armatures_made or [], summary.notes)
-    if target is not None:
-        armature_obj = target
-        bone_names = _animations_onto(context, stem, document, target, summary, warnings)
-        summary.notes.append(f"{stem}: animations added to armature {target.name!r}")
+    onto = _existing_rig(context, stem, document, options, armatures_made or [], summary.notes)
+    target = onto[0] if onto is not None else None
+    notes = document.notes
+    if onto is not None:
+        armature_obj = onto[0]
+        bone_names = _animations_onto(context, stem, document, onto[0], onto[1], summary, warnings)
+        how = ", joints matched by number" if document.joints_numbered else ""
+        notes = [text for text in notes if not text.startswith(iqe.NUMBERED_JOINTS_NOTE)]  # (no joints were made)
+        summary.notes.append(f"{stem}: animations added to armature {onto[0].name!r}{how}")
     elif document.joints and options.import_armature:
         armature_obj, bone_names = _build_skeleton(context, stem, document, options, warnings)
         root_objects.append(armature_obj)
         if armatures_made is not None:
             armatures_made.append(armature_obj)
+    summary.notes += [f"{stem}: {text}" for text in notes]
     normals_by_mesh = _file_or_generated_normals(document, warnings, stem)
     objects = []
     for name, members in _object_groups(document, options.merge_by_name):
@@ -497,22 +501,38 @@ def _play(context: bpy.types.Context, stem: str, animation: iqe.IqeAnimation, wa
 def _existing_rig(
     context: bpy.types.Context, stem: str, document: iqe.IqeDocument, options: IqeImportOptions,
     armatures_made: list[bpy.types.Object], notes: list[str],
-) -> bpy.types.Object | None:  # fmt: skip
-    """The armature the file's animations go onto instead of a new one (see ANIMATION_ARMATURE): the last armature
-    this import made, else the active (or only selected, or only) armature of the scene; for a file with meshes (Active
-    Armature only), that armature only if it is the file's rig (its meshes are then skinned to it)."""
+) -> tuple[bpy.types.Object, list[str]] | None:  # fmt: skip
+    """The armature the file's animations go onto instead of a new one (see ANIMATION_ARMATURE), with each joint's
+    bone ("" for one it lacks): of the armatures this import made (the last first), then the active (or only
+    selected, or only) armature of the scene, the first holding every joint, else the first holding some; for a file
+    with meshes (Active Armature only), only one that is the file's rig (its meshes are then skinned to it). Joints
+    an IQM numbers without names are matched by number, to a rig of as many bones."""
     mode = options.animation_armature
     if not (mode != "NEW" and options.import_armature and options.import_animations and document.joints
             and document.animations and (mode == "ACTIVE" or not document.meshes)):  # fmt: skip
         return None
-    target = armatures_made[-1] if armatures_made else scene_armature(context)
-    if target is None or (document.meshes and not _is_rig_of(target, document)):
-        return None
-    by_name = _bones_by_file_name(target)
-    if not any(joint.name in by_name for joint in document.joints):
-        notes.append(f"{stem}: none of its joints is a bone of armature {target.name!r}: an armature of its own")
-        return None
-    return target
+    scene_rig = scene_armature(context)
+    candidates = [*reversed(armatures_made), *([scene_rig] if scene_rig is not None else [])]
+    matches = [(target, _joint_bones(target, document)) for target in candidates
+               if not document.meshes or _is_rig_of(target, document)]  # fmt: skip
+    chosen = next((pair for pair in matches if all(pair[1])), None) or next((pair for pair in matches if any(pair[1])),
+                                                                            None)  # fmt: skip
+    if chosen is None and candidates:
+        how = "as many bones as it has joints" if document.joints_numbered else "one of its joints as a bone"
+        notes.append(f"{stem}: no armature has {how}: an armature of its own")
+    return chosen
+
+
+def _joint_bones(target: bpy.types.Object, document: iqe.IqeDocument) -> list[str]:
+    """Each joint's bone in `target` ("" where it has none): by name, or for numbered joints by number (the bones in
+    the order of the file they came from), all or none."""
+    if not document.joints_numbered:
+        by_name = _bones_by_file_name(target)
+        return [by_name.get(joint.name, "") for joint in document.joints]
+    bones = armature_helpers.bones_in_file_order(target)
+    if len(bones) != len(document.joints):  # (the engines check the count alone)
+        return [""] * len(document.joints)
+    return [bone.name for bone in bones]
 
 
 def _bones_by_file_name(target: bpy.types.Object) -> dict[str, str]:
@@ -541,13 +561,11 @@ def _is_rig_of(target: bpy.types.Object, document: iqe.IqeDocument) -> bool:
 
 
 def _animations_onto(
-    context: bpy.types.Context, stem: str, document: iqe.IqeDocument, target: bpy.types.Object, summary: Summary,
-    warnings: list[str],
+    context: bpy.types.Context, stem: str, document: iqe.IqeDocument, target: bpy.types.Object,
+    joint_bones: list[str], summary: Summary, warnings: list[str],
 ) -> list[str]:  # fmt: skip
-    """The file's animations as actions of an existing armature, joints matched to bones by name; a bone the file
-    lacks follows its parent at rest. Returns each joint's bone name ("" for a joint the armature lacks)."""
-    by_name = _bones_by_file_name(target)
-    joint_bones = [by_name.get(joint.name, "") for joint in document.joints]
+    """The file's animations as actions of an existing armature, each joint onto its bone in `joint_bones` ("" for
+    one the armature lacks); a bone the file lacks follows its parent at rest. Returns `joint_bones`."""
     unmatched = [joint.name for joint, bone in zip(document.joints, joint_bones, strict=True) if not bone]
     if unmatched:
         warnings.append(f"{stem}: {len(unmatched)} joint(s) are not bones of armature {target.name!r}, their "
@@ -566,6 +584,14 @@ def _animations_onto(
                                         for name in skeleton.names]  # fmt: skip
     row_of_joint = {bone: row for row, bone in enumerate(skeleton.names)}
     file_parents = [joint.parent for joint in document.joints]
+    if document.joints_numbered:  # (the engines compose numbered poses under the model's own joints)
+        row_of_bone = {name: row for row, name in enumerate(joint_bones)}
+        own = [row_of_bone.get(bones[name].parent.name, -1) if bones[name].parent else -1 for name in joint_bones]
+        if own != file_parents:
+            summary.notes.append(f"{stem}: {sum(a != b for a, b in zip(own, file_parents, strict=True))} joint(s) "
+                                 f"hang from other joints than in armature {target.name!r}: played under the "
+                                 "armature's, as the engines play them")  # fmt: skip
+        file_parents = own
     keyed = [row_of_joint[name] for name in joint_bones if name]
     keyed_names = [skeleton.names[row] for row in keyed]
     # (keys in the rig's own rotation mode: Euler XYZ keys of an SMD import's rig go on playing)

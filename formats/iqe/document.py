@@ -169,6 +169,9 @@ class IqeAnimation:
     events: list[IqeEvent] = field(default_factory=list)  # FTE_EVENT events (IQM only)
 
 
+NUMBERED_JOINTS_NOTE = "the file holds animations but no joints"
+
+
 @dataclass
 class IqeDocument:
     meshes: list[IqeMesh] = field(default_factory=list)
@@ -179,6 +182,9 @@ class IqeDocument:
     comment_section: str | None = None  # verbatim text after the `comment` command
     warnings: Warnings = field(default_factory=Warnings)
     notes: list[str] = field(default_factory=list)  # what an import says without a warning: the file is as it should be
+    # joints an IQM names by number alone (an animation file: it has poses but no joints), for a model of the same
+    # skeleton; they are matched to its bones by number
+    joints_numbered: bool = False
 
     def base_pose_array(self) -> FloatArray:
         """Base poses as a (J, 10) array of POSE_CHANNELS."""

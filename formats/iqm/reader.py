@@ -17,6 +17,7 @@ import numpy.typing as npt
 from ..errors import FileBuffer, FormatError, Warnings
 from ..iqe.document import (
     MAX_INFLUENCES,
+    NUMBERED_JOINTS_NOTE,
     IqeAnimation,
     IqeDocument,
     IqeEvent,
@@ -233,8 +234,9 @@ def _joints_of_poses(model: IqmModel, document: IqeDocument) -> list[IqeJoint]:
     if not first.shape[0]:
         return []
     pose = first[0].astype(np.float64)
-    document.notes.append(f"the file holds animations but no joints (an animation for a model of the same "
-                          f"skeleton): {len(parents)} joints named joint_0... were made, placed as in the first frame")
+    document.joints_numbered = True
+    document.notes.append(f"{NUMBERED_JOINTS_NOTE} (an animation for a model of the same skeleton): "
+                          f"{len(parents)} joints named joint_0... were made, placed as in the first frame")
     return [IqeJoint(f"joint_{index}", parent, _triple(row[0:3]), _quaternion(row[3:7]), (1.0, 1.0, 1.0))
             for index, (parent, row) in enumerate(zip(parents, pose, strict=True))]  # fmt: skip
 

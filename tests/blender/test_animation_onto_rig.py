@@ -289,3 +289,53 @@ def test_smd_animation_onto_an_iqe_rig_with_a_turned_bone_axis(tmp_path: Path, e
     turn = extension.common.armature.joint_turn(rig)
     np.testing.assert_allclose(pose_frames(rig, rig.animation_data.action, ["root", "arm"], [0, 1], turn), expected,
                                atol=1e-5)  # fmt: skip
+
+
+def numbered_animation(path: Path, source: Path) -> Path:
+    """`source`'s animations as an IQM of poses without joints, as the reference compiler writes animation files."""
+    document = iqe.load_iqe(source)
+    document.meshes = []
+    model = iqm.compile_document(document)
+    model.joint_names, model.joint_parents = [], np.zeros(0, np.int32)
+    model.joint_poses = np.zeros((0, 10), np.float32)
+    path.write_bytes(iqm.encode_model(model))
+    return path
+
+
+NUMBERED = ANIMATION.replace('"tail" 0', '"hand" 1').replace("pq 0 -1 0 0 0 0 1", "pq 0 1 0 0 0 0 1")
+
+
+def test_an_iqm_of_numbered_joints_goes_onto_a_rig_of_as_many_bones(tmp_path: Path, extension: ModuleType) -> None:
+    """Engines match such a file's poses to the model's joints by number (the count alone is checked)."""
+    animation = numbered_animation(tmp_path / "moves.iqm", write(tmp_path, "moves.iqe", NUMBERED))
+    expected = file_poses(tmp_path / "moves.iqe", "wave", ["root", "arm", "hand"], [1, 2])
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert import_iqe(write(tmp_path, "rig.iqe", RIG)) == {"FINISHED"}
+    assert bpy.ops.import_scene.iqm(filepath=str(animation)) == {"FINISHED"}
+    (rig,) = armatures()
+    summary = extension.common.operators.LAST_SUMMARY[0]
+    assert summary.warnings == []
+    assert any("joints matched by number" in note for note in summary.notes)
+    assert not any("joint_0" in note for note in summary.notes)  # (no joints were made)
+    np.testing.assert_allclose(pose_frames(rig, bpy.data.actions["wave"], ["root", "arm", "hand"], [1, 2]), expected,
+                               atol=1e-4)  # fmt: skip
+
+
+def test_numbered_joints_play_under_the_rig_s_own_parents(tmp_path: Path, extension: ModuleType) -> None:
+    flat = NUMBERED.replace('joint "hand" 1', 'joint "hand" 0')  # (hand under root in the file, under arm in the rig)
+    animation = numbered_animation(tmp_path / "moves.iqm", write(tmp_path, "moves.iqe", flat))
+    assert import_iqe(write(tmp_path, "rig.iqe", RIG)) == {"FINISHED"}
+    assert bpy.ops.import_scene.iqm(filepath=str(animation)) == {"FINISHED"}
+    assert len(armatures()) == 1
+    notes = extension.common.operators.LAST_SUMMARY[0].notes
+    assert any("1 joint(s) hang from other joints than in armature 'rig'" in note for note in notes), notes
+
+
+def test_numbered_joints_of_another_count_get_an_armature_of_their_own(tmp_path: Path, extension: ModuleType) -> None:
+    animation = numbered_animation(tmp_path / "moves.iqm", write(tmp_path, "moves.iqe", ANIMATION))
+    assert import_iqe(write(tmp_path, "rig.iqe", RIG.replace('joint "hand" 1\npq 0 1 0 0 0 0 1\n', "").replace(
+        "vb 2 1", "vb 1 1"))) == {"FINISHED"}  # fmt: skip  (a rig of 2 bones; the file has 3 joints)
+    assert bpy.ops.import_scene.iqm(filepath=str(animation)) == {"FINISHED"}
+    assert len(armatures()) == 2
+    assert any("no armature has as many bones as it has joints" in note
+               for note in extension.common.operators.LAST_SUMMARY[0].notes)  # fmt: skip
