@@ -875,7 +875,10 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     plan = Plan()
     flavour = "goldsrc" if settings.flavour == "GOLDSRC" else "source"
     parts: list[MeshCorners] = []
-    if mode in ("REFERENCE", "VTA", "ALL"):
+    skeleton_only = mode == "REFERENCE" and not meshes and armature is not None
+    if skeleton_only:  # (a reference of bones alone, as shared skeletons are: its import gives a lone armature)
+        summary.notes.append(f"{armature.name}: no mesh; its skeleton is written with an empty triangles block")
+    elif mode in ("REFERENCE", "VTA", "ALL"):
         if not meshes:
             hint = "; an animation alone is written with the Animation mode" if armature is not None else ""
             raise FormatError(f"no mesh objects to export ({operator.scope_hint()}{hint})")

@@ -426,7 +426,7 @@ def build_reference(
     triangles = document.triangles
     assert triangles is not None
     if len(triangles) == 0:
-        summary.warnings.append(f"{name}: no triangles; no mesh object was made")
+        summary.notes.append(f"{name}: no triangles (a skeleton SMD): its armature alone was made")
         return
     # Rows: the corners, or where the reader knows them each distinct vertex line once (its corners hold the same
     # values), for the links, positions and vertices

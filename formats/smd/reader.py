@@ -745,9 +745,7 @@ def _build_triangles(
     line_numbers = block.numbers(layout.vertex_lines)
     numbers = parse_numeric_lines(lines, line_numbers, path)
     corners = _VertexColumns(numbers, lines, line_numbers, path)
-    if not layout.materials:
-        warnings.append("empty 'triangles' block")
-    if layout.blank_materials:
+    if layout.blank_materials:  # (an empty block says nothing wrong: a skeleton SMD, as shared skeletons are)
         fate = "dropped, as studiomdl does" if blank_material is None else f"given material {blank_material!r}"
         warnings.append(f"{layout.blank_materials} triangle(s) with a blank material line {fate}")
     if corners.extra_fields:

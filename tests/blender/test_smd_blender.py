@@ -1227,3 +1227,21 @@ def test_the_bone_limit_counts_the_bones_studiomdl_keeps(tmp_path: Path, bone: i
     said = [w for w in LAST_SUMMARY[0].warnings if "studiomdl keeps at most 128" in w]
     assert said == (["long_skeleton: the meshes are weighted to 130 bones (with their parents); studiomdl keeps at "
                      "most 128 per model"] if warned else [])  # fmt: skip
+
+
+def test_a_skeleton_smd_imports_as_a_lone_armature_and_exports_again(tmp_path: Path, extension) -> None:  # type: ignore[no-untyped-def]
+    """Games ship shared skeletons as reference SMDs of bones and an empty triangles block."""
+    source = tmp_path / "shared_skel.smd"
+    source.write_text('version 1\nnodes\n0 "pelvis" -1\n1 "spine" 0\nend\nskeleton\ntime 0\n0 0 0 1 0 0 0\n'
+                      "1 0 0 4 0 0 0.5\nend\ntriangles\nend\n")  # fmt: skip
+    assert bpy.ops.import_scene.valve_smd(filepath=str(source)) == {"FINISHED"}
+    summary = extension.common.operators.LAST_SUMMARY[0]
+    assert summary.warnings == [] and any("a skeleton SMD" in note for note in summary.notes)
+    assert [obj.type for obj in bpy.data.objects] == ["ARMATURE"]
+    out = tmp_path / "again.smd"
+    assert bpy.ops.export_scene.valve_smd(filepath=str(out)) == {"FINISHED"}
+    assert extension.common.operators.LAST_SUMMARY[0].warnings == []
+    written = extension.formats.smd.read_smd(out.read_bytes())
+    assert [node.name for node in written.nodes] == ["pelvis", "spine"]
+    assert written.triangles is not None and len(written.triangles) == 0
+    np.testing.assert_allclose(written.skeleton[0].positions, [[0, 0, 1], [0, 0, 4]], atol=1e-6)
