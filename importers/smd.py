@@ -869,7 +869,7 @@ class IMPORT_SCENE_OT_valve_smd(bpy.types.Operator, ImportFilesMixin, ImportHelp
         "see the compiled model's skinning",
     )
     bone_axis: EnumProperty(
-        name="Bone Direction", items=BONE_AXES, default="Y",
+        name="Bone Axis", items=BONE_AXES, default="Y",
         description="The axis Blender's bones point along; X suits Valve skeletons, whose bones run along X "
         "(export turns them back)",
     )  # fmt: skip
