@@ -226,34 +226,54 @@ def format_number(value: float, decimals: int = DECIMALS) -> str:
     return "0" if text in ("-0", "") else text
 
 
-def formatted_numbers(values: tuple[float, ...], old: str | None, decimals: int = DECIMALS) -> str:
-    """The numbers, separated as the old value separated its own (`-1,1,1` stays without spaces)."""
+def formatted_numbers(values: tuple[float, ...], old: str | None, decimals: int = DECIMALS,
+                      old_values: tuple[float, ...] | None = None) -> str:  # fmt: skip
+    """The numbers, separated as the old value separated its own (`-1,1,1` stays without spaces); a number equal to
+    the old one at its place (`old_values`, read from `old`) keeps its old text (`1.60` stays `1.60`)."""
     separators = _SEPARATOR.findall(old) if old else []
+    tokens = [token.strip() for token in old.split(",")] if old else []
     if len(separators) != len(values) - 1:
         separators = [", "] * (len(values) - 1)
-    text = format_number(values[0], decimals)
-    for separator, value in zip(separators, values[1:], strict=True):
-        text += separator + format_number(value, decimals)
+    if old_values is None or len(old_values) != len(values) or len(tokens) != len(values):
+        tokens, old_values = [""] * len(values), tuple(math.nan for _ in values)
+
+    def text_of(index: int) -> str:
+        unchanged = same_number(old_values[index], values[index], decimals)
+        return tokens[index] if unchanged else format_number(values[index], decimals)
+
+    text = text_of(0)
+    for index, separator in enumerate(separators, 1):
+        text += separator + text_of(index)
     return text
+
+
+def same_number(old: float, new: float, decimals: int = DECIMALS) -> bool:
+    """Whether `new` is the file's `old` number: equal as written to `decimals`, or within single precision (what
+    Blender gives back of a number it stored)."""
+    if not math.isfinite(old):
+        return False
+    return format_number(old, decimals) == format_number(new, decimals) or abs(new - old) <= abs(old) * 2.0**-23
 
 
 def same_numbers(old: tuple[float, ...] | None, new: tuple[float, ...], decimals: int = DECIMALS) -> bool:
     """Whether the new values would be written as the old ones (then the line is left as it is)."""
     return old is not None and len(old) == len(new) and all(
-        format_number(a, decimals) == format_number(b, decimals) for a, b in zip(old, new, strict=True))  # fmt: skip
+        same_number(a, b, decimals) for a, b in zip(old, new, strict=True))  # fmt: skip
 
 
 def update_numbers(document: CarDocument, section: str, key: str, values: tuple[float, ...],
                    decimals: int = DECIMALS, default: tuple[float, ...] | None = None) -> bool:
     """Write the values unless they round (to `decimals`) to the file's, or to `default` when the file has no such
-    key (what the game then uses); True when the file changed."""
+    key (what the game then uses); only the numbers that changed get new text. True when the file changed."""
     line = document.line_of(section, key)
-    old = parse_numbers(line, document.path) if line is not None else default
+    read = parse_numbers(line, document.path) if line is not None else None
+    old = read if read is not None else default
     if old is not None and len(old) == 1 and len(values) > 1:
         old = old * len(values)  # (a one-number scale)
     if same_numbers(old, values, decimals):
         return False
-    document.set_value(section, key, formatted_numbers(values, line.value if line is not None else None, decimals))
+    text = line.value if line is not None else None
+    document.set_value(section, key, formatted_numbers(values, text, decimals, read))
     return True
 
 

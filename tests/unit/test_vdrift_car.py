@@ -204,6 +204,18 @@ def test_equal_values_leave_the_line_as_it_is() -> None:
     assert document.to_bytes() == CAR
 
 
+def test_only_the_changed_number_gets_new_text() -> None:
+    data = CAR.replace(b"-0.85, 1.12, -0.27", b"-0.725, 1.60, -0.36").replace(b"scale = 0.72", b"scale = 0.80, 0.80")
+    document = car.read_car(data)
+    moved = (float(np.float32(-0.725)), float(np.float32(1.6)), float(np.float32(-0.36 + 0.05)))
+    assert car.update_numbers(document, "wheel.fl", "position", moved, 5)
+    assert car.update_numbers(document, "driver", "scale", (0.8, 0.9), 4)
+    assert changed_lines(data, document.to_bytes()) == [
+        (b"position = -0.725, 1.60, -0.36\t# track 1669/2", b"position = -0.725, 1.60, -0.31\t# track 1669/2"),
+        (b"scale = 0.80, 0.80", b"scale = 0.80, 0.9"),
+    ]
+
+
 def test_separators_are_kept() -> None:
     document = car.read_car(CAR)
     car.update_numbers(document, "wheel.fr", "scale", (-1.0, 1.0, 1.25), 4)
