@@ -86,17 +86,17 @@ def export_car(context: bpy.types.Context, path: str, operator: EXPORT_SCENE_OT_
             summary.objects += update_wheel(document, obj, section, summary.warnings)
         else:
             summary.objects += update_part(document, obj, section)
-    models = model_files(context, root, document, path, operator, summary.warnings) if operator.write_models else []
+    models = model_files(context, root, document, path, operator, summary) if operator.write_models else []
     write_files_atomically([(path, document.to_bytes()), *models])
     summary.files += len(models)
     return summary
 
 
 def model_files(context: bpy.types.Context, root: bpy.types.Object, document: car_format.CarDocument, path: str,
-                operator: EXPORT_SCENE_OT_vdrift_car, warnings: list[str]) -> list[tuple[str, bytes]]:  # fmt: skip
+                operator: EXPORT_SCENE_OT_vdrift_car, summary: Summary) -> list[tuple[str, bytes]]:  # fmt: skip
     """Each drawn part's model, from its mesh in its own space (the .car places it), to the path its section's
     `mesh` names beside the output; a model the car takes from carparts or trackparts is shared with other cars
-    and left alone, and a model two parts name is written from the first."""
+    and left alone, and a model two parts name is written from the first (both usual in a car: notes)."""
     source = str(root[CAR_PATH])
     car_folder = os.path.dirname(os.path.abspath(source))
     parts = [obj for obj in root.children if obj.type == "MESH" and isinstance(obj.get(SECTION), str)
@@ -107,14 +107,14 @@ def model_files(context: bpy.types.Context, root: bpy.types.Object, document: ca
         name = document.get(part[SECTION], "mesh")
         found = car_format.find_part(source, name) if name else None
         if found is None or os.path.dirname(os.path.relpath(found, car_folder)).startswith(".."):
-            warnings.append(f"{part.name}: its model {name!r} is not in the car's folder (shared); not written")
+            summary.notes.append(f"{part.name}: its model {name!r} is not in the car's folder (shared); not written")
             continue
         relative = os.path.relpath(found, car_folder)
         if relative in files:
-            warnings.append(f"{part.name}: {relative} is written from {files[relative][0]!r}, which names it too")
+            summary.notes.append(f"{part.name}: {relative} is written from {files[relative][0]!r}, which names it too")
             continue
         triangles = joe_export.object_triangles(context, part, operator)
-        files[relative] = (part.name, joe.write_joe(joe_export.joe_document(triangles, relative, warnings)))
+        files[relative] = (part.name, joe.write_joe(joe_export.joe_document(triangles, relative, summary.warnings)))
     out_folder = os.path.dirname(os.path.abspath(path))
     return [(os.path.join(out_folder, relative), data) for relative, (_, data) in files.items()]
 

@@ -366,8 +366,8 @@ def test_a_moved_part_gains_a_position_key(car_file: Path) -> None:
     export_car(car_file)
     text = car_file.read_text()
     assert "[body]\ntexture = body00.png, body-misc1.png\nmesh = body.joe\nposition = 0, 0, 0.05\n\n" in text
-    assert "rotation = 80, 0, 0\n" in text
-    assert text.replace("position = 0, 0, 0.05\n", "").replace("rotation = 80, 0, 0", "rotation = 87.5, 0.0, 0.0") \
+    assert "rotation = 80, 0.0, 0.0\n" in text  # (the unchanged angles keep their text)
+    assert text.replace("position = 0, 0, 0.05\n", "").replace("rotation = 80, 0.0", "rotation = 87.5, 0.0") \
         == CAR_TEXT  # fmt: skip
 
 
@@ -388,9 +388,20 @@ def test_models_are_written_on_request_with_the_car(car_file: Path, tmp_path: Pa
     assert sorted(map(tuple, positions.tolist()))[0] == (-1.0, -1.0, -2.0)
     summary = last_summary(extension)
     assert summary.files == 4
-    assert any("interior.joe is written from" in text for text in summary.warnings)  # (steering names it too)
+    assert any("interior.joe is written from" in text for text in summary.notes)  # (steering names it too)
+    assert summary.warnings == []  # (a part sharing a model, or a model in carparts, is usual: notes)
     hub = tmp_path / "data" / "carparts" / "wheel" / "hub.joe"
     assert hub.read_bytes() == joe.write_joe(disk_model())  # (a shared part is never written)
+
+
+def test_a_part_whose_model_is_in_carparts_is_a_note_not_a_warning(car_file: Path, tmp_path: Path, extension) -> None:  # type: ignore[no-untyped-def]
+    car_file.write_text(CAR_TEXT + "\n[driver]\ntexture = wheel/hub.png\nmesh = wheel/hub.joe\n")
+    import_car(car_file)
+    assert bpy.ops.export_scene.vdrift_car(filepath=str(car_file), write_models=True) == {"FINISHED"}
+    summary = last_summary(extension)
+    assert summary.warnings == []
+    assert "TEST driver: its model 'wheel/hub.joe' is not in the car's folder (shared); not written" in summary.notes
+    assert (tmp_path / "data" / "carparts" / "wheel" / "hub.joe").read_bytes() == joe.write_joe(disk_model())
 
 
 def test_the_active_car_or_the_selected_one_is_exported(car_file: Path, tmp_path: Path) -> None:
