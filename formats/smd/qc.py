@@ -3,13 +3,12 @@ with their shape names (QC `flex` / `flexpair ... frame N`), the animation SMDs 
 
 Followed: `//`, `;`, `#` and `/* */` comments, quoted tokens, `{ }` blocks, `$include` (relative to the including
 file, then to the root QC; an include inside a block counts), `$pushd` / `$popd` / `$cd` (where later files are
-looked up),
-`$definevariable` with `$name$` substitution, `$definemacro` (a body of lines ending in `\\`, its `$param$` words
-replaced by a use's arguments). File names are matched without regard to case and with `\\` read as
-`/`, so QCs written on Windows load on Linux and macOS (two defects of Blender Source Tools, specs/smd.md D.8).
-`$cdmaterials` and `$cdtexture` are kept for the texture search. Other commands are skipped up to the next `$`
-command; LOD meshes are left out with a note. FTE's iqmtool/vvmtool scripts, also named .qc (`scene <file> fps 30`
-lines, no `$`), are read for the SMDs they name.
+looked up), `$definevariable` with `$name$` substitution, `$definemacro` (a body of lines holding `\\`, as
+studiomdl reads it, its `$param$` words replaced by a use's arguments). File names are matched without regard
+to case and with `\\` read as `/`, so QCs written on Windows load on Linux and macOS (two defects of Blender
+Source Tools, specs/smd.md D.8). `$cdmaterials` and `$cdtexture` are kept for the texture search. Other commands
+are skipped up to the next `$` command; LOD meshes are left out with a note. FTE's iqmtool/vvmtool scripts, also
+named .qc (`scene <file> fps 30` lines, no `$`), are read for the SMDs they name.
 """
 
 from __future__ import annotations
@@ -126,34 +125,37 @@ def tokenize(text: str, path: str, limit: int = MAX_EXPANDED_TOKENS) -> list[_To
                               line=line, column=column)  # fmt: skip
 
 
-def _macro_definition(raw: list[_Token], at: int) -> tuple[int, list[str], list[_Token]]:
-    """`$definemacro name param... \\` then the body, line by line while a line ends in `\\` (Source's
-    studiomdl): where the definition ends, the parameters (lower case) and the body's words."""
+def _macro_definition(raw: list[_Token], at: int, marks: dict[int, int]) -> tuple[int, list[str], list[_Token]]:
+    """`$definemacro name param... \\` then the body, as Source's studiomdl (scriplib's DefineMacro) reads it: a line
+    goes on to the next when it holds `\\` anywhere (in a `//` comment too), and what follows the `\\` is
+    blanked; the first line without one is the body's last. `marks`: the file's line -> column of its first
+    `\\`. Returns where the definition ends, the parameters (lower case) and the body's words."""
     head = raw[at]
-    end = at + 1
-    while end < len(raw) and same_line(raw[end], head):
-        end += 1
-    line = raw[at + 1 : end]
-    params = [t.text.lower() for t in line if not _continues(t)]
-    continues = bool(line) and _continues(line[-1])
-    body: list[_Token] = []
     last_line = head.line
-    while continues and end < len(raw) and raw[end].path == head.path and raw[end].line == last_line + 1:
-        first = raw[end]  # (an empty line, or a line of comment only, ends the body)
-        last_line = first.line
-        line_end = end
-        while line_end < len(raw) and same_line(raw[line_end], first):
-            line_end += 1
-        words = raw[end:line_end]
-        continues = _continues(words[-1])
-        body += [t for t in words if not _continues(t)]
-        end = line_end
+    while last_line in marks:
+        last_line += 1
+    end = at + 1
+    params: list[str] = []
+    body: list[_Token] = []
+    while end < len(raw) and raw[end].path == head.path and head.line <= raw[end].line <= last_line:
+        token = raw[end]
+        if token.column < marks.get(token.line, token.column + 1):  # (before the line's `\\`)
+            if token.line == head.line:
+                params.append(token.text.lower())
+            else:
+                body.append(token)
+        end += 1
     return end, params, body
 
 
-def _continues(token: _Token) -> bool:
-    """A line's last word `\\` (QCs write `\\\\`): the macro goes on on the next line."""
-    return not token.quoted and bool(token.text) and not token.text.strip("\\")
+def continuation_marks(text: str) -> dict[int, int]:
+    """Line -> column (both from 1) of the line's first `\\`, where a macro's definition goes on."""
+    marks: dict[int, int] = {}
+    line_starts = [0] + [match.end() for match in re.finditer("\n", text)]
+    for match in re.finditer(r"\\\\", text):
+        line = _line_of(line_starts, match.start())
+        marks.setdefault(line, match.start() - line_starts[line - 1] + 1)
+    return marks
 
 
 def _with_arguments(token: _Token, values: dict[str, str]) -> _Token:
@@ -179,6 +181,7 @@ class _Reader:
         self.variables: dict[str, str] = {}  # lower-case name -> value; the first definition holds
         self.macros: dict[str, tuple[list[str], list[_Token]]] = {}  # $definemacro: name -> (parameters, body)
         self.raw_cache: dict[str, list[_Token]] = {}  # normcase(path) -> the file's tokens
+        self.marks: dict[str, dict[int, int]] = {}  # normcase(path) -> its lines' `\\` (continuation_marks)
         self.bytes_read = 0
         self.words_read = 0  # words of every file read, each once (a bound on what they can expand to)
         self.animation_names: set[str] = set()
@@ -234,7 +237,8 @@ class _Reader:
                 stack.append((target, self.raw_tokens(target, name, chain), 0, name))
                 self.document.included.append(target)
             elif word == "$definemacro" and at + 1 < len(raw):
-                end, params, body = _macro_definition(raw, at + 1)
+                marks = self.marks.get(os.path.normcase(raw[at + 1].path), {})
+                end, params, body = _macro_definition(raw, at + 1, marks)
                 self.macros.setdefault(raw[at + 1].text.lower(), (params, body))
                 stack[-1] = (current, raw, end, opened_by)
             elif word[1:] in self.macros and word.startswith("$"):  # a macro's use: its body, with its arguments
@@ -288,6 +292,7 @@ class _Reader:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
         tokens = tokenize(text, path, MAX_EXPANDED_TOKENS - self.words_read)
         self.words_read += len(tokens)
+        self.marks[key] = continuation_marks(text)
         self.raw_cache[key] = tokens
         return self.raw_cache[key]
 

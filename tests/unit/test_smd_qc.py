@@ -275,6 +275,33 @@ $sequence $name$ "$name$" fps 24
     assert qc.sequence_names[next(p for p in qc.animations if p.endswith("run.smd"))] == "run"
 
 
+def test_a_comment_in_a_macro_does_not_end_it_when_its_line_ends_in_backslashes(tmp_path: Path) -> None:
+    # (the pattern of HL2's GenericAnimationMacros.qci: studiomdl goes on at any `\\`, in a comment too, and
+    # blanks what follows it on the line)
+    touch(tmp_path, "ref.smd", "shoot_smg1.smd", "idle_smg1.smd")
+    (tmp_path / "macros.qci").write_text(r"""
+$definemacro GenericShoot SeqName FileName ActName AimLayer \\
+$sequence $SeqName$ { \\
+	$FileName$ \\
+	//{ event 3014 0 "" } \\ // { event 3014 1 "" }
+	addlayer $AimLayer$ \\
+	activity $ActName$ 1 \\ "not_a_file"
+	cmdlist lockfeetandlefthand \\
+} \\
+$continue $SeqName$
+// the macro ended on the line above
+$sequence idle "idle_smg1" fps 24
+""")
+    (tmp_path / "m.qc").write_text('$body "b" "ref"\n$include "macros.qci"\n'
+                                   '$GenericShoot shoot "shoot_smg1" ACT_RANGE_ATTACK_SMG1 aim_layer\n')  # fmt: skip
+    qc = load_qc(tmp_path / "m.qc")
+    assert qc.warnings == []
+    assert [Path(path).name for path in qc.animations] == ["idle_smg1.smd", "shoot_smg1.smd"]
+    assert {Path(path).name: name for path, name in qc.sequence_names.items()} == {"idle_smg1.smd": "idle",
+                                                                                  "shoot_smg1.smd": "shoot"}
+    assert qc.frame_rates[next(p for p in qc.animations if p.endswith("idle_smg1.smd"))] == 24.0
+
+
 def test_a_macro_that_uses_itself_is_refused(tmp_path: Path) -> None:
     touch(tmp_path, "ref.smd")
     (tmp_path / "m.qc").write_text('$body "b" "ref"\n$definemacro loop x \\\\\n$loop $x$\n$loop 1\n')
