@@ -71,6 +71,7 @@ class JoeDocument:
     frames: list[JoeFrame]
     magic: int = MAGIC_IDP2
     warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what is worth saying but normal (dof2joe's magic 0)
 
     @property
     def first_frame(self) -> JoeFrame:
@@ -106,9 +107,11 @@ def _read(data: memoryview) -> JoeDocument:
     if frame_count == 0:
         raise FormatError("the file has no frames", offset=12)
     warnings: list[str] = []
-    if magic != MAGIC_IDP2:
-        origin = " (dof2joe output, whose normals usually need VDrift's normal swap)" if magic == 0 else ""
-        warnings.append(f"magic is {magic:#010x}, not IDP2{origin}")
+    notes: list[str] = []
+    if magic == 0:  # (normal for dof2joe output; the normal-swap check says what matters of it)
+        notes.append("magic is 0x00000000, not IDP2: made by dof2joe")
+    elif magic != MAGIC_IDP2:
+        warnings.append(f"magic is {magic:#010x}, not IDP2")
     if face_count > VDRIFT_MAX_FACES:
         warnings.append(f"{face_count} faces: VDrift refuses files with more than {VDRIFT_MAX_FACES}")
     frames: list[JoeFrame] = []
@@ -121,7 +124,7 @@ def _read(data: memoryview) -> JoeDocument:
         warnings.append(f"{trailing} trailing bytes after the last frame were ignored")
     if frame_count > 1:
         warnings.append(f"{frame_count} frames: only frame 0 is used, as in VDrift")
-    return JoeDocument(frames=frames, magic=magic, warnings=warnings)
+    return JoeDocument(frames=frames, magic=magic, warnings=warnings, notes=notes)
 
 
 def _require(data: memoryview, offset: int, size: int, what: str, report_at: int | None = None) -> None:

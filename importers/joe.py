@@ -176,6 +176,7 @@ def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeI
         textures.new_search()
         taken_names: list[tuple[str, str]] = []
         said: dict[str, list[str]] = {}  # warning -> the models it concerns
+        noted: dict[str, list[str]] = {}  # note -> the models it concerns
         members: list[str] = []
         objects: list[bpy.types.Object] = []
         for name, document in source.models:
@@ -184,9 +185,12 @@ def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeI
             objects.append(obj)
             for text in warnings:
                 said.setdefault(text, []).append(name)
+            for text in document.notes:
+                noted.setdefault(text, []).append(name)
             if options.find_textures:  # a member's texture is found by its name in the pack's folder
                 textures.texture_joe_object(obj, path, f"{name}.joe" if packed else None, summary, made)
         summary.warnings += said_once(said)
+        summary.notes += said_once(noted)
         if source.track is not None:
             summary.warnings += apply_track_list(source.track, list(zip(members, objects, strict=True)), packed)
         if taken_names:  # (one line for a pack imported twice, not one per member)

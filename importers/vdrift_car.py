@@ -79,6 +79,7 @@ class _Builder:
         self.context, self.source, self.options, self.summary = context, source, options, summary
         self.materials: dict[tuple[str, bool], bpy.types.Material] = {}
         self.said: dict[str, list[str]] = {}
+        self.noted: dict[str, list[str]] = {}
         self.taken_names: list[tuple[str, str]] = []
 
     def build(self) -> bpy.types.Object:
@@ -97,6 +98,7 @@ class _Builder:
             self.wheel(name, wheel, root)
         self.summary.warnings += [f"{os.path.basename(self.source.path)}: {text}" for text in self.source.warnings]
         self.summary.warnings += [f"{', '.join(names)}: {text}" for text, names in self.said.items()]
+        self.summary.notes += [f"{', '.join(names)}: {text}" for text, names in self.noted.items()]
         if self.taken_names:
             self.summary.warnings.append(mesh_io.taken_names_note(self.taken_names))
         return root
@@ -150,6 +152,8 @@ class _Builder:
         obj, warnings = build_object(self.context, name, document, options, self.summary, self.taken_names)
         for text in warnings:
             self.said.setdefault(text, []).append(name)
+        for text in document.notes:
+            self.noted.setdefault(text, []).append(name)
         self.texture(obj, texture_names, alpha)
         return obj
 

@@ -551,11 +551,11 @@ def test_a_warning_many_pack_members_share_is_said_once_naming_them(tmp_path: Pa
     assert import_joe(pack, find_textures=False) == {"FINISHED"}
     shown = "cone000.dof-00, cone001.dof-00, cone002.dof-00, cone003.dof-00, cone004.dof-00, ..."
     assert last_warnings(extension) == [
-        f"7 members ({shown}): magic is 0x00000000, not IDP2 (dof2joe output, whose normals usually need VDrift's "
-        "normal swap)",
         f"7 members ({shown}): VDrift's normal-swap heuristic fires on this file: the game swaps its normals (turn on "
         "VDrift Normal Swap to see it shaded as in the game)",
     ]
+    assert extension.common.operators.LAST_SUMMARY[0].notes == [
+        f"7 members ({shown}): magic is 0x00000000, not IDP2: made by dof2joe"]  # (normal for dof2joe: a note)
     assert bpy.ops.export_scene.jpk(filepath=str(tmp_path / "again.jpk")) == {"FINISHED"}  # (and so does the export)
     assert last_warnings(extension) == [
         f"7 members ({shown}): VDrift's normal-swap heuristic would fire on this model and swap its normals"]
