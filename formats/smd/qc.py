@@ -83,6 +83,24 @@ class QcDocument:
     material_folders: list[str] = field(default_factory=list)  # $cdmaterials (Source), in order, each once
     texture_folders: list[str] = field(default_factory=list)  # $cdtexture (GoldSrc), absolute, in order
     attachments: list[QcAttachment] = field(default_factory=list)
+    # What a Write QC export writes again: the engine's names, blank bodygroup choices, sequences' activities
+    model_name: str | None = None  # `$modelname`, as written
+    surface_prop: str | None = None  # Source `$surfaceprop`
+    cd_texture: str | None = None  # GoldSrc's first `$cdtexture`, as written (relative to the QC's folder)
+    bodygroup_blanks: dict[str, list[int]] = field(default_factory=dict)  # group -> places of its `blank` choices
+    activities: dict[str, tuple[str, float]] = field(default_factory=dict)  # sequence name -> activity, weight
+    left_out: list[str] = field(default_factory=list)  # what the model has that a written QC leaves out, each once
+
+
+# Commands a Write QC export writes (or that only arrange the reading); the others are named in `left_out`
+WRITTEN_COMMANDS = frozenset((
+    "$modelname", "$cd", "$cdmaterials", "$cdtexture", "$surfaceprop", "$upaxis", "$body", "$model", "$bodygroup",
+    "$sequence", "$animation", "$attachment", "$collisionmodel", "$texrendermode", "$scale", "$pushd", "$popd",
+    "$continue", "$lod", "$origin"))  # fmt: skip
+# Sequence options a written QC leaves out, by the words that give them
+_LEFT_OUT_OPTIONS = (("events", ("event",)), ("motion extraction (LX, LY...)", ("lx", "ly", "lz", "lxr", "lyr", "lzr",
+                     "lm", "lq")), ("blends and layers", ("blend", "blendlayer", "addlayer", "blendwidth")),
+                     ("IK rules", ("ikrule", "iklock")))  # fmt: skip
 
 
 @dataclass(slots=True)
@@ -336,19 +354,19 @@ class _Reader:
         elif name == "$model" and len(plain) >= 2:
             self.model(args)
         elif name == "$bodygroup":
-            group = args[0].text if args and args[0].text != "{" else ""
-            for index, token in enumerate(args[:-1]):
-                if not token.quoted and token.text.lower() == "studio":
-                    mesh = self.mesh(args[index + 1], name)
-                    if mesh is not None and not mesh.bodygroup:
-                        mesh.bodygroup = group
+            self.bodygroup(args)
         elif name in ("$collisionmodel", "$collisionjoints") and plain:
             self.mesh(args[0], name)
         elif name in ("$sequence", "$animation") and plain:
             self.animation(name, args)
         elif name == "$cdmaterials":
             self.material_folders(args)
+        elif name == "$modelname" and plain:
+            self.document.model_name = self.document.model_name or plain[0]
+        elif name == "$surfaceprop" and plain:
+            self.document.surface_prop = plain[0]
         elif name == "$cdtexture" and plain:  # (GoldSrc: relative to the QC's folder)
+            self.document.cd_texture = self.document.cd_texture or plain[0]
             folder = os.path.normpath(os.path.join(self.root, plain[0].replace("\\", "/")))
             if folder not in self.document.texture_folders:
                 self.document.texture_folders.append(folder)
@@ -356,8 +374,28 @@ class _Reader:
             self.attachment(tokens[at - 1], plain)
         elif name == "$lod":  # (lower details of the meshes imported: the model is whole without them)
             self.document.notes.append(f"{_where(tokens[at - 1])}: $lod meshes are not imported")
+        if name not in WRITTEN_COMMANDS:
+            self.left_out(name)
         return end
 
+    def left_out(self, what: str) -> None:
+        if what not in self.document.left_out:
+            self.document.left_out.append(what)
+
+    def bodygroup(self, args: list[_Token]) -> None:
+        """`$bodygroup NAME { studio "file" ... blank ... }`: its meshes, and the places of its `blank` choices."""
+        group = args[0].text if args and args[0].text != "{" else ""
+        place = 0
+        for index, token in enumerate(args):
+            word = token.text.lower() if not token.quoted else ""
+            if word == "blank":
+                self.document.bodygroup_blanks.setdefault(group, []).append(place)
+                place += 1
+            elif word == "studio" and index + 1 < len(args):
+                place += 1
+                mesh = self.mesh(args[index + 1], "$bodygroup")
+                if mesh is not None and not mesh.bodygroup:
+                    mesh.bodygroup = group
     def attachment(self, command: _Token, plain: list[str]) -> None:
         """An `$attachment`, or a warning where its numbers are not numbers (studiomdl would read them as 0)."""
         words = [word.lower() for word in plain]
@@ -463,6 +501,7 @@ class _Reader:
             parts.references = args[1:2]
         else:
             parts = sequence_parts(args[1:])
+            self.sequence_extras(args)
         files = []
         by_animation: list[tuple[str, float, bool]] = []  # the earlier `$animation`s a sequence names: SMD, fps, loop
         for token in parts.references:
@@ -492,6 +531,25 @@ class _Reader:
         for path in files:
             self.document.frame_rates.setdefault(path, rate)
             self.document.loops.setdefault(path, loop)
+
+
+    def sequence_extras(self, args: list[_Token]) -> None:
+        """A `$sequence`'s activity (`activity ACT_X 1`, or GoldSrc's `ACT_X 1`), and what of it a written QC
+        leaves out."""
+        words = [token.text.lower() if not token.quoted else "" for token in args]
+        for at in range(1, len(args)):
+            named = words[at] == "activity" and at + 1 < len(args)
+            activity = args[at + 1].text if named else args[at].text if words[at].startswith("act_") else ""
+            if activity and args[0].text not in self.document.activities:
+                weight_at = at + 2 if named else at + 1
+                try:
+                    weight = float(args[weight_at].text) if weight_at < len(args) else 1.0
+                except ValueError:
+                    weight = 1.0
+                self.document.activities[args[0].text] = (activity, weight)
+        for what, option_words in _LEFT_OUT_OPTIONS:
+            if any(word in option_words for word in words[1:]):
+                self.left_out(f"sequence {what}")
 
 
 DEFAULT_FRAME_RATE = 30.0  # studiomdl's, for a sequence that names none

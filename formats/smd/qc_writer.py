@@ -21,7 +21,7 @@ class QcBody:
 @dataclass
 class QcBodygroup:
     name: str
-    smds: list[str]  # one `studio` each: alternatives, one shown at a time
+    smds: list[str | None]  # one `studio` each: alternatives, one shown at a time; None: a `blank` choice
 
 
 @dataclass
@@ -30,6 +30,8 @@ class QcSequence:
     smd: str
     fps: float
     loop: bool
+    activity: str | None = None  # `activity ACT_... weight` (GoldSrc: `ACT_... weight`)
+    activity_weight: float = 1.0
 
 
 @dataclass
@@ -37,6 +39,7 @@ class QcAttachment:
     name: str
     bone: str
     offset: tuple[float, float, float]
+    rotation: tuple[float, float, float] = (0.0, 0.0, 0.0)  # Source's `rotate PITCH YAW ROLL`, degrees
 
 
 @dataclass
@@ -51,6 +54,7 @@ class QcModel:
     attachments: list[QcAttachment] = field(default_factory=list)
     collision: str | None = None  # the physics SMD (Source `$collisionmodel`)
     masked_textures: list[str] = field(default_factory=list)  # GoldSrc `$texrendermode <texture> masked`
+    cd_texture: str = "."  # GoldSrc `$cdtexture`: where its textures are, from the QC's folder
 
 
 def _quoted(text: str) -> str:
@@ -72,7 +76,7 @@ def qc_text(model: QcModel, flavour: Flavour = "source") -> str:
     goldsrc = flavour == "goldsrc"
     lines = [f"$modelname {_quoted(model.model_name)}"]
     if goldsrc:
-        lines += ['$cd "."', '$cdtexture "."', "$scale 1.0"]
+        lines += ['$cd "."', f"$cdtexture {_quoted(model.cd_texture)}", "$scale 1.0"]
     else:
         lines += [f"$cdmaterials {_quoted(folder)}" for folder in model.materials]
         if model.surface_prop:
@@ -85,7 +89,8 @@ def qc_text(model: QcModel, flavour: Flavour = "source") -> str:
     for group in model.bodygroups:
         lines.append(f"$bodygroup {_quoted(group.name)}")
         lines.append("{")
-        lines += [f"\tstudio {_quoted(_stem(smd) if goldsrc else smd)}" for smd in group.smds]
+        lines += ["\tblank" if smd is None else f"\tstudio {_quoted(_stem(smd) if goldsrc else smd)}"
+                  for smd in group.smds]  # fmt: skip
         lines.append("}")
     if goldsrc:  # (after the meshes that name the textures)
         lines += [f"$texrendermode {_quoted(texture)} masked" for texture in model.masked_textures]
@@ -94,13 +99,20 @@ def qc_text(model: QcModel, flavour: Flavour = "source") -> str:
     for index, attachment in enumerate(model.attachments):
         offset = " ".join(_number(value) for value in attachment.offset)
         label = str(index) if goldsrc else _quoted(attachment.name)
-        lines.append(f"$attachment {label} {_quoted(attachment.bone)} {offset}")
+        turned = any(abs(angle) >= 5e-7 for angle in attachment.rotation) and not goldsrc  # (GoldSrc has no rotate)
+        rotate = " rotate " + " ".join(_number(angle) for angle in attachment.rotation) if turned else ""
+        lines.append(f"$attachment {label} {_quoted(attachment.bone)} {offset}{rotate}")
     if model.sequences:
         lines.append("")
     for sequence in model.sequences:
         smd = _stem(sequence.smd) if goldsrc else sequence.smd
         loop = " loop" if sequence.loop else ""
-        lines.append(f"$sequence {_quoted(sequence.name)} {_quoted(smd)} fps {_number(sequence.fps)}{loop}")
+        activity = ""
+        if sequence.activity:
+            keyword = "" if goldsrc else "activity "
+            name = "".join(sequence.activity.split())  # (a name, unquoted: GoldSrc reads a bare ACT_ word)
+            activity = f" {keyword}{name} {_number(sequence.activity_weight)}"
+        lines.append(f"$sequence {_quoted(sequence.name)} {_quoted(smd)} fps {_number(sequence.fps)}{loop}{activity}")
     if model.collision and not goldsrc:
         lines += ["", f"$collisionmodel {_quoted(model.collision)}", "{", "\t$concave", "}"]
     return "\n".join(lines) + "\n"

@@ -51,3 +51,26 @@ def test_what_the_writer_writes_the_reader_reads_back(flavour: str, tmp_path: Pa
 def test_names_with_quotes_and_backslashes_are_written_readably() -> None:
     text = qc_text(QcModel('a"b\\c.mdl', bodies=[QcBody("x", "sub\\x.smd")]))
     assert "$modelname \"a'b/c.mdl\"" in text and '$body "x" "sub/x.smd"' in text
+
+
+@pytest.mark.parametrize("flavour", ["source", "goldsrc"])
+def test_blank_choices_activities_rotations_and_texture_folder_are_read_back(flavour: str, tmp_path: Path) -> None:
+    for name in ("body.smd", "cell.smd", "hat.smd", "walk.smd"):
+        (tmp_path / name).write_text("version 1\n")
+    qc_model = QcModel(
+        "gman.mdl", bodies=[QcBody("body", "body.smd")], cd_texture="../textures",
+        bodygroups=[QcBodygroup("items", [None, "cell.smd", None, "hat.smd"])],
+        sequences=[QcSequence("walk", "walk.smd", 30.0, True, "ACT_WALK", 2.0)],
+        attachments=[QcAttachment("muzzle", "root", (1.0, 2.0, 3.0), (-90.0, 45.5, 10.0))],
+    )  # fmt: skip
+    text = qc_text(qc_model, flavour)  # type: ignore[arg-type]
+    (tmp_path / "m.qc").write_text(text)
+    qc = load_qc(tmp_path / "m.qc")
+    assert not qc.warnings
+    assert qc.bodygroup_blanks == {"items": [0, 2]}
+    assert [Path(m.path).name for m in qc.meshes if m.bodygroup == "items"] == ["cell.smd", "hat.smd"]
+    assert qc.activities == {"walk": ("ACT_WALK", 2.0)}
+    assert qc.loops[next(p for p in qc.animations)] is True
+    rotation = (0.0, 0.0, 0.0) if flavour == "goldsrc" else (-90.0, 45.5, 10.0)  # (GoldSrc has no rotate)
+    assert qc.attachments[0].rotation == rotation
+    assert (qc.cd_texture == "../textures") == (flavour == "goldsrc")
