@@ -15,7 +15,7 @@ from ..formats import textures, vtf
 from ..formats.errors import FormatError
 from . import compat
 from .conventions import srgb_to_linear
-from .mesh_io import original_name
+from .mesh_io import ORIGINAL_NAME, original_name
 from .operators import Summary
 
 FIND_TEXTURES = {
@@ -172,12 +172,13 @@ def texturing_new_materials(
             summary.materials_reused.update(original_name(material) for material in mesh.materials
                                             if material is not None
                                             and material.as_pointer() in summary.materials_at_start)  # fmt: skip
+    skins = engine_skins(model_path, meshes_before) if search is None else {}
     for material in bpy.data.materials:
         if material.as_pointer() in before:
             continue
         name = original_name(material)
         try:
-            texture = textures.find_texture(name, model_path, search, summary.notes)
+            texture = skins.get(material.as_pointer()) or textures.find_texture(name, model_path, search, summary.notes)
         except FormatError as error:  # (a VMT that cannot be read: the engine would draw its checkerboard)
             unreadable(error.path or name, f"material {name!r} cannot be read ({error.message})", summary)
             texture = None
@@ -185,6 +186,36 @@ def texturing_new_materials(
             summary.textures_missing.add(name)
         else:
             use_texture(material, texture, summary)
+
+
+def engine_skins(model_path: str, meshes_before: set[int]) -> dict[int, textures.Texture]:
+    """The image an IQM's (or IQE's) engine config names for each new material (by pointer), from the meshes using
+    it (`iqmskin MESH IMAGE`, "*" for every mesh): Red Eclipse, Tesseract and Sauerbraten skin by mesh, not by
+    material. An IQM without a config: the engines' default `skin` image, for a material its own name finds nothing
+    for."""
+    if not model_path.lower().endswith((".iqm", ".iqe")):
+        return {}
+    configured = textures.model_config_skins(model_path)
+    is_iqm = model_path.lower().endswith(".iqm")  # (the engines load IQMs, not IQEs: no default skin for an IQE)
+    default = textures.default_skin(model_path) if configured is None and is_iqm else None
+    found: dict[int, textures.Texture] = {}
+    for mesh in bpy.data.meshes:
+        if mesh.as_pointer() in meshes_before:
+            continue
+        skin = (configured.get(_file_mesh_name(mesh)) or configured.get("*")) if configured else default
+        for material in mesh.materials:
+            if skin is None or material is None or material.as_pointer() in found:
+                continue
+            if configured or textures.find_texture(original_name(material), model_path) is None:
+                found[material.as_pointer()] = skin
+    return found
+
+
+def _file_mesh_name(mesh: bpy.types.Mesh) -> str:
+    """The model's own name of the mesh (Blender numbers a repeated one: `body.001`)."""
+    name = original_name(mesh)
+    stem, dot, number = name.rpartition(".")
+    return stem if dot and number.isdigit() and len(number) == 3 and mesh.get(ORIGINAL_NAME) is None else name
 
 
 def new_search() -> None:

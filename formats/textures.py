@@ -415,3 +415,84 @@ def _read_text(path: str) -> str:
             return stream.read(1 << 20).decode("utf-8", errors="replace")
     except OSError:
         return ""
+
+
+# ------------------------------------------------------------------------------------------------ Tesseract
+
+MODEL_CONFIGS = ("iqm.cfg", "md5.cfg")  # what Red Eclipse, Tesseract and Sauerbraten run beside a model
+SKIN_COMMANDS = ("iqmskin", "md5skin")
+LOAD_COMMANDS = ("iqmload", "md5load")
+DEFAULT_SKIN = "skin"  # what the engines load for a model without a config: skin.jpg/.png beside it, else above
+_CFG_WORD = re.compile(r'"([^"\n]*)"?|(//[^\n]*)|([;\n])|([^\s;"]+)')
+
+
+def parse_model_config(text: str, model_name: str) -> dict[str, str]:
+    """The skins an engine config (`iqm.cfg`) gives the model `model_name` (its file name): mesh name ("*": every
+    mesh) -> the diffuse image, as written (relative to the model's folder, `<dds>`-style prefixes removed). A skin
+    command applies to the part last loaded (`iqmload FILE`), a later one replacing an earlier one's, as in the
+    engines' `loopskins`; a config that loads no part of this name gives nothing."""
+    skins: dict[str, str] = {}
+    loaded = ""
+    for words in _config_commands(text):
+        command = words[0].lower()
+        if command in LOAD_COMMANDS and len(words) > 1:
+            loaded = os.path.basename(words[1].replace("\\", "/"))
+        elif command in SKIN_COMMANDS and len(words) > 2 and _same_model(loaded, model_name):
+            if words[1] == "*":  # (every mesh: it replaces what was said of each before)
+                skins.clear()
+            skins[words[1]] = re.sub(r"^(<[^>]*>)+", "", words[2])  # (a later skin of a mesh wins)
+    return skins
+
+
+def _same_model(loaded: str, model_name: str) -> bool:
+    """Whether `iqmload`'s name is the model: the same file, or the same stem (the IQE an IQM was compiled from)."""
+    return os.path.splitext(loaded)[0].lower() == os.path.splitext(model_name)[0].lower() != ""
+
+
+def _config_commands(text: str) -> list[list[str]]:
+    """CubeScript, as far as model configs use it: words, "quoted strings", // comments, commands ended by a line
+    break or `;`; the brackets of blocks (`if 1 [ ... ]`) are dropped, their commands kept."""
+    commands: list[list[str]] = []
+    words: list[str] = []
+    for match in _CFG_WORD.finditer(text):
+        quoted, comment, end, word = match.groups()
+        if end is not None:
+            if words:
+                commands.append(words)
+            words = []
+        elif quoted is not None:
+            words.append(quoted)
+        elif comment is None:
+            word = word.strip("[]")
+            if word:
+                words.append(word)
+    if words:
+        commands.append(words)
+    return commands
+
+
+def model_config_skins(model_path: str) -> dict[str, Texture] | None:
+    """The images the engine config beside the model (`iqm.cfg`, `md5.cfg`) names for it, by mesh name ("*":
+    every mesh), those that exist; None when no config there loads this model."""
+    folder = os.path.dirname(os.path.abspath(model_path))
+    for config in MODEL_CONFIGS:
+        path = _existing(folder, config)
+        named = parse_model_config(_read_text(path), os.path.basename(model_path)) if path is not None else {}
+        if named:
+            found = {mesh: _existing_relative(folder, image) for mesh, image in named.items()}
+            return {mesh: Texture(image) for mesh, image in found.items() if image is not None}
+    return None
+
+
+def default_skin(model_path: str) -> Texture | None:
+    """What the engines load for a model without a config: its folder's `skin` image, else the folder above's."""
+    folder = os.path.dirname(os.path.abspath(model_path))
+    return _image_in(folder, DEFAULT_SKIN, []) or _image_in(os.path.dirname(folder), DEFAULT_SKIN, [])
+
+
+def _existing_relative(folder: str, relative: str) -> str | None:
+    """folder/relative, which may climb (`../diffuse.png`, as configs write it), each part matched ignoring case."""
+    parts = [part for part in relative.replace("\\", "/").split("/") if part not in ("", ".")]
+    while parts and parts[0] == "..":
+        folder, parts = os.path.dirname(folder), parts[1:]
+    return _existing(folder, "/".join(parts)) if parts else None

@@ -10,6 +10,7 @@ import bpy
 import numpy as np
 import pytest
 
+from formats import iqe, iqm
 from tests import joe_fixtures as fx
 from tests.blender.conftest import data_state
 
@@ -71,6 +72,34 @@ def test_iqe_material_gets_its_image_on_the_imported_uv_map(tmp_path: Path, caps
     output = capsys.readouterr().out
     assert "1 texture found, 1 not found" in output
     assert "note: no image found for missing_eyes" in output and "warning" not in output
+
+
+def test_an_iqm_cfg_beside_the_model_names_each_meshs_skin(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Red Eclipse, Tesseract and Sauerbraten skin an IQM by mesh in the iqm.cfg beside it, not by material."""
+    write_image(tmp_path / "textures" / "All.png", (0.2, 0.8, 0.2, 1.0))
+    write_image(tmp_path.parent / f"{tmp_path.name}_eyes.tga", (0.9, 0.9, 0.9, 1.0))
+    (tmp_path / "iqm.cfg").write_text(f'iqmload "model.iqm"\niqmskin * "<dds>textures/all.png" "mask.png" 1 1\n'
+                                      f'iqmskin eyes "../{tmp_path.name}_eyes.tga"\n')  # fmt: skip
+    (tmp_path / "model.iqe").write_bytes(SKIN_IQE)
+    assert bpy.ops.import_scene.iqe(filepath=str(tmp_path / "model.iqe")) == {"FINISHED"}
+    images = {name: next(Path(node.image.filepath).name for node in bpy.data.materials[name].node_tree.nodes
+                         if node.type == "TEX_IMAGE") for name in ("skin", "missing_eyes")}  # fmt: skip
+    assert images == {"skin": "All.png", "missing_eyes": f"{tmp_path.name}_eyes.tga"}
+    assert "2 textures found" in capsys.readouterr().out
+
+
+def test_a_model_without_a_config_gets_the_engines_default_skin(tmp_path: Path) -> None:
+    write_image(tmp_path / "skin.png", (0.8, 0.3, 0.2, 1.0))
+    write_image(tmp_path / "missing_eyes.png", (0.1, 0.1, 0.1, 1.0))
+    (tmp_path / "claw.iqe").write_bytes(SKIN_IQE.replace(b'material "skin"', b'material "Material"'))
+    iqm.save_iqm(tmp_path / "claw.iqm", iqe.load_iqe(tmp_path / "claw.iqe"))
+    assert bpy.ops.import_scene.iqm(filepath=str(tmp_path / "claw.iqm")) == {"FINISHED"}
+    images = {name: next(Path(node.image.filepath).name for node in bpy.data.materials[name].node_tree.nodes
+                         if node.type == "TEX_IMAGE") for name in ("Material", "missing_eyes")}  # fmt: skip
+    assert images == {"Material": "skin.png", "missing_eyes": "missing_eyes.png"}  # (its own name first)
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.import_scene.iqe(filepath=str(tmp_path / "claw.iqe")) == {"FINISHED"}  # (the engines load IQMs)
+    assert not image_links(bpy.data.materials["Material"])
 
 
 def test_images_are_loaded_once_across_the_files_of_an_import(tmp_path: Path) -> None:

@@ -139,3 +139,43 @@ def test_a_goldsrc_masked_bmp_names_its_key_colour(tmp_path: Path) -> None:
     (tmp_path / "{odd.bmp").write_bytes(paletted_bmp((10, 200, 30))[:60])  # cut short: no palette entry 255
     assert textures.bmp_key_color(str(tmp_path / "{odd.bmp")) is None
     assert textures.bmp_key_color(str(tmp_path / "missing.bmp")) is None
+
+
+# ------------------------------------------------------------------------------------------------ Tesseract configs
+
+IQM_CFG = """// Red Eclipse style
+iqmload "lod1.iqm"
+iqmskin main "../diffuse.png" "../mask.png" 1 1
+iqmload "janitor.iqm"
+iqmskin blades first.png
+if 1 [
+    iqmskin * "<grey><dds>other.png" // every mesh: replaces what was said before
+]
+iqmskin main "<dds>diffuse.png" "mask.png" 1 1 ; iqmskin blades blades.png
+iqmskin "flesh part" "gib.png"
+"""
+
+
+def test_a_config_names_the_skins_of_the_part_it_loads() -> None:
+    assert textures.parse_model_config(IQM_CFG, "janitor.iqm") == {
+        "*": "other.png", "main": "diffuse.png", "blades": "blades.png", "flesh part": "gib.png"}  # fmt: skip
+    assert textures.parse_model_config(IQM_CFG, "LOD1.iqe") == {"main": "../diffuse.png"}  # (same stem)
+    assert textures.parse_model_config(IQM_CFG, "other.iqm") == {}
+    assert textures.parse_model_config('md5load "a.md5mesh"\nmd5skin * skin.jpg', "a.md5mesh") == {"*": "skin.jpg"}
+
+
+def test_config_skins_are_found_beside_and_above_the_model(tmp_path: Path) -> None:
+    touch(tmp_path, "diffuse.PNG", "lod1/x.png")
+    (tmp_path / "lod1" / "iqm.cfg").write_text(IQM_CFG)
+    skins = textures.model_config_skins(str(tmp_path / "lod1" / "lod1.iqm"))
+    assert skins is not None and {mesh: Path(t.path).name for mesh, t in skins.items()} == {"main": "diffuse.PNG"}
+    assert textures.model_config_skins(str(tmp_path / "lod1" / "unlisted.iqm")) is None  # (not its config)
+    assert textures.model_config_skins(str(tmp_path / "model.iqm")) is None  # (no config)
+
+
+def test_without_a_config_the_default_skin_beside_or_above(tmp_path: Path) -> None:
+    touch(tmp_path, "claw/skin.png", "parent/skin.jpg", "parent/child/model.iqm")
+    assert Path(textures.default_skin(str(tmp_path / "claw" / "claw.iqm")).path).name == "skin.png"  # type: ignore[union-attr]
+    default = textures.default_skin(str(tmp_path / "parent" / "child" / "model.iqm"))
+    assert default is not None and default.path.endswith("parent/skin.jpg")
+    assert textures.default_skin(str(tmp_path / "model.iqm")) is None
