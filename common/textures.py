@@ -21,7 +21,8 @@ from .operators import Summary
 FIND_TEXTURES = {
     "name": "Find Textures",
     "default": True,
-    "description": "Look in the model's folder tree for each material's image, by the game engine's rules, and "
+    "description": "Look for each material's image where the game engine looks for it: beside the model, or where "
+    "the files the engine reads say (a QC's material folders, an iqm.cfg, a VDrift car's or track's lists), and "
     "wire it to Base Color (alpha too where the engine uses it)",
 }
 

@@ -1,7 +1,8 @@
 """Where a model's texture images are, by the rules the engines use; pure Python, no bpy.
 
 Only paths relative to the model's folder are tried, as the engines do (never above or beside it; no folder is
-searched through). File names are matched ignoring case, as on the engines' Windows origins.
+searched through), except where a file the engine reads names one (a Source game's materials, an `iqm.cfg`). File
+names are matched ignoring case, as on the engines' Windows origins.
 
 - A material name that is a file name (`barney_face.bmp`, GoldSrc) is looked up as given; a name without an image
   extension (Source's `models/props/sheet`, most IQE materials) is tried with each usual image extension.
@@ -12,6 +13,8 @@ searched through). File names are matched ignoring case, as on the engines' Wind
   `$basetexture` read (through `include`/`patch` VMTs), and its VTF taken, or a TGA or PNG of the same name beside
   it. The game folder is the user's, else found by walking up from the QC's folder (at most 8 levels) to one with a
   `materials/` folder, as game and SDK content trees lay it out. GoldSrc QCs' `$cdtexture` folders are tried first.
+- Red Eclipse, Tesseract and Sauerbraten IQMs: the skin the `iqm.cfg` (`md5.cfg`) beside the model names for each
+  mesh (`iqmskin`, `exec`, `iqmdir`: `parse_model_config`), else a `skin` image beside the model or above it.
 - VDrift JOE models have no materials: a car's `.car` file names each section's `mesh` and `texture` (the first
   texture is the diffuse one; `draw = transparent` blends with its alpha); a track's `objects.txt` names each
   body's `model` and `texture` (`alphablend`), its older `list.txt` gives per object the model, the texture, then
@@ -23,7 +26,9 @@ from __future__ import annotations
 
 import math
 import os
+import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -142,7 +147,7 @@ def find_texture(
     material: str, model_path: str, search: SourceSearch | None = None, notes: list[str] | None = None
 ) -> Texture | None:
     """The image a material name stands for: with `search` (a Source or GoldSrc model), by the engine's rules first
-    (`$cdtexture` folders, then the VMT in the game's materials); then in the model's folder tree. FormatError for a
+    (`$cdtexture` folders, then the VMT in the game's materials); then relative to the model's folder. FormatError for a
     VMT that cannot be read (the engine would draw its checkerboard). `notes`: why a VMT found gave no image."""
     root = os.path.dirname(os.path.abspath(model_path))
     if search is not None:
@@ -422,25 +427,40 @@ def _read_text(path: str) -> str:
 MODEL_CONFIGS = ("iqm.cfg", "md5.cfg")  # what Red Eclipse, Tesseract and Sauerbraten run beside a model
 SKIN_COMMANDS = ("iqmskin", "md5skin")
 LOAD_COMMANDS = ("iqmload", "md5load")
+DIR_COMMANDS = ("iqmdir", "md5dir")  # the folder later skins are relative to, a game path
+MAX_EXECS = 8  # configs run in a row by `exec` (a loop stops here)
 DEFAULT_SKIN = "skin"  # what the engines load for a model without a config: skin.jpg/.png beside it, else above
 _CFG_WORD = re.compile(r'"([^"\n]*)"?|(//[^\n]*)|([;\n])|([^\s;"]+)')
 
 
-def parse_model_config(text: str, model_name: str) -> dict[str, str]:
+def parse_model_config(text: str, model_name: str, read_exec: Callable[[str], str | None] | None = None,
+                       ) -> dict[str, tuple[str, str]]:  # fmt: skip
     """The skins an engine config (`iqm.cfg`) gives the model `model_name` (its file name): mesh name ("*": every
-    mesh) -> the diffuse image, as written (relative to the model's folder, `<dds>`-style prefixes removed). A skin
-    command applies to the part last loaded (`iqmload FILE`), a later one replacing an earlier one's, as in the
-    engines' `loopskins`; a config that loads no part of this name gives nothing."""
-    skins: dict[str, str] = {}
-    loaded = ""
-    for words in _config_commands(text):
-        command = words[0].lower()
-        if command in LOAD_COMMANDS and len(words) > 1:
-            loaded = os.path.basename(words[1].replace("\\", "/"))
-        elif command in SKIN_COMMANDS and len(words) > 2 and _same_model(loaded, model_name):
-            if words[1] == "*":  # (every mesh: it replaces what was said of each before)
-                skins.clear()
-            skins[words[1]] = re.sub(r"^(<[^>]*>)+", "", words[2])  # (a later skin of a mesh wins)
+    mesh) -> (the folder, the diffuse image as written, `<dds>`-style prefixes removed). The folder is "" for the
+    model's own, else the game path an `iqmdir` set. A skin command applies to the part last loaded (`iqmload
+    FILE`), a later one replacing an earlier one's, as in the engines' `loopskins`; a config that loads no part of
+    this name gives nothing. `exec FILE` runs `read_exec(FILE)`'s text (a game path) in turn; conditions (`if`)
+    are not evaluated: the commands of both branches run, the later winning."""
+    skins: dict[str, tuple[str, str]] = {}
+    state = {"loaded": "", "folder": ""}
+
+    def run(source: str, depth: int) -> None:
+        for words in _config_commands(source):
+            command, arguments = words[0].lower(), words[1:]
+            if command in LOAD_COMMANDS and arguments:
+                state["loaded"] = os.path.basename(arguments[0].replace("\\", "/"))
+            elif command in DIR_COMMANDS and arguments:
+                state["folder"] = arguments[0].replace("\\", "/").strip("/")
+            elif command == "exec" and arguments and read_exec is not None and depth < MAX_EXECS:
+                included = read_exec(arguments[0])
+                if included is not None:
+                    run(included, depth + 1)
+            elif command in SKIN_COMMANDS and len(arguments) > 1 and _same_model(state["loaded"], model_name):
+                if arguments[0] == "*":  # (every mesh: it replaces what was said of each before)
+                    skins.clear()
+                skins[arguments[0]] = (state["folder"], re.sub(r"^(<[^>]*>)+", "", arguments[1]))
+
+    run(text, 0)
     return skins
 
 
@@ -473,14 +493,36 @@ def _config_commands(text: str) -> list[list[str]]:
 
 def model_config_skins(model_path: str) -> dict[str, Texture] | None:
     """The images the engine config beside the model (`iqm.cfg`, `md5.cfg`) names for it, by mesh name ("*":
-    every mesh), those that exist; None when no config there loads this model."""
+    every mesh), those that exist; None when no config there loads this model. A game path (`exec`, `iqmdir`) is
+    looked for from each folder above the model's in turn, as far as MAX_GAME_LEVELS."""
     folder = os.path.dirname(os.path.abspath(model_path))
     for config in MODEL_CONFIGS:
         path = _existing(folder, config)
-        named = parse_model_config(_read_text(path), os.path.basename(model_path)) if path is not None else {}
+        if path is None:
+            continue
+
+        def read_exec(game_path: str) -> str | None:
+            found = _game_file(folder, game_path)
+            return _read_text(found) if found is not None else None
+
+        named = parse_model_config(_read_text(path), os.path.basename(model_path), read_exec)
         if named:
-            found = {mesh: _existing_relative(folder, image) for mesh, image in named.items()}
-            return {mesh: Texture(image) for mesh, image in found.items() if image is not None}
+            images = {mesh: _existing_relative(folder, image) if not game_folder
+                      else _game_file(folder, posixpath.join(game_folder, image))
+                      for mesh, (game_folder, image) in named.items()}  # fmt: skip
+            return {mesh: Texture(image) for mesh, image in images.items() if image is not None}
+    return None
+
+
+def _game_file(model_folder: str, game_path: str) -> str | None:
+    """A file the game names from its root: tried from the model's folder and each one above it."""
+    relative = posixpath.normpath(game_path.replace("\\", "/"))
+    folder = model_folder
+    for _ in range(MAX_GAME_LEVELS + 1):
+        found = _existing_relative(folder, relative)
+        if found is not None:
+            return found
+        folder = os.path.dirname(folder)
     return None
 
 

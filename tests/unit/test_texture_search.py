@@ -157,11 +157,20 @@ iqmskin "flesh part" "gib.png"
 
 
 def test_a_config_names_the_skins_of_the_part_it_loads() -> None:
-    assert textures.parse_model_config(IQM_CFG, "janitor.iqm") == {
-        "*": "other.png", "main": "diffuse.png", "blades": "blades.png", "flesh part": "gib.png"}  # fmt: skip
-    assert textures.parse_model_config(IQM_CFG, "LOD1.iqe") == {"main": "../diffuse.png"}  # (same stem)
+    assert textures.parse_model_config(IQM_CFG, "janitor.iqm") == {"*": ("", "other.png"), "main": ("", "diffuse.png"),
+                                                                   "blades": ("", "blades.png"),
+                                                                   "flesh part": ("", "gib.png")}  # fmt: skip
+    assert textures.parse_model_config(IQM_CFG, "LOD1.iqe") == {"main": ("", "../diffuse.png")}  # (same stem)
     assert textures.parse_model_config(IQM_CFG, "other.iqm") == {}
-    assert textures.parse_model_config('md5load "a.md5mesh"\nmd5skin * skin.jpg', "a.md5mesh") == {"*": "skin.jpg"}
+    md5 = 'md5load "a.md5mesh"\nmd5skin * skin.jpg'
+    assert textures.parse_model_config(md5, "a.md5mesh") == {"*": ("", "skin.jpg")}
+
+
+def test_exec_runs_another_config_and_iqmdir_moves_the_skins() -> None:
+    shared = {"actors/player/player.cfg": 'iqmdir "actors/player"\nexec actors/player/player.cfg\niqmskin * body.png'}
+    text = 'iqmload "male.iqm" player\nexec "actors/player/player.cfg"\nexec missing.cfg'
+    assert textures.parse_model_config(text, "male.iqm", shared.get) == {"*": ("actors/player", "body.png")}
+    assert textures.parse_model_config(text, "male.iqm") == {}  # (nothing read: no skin)
 
 
 def test_config_skins_are_found_beside_and_above_the_model(tmp_path: Path) -> None:
@@ -171,6 +180,11 @@ def test_config_skins_are_found_beside_and_above_the_model(tmp_path: Path) -> No
     assert skins is not None and {mesh: Path(t.path).name for mesh, t in skins.items()} == {"main": "diffuse.PNG"}
     assert textures.model_config_skins(str(tmp_path / "lod1" / "unlisted.iqm")) is None  # (not its config)
     assert textures.model_config_skins(str(tmp_path / "model.iqm")) is None  # (no config)
+    touch(tmp_path, "game/actors/player/Body.png", "game/actors/player/male/male.iqm")
+    (tmp_path / "game/actors/player/player.cfg").write_text('iqmdir "actors/player"\niqmskin * "body.png"')
+    (tmp_path / "game/actors/player/male/iqm.cfg").write_text('iqmload male.iqm\nexec "actors/player/player.cfg"')
+    skins = textures.model_config_skins(str(tmp_path / "game/actors/player/male/male.iqm"))
+    assert skins is not None and skins["*"].path == str(tmp_path / "game/actors/player/Body.png")
 
 
 def test_without_a_config_the_default_skin_beside_or_above(tmp_path: Path) -> None:
