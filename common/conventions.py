@@ -18,6 +18,14 @@ SMD_STORED_NORMALS = "smd_normal"  # the file's own normals, so an untouched mes
 SMD_COLLISION_MODEL = "smd_collision_model"  # object property: a QC's $collisionmodel hull (its own physics SMD)
 SMD_COLLISION_SUFFIX = "_collision"  # its object's name: its file's stem and this
 SMD_BODYGROUP = "smd_bodygroup"  # collection property: its meshes are a QC $bodygroup's alternatives
+SMD_BODYGROUP_BLANKS = "smd_bodygroup_blanks"  # collection property: the places of its `blank` choices
+# Armature properties from an imported QC, written again by Write QC when its own options are empty
+SMD_QC_MODEL_NAME = "qc_modelname"  # $modelname
+SMD_QC_MATERIALS = "qc_cdmaterials"  # $cdmaterials folders, separated by `;` (as the qc_materials option)
+SMD_QC_SURFACE_PROP = "qc_surfaceprop"  # $surfaceprop
+SMD_QC_TEXTURE_FOLDER = "qc_cdtexture"  # GoldSrc $cdtexture, the absolute folder
+SMD_QC_LEFT_OUT = "qc_left_out"  # what the QC has that Write QC does not write, separated by `, `
+SMD_ACTIVITY = "smd_activity"  # action property: its $sequence's activity and weight, "ACT_WALK 1"
 UP_AXES = (
     ("Z", "Z", "The file is Z-up, as Blender (studiomdl's default)"),
     ("Y", "Y", "The file is Y-up ($upaxis Y): turned +90 degrees about X"),

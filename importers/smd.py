@@ -9,6 +9,7 @@ A failure removes everything the call created.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -47,9 +48,16 @@ from ..common.armature import (
     world_from_local,
 )
 from ..common.conventions import (
+    SMD_ACTIVITY,
     SMD_BODYGROUP,
+    SMD_BODYGROUP_BLANKS,
     SMD_COLLISION_MODEL,
     SMD_COLLISION_SUFFIX,
+    SMD_QC_LEFT_OUT,
+    SMD_QC_MATERIALS,
+    SMD_QC_MODEL_NAME,
+    SMD_QC_SURFACE_PROP,
+    SMD_QC_TEXTURE_FOLDER,
     UP_AXES,
     collector_paused,
     up_axis_matrix,
@@ -117,6 +125,7 @@ class ParsedFile:
     bodygroup: str = ""  # a QC's $bodygroup naming it: the mesh goes into a collection of that name
     attachments: list[smd.QcAttachment] = field(default_factory=list)  # the QC's, on its first mesh's armature
     search: SourceSearch | None = None  # where its materials are, by the engine's rules
+    qc: smd.QcDocument | None = None  # the QC naming it: what Write QC writes again (names, blanks, activities)
 
     @property
     def stem(self) -> str:
@@ -152,6 +161,7 @@ class PlannedFile:
     bodygroup: str = ""  # a QC's $bodygroup naming it
     attachments: list[smd.QcAttachment] = field(default_factory=list)
     search: SourceSearch | None = None  # where its materials are ($cdmaterials, $cdtexture, game folder)
+    qc: smd.QcDocument | None = None
 
 
 def plan_files(paths: list[str], options: SmdImportOptions, summary: Summary) -> list[PlannedFile]:
@@ -172,7 +182,7 @@ def plan_files(paths: list[str], options: SmdImportOptions, summary: Summary) ->
         first_stem = stem_of(qc.meshes[0].path) if qc.meshes else None
         planned += [PlannedFile(mesh.path, own, first_stem if row else None, from_qc=True,
                                 collision=mesh.command in smd.COLLISION_COMMANDS, bodygroup=mesh.bodygroup,
-                                search=search, attachments=qc.attachments if row == 0 else [])
+                                search=search, attachments=qc.attachments if row == 0 else [], qc=qc)
                     for row, mesh in enumerate(qc.meshes)]  # fmt: skip
         planned += [PlannedFile(flex.path, own, stem_of(mesh.path), from_qc=True, shape_names=flex.names)
                     for mesh in qc.meshes for flex in mesh.flex_files]  # fmt: skip
@@ -180,7 +190,7 @@ def plan_files(paths: list[str], options: SmdImportOptions, summary: Summary) ->
                                 action_name=qc.sequence_names.get(animation),
                                 frame_rate=qc.frame_rates.get(animation), loop=qc.loops.get(animation, False),
                                 also_as=[(name, rate, loop) for path, name, rate, loop in qc.repeated_sequences
-                                         if path == animation])
+                                         if path == animation], qc=qc)
                     for animation in qc.animations]  # fmt: skip
     # a file named twice is imported once, as its QC says when one names it
     chosen: dict[tuple[str, bool], PlannedFile] = {}
@@ -420,6 +430,8 @@ def build_reference(
             state.skeletons.append((_skeleton_key(document), armature))
     state.armatures.append((name, armature))
     add_attachments(context, armature, parsed.attachments, options, summary)
+    if parsed.qc is not None:
+        keep_qc_names(armature, parsed.qc)
     if len(document.skeleton) > 1:
         summary.warnings.append(f"{name}: reference SMD has {len(document.skeleton)} skeleton frames; the first is "
                                 "the rest pose, the others were ignored")  # fmt: skip
@@ -467,7 +479,8 @@ def build_reference(
     if parsed.collision:  # the physics hull: seen through, never rendered, not merged into the model on export
         obj.display_type, obj.hide_render = "WIRE", True
         obj[SMD_COLLISION_MODEL] = True
-    bodygroup_collection(context, parsed.bodygroup, state).objects.link(obj)
+    blanks = parsed.qc.bodygroup_blanks.get(parsed.bodygroup, []) if parsed.qc is not None else []
+    bodygroup_collection(context, parsed.bodygroup, state, blanks).objects.link(obj)
     skin_to_armature(obj, armature)
     state.meshes.append((name, obj))
     summary.objects += 1
@@ -511,15 +524,32 @@ def add_attachments(
         summary.objects += 1
 
 
-def bodygroup_collection(context: bpy.types.Context, group: str, state: ImportState) -> bpy.types.Collection:
+def keep_qc_names(armature: bpy.types.Object, qc: smd.QcDocument) -> None:
+    """The QC's engine names on its model's armature (saved with the .blend), for Write QC to write again, and
+    what it has that Write QC leaves out (for its warning)."""
+    values = {SMD_QC_MODEL_NAME: qc.model_name, SMD_QC_SURFACE_PROP: qc.surface_prop,
+              SMD_QC_TEXTURE_FOLDER: qc.texture_folders[0] if qc.texture_folders else None,
+              SMD_QC_MATERIALS: ";".join(f"{folder}/" for folder in qc.material_folders),
+              SMD_QC_LEFT_OUT: ", ".join(qc.left_out)}  # fmt: skip
+    for key, value in values.items():
+        if value and armature.get(key) is None:
+            armature[key] = value
+
+
+def bodygroup_collection(
+    context: bpy.types.Context, group: str, state: ImportState, blanks: list[int] | None = None
+) -> bpy.types.Collection:
     """Where a mesh goes: the current collection, or for a $bodygroup's alternatives a collection of the group's
-    name inside it (marked, so that an export with Write QC writes the group again)."""
+    name inside it (marked, so that an export with Write QC writes the group again, its `blank` choices in their
+    places)."""
     if not group:
         assert context.collection is not None
         return context.collection
     if group not in state.bodygroups:
         collection = bpy.data.collections.new(group)
         collection[SMD_BODYGROUP] = True
+        if blanks:
+            collection[SMD_BODYGROUP_BLANKS] = blanks
         context.collection.children.link(collection)
         state.bodygroups[group] = collection
     return state.bodygroups[group]
@@ -806,13 +836,14 @@ def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdI
                                   shape_names=item.shape_names, collision=item.collision,
                                   action_name=item.action_name, frame_rate=item.frame_rate, loop=item.loop,
                                   also_as=item.also_as, bodygroup=item.bodygroup, search=item.search,
-                                  attachments=item.attachments))  # fmt: skip
+                                  attachments=item.attachments, qc=item.qc))  # fmt: skip
             tracker.step()
         state = ImportState()
         for file in parsed:
             if file.kind == "reference" and file.target is not None:
                 state.later_meshes.setdefault(file.target, []).append(file)
         with rollback_on_error(), selecting_new_objects(context):
+            actions_before = set(bpy.data.actions)
             ensure_object_mode(context)  # (after parsing: a bad file leaves the user in the mode they were in)
             for file in sorted(parsed, key=lambda p: BUILD_ORDER[p.kind]):
                 own = file.options or options
@@ -822,7 +853,21 @@ def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdI
                 ):
                     BUILDERS[file.kind](context, file, own, state, summary)
                 tracker.step()
+            mark_activities(parsed, [action for action in bpy.data.actions if action not in actions_before])
     return summary
+
+
+def mark_activities(files: list[ParsedFile], actions: list[bpy.types.Action]) -> None:
+    """Each new action of a QC's `$sequence` that gives an activity: the activity and its weight, which Write QC
+    writes again."""
+    by_name = {re.sub(r"\.\d{3}$", "", action.name): action for action in reversed(actions)}
+    for file in files:
+        if file.qc is None or file.kind != "animation":
+            continue
+        for name in [file.action_name or file.stem, *(sequence for sequence, _, _ in file.also_as)]:
+            activity = file.qc.activities.get(name)
+            if activity is not None and name in by_name:
+                by_name[name][SMD_ACTIVITY] = f"{activity[0]} {activity[1]:g}"
 
 
 # ------------------------------------------------------------------------------------------------- operator
