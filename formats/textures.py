@@ -429,6 +429,7 @@ SKIN_COMMANDS = ("iqmskin", "md5skin")
 LOAD_COMMANDS = ("iqmload", "md5load")
 DIR_COMMANDS = ("iqmdir", "md5dir")  # the folder later skins are relative to, a game path
 MAX_EXECS = 8  # configs run in a row by `exec` (a loop stops here)
+MAX_CONFIG_RUNS = 32  # configs run in all for one model
 DEFAULT_SKIN = "skin"  # what the engines load for a model without a config: skin.jpg/.png beside it, else above
 _CFG_WORD = re.compile(r'"([^"\n]*)"?|(//[^\n]*)|([;\n])|([^\s;"]+)')
 
@@ -443,15 +444,18 @@ def parse_model_config(text: str, model_name: str, read_exec: Callable[[str], st
     are not evaluated: the commands of both branches run, the later winning."""
     skins: dict[str, tuple[str, str]] = {}
     state = {"loaded": "", "folder": ""}
+    runs = [0]  # (configs run in all: a config executing itself twice would otherwise double each level)
 
     def run(source: str, depth: int) -> None:
+        runs[0] += 1
         for words in _config_commands(source):
             command, arguments = words[0].lower(), words[1:]
             if command in LOAD_COMMANDS and arguments:
                 state["loaded"] = os.path.basename(arguments[0].replace("\\", "/"))
             elif command in DIR_COMMANDS and arguments:
                 state["folder"] = arguments[0].replace("\\", "/").strip("/")
-            elif command == "exec" and arguments and read_exec is not None and depth < MAX_EXECS:
+            elif command == "exec" and arguments and read_exec is not None and depth < MAX_EXECS \
+                    and runs[0] < MAX_CONFIG_RUNS:  # fmt: skip
                 included = read_exec(arguments[0])
                 if included is not None:
                     run(included, depth + 1)

@@ -171,6 +171,10 @@ def test_exec_runs_another_config_and_iqmdir_moves_the_skins() -> None:
     text = 'iqmload "male.iqm" player\nexec "actors/player/player.cfg"\nexec missing.cfg'
     assert textures.parse_model_config(text, "male.iqm", shared.get) == {"*": ("actors/player", "body.png")}
     assert textures.parse_model_config(text, "male.iqm") == {}  # (nothing read: no skin)
+    read: list[str] = []
+    twice = "exec self.cfg\nexec self.cfg"
+    textures.parse_model_config(twice, "male.iqm", lambda path: read.append(path) or twice)  # type: ignore[func-returns-value]
+    assert len(read) == textures.MAX_CONFIG_RUNS - 1  # (a config running itself twice stops, not 2 ** 8 runs)
 
 
 def test_config_skins_are_found_beside_and_above_the_model(tmp_path: Path) -> None:
