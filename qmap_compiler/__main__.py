@@ -185,7 +185,8 @@ def _run(args: argparse.Namespace, options: CompileOptions) -> None:
         return
     beside = args.input[:-4] + ".desc" if args.input.lower().endswith(".qmap.tmp") else None
     if args.desc is None and beside is not None and os.path.isfile(beside):  # (as Tools.exe, only -d/`/d=` reads one)
-        print(f"note: {beside} is not read: material options come from -d {beside}", file=sys.stderr)
+        print(f"note: {beside} is beside the map but not used: its material options are read only when passed with "
+              f"-d {beside}", file=sys.stderr)
     report = compile_map(args.input, args.desc, args.output, options)
     for warning in report.warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -208,6 +209,8 @@ def _registered(args: argparse.Namespace, map_path: str) -> str:
         return _plan_registration(args, map_path).line()
     registration = resources.register_map(args.register, map_path, args.resource_name,
                                           args.resource_state.upper(), args.game_folder)  # fmt: skip
+    if registration.warning:
+        print(f"warning: {registration.warning}", file=sys.stderr)
     return resources.describe_registration(registration, args.register)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .errors import QmapError
@@ -83,6 +83,7 @@ class Registration:
     name: str
     line_text: bytes  # the entry as it reads after the change (its bytes from the type to the ';')
     line_number: int
+    warning: str | None = None  # another entry names the same file (legal, but the game then has two names for it)
 
     @property
     def changed(self) -> bool:
@@ -231,8 +232,19 @@ def plan_registration(listing: ResourceList, file: str, name: str | None = None,
         raise QmapError("the resource name is empty: the game finds a map by its name", listing.filename)
     entry = _entry_named(listing, name_bytes, name)
     if entry is None:
-        return _added(listing, name, name_bytes, file_bytes, state)
-    return _updated(listing, entry, name, name_bytes, file_bytes, state)
+        registration = _added(listing, name, name_bytes, file_bytes, state)
+    else:
+        registration = _updated(listing, entry, name, name_bytes, file_bytes, state)
+    others = [r for r in same_file if r.name != name_bytes]
+    return replace(registration, warning=_another_name(others, name, listing.filename)) if others else registration
+
+
+def _another_name(others: list[Resource], name: str, filename: str) -> str:
+    """The warning for a map the list then names twice: which entry names it too, and how to keep one name."""
+    other = others[0]
+    shown = other.name.decode(ENCODING, errors="replace")
+    return (f"{other.where(filename)} already names this file as QMap {shown!r}: the game now lists the map under "
+            f"both {shown!r} and {name!r} (rename that entry, or register under {shown!r} to keep one name)")
 
 
 def _stem(file: str) -> str:

@@ -204,14 +204,19 @@ def resource_line(context: bpy.types.Context) -> str:
                          settings.resource_state).line()  # fmt: skip
 
 
-def register_map(context: bpy.types.Context) -> str:
-    """Add or update the map's entry; the line saying what was done, also added to the panel's report."""
+def register_map(context: bpy.types.Context, warnings: list[str] | None = None) -> str:
+    """Add or update the map's entry; the line saying what was done, also added to the panel's report (and a
+    warning when another entry names the same file: to `warnings` and the panel's report)."""
     settings = scene_settings(context)
     if not os.path.isfile(panel_path(settings, "qmap_path")):
         raise FormatError(f"{panel_path(settings, 'qmap_path')}: no such map: compile it first")
     registration, listing = map_registration(context, write=True)
     line = resources.describe_registration(registration, listing)
     settings.report.add().text = line
+    if registration.warning:
+        settings.report.add().text = f"warning: {registration.warning}"
+        if warnings is not None:
+            warnings.append(registration.warning)
     return line
 
 
@@ -226,7 +231,7 @@ def compiled_and_registered(operator: bpy.types.Operator, context: bpy.types.Con
             return work()
         map_registration(context, write=False)
         summary = work()
-        registered.append(register_map(context))
+        registered.append(register_map(context, summary.warnings))
         summary.notes.append(registered[0])
         return summary
 
@@ -291,7 +296,11 @@ class QMAP_OT_register_map(bpy.types.Operator):
     bl_label = "Register in Resources.dat"
 
     def execute(self, context: bpy.types.Context) -> set[str]:
-        return reported(self, lambda: register_map(context))
+        warnings: list[str] = []
+        result = reported(self, lambda: register_map(context, warnings))
+        for warning in warnings:
+            self.report({"WARNING"}, warning)
+        return result
 
 
 class QMAP_OT_copy_resource_line(bpy.types.Operator):

@@ -200,3 +200,17 @@ def test_register_is_for_maps_only(tmp_path: Path, extension: ModuleType, capsys
                               prog="iogf") == 2  # fmt: skip
     assert "--register lists compiled maps (.qmap), not iqe files" in capsys.readouterr().err
     assert not output.exists()
+
+
+def test_register_after_compile_under_a_second_name_for_a_listed_map_warns_naming_its_entry(tmp_path: Path) -> None:
+    resources = game(tmp_path)
+    settings = bpy.context.scene.qmap
+    settings.register_after_compile = True
+    assert bpy.ops.qmap.export_and_compile() == {"FINISHED"}  # registered as "Dungeon"
+    settings.resource_name = "DungeonMap"
+    assert bpy.ops.qmap.compile() == {"FINISHED"}
+    names = [name for kind, name, _, file in entries(resources) if file == b"Game\\Maps\\Dungeon.qmap"]
+    assert names == [b"Dungeon", b"DungeonMap"]  # (legal: a second name; the warning says so)
+    warning = f"{resources}:3:1 already names this file as QMap 'Dungeon'"
+    assert any(line.text.startswith(f"warning: {warning}") for line in settings.report)
+    assert bpy.ops.qmap.register_map() == {"FINISHED"}  # (the Register button: the same warning, as a report)

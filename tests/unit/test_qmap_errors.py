@@ -232,7 +232,8 @@ def test_cli_notes_a_desc_beside_the_source_that_it_does_not_read(
     desc = tmp_path / "m.qmap.desc"
     desc.write_bytes(b"QMAP DESC 10\nmaterials {\n}\n")
     assert main([str(source), "-o", str(out)]) == 0
-    assert f"note: {desc} is not read: material options come from -d {desc}" in capsys.readouterr().err
+    note = f"note: {desc} is beside the map but not used: its material options are read only when passed with -d {desc}"
+    assert note in capsys.readouterr().err
     assert main([str(source), "-d", str(desc), "-o", str(out)]) == 0
     assert "note:" not in capsys.readouterr().err
 

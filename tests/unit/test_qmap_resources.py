@@ -269,3 +269,19 @@ def test_command_line_refuses_a_broken_list_before_compiling(tmp_path: Path,
     assert main([str(source), "-o", str(output), "--register", str(listing)]) == 1
     assert f"{listing}:5:1: the texture resource has no ';'" in capsys.readouterr().err
     assert not output.exists() and listing.read_bytes() == broken
+
+
+def test_a_second_name_for_a_listed_file_is_added_with_a_warning_naming_the_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Legal for the game, but surprising: the map is then listed under two names."""
+    plan = plan_registration(parse_resources(LISTING, "Resources.dat"), "Game\\Town.qmap", "TownMap")
+    assert plan.action == "added" and plan.line() == 'QMap "TownMap" "Game\\\\Town.qmap";'
+    assert plan.warning == ("Resources.dat:2:1 already names this file as QMap 'Town': the game now lists the map "
+                            "under both 'Town' and 'TownMap' (rename that entry, or register under 'Town' to keep "
+                            "one name)")  # fmt: skip
+    assert plan_registration(parse_resources(LISTING, "Resources.dat"), "Game\\Town.qmap").warning is None
+    listing, source = game_with_list(tmp_path)
+    output = tmp_path / "Game" / "Town.qmap"
+    assert main([str(source), "-o", str(output), "--register", str(listing), "--resource-name", "TownMap"]) == 0
+    assert "warning: " + str(listing) + ":2:1 already names this file as QMap 'Town'" in capsys.readouterr().err
