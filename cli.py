@@ -67,6 +67,7 @@ FORMATS: dict[str, FileFormat] = {
         FileFormat("iqm", ".iqm", "import_scene.iqm", "export_scene.iqm"),
         FileFormat("qmap_tmp", ".qmap.tmp", "import_scene.qmap_tmp", "export_scene.qmap_tmp"),
         FileFormat("qmap", ".qmap", "import_scene.qmap", "export_scene.qmap"),
+        FileFormat("car", ".car", "import_scene.vdrift_car", "export_scene.vdrift_car"),  # (its parts' models too)
     )
 }
 
@@ -292,9 +293,19 @@ def run_operator(idname: str | None, what: str, **keywords: object) -> None:
     except (RuntimeError, TypeError) as error:  # an ERROR report, or a bad option
         if "KeyboardInterrupt" in str(error):  # Ctrl-C or SIGTERM inside the operator, which Blender wraps
             raise KeyboardInterrupt from None
-        raise CliError(str(error).strip().removeprefix("Error: ")) from None
+        raise CliError(in_cli_words(str(error).strip().removeprefix("Error: "))) from None
     if "FINISHED" not in result:
         raise CliError(f"{what} did not finish ({', '.join(result)})")
+
+
+def in_cli_words(message: str) -> str:
+    """An operator's error as the command line says it: its options instead of the extension's preferences, and
+    --verbose instead of a text block, which a headless run does not keep."""
+    from .common.studiomdl import LOG_HINT
+    from .formats.studiomdl import GAME_FOLDER_HINT
+
+    return message.replace(GAME_FOLDER_HINT, "pass --studiomdl-game DIR, or set VPROJECT").replace(
+        LOG_HINT, "--verbose shows studiomdl's log")
 
 
 def import_files(paths: Sequence[str], settings: dict[str, object]) -> None:
@@ -400,8 +411,8 @@ def check_outputs(inputs: Sequence[str], outputs: Sequence[tuple[str, str]], mad
             continue
         for pattern, other in patterns.matching(path):
             if other != writer:
-                raise UsageError(f"{other} writes each action as {pattern}, and {writer} would write {path} over "
-                                 "one of them")  # fmt: skip
+                raise UsageError(f"{other} writes {written_as(pattern)} as {pattern}, and {writer} would write "
+                                 f"{path} over one of them")  # fmt: skip
         folder = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(folder) and folder != made:
             raise UsageError(f"{path}: the folder {folder} does not exist")
@@ -474,12 +485,18 @@ class PatternIndex:
         return found
 
 
+def written_as(pattern: str) -> str:
+    """What the files of an output pattern are."""
+    if pattern.endswith(NUMBERED_PARTS):
+        return "the parts of a model over VDrift's limits"
+    return "each mesh (Write QC)" if pattern.endswith(QC_BUILD_FILES) else "each action"
+
+
 def _refuse_pattern_over_input(pattern: str, writer: str, source: str) -> None:
-    what = ("the parts of a model over VDrift's limits", "a part") if pattern.endswith(NUMBERED_PARTS) else (
-        "each mesh (Write QC)", "a mesh of that name") if pattern.endswith(QC_BUILD_FILES) else (
-        "each action", "an action of that name")  # fmt: skip
-    raise UsageError(f"{source} is an input, and {writer} writes {what[0]} as {pattern} beside it: {what[1]} would "
-                     "replace it (write the output elsewhere)")
+    one = "a part" if pattern.endswith(NUMBERED_PARTS) else "a mesh of that name" if pattern.endswith(
+        QC_BUILD_FILES) else "an action of that name"  # fmt: skip
+    raise UsageError(f"{source} is an input, and {writer} writes {written_as(pattern)} as {pattern} beside it: {one} "
+                     "would replace it (write the output elsewhere)")
 
 
 def files_read(inputs: Sequence[str]) -> list[str]:
@@ -505,7 +522,11 @@ def same_file(first: str, second: str) -> bool:
 
 
 def files_written(path: str, target: FileFormat, settings: dict[str, object]) -> Iterator[str]:
-    """The file an export writes, and the sources the QMAP exporters write beside it."""
+    """The file an export writes, and the sources the QMAP exporters write beside it; for an SMD export, what its
+    mode and Write QC write (with Write QC the meshes and actions are files of their own, not the chosen one)."""
+    if target.export_operator == "export_scene.valve_smd":
+        yield from smd_files_written(path, settings)
+        return
     yield path
     source = path + ".tmp" if target.name == "qmap" else path
     if target.name == "qmap":
@@ -514,16 +535,30 @@ def files_written(path: str, target: FileFormat, settings: dict[str, object]) ->
         yield desc_path_for(source)
     if target.name == "joe" and settings.get("split_large_models", True):
         yield os.path.splitext(path)[0] + NUMBERED_PARTS
-    if target.export_operator == "export_scene.valve_smd":
-        stem = os.path.splitext(path)[0]
-        mode, scope = settings.get("export_mode", "REFERENCE"), settings.get("action_scope", "ACTIVE")
+
+
+def smd_files_written(path: str, settings: dict[str, object]) -> Iterator[str]:
+    """What the SMD exporter writes (exporters/smd.py): without Write QC, the chosen file, `<stem>.vta` (All) and
+    `<stem>_<action>.smd` (All, or every action); with it, `<stem>.qc`, each mesh as `<its name>.smd` (and
+    `.vta`) in the folder (Reference, All) and every action as `<stem>_<action>.smd` (Animation, All)."""
+    stem = os.path.splitext(path)[0]
+    mode, scope = settings.get("export_mode", "REFERENCE"), settings.get("action_scope", "ACTIVE")
+    if path.lower().endswith(".vta"):
+        mode = "VTA"
+    if not settings.get("write_qc"):
+        yield path
         if mode == "ALL":
             yield stem + ".vta"
         if mode == "ALL" or (mode == "ANIMATION" and scope != "ACTIVE"):
             yield stem + ACTION_FILES
-        if settings.get("write_qc"):
-            yield stem + ".qc"
-            yield os.path.dirname(os.path.abspath(path)) + QC_BUILD_FILES
+        return
+    yield stem + ".qc"
+    if mode == "VTA":
+        yield path
+    if mode in ("REFERENCE", "ALL"):
+        yield os.path.dirname(os.path.abspath(path)) + QC_BUILD_FILES
+    if mode in ("ANIMATION", "ALL"):
+        yield stem + ACTION_FILES
 
 
 def written_beside(compiled: bool) -> str:
@@ -532,6 +567,32 @@ def written_beside(compiled: bool) -> str:
 
     more = 0 if compiled else LAST_SUMMARY[0].files - 1
     return f" (and {more} more beside it)" if more > 0 else ""
+
+
+def files_the_export_wrote(output: str) -> list[str]:
+    """The files the last export named as written (none: it does not name them), in the form `output` was given
+    in: an SMD export with Write QC writes the QC and an SMD per mesh, not the chosen file."""
+    from .common.operators import LAST_SUMMARY
+
+    return [as_given_beside(path, output) for path in LAST_SUMMARY[0].written]
+
+
+def as_given_beside(path: str, output: str) -> str:
+    """`path` through the folder of `output` as given, when it lies in that folder."""
+    folder = os.path.dirname(output)
+    same_folder = os.path.dirname(os.path.abspath(path)) == os.path.dirname(os.path.abspath(output))
+    return os.path.join(folder, os.path.basename(path)) if same_folder else path
+
+
+def described_outputs(output: str, written: Sequence[str], beside: str = "") -> str:
+    """What an export made, for its line: the chosen file (and how many more beside it), or, when the export wrote
+    other files instead (Write QC), the first of those it is built from (the QC) and how many more."""
+    shown = [as_given_beside(path, output) for path in written]
+    if not shown or any(same_file(path, output) for path in shown):
+        return f"{output}{beside}"
+    main = next((path for path in shown if path.lower().endswith(".qc")), shown[0])
+    more = len(shown) - 1
+    return f"{main} (and {more} more beside it)" if more else main
 
 
 def stem_of(path: str) -> str:
@@ -552,6 +613,9 @@ def export_scene(path: str, target: FileFormat, settings: dict[str, object], col
         if not bpy.data.collections[collection].all_objects:
             raise UsageError(f"--collection: collection {collection!r} holds no objects")
         keywords["collection"] = collection
+    from .common.operators import LAST_SUMMARY, Summary
+
+    LAST_SUMMARY[0] = Summary()  # (a worker's previous export named its own files)
     run_operator(target.export_operator, f"exporting {path}", **keywords)
 
 
@@ -606,7 +670,7 @@ def command_export(args: argparse.Namespace) -> None:
         with BlenderOutput():
             bpy.ops.wm.open_mainfile(filepath=os.path.abspath(args.blends[0]))
         export_scene(args.output, target, settings, args.collection)
-        print(f"exported {args.output}")
+        print(f"exported {described_outputs(args.output, files_the_export_wrote(args.output), written_beside(False))}")
         register_maps(args, [args.output])
         return
     check_folder_can_be_made(args.output_dir)
@@ -625,7 +689,8 @@ def command_export(args: argparse.Namespace) -> None:
 def export_job(blend: str, output: str, target: FileFormat, settings: dict[str, object], collection: str | None) -> Job:
     written = list(files_written(output, target, settings))
     task = {"kind": "export", "inputs": [blend], "output": output, "target": target.name, "collection": collection,
-            "export_settings": repr(settings), "one_output": False, "label": blend}  # fmt: skip
+            "export_settings": repr(settings), "one_output": False, "label": blend,
+            "verbose": BlenderOutput.verbose}  # fmt: skip
     fingerprint = repr([extension_version(), os.path.abspath(blend), target.name, collection,
                         sorted(settings.items(), key=repr)])  # fmt: skip
     return Job([blend], output, task, fingerprint, [blend], [p for p in written if not p.endswith(PATTERNS)])
@@ -638,6 +703,7 @@ def command_convert(args: argparse.Namespace) -> None:
         raise UsageError("--to is needed with -d/--output-dir")
     target = output_format(args.output, args.to)
     check_inputs(args.inputs, import_settings, "--import-set")
+    check_car_target(args.inputs, target, one_output=args.output is not None)
     check_settings(target.export_operator, export_settings, "--set", f"the exporter {target.export_operator}")
     with_studiomdl(args, target, export_settings)
     if target.name == "qmap":
@@ -667,6 +733,19 @@ def command_convert(args: argparse.Namespace) -> None:
     jobs = [conversion_job(group, outputs[group[0]], settings, not args.output_dir) for group in groups]
     run_batch(args, jobs, "converting", report, single=not args.output_dir)
     register_maps(args, list(outputs.values()))
+
+
+def check_car_target(inputs: Sequence[str], target: FileFormat, one_output: bool) -> None:
+    """A .car is written only over a car a .car import made (the exporter updates that file's keys in place): from
+    .car inputs, one per output."""
+    if target.name != "car":
+        return
+    others = [path for path in inputs if format_of(path).name != "car"]
+    if others:
+        raise UsageError(f"{others[0]}: a .car is written from a VDrift car imported from a .car (it updates that "
+                         "file's wheels and parts), not from other files; convert them to joe or jpk")  # fmt: skip
+    if one_output and len(inputs) > 1:
+        raise UsageError("a .car file holds one car: convert several with -d FOLDER (one .car each)")
 
 
 # ------------------------------------------------------------------------------- compiling an exported QC
@@ -735,6 +814,8 @@ def register_maps(args: argparse.Namespace, outputs: Sequence[str]) -> None:
                                                        args.resource_state.upper(), args.game_folder)  # fmt: skip
         except QmapError as error:
             raise CliError(str(error)) from None
+        if registration.warning:
+            print(f"{output}: warning: {registration.warning}", file=sys.stderr)
         print(qmap_resources.describe_registration(registration, args.register))
 
 
@@ -746,9 +827,12 @@ def run_batch(
     batch = Batch(local=run_task, command=worker_command, workers=args.jobs, scheduler=args.scheduler,
                   force=args.force, verbose=BlenderOutput.verbose)  # fmt: skip
     failures: list[str] = []
+    writers: dict[str, str] = {}  # each file written so far: the input whose conversion wrote it
 
     def finished(job: Job, result: Result) -> None:
         show_result(job, result, failures)
+        if result.get("status") == "ok":
+            warn_of_files_written_twice(job, result.get("written", []), writers)
         if report is not None:
             report.write(job, result)
 
@@ -772,6 +856,18 @@ def run_batch(
         raise CliError(failures[0])
 
 
+def warn_of_files_written_twice(job: Job, written: Sequence[str], writers: dict[str, str]) -> None:
+    """A file two conversions of the batch wrote (Write QC meshes of one name, in one folder): the later one's is
+    kept, which the check before the work could not foresee (mesh names are known only in Blender)."""
+    for path in written:
+        key = os.path.normcase(os.path.realpath(path))
+        earlier = writers.setdefault(key, job.inputs[0])
+        if earlier != job.inputs[0]:
+            print(f"{printable(job.inputs[0])}: warning: {path} was also written from "
+                  f"{printable(earlier)}, whose file it replaced (write them into folders of their own)",
+                  file=sys.stderr)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class ConvertSettings:
     target: FileFormat
@@ -789,6 +885,7 @@ def conversion_job(inputs: list[str], output: str, settings: ConvertSettings, on
         "one_output": one_output,
         "import_settings": repr(settings.import_settings), "export_settings": repr(settings.export_settings),
         "label": inputs[0] if len(inputs) == 1 else shortened(", ".join(inputs)),
+        "verbose": BlenderOutput.verbose,  # (a worker's Blender lines, studiomdl's log, with --verbose)
     }  # fmt: skip
     fingerprint = repr([extension_version(), [os.path.abspath(path) for path in inputs], task["target"],
                         sorted(settings.import_settings.items(), key=repr),
@@ -841,9 +938,9 @@ def show_result(job: Job, result: Result, failures: list[str]) -> None:
         f"{len(job.inputs)} file(s)"  # fmt: skip
     status = result.get("status")
     if status == "skipped":
-        print(f"{label} -> {job.output} (up to date)")
+        print(f"{label} -> {described_outputs(job.output, result.get('written', []))} (up to date)")
     elif status == "ok":
-        print(f"{label} -> {job.output}{result.get('beside', '')}")
+        print(f"{label} -> {described_outputs(job.output, result.get('written', []), result.get('beside', ''))}")
     else:
         message = str(result.get("error") or "failed")
         failures.append(message)
@@ -864,6 +961,7 @@ def run_task(task: Task) -> Result:
     out, err = io.StringIO(), io.StringIO()
     result: Result = {"status": "ok", "error": None, "counts": {}}
     BlenderOutput.naming = task["label"]
+    BlenderOutput.verbose = bool(task.get("verbose", BlenderOutput.verbose))
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             if task.get("kind") == "export":
@@ -873,6 +971,8 @@ def run_task(task: Task) -> Result:
             else:
                 result["counts"] = convert_files(inputs, output, target, import_settings, export_settings)
             result["beside"] = written_beside(bool(task.get("compiled")))
+            if not task.get("compiled") and (written := files_the_export_wrote(output)):
+                result["written"] = written
     except CliError as error:
         result.update(status="failed", error=as_given(str(error), inputs))
     finally:

@@ -75,6 +75,12 @@ class Record:
             return False
         return all(file_state(path) == state for path, state in (*sources.items(), *outputs.items()))
 
+    def outputs_of(self, output: str) -> list[str]:
+        """The files the conversion to `output` wrote, as recorded (absolute paths)."""
+        entry = self.entries.get(_key(output))
+        outputs = entry.get("outputs") if isinstance(entry, dict) else None
+        return [str(path) for path in outputs] if isinstance(outputs, dict) else []
+
     def store(self, output: str, fingerprint: str, sources: Iterable[str], outputs: Iterable[str]) -> None:
         """Note a conversion just made (`outputs`: the files it wrote that exist); saved at once if the last save
         was SAVE_SECONDS ago or more, else by a later change or `flush`."""

@@ -70,7 +70,7 @@ class Batch:
         to_run = []
         for index, job in enumerate(jobs):
             if not self.force and records[job.output].up_to_date(job.output, job.fingerprint):
-                waiting[index] = SKIPPED
+                waiting[index] = {**SKIPPED, "written": records[job.output].outputs_of(job.output)}
             else:
                 to_run.append(index)
         following = 0
@@ -78,7 +78,7 @@ class Batch:
             for index, result in self._results(jobs, to_run, started):
                 job = jobs[index]
                 if result.get("status") == "ok":
-                    records[job.output].store(job.output, job.fingerprint, job.sources, job.outputs)
+                    records[job.output].store(job.output, job.fingerprint, job.sources, written_by(job, result))
                 else:
                     records[job.output].forget(job.output)
                 waiting[index] = result
@@ -130,6 +130,13 @@ class Batch:
         workers.close()
 
 
+def written_by(job: Job, result: pool.Result) -> list[str]:
+    """The files a finished job wrote: those its export named (an SMD export with Write QC writes the QC and a file
+    per mesh, not the chosen one), else those foreseen from its options."""
+    written = result.get("written")
+    return [str(path) for path in written] if isinstance(written, list) and written else job.outputs
+
+
 def _renumbered(started: Callable[[int], None] | None, to_run: list[int]) -> Callable[[int], None] | None:
     if started is None:
         return None
@@ -146,7 +153,7 @@ class Report:
         for given in job.inputs:
             entry = {
                 "input": given,
-                "outputs": job.outputs if result.get("status") != "failed" else [],
+                "outputs": written_by(job, result) if result.get("status") != "failed" else [],
                 "status": result.get("status", "failed"),
                 "error": result.get("error"),
                 "warnings": result.get("warnings", []),

@@ -31,6 +31,7 @@ class Summary:
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the console says without a warning: nothing is amiss
     seconds: float = 0.0
+    written: list[str] = field(default_factory=list)  # the files an export wrote, when it names them (for the CLI)
     face_kind: str = "polygons"  # what `faces` counts ("triangles" for the formats that store only them); "": none
     object_kind: str = "objects"  # what `objects` counts ("materials" for a .qmap.desc); "": none
     textures_found: set[str] = field(default_factory=set)  # image paths an import wired into its materials

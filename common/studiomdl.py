@@ -16,6 +16,7 @@ from .operators import Summary
 from .preferences import preferences
 
 LOG_TEXT = "studiomdl.log"  # the text block holding the last compile's log
+LOG_HINT = f"the log is in the text {LOG_TEXT}"  # (the command line, without text blocks, words it its way)
 
 
 class StudiomdlCompileMixin:
@@ -51,7 +52,18 @@ def compile_exported_qc(
     operator: bpy.types.Operator, context: bpy.types.Context, qc_path: str, flavour: str, summary: Summary
 ) -> CompileRun:
     """Compile the QC an export wrote; FormatError (the export's files stay written) when it cannot be run or
-    studiomdl fails."""
+    studiomdl fails, after the export's warnings are printed (its summary is not reported then)."""
+    try:
+        return _compile(operator, context, qc_path, flavour, summary)
+    except FormatError:
+        for warning in summary.warnings:
+            print(f"{operator.bl_label}: warning: {warning}")
+        raise
+
+
+def _compile(
+    operator: bpy.types.Operator, context: bpy.types.Context, qc_path: str, flavour: str, summary: Summary
+) -> CompileRun:
     studiomdl, game = _chosen_tools(operator, context)
     engine = "goldsrc" if flavour == "GOLDSRC" else "source"
     try:
@@ -63,8 +75,7 @@ def compile_exported_qc(
     if not run.ok:
         first, more = run.errors[0], len(run.errors) - 1
         extra = f" (and {more} more)" if more else ""
-        raise FormatError(f"studiomdl: {first}{extra}; the exported files are written, the log is in the text "
-                          f"{LOG_TEXT}")  # fmt: skip
+        raise FormatError(f"studiomdl: {first}{extra}; the exported files are written, {LOG_HINT}")
     made = ", ".join(_shown(path, qc_path) for path in run.outputs) or "no file (its log names none)"
     summary.notes.append(f"studiomdl compiled {made} in {run.seconds:.2f} s (log: text {LOG_TEXT})")
     operator.report({"INFO"}, f"Compiled {made} with studiomdl in {run.seconds:.2f} s")

@@ -86,6 +86,9 @@ def native_path(path: str) -> str:
     return path.replace("\\", "/") if os.name == "posix" else path
 
 
+GAME_FOLDER_HINT = "set the Game Folder in the extension's preferences, or VPROJECT"  # (the CLI names its option)
+
+
 def studiomdl_command(
     studiomdl: str, qc_path: str, flavour: str, game_folder: str = "", *, platform: str = sys.platform,
     which: Callable[[str], str | None] = shutil.which, environment: Mapping[str, str] | None = None,
@@ -110,7 +113,7 @@ def studiomdl_command(
         return [*prefix, "-nop4", "-game", name(game_folder), name(qc_path)]
     if not (os.environ if environment is None else environment).get("VPROJECT"):
         raise FormatError("Source's studiomdl needs the game folder (the one holding gameinfo.txt), where it "
-                          "writes models/: set the Game Folder in the extension's preferences, or VPROJECT")
+                          f"writes models/: {GAME_FOLDER_HINT}")
     return [*prefix, "-nop4", name(qc_path)]
 
 

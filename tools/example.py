@@ -259,7 +259,7 @@ def main() -> int:
     rows = []
     failures = 0
     for name, fmt in extension.cli.FORMATS.items():
-        if not (fmt.export_operator and fmt.import_operator):
+        if not (fmt.export_operator and fmt.import_operator) or name == "car":  # (a .car is written over one)
             continue
         try:
             rows.append(run_format(name, fmt))

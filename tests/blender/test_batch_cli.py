@@ -188,3 +188,73 @@ def test_several_blends_export_side_by_side_as_one_at_a_time_and_reruns_skip_the
     assert capsys.readouterr().out.splitlines()[-1].startswith("0 exported, 3 skipped, 0 failed")
     assert main(["export", *blends, "-o", str(tmp_path / "one.iqe")], prog="iogf") == 2  # (several into one file)
     assert "several .blend files are exported with -d FOLDER" in capsys.readouterr().err
+
+
+def test_write_qc_reports_and_records_the_qc_and_mesh_files_not_the_chosen_name(
+    tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With Write QC the SMD export writes `<stem>.qc` and an SMD per mesh (named after it), not the chosen file: the
+    line, the report and the record name those, and a rerun is up to date only while they are all there."""
+    (source,) = inputs(tmp_path / "in", 1)  # part0.smd: its mesh is part0
+    out = tmp_path / "out"
+    out.mkdir()
+    report = tmp_path / "report.jsonl"
+    argv = [source, "--to", "smd", "-o", str(out / "model.smd"), "--set", "write_qc=True", "--report", str(report)]
+    assert convert(extension, *argv) == 0
+    assert sorted(path.name for path in out.iterdir() if not path.name.startswith(".")) == ["model.qc", "part0.smd"]
+    lines = capsys.readouterr().out.splitlines()
+    assert f"1 file(s) -> {out / 'model.qc'} (and 1 more beside it)" in lines, lines
+    (entry,) = [json.loads(line) for line in report.read_text().splitlines()]
+    assert sorted(entry["outputs"]) == [str(out / "model.qc"), str(out / "part0.smd")]
+    assert convert(extension, *argv[:-2]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert f"1 file(s) -> {out / 'model.qc'} (and 1 more beside it) (up to date)" in lines, lines
+    (out / "part0.smd").unlink()  # (a file it wrote is gone: made again)
+    assert convert(extension, *argv[:-2]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("1 converted, 0 skipped, 0 failed")
+    assert (out / "part0.smd").is_file()
+
+
+def test_export_of_a_blend_with_write_qc_says_the_files_it_wrote(
+    tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import bpy
+
+    bpy.ops.mesh.primitive_cube_add()
+    bpy.context.active_object.name = "Door"
+    blend = str(tmp_path / "door.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=blend)
+    out = tmp_path / "cli"
+    out.mkdir()
+    argv = ["export", blend, "-o", str(out / "door_model.smd"), "--set", "write_qc=True"]
+    assert extension.cli.main(argv, prog="iogf") == 0
+    assert not (out / "door_model.smd").exists()
+    assert capsys.readouterr().out.splitlines()[-1] == f"exported {out / 'door_model.qc'} (and 1 more beside it)"
+    assert (out / "Door.smd").is_file()
+
+
+def test_write_qc_of_several_inputs_into_one_folder_and_a_mesh_file_two_of_them_write(
+    tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The Reference mode with Write QC writes no action files and not the chosen names: two models go into one
+    folder. Meshes of one name in two of them are one file, which the later one replaces: a warning says so."""
+    first, second = inputs(tmp_path / "in", 2)
+    out = tmp_path / "out"
+    assert convert(extension, first, second, "--to", "smd", "-d", str(out), "--set", "write_qc=True", "-j", "1") == 0
+    assert sorted(path.name for path in out.iterdir() if not path.name.startswith(".")) == [
+        "part0.qc", "part0.smd", "part1.qc", "part1.smd"]  # fmt: skip
+    assert "warning" not in capsys.readouterr().err
+    import bpy
+
+    blends = []
+    for index in range(2):
+        bpy.ops.wm.read_homefile(use_empty=True)
+        bpy.ops.mesh.primitive_cube_add(size=1.0 + index)
+        bpy.context.active_object.name = "Body"
+        blends.append(str(tmp_path / f"prop{index}.blend"))
+        bpy.ops.wm.save_as_mainfile(filepath=blends[-1])
+    shared = tmp_path / "shared"
+    argv = ["export", *blends, "--format", "smd", "-d", str(shared), "--set", "write_qc=True", "-j", "1"]
+    assert extension.cli.main(argv, prog="iogf") == 0
+    err = capsys.readouterr().err
+    assert f"{blends[1]}: warning: {shared / 'Body.smd'} was also written from {blends[0]}" in err

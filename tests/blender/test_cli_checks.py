@@ -337,5 +337,37 @@ def test_help_lists_only_the_formats_written_and_summaries_give_no_ui_advice(
     model.write_bytes(joe.write_joe(fx.dof2joe_cube()))  # (a warning: VDrift would swap its normals)
     assert extension.cli.main(["convert", str(model), "-o", str(tmp_path / "box.jpk")], prog="iogf") == 0
     out, err = capsys.readouterr()
-    assert "warning" in err and "(2 warnings)" in out and "see the console" not in out + err
+    assert "warning" in err and "(1 warning)" in out and "see the console" not in out + err
     assert "no image found" not in out + err  # (a JOE names no image: nothing to act on)
+
+
+def test_a_vdrift_car_is_imported_exported_and_converted(
+    tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """.car on the command line: imported into a .blend, exported back over the car it came from (its keys in place),
+    converted to other formats as a model; written only from a .car, one car per file."""
+    folder = tmp_path / "data" / "cars" / "TEST"
+    folder.mkdir(parents=True)
+    joe.save_joe(str(folder / "body.joe"), fx.cube())
+    car = folder / "TEST.car"
+    wheels = "".join(f"[wheel.{side}]\nposition = {x}, {y}, -0.3\n[wheel.{side}.tire]\nsize = 215, 45, 18\n"
+                     for side, x, y in (("fl", -0.8, 1.2), ("fr", 0.8, 1.2), ("rl", -0.8, -1.4), ("rr", 0.8, -1.4)))
+    car.write_bytes(f"[body]\nmesh = body.joe\nposition = 0, 0.5, 0.25\n{wheels}".encode())
+    main = extension.cli.main
+    blend = tmp_path / "car.blend"
+    assert main(["import", str(car), "-o", str(blend)], prog="iogf") == 0
+    assert blend.is_file()
+    assert main(["export", str(blend), "-o", str(tmp_path / "back.car")], prog="iogf") == 0
+    assert (tmp_path / "back.car").read_bytes() == car.read_bytes()
+    assert main(["convert", str(car), "--to", "car", "-d", str(tmp_path / "cars")], prog="iogf") == 0
+    assert (tmp_path / "cars" / "TEST.car").read_bytes() == car.read_bytes()
+    assert main(["convert", str(car), "-o", str(tmp_path / "car.iqe")], prog="iogf") == 0
+    assert (tmp_path / "car.iqe").is_file()
+    capsys.readouterr()
+    model = tmp_path / "box.joe"
+    model.write_bytes(fx.cube_bytes())
+    assert main(["convert", str(model), "-o", str(tmp_path / "box.car")], prog="iogf") == 2
+    assert "box.joe: a .car is written from a VDrift car imported from a .car" in capsys.readouterr().err
+    assert main(["convert", str(car), str(car), "-o", str(tmp_path / "two.car")], prog="iogf") == 2
+    assert "a .car file holds one car: convert several with -d FOLDER" in capsys.readouterr().err
+    assert not (tmp_path / "box.car").exists() and not (tmp_path / "two.car").exists()

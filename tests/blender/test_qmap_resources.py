@@ -159,6 +159,8 @@ def test_convert_registers_the_compiled_map(tmp_path: Path, extension: ModuleTyp
     assert (b"QMap", b"Dungeon", b"LOCK", b"Game\\Maps\\Dungeon.qmap") in entries(resources)
     assert capsys.readouterr().out.splitlines()[-1] == (f'{resources}:3: added QMap "Dungeon" LOCK '
                                                         '"Game\\\\Maps\\\\Dungeon.qmap";')  # fmt: skip
+    assert extension.cli.main([*argv, "--resource-name", "DungeonMap"], prog="iogf") == 0
+    assert f"{output}: warning: {resources}:3:1 already names this file as QMap 'Dungeon'" in capsys.readouterr().err
 
 
 def test_export_of_a_blend_registers_the_map(tmp_path: Path, extension: ModuleType) -> None:

@@ -223,3 +223,30 @@ def test_the_cli_compiles_with_studiomdl_and_refuses_mistakes_before_any_work(
     failing = fake_studiomdl(tmp_path, FAILS.replace("'nowhere'", "'neck'"))
     assert main([*common, "--studiomdl", failing], prog="iogf") == 1
     assert "unknown attachment link 'neck'" in capsys.readouterr().err
+
+
+@POSIX_ONLY
+def test_cli_compile_errors_name_its_options_and_the_exports_warnings_are_printed(
+    tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the command line: --studiomdl-game instead of the preferences, --verbose instead of a text block, and the
+    export's warnings printed also when the compile fails."""
+    monkeypatch.delenv("VPROJECT", raising=False)
+    goldsrc_scene()
+    uv_layers = bpy.data.objects["body"].data.uv_layers
+    while uv_layers:  # (a warning of the export: no UV map)
+        uv_layers.remove(uv_layers[0])
+    blend = str(tmp_path / "scene.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=blend)
+    source = ["export", blend, "-o", str(tmp_path / "model.smd"), "--studiomdl", fake_studiomdl(tmp_path, FAILS)]
+    assert extension.cli.main(source, prog="iogf") == 1
+    err = capsys.readouterr().err
+    assert "where it writes models/: pass --studiomdl-game DIR, or set VPROJECT (the exported files" in err, err
+    assert "preferences" not in err and "body: no UV map; texture coordinates written as 0" in err
+    goldsrc = [*source, "--set", "flavour='GOLDSRC'"]
+    assert extension.cli.main(goldsrc, prog="iogf") == 1
+    err = capsys.readouterr().err
+    assert "the exported files are written, --verbose shows studiomdl's log" in err and "text studiomdl.log" not in err
+    assert "body: no UV map" in err
+    assert extension.cli.main(["-v", *goldsrc], prog="iogf") == 1
+    assert "studiomdl: unknown attachment link 'nowhere'" in capsys.readouterr().out  # (the log's lines)
