@@ -30,6 +30,7 @@ from ..common.animation import (
     ActionSource,
     actions_for,
     bake_wanted,
+    fcurves_of,
     frame_range,
     object_motion,
     object_motion_warning,
@@ -681,14 +682,12 @@ def animation_document(
     blender_rest = skeleton.rest @ turn
     if (moving := object_motion_warning(source, source.label, settings.object_motion)) is not None:
         warnings.append(moving)
+    frames = written_frames(source)
     if bake_wanted(context, armature, source.label, settings.bake_pose, warnings):
-        first, last = frame_range(source)
-        frames = list(range(first, last + 1))
         pose = sample_evaluated_pose(context, armature, source, skeleton.names, frames)
     else:
         modes = [armature.pose.bones[name].rotation_mode for name in skeleton.names]
-        samples = sample_bone_action(source, skeleton.names, modes)
-        frames = [int(frame) for frame in samples.frames.tolist()]
+        samples = sample_bone_action(source, skeleton.names, modes, frames)
         pose = pose_matrices(skeleton.parents, blender_rest, samples.basis)
     motion = object_motion(source, armature, frames) if settings.object_motion else None
     if motion is not None:  # the object's keyed motion carried by the root bones
@@ -706,6 +705,21 @@ def animation_document(
     flavour = "goldsrc" if settings.flavour == "GOLDSRC" else "source"
     warnings += limit_warnings(document, flavour, source.label)
     return document
+
+
+def written_frames(source: ActionSource) -> list[int]:
+    """The action's frames as time blocks. A Cyclic action's range ends on its wrap, the first pose again: Valve's
+    loops write it as their last frame (studiomdl makes a loop's last frame its first), so it is written when the
+    action keys it (a loop that closed on its first pose, a cycle keyed in Blender, an IQE/IQM loop); a range that
+    runs on past the last key (an imported SMD loop that did not close) wraps by Blender's cycle alone, and like the
+    IQE/IQM export the SMD export leaves that frame out, writing the file's frames back as they were."""
+    first, last = frame_range(source)
+    action = source.action
+    if action.use_cyclic and action.use_frame_range and last > first:
+        ends = [curve.range()[1] for curve in fcurves_of(source) if len(curve.keyframe_points)]
+        if ends and max(ends) < last - 1e-3:
+            last -= 1
+    return list(range(first, last + 1))
 
 
 def with_resting_bones(pose: np.ndarray, parents: list[int], rest: np.ndarray) -> np.ndarray:
@@ -777,16 +791,16 @@ def _meshes_of_the_armature(
 
 
 def _without_collision_models(
-    meshes: list[bpy.types.Object], mode: str, warnings: list[str]
+    meshes: list[bpy.types.Object], mode: str, notes: list[str]
 ) -> tuple[list[bpy.types.Object], list[bpy.types.Object]]:
     """The model's meshes, and a QC's $collisionmodel hulls apart: each is its own physics SMD, which the All mode
     writes beside the reference (merged into the reference it would be drawn). With only hulls, they are the model."""
     hulls = [obj for obj in meshes if obj.get(SMD_COLLISION_MODEL)]
     if not hulls or len(hulls) == len(meshes):
         return meshes, []
-    if mode != "ALL":
-        warnings.append(f"{', '.join(obj.name for obj in hulls)}: a QC's collision model, left out of the reference "
-                        "(the All mode writes it beside it, as its physics SMD)")  # fmt: skip
+    if mode != "ALL":  # (a note: every Source prop has one, and its reference is what was asked for)
+        notes.append(f"{', '.join(obj.name for obj in hulls)}: a QC's collision model, left out of the reference "
+                     "(the All mode writes it beside it, as its physics SMD)")  # fmt: skip
     return [obj for obj in meshes if not obj.get(SMD_COLLISION_MODEL)], hulls
 
 
@@ -862,7 +876,7 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     summary = Summary(face_kind="triangles")
     objects = operator.objects_to_export(context)
     mode = "VTA" if path.lower().endswith(".vta") else settings.mode
-    meshes, hulls = _without_collision_models(geometry_objects(objects), mode, summary.warnings)
+    meshes, hulls = _without_collision_models(geometry_objects(objects), mode, summary.notes)
     if not meshes and mode in ("REFERENCE", "VTA", "ALL"):
         meshes = _meshes_of_the_armature(context, objects, summary.warnings)
     armature, others = choose_armatures(objects, meshes, mode, settings.action_scope)

@@ -96,9 +96,9 @@ def add_sequences(
         loop = bool(action.use_cyclic and action.use_frame_range)
         model.sequences.append(QcSequence(source.label, os.path.relpath(file, qc_folder).replace(os.sep, "/"), rate,
                                           loop))  # fmt: skip
-    if not model.sequences and model.bodies:  # (studiomdl wants one: the reference's rest pose, as modders write it)
-        first = model.bodies[0].smd
-        model.sequences.append(QcSequence("idle", first, DEFAULT_RATE, False))
+    smds = [body.smd for body in model.bodies] + [smd for group in model.bodygroups for smd in group.smds if smd]
+    if not model.sequences and smds:  # (studiomdl wants one: the reference's rest pose, as modders write it)
+        model.sequences.append(QcSequence("idle", smds[0], DEFAULT_RATE, False))
 
 
 def add_attachments(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 
@@ -1007,9 +1008,9 @@ def test_a_collision_model_is_left_out_of_the_exported_reference_unless_exported
     out = tmp_path / "out.smd"
     assert export_smd(out, export_selected_objects=True) == {"FINISHED"}
     assert len(smd.load_smd(out).triangles) == 2  # the body's 2 triangles, not the hull's as well
-    assert "crate_collision: a QC's collision model, left out of the reference (the All mode writes it" in (
-        capsys.readouterr().out
-    )
+    said = capsys.readouterr().out  # (a note: every Source prop has a collision model)
+    assert "note: crate_collision: a QC's collision model, left out of the reference (the All mode writes it" in said
+    assert "warning:" not in said
     select_only(bpy.data.objects["crate_collision"])
     hull = tmp_path / "hull.smd"
     assert export_smd(hull, export_selected_objects=True) == {"FINISHED"}
@@ -1129,6 +1130,86 @@ def test_a_loop_that_ends_on_its_first_pose_wraps_there(tmp_path: Path) -> None:
     assert bpy.ops.export_scene.iqe(filepath=str(out)) == {"FINISHED"}
     (spin,) = iqe.load_iqe(out).animations
     assert spin.loop and len(spin.frames) == 2
+
+
+LOOP_POSES = ["0 0 0 0 0 0 0\n1 0 0 1 0 0 0\n2 0 1 0 0 0 0\n", "0 0 0 0 0 0 0.5\n1 0 0 1 0.2 0 0\n2 0 1 0 0 0 0\n",
+              "0 0 -0.5 0 0 0 0.9\n1 0 0 1 0.4 0 0\n2 0 1 0 0 0.3 0\n"]  # fmt: skip
+
+
+def looping_qc(folder: Path, order: tuple[int, ...]) -> Path:
+    """A model and its looping sequence `spin` of these LOOP_POSES, one a frame."""
+    folder.mkdir(exist_ok=True)
+    write(folder, "model.smd", reference_text())
+    write(folder, "spin.smd", CHAIN + "skeleton\n" + "".join(f"time {time}\n{LOOP_POSES[pose]}"
+                                                           for time, pose in enumerate(order)) + "end\n")  # fmt: skip
+    return write(folder, "model.qc", '$body "body" "model.smd"\n$sequence "spin" "spin" loop\n')
+
+
+def exported_with_its_qc(folder: Path) -> Path:
+    folder.mkdir()
+    assert export_smd(folder / "model.smd", write_qc=True, export_mode="ALL", action_scope="ALL") == {"FINISHED"}
+    (sequence,) = [line for line in (folder / "model.qc").read_text().splitlines() if line.startswith("$sequence")]
+    assert '"model_spin.smd"' in sequence and "loop" in sequence.split()
+    return folder / "model.qc"
+
+
+@pytest.mark.parametrize("order", [(0, 1, 2, 1), (0, 1, 2, 0)], ids=["open", "closing"])
+def test_a_looping_sequence_keeps_its_frames_through_export_and_import(tmp_path: Path, order: tuple[int, ...]) -> None:
+    """A loop whose last pose is not its first is a cycle one frame longer in Blender (the wrap is Blender's): the
+    export leaves that wrap out, so its frames come back the same, trip after trip (each grew by one); one that
+    ends on its first pose keeps that frame, the wrap it already holds."""
+    qc = looping_qc(tmp_path / "source", order)
+    original = smd.load_smd(tmp_path / "source" / "spin.smd")
+    for trip in range(3):
+        bpy.ops.wm.read_homefile(use_empty=True)
+        assert import_smd(qc) == {"FINISHED"}
+        action = bpy.data.actions["spin"]
+        assert action.use_cyclic and action.frame_range[1] == (4.0 if order[-1] != order[0] else 3.0)
+        qc = exported_with_its_qc(tmp_path / f"trip{trip}")
+        again = smd.load_smd(qc.parent / "model_spin.smd")
+        assert [frame.time for frame in again.skeleton] == [0, 1, 2, 3]
+        assert_same_animation(original, again)
+
+
+@pytest.mark.parametrize("order", [(0, 1, 2, 1), (0, 1, 2, 0)], ids=["open", "closing"])
+def test_a_looping_sequence_through_iqe_comes_back_as_its_cycle(tmp_path: Path, order: tuple[int, ...]) -> None:
+    """SMD to IQE to SMD: the IQE holds the cycle's frames without the wrap and keys the wrap on import, which an
+    SMD export writes as a Valve loop's last frame. A loop that ended on its first pose comes back as it was; one
+    that did not comes back ending on its first pose, as studiomdl would make its last frame anyway."""
+    assert import_smd(looping_qc(tmp_path / "source", order)) == {"FINISHED"}
+    iqe_path = tmp_path / "model.iqe"
+    assert bpy.ops.export_scene.iqe(filepath=str(iqe_path)) == {"FINISHED"}
+    (spin,) = iqe.load_iqe(iqe_path).animations
+    closing = order[-1] == order[0]
+    assert spin.loop and len(spin.frames) == (3 if closing else 4)
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.import_scene.iqe(filepath=str(iqe_path)) == {"FINISHED"}
+    out = tmp_path / "out"
+    out.mkdir()
+    assert export_smd(out / "model.smd", export_mode="ANIMATION", action_scope="ALL") == {"FINISHED"}
+    (written,) = out.glob("*.smd")
+    again = smd.load_smd(written)
+    again.skeleton = [replace(frame, time=frame.time - 1) for frame in again.skeleton]  # (IQE's actions start at 1)
+    original = smd.load_smd(tmp_path / "source" / "spin.smd")
+    wrap = replace(original.skeleton[0], time=len(original.skeleton))
+    expected = original if closing else smd.SmdDocument(nodes=original.nodes, skeleton=[*original.skeleton, wrap])
+    assert len(again.skeleton) == len(expected.skeleton)
+    assert_same_animation(expected, again)
+
+
+def test_a_reference_qc_of_a_bodygroup_model_with_an_action_writes_an_idle_sequence(tmp_path: Path) -> None:
+    """studiomdl needs a sequence: the Reference mode writes no action, so the QC gets `idle` of the reference,
+    here a $bodygroup's, as a model without a $body has (Valve's sky_camera QC)."""
+    write(tmp_path, "model.smd", reference_text())
+    write(tmp_path, "walk.smd", ANIMATION_TIME_5)
+    qc = write(tmp_path, "model.qc", '$bodygroup "studio"\n{\n studio "model.smd"\n}\n$sequence "walk" "walk"\n')
+    assert import_smd(qc) == {"FINISHED"}
+    out = tmp_path / "out"
+    out.mkdir()
+    assert export_smd(out / "model.smd", write_qc=True, flavour="GOLDSRC") == {"FINISHED"}
+    sequences = [line for line in (out / "model.qc").read_text().splitlines() if line.startswith("$sequence")]
+    assert sequences == ['$sequence "idle" "model" fps 30']
+    assert "$body " not in (out / "model.qc").read_text()  # (the reference is the group's)
 
 
 def test_links_to_unknown_bones_are_dropped_and_counted_per_corner(
