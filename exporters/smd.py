@@ -978,6 +978,7 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     except ValueError as error:  # two actions whose names clean up to the same file name
         raise FormatError(f"{error}; rename one of the actions") from None
     summary.files = len(plan.files)
+    summary.written = [os.path.abspath(name) for name, _ in plan.files]  # (Write QC: not the chosen file)
     return summary
 
 
