@@ -970,7 +970,10 @@ def export_smd(context: bpy.types.Context, path: str, operator: ExportScopeMixin
             written_sequences = ([source for source, _ in documents], targets)
     if qc is not None:
         qc.masked_textures = masked_textures
-        smd_qc.add_attachments(qc, objects, table.armatures(), settings.matrix, table.file_frame, summary.warnings)
+        smd_qc.add_attachments(qc, objects, table.armatures(), settings.matrix, table.file_frame, summary.warnings,
+                               flavour == "goldsrc")  # fmt: skip
+        beside = None if settings.convert_textures else os.path.dirname(os.path.abspath(path))  # (converted: there)
+        smd_qc.use_imported_names(qc, settings.qc or smd_qc.QcOptions(), table.armatures(), beside, summary.warnings)
         smd_qc.add_sequences(qc, *written_sequences, context.scene, os.path.dirname(path))
         plan.files.append((stem + ".qc", qc_text(qc, flavour).encode("utf-8")))
     try:

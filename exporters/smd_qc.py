@@ -1,7 +1,8 @@
 """The QC an SMD export can write beside its files (*Write QC*): each mesh its own reference SMD named after it, as
 studiomdl's `$body`/`$model` name one SMD each (so that an import of the QC gives the meshes back, named as they
 were), meshes of a nested collection as a `$bodygroup` of alternatives, every written action as a `$sequence` with
-its rate and loop, empties on bones as `$attachment`s, the collision hull as `$collisionmodel`."""
+its rate, loop and activity, empties on bones as `$attachment`s, the collision hull as `$collisionmodel`; what an
+import of a QC kept (its engine names, blank bodygroup choices) written again."""
 
 from __future__ import annotations
 
@@ -15,8 +16,17 @@ import numpy as np
 
 from ..common import iqe_rig, mesh_io
 from ..common.animation import ActionSource
-from ..common.armature import rigid
-from ..common.conventions import SMD_BODYGROUP
+from ..common.armature import matrix_to_euler_xyz, rigid
+from ..common.conventions import (
+    SMD_ACTIVITY,
+    SMD_BODYGROUP,
+    SMD_BODYGROUP_BLANKS,
+    SMD_QC_LEFT_OUT,
+    SMD_QC_MATERIALS,
+    SMD_QC_MODEL_NAME,
+    SMD_QC_SURFACE_PROP,
+    SMD_QC_TEXTURE_FOLDER,
+)
 from ..formats.smd.qc_writer import QcAttachment, QcBody, QcBodygroup, QcModel, QcSequence
 
 DEFAULT_RATE = 30.0  # studiomdl's, for an action that has none of its own and a scene that says nothing else
@@ -38,6 +48,35 @@ def new_model(path: str, options: QcOptions, flavour: str, up_axis: str, warning
     elif up_axis != "Z":
         model.up_axis = up_axis
     return model
+
+
+def use_imported_names(
+    model: QcModel, options: QcOptions, armatures: list[bpy.types.Object], texture_folder_from: str | None,
+    warnings: list[str],
+) -> None:
+    """The names an import of a QC kept on the armature ($modelname, $cdmaterials, $surfaceprop), where the
+    export's own options are empty, and GoldSrc's $cdtexture folder from `texture_folder_from`, the QC's folder
+    (None: this export writes the textures beside the QC); one warning naming what that QC had and this one leaves
+    out."""
+    keys = (SMD_QC_MODEL_NAME, SMD_QC_MATERIALS, SMD_QC_SURFACE_PROP, SMD_QC_TEXTURE_FOLDER, SMD_QC_LEFT_OUT)
+    found = next((rig for rig in armatures if any(rig.get(key) for key in keys)), None)
+    if found is None:
+        return
+    if not options.model_name and found.get(SMD_QC_MODEL_NAME):
+        model.model_name = str(found[SMD_QC_MODEL_NAME])
+    if not options.materials and found.get(SMD_QC_MATERIALS):
+        model.materials = [part for part in str(found[SMD_QC_MATERIALS]).split(";") if part]
+    if not options.surface_prop and found.get(SMD_QC_SURFACE_PROP):
+        model.surface_prop = str(found[SMD_QC_SURFACE_PROP])
+    if texture_folder_from is not None and found.get(SMD_QC_TEXTURE_FOLDER):
+        folder = str(found[SMD_QC_TEXTURE_FOLDER])  # (absolute: the textures the import found)
+        try:
+            model.cd_texture = os.path.relpath(folder, texture_folder_from).replace(os.sep, "/")
+        except ValueError:  # (another drive)
+            model.cd_texture = folder
+    if found.get(SMD_QC_LEFT_OUT):
+        warnings.append(f"{found.name}: the imported QC's {found[SMD_QC_LEFT_OUT]} are not written to this QC "
+                        "(copy them from the original)")  # fmt: skip
 
 
 def mesh_file_names(objects: list[bpy.types.Object], folder: str) -> list[str]:
@@ -75,6 +114,11 @@ def add_meshes(
         vta, shapes = vtas.get(row, (None, []))
         vta_relative = os.path.relpath(vta, qc_folder).replace(os.sep, "/") if vta else None
         model.bodies.append(QcBody(os.path.splitext(os.path.basename(file))[0], relative, vta_relative, shapes))
+    for group in groups.values():  # (an imported group's `blank` choices, in their places)
+        collection = bpy.data.collections.get(group.name)
+        places: list[int] = [int(p) for p in collection.get(SMD_BODYGROUP_BLANKS, [])] if collection else []
+        for place in sorted(places):
+            group.smds.insert(min(place, len(group.smds)), None)
     model.bodygroups.extend(groups.values())
 
 
@@ -94,21 +138,45 @@ def add_sequences(
         action = source.action
         rate = float(action.get(iqe_rig.FRAMERATE, scene.render.fps / scene.render.fps_base or DEFAULT_RATE))
         loop = bool(action.use_cyclic and action.use_frame_range)
-        model.sequences.append(QcSequence(source.label, os.path.relpath(file, qc_folder).replace(os.sep, "/"), rate,
-                                          loop))  # fmt: skip
+        sequence = QcSequence(source.label, os.path.relpath(file, qc_folder).replace(os.sep, "/"), rate, loop)
+        activity = str(action.get(SMD_ACTIVITY, "")).split()
+        if activity:  # ("ACT_WALK 1", as an import of a QC keeps it)
+            sequence.activity = activity[0]
+            sequence.activity_weight = _number_or(activity[1] if len(activity) > 1 else "", 1.0)
+        model.sequences.append(sequence)
     smds = [body.smd for body in model.bodies] + [smd for group in model.bodygroups for smd in group.smds if smd]
     if not model.sequences and smds:  # (studiomdl wants one: the reference's rest pose, as modders write it)
         model.sequences.append(QcSequence("idle", smds[0], DEFAULT_RATE, False))
 
 
+def _number_or(text: str, default: float) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return default
+
+
+def source_angles(turned: np.ndarray) -> tuple[float, float, float]:
+    """Source's pitch, yaw, roll in degrees (yaw about Z, then pitch about Y, then roll about X: Euler XYZ of roll,
+    pitch, yaw) of a 3x3 rotation, to 1e-4 degrees; at a pitch of +-90 degrees (where only yaw - roll counts) the
+    roll is 0, so that `rotate -90 -90 0` comes back as it was written."""
+    if np.hypot(turned[0, 0], turned[1, 0]) < 1e-6:  # (gimbal lock: the turn about Z alone, as yaw)
+        pitch = 90.0 if turned[2, 0] < 0 else -90.0
+        yaw, roll = float(np.degrees(np.arctan2(-turned[0, 1], turned[1, 1]))), 0.0
+    else:
+        roll, pitch, yaw = (float(angle) for angle in np.degrees(matrix_to_euler_xyz(turned)))
+    return (round(pitch, 4) + 0.0, round(yaw, 4) + 0.0, round(roll, 4) + 0.0)
+
+
 def add_attachments(
     model: QcModel, objects: list[bpy.types.Object], armatures: list[bpy.types.Object],
     to_file: Callable[[bpy.types.Object], np.ndarray], bone_frame: Callable[[str], np.ndarray | None],
-    warnings: list[str],
+    warnings: list[str], goldsrc: bool = False,
 ) -> None:
-    """Empties parented to a bone: an attachment at the empty's place relative to the bone's frame in the SMD, at
-    the rest pose. `to_file(obj)`: the export's object-space-to-file matrix; `bone_frame(name)`: a bone's frame as
-    the reference SMD writes it (file space), None for a bone not written."""
+    """Empties parented to a bone: an attachment at the empty's place and turn relative to the bone's frame in the
+    SMD, at the rest pose (Source's `rotate PITCH YAW ROLL`; GoldSrc has none). `to_file(obj)`: the export's
+    object-space-to-file matrix; `bone_frame(name)`: a bone's frame as the reference SMD writes it (file space),
+    None for a bone not written."""
     for obj in objects:
         if obj.type != "EMPTY" or obj.parent not in armatures or obj.parent_type != "BONE":
             continue
@@ -123,7 +191,9 @@ def add_attachments(
                  @ np.array(obj.matrix_parent_inverse) @ np.array(obj.matrix_basis))  # fmt: skip
         placed = to_file(obj.parent) @ np.linalg.inv(np.array(obj.parent.matrix_world)) @ world
         local = np.linalg.inv(frame) @ placed
-        model.attachments.append(QcAttachment(mesh_io.original_name(obj), bone.name, tuple(local[:3, 3].tolist())))
         turned = rigid(local[None])[0][0][:3, :3]
-        if not np.allclose(turned, np.identity(3), atol=1e-4):
-            warnings.append(f"{obj.name}: the attachment's rotation is not written to the QC (only its place)")
+        rotation = source_angles(turned)
+        model.attachments.append(QcAttachment(mesh_io.original_name(obj), bone.name, tuple(local[:3, 3].tolist()),
+                                              rotation))  # fmt: skip
+        if goldsrc and not np.allclose(turned, np.identity(3), atol=1e-4):
+            warnings.append(f"{obj.name}: GoldSrc's $attachment has no rotation: only its place is written")

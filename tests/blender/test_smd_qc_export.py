@@ -139,3 +139,81 @@ def test_source_flexed_vertices_over_the_limit_are_said(tmp_path: Path, extensio
                                           write_qc=True) == {"FINISHED"}  # fmt: skip
     assert any(w.startswith("face.vta: the shape keys move 10,201") for w in
                extension.common.operators.LAST_SUMMARY[0].warnings)  # fmt: skip
+
+
+def _tri(bone: int, z: float) -> str:
+    return "".join(f"{bone} {x} 0 {z} 0 -1 0 {x} 0\n" for x in (0, 1)) + f"{bone} 0 0 {z + 1} 0 -1 0 0 1\n"
+
+
+def write_engine_qc(folder: Path, flavour: str) -> Path:
+    """A model whose QC has what Write QC writes again: the engine's names, a blank bodygroup choice between two
+    meshes, a turned attachment, a sequence's activity, and what it leaves out ($hbox, an event, LX)."""
+    skeleton = 'nodes\n0 "root" -1\n1 "neck" 0\nend\nskeleton\ntime 0\n0 0 0 0 0 0 0\n1 0 0 10 0 0 0\n'
+    for name, bone, z in (("body", 0, 0.0), ("cap", 1, 11.0), ("hat", 1, 12.0)):
+        (folder / f"{name}.smd").write_text(f"version 1\n{skeleton}end\ntriangles\nmat\n{_tri(bone, z)}end\n")
+    (folder / "walk.smd").write_text(f"version 1\n{skeleton}time 1\n0 1 0 0 0 0 0\n1 0 0 10 0 0 0.5\nend\n")
+    names = ('$modelname "props/Thing.mdl"\n$cdmaterials "models\\props\\thing\\" "models/shared"\n'
+             '$surfaceprop "metal"\n') if flavour == "SOURCE" else '$modelname "thing.mdl"\n$cdtexture "tex"\n'
+    rotate = " rotate -90 -90 0" if flavour == "SOURCE" else ""
+    label = '"muzzle"' if flavour == "SOURCE" else "0"  # (GoldSrc numbers them)
+    qc = folder / "thing.qc"
+    qc.write_text(f'{names}$body "body" "body"\n$bodygroup "hats"\n{{\n\tstudio "cap"\n\tblank\n\tstudio "hat"\n}}\n'
+                  f'$attachment {label} "neck" 1 2 3{rotate}\n$hbox 0 "root" 0 0 0 1 1 1\n'
+                  '$sequence "walk" "walk" fps 15 loop LX ACT_WALK 2 { event 1004 1 "step" }\n')  # fmt: skip
+    return qc
+
+
+@pytest.mark.parametrize("flavour", ["SOURCE", "GOLDSRC"])
+def test_an_imported_qc_is_written_again_with_its_names_blanks_rotations_and_activities(
+    flavour: str, tmp_path: Path, extension  # type: ignore[no-untyped-def]
+) -> None:
+    source = tmp_path / "src"
+    source.mkdir()
+    assert bpy.ops.import_scene.valve_smd(filepath=str(write_engine_qc(source, flavour))) == {"FINISHED"}
+    muzzle = bpy.data.objects["muzzle" if flavour == "SOURCE" else "attachment0"]
+    bpy.context.scene.frame_set(0)
+    muzzle_at = np.array(muzzle.matrix_world)
+    out = tmp_path / "out"
+    out.mkdir()
+    settings = {"export_mode": "ALL", "action_scope": "ALL", "write_qc": True, "flavour": flavour}
+    assert bpy.ops.export_scene.valve_smd(filepath=str(out / "thing.smd"), **settings) == {"FINISHED"}
+    warnings = extension.common.operators.LAST_SUMMARY[0].warnings
+    qc = (out / "thing.qc").read_text()
+    if flavour == "SOURCE":
+        assert '$modelname "props/Thing.mdl"' in qc and '$surfaceprop "metal"' in qc
+        assert '$cdmaterials "models/props/thing/"\n$cdmaterials "models/shared/"' in qc
+        assert '$attachment "muzzle" "neck" 1 2 3 rotate -90 -90 0' in qc
+        assert '"walk" "thing_walk.smd" fps 15 loop activity ACT_WALK 2' in qc
+        assert not [w for w in warnings if "rotation" in w]
+    else:
+        assert '$modelname "thing.mdl"' in qc and '$cdtexture "../src/tex"' in qc and "$cdmaterials" not in qc
+        assert '"walk" "thing_walk" fps 15 loop ACT_WALK 2' in qc
+    assert '$bodygroup "hats"\n{\n\tstudio "cap' in qc and '"\n\tblank\n\tstudio "hat' in qc
+    left_out = [w for w in warnings if "are not written to this QC" in w]
+    assert len(left_out) == 1 and "$hbox" in left_out[0] and "sequence events" in left_out[0]
+    assert "motion extraction" in left_out[0]
+    # the export's own options win
+    assert bpy.ops.export_scene.valve_smd(filepath=str(out / "thing.smd"), qc_model_name="other.mdl",
+                                          qc_materials="a;b", qc_surface_prop="wood", **settings) == {"FINISHED"}
+    qc = (out / "thing.qc").read_text()
+    assert '$modelname "other.mdl"' in qc
+    assert ('$cdmaterials "a"\n$cdmaterials "b"' in qc and '$surfaceprop "wood"' in qc) == (flavour == "SOURCE")
+    # the round trip gives the attachment back where it was, turned as it was (GoldSrc: its place)
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.import_scene.valve_smd(filepath=str(out / "thing.qc")) == {"FINISHED"}
+    again = bpy.data.objects["muzzle" if flavour == "SOURCE" else "attachment0"]
+    bpy.context.scene.frame_set(0)
+    np.testing.assert_allclose(np.array(again.matrix_world), muzzle_at, atol=1e-5)
+    assert [(o.name, o.users_collection[0].name) for o in bpy.data.objects if o.type == "MESH"] == [
+        ("body", "Scene Collection"), ("cap", "hats"), ("hat", "hats")]  # fmt: skip
+
+
+def test_goldsrc_says_an_attachment_rotation_is_not_written(tmp_path: Path, extension) -> None:  # type: ignore[no-untyped-def]
+    rigged_scene()
+    bpy.data.objects["muzzle"].rotation_euler = (0.0, 0.0, 0.5)
+    for flavour in ("SOURCE", "GOLDSRC"):
+        assert bpy.ops.export_scene.valve_smd(filepath=str(tmp_path / "m.smd"), write_qc=True,
+                                              flavour=flavour) == {"FINISHED"}  # fmt: skip
+        said = [w for w in extension.common.operators.LAST_SUMMARY[0].warnings if "rotation" in w]
+        assert len(said) == (flavour == "GOLDSRC")
+        assert ("rotate" in (tmp_path / "m.qc").read_text()) == (flavour == "SOURCE")
