@@ -584,9 +584,9 @@ def _animations_onto(
                                         for name in skeleton.names]  # fmt: skip
     row_of_joint = {bone: row for row, bone in enumerate(skeleton.names)}
     file_parents = [joint.parent for joint in document.joints]
+    joint_of_bone = {name: joint for joint, name in enumerate(joint_bones) if name}
     if document.joints_numbered:  # (the engines compose numbered poses under the model's own joints)
-        row_of_bone = {name: row for row, name in enumerate(joint_bones)}
-        own = [row_of_bone.get(bones[name].parent.name, -1) if bones[name].parent else -1 for name in joint_bones]
+        own = [joint_of_bone.get(bones[name].parent.name, -1) if bones[name].parent else -1 for name in joint_bones]
         if own != file_parents:
             summary.notes.append(f"{stem}: {sum(a != b for a, b in zip(own, file_parents, strict=True))} joint(s) "
                                  f"hang from other joints than in armature {target.name!r}: played under the "
@@ -609,9 +609,8 @@ def _animations_onto(
         pose = np.empty((len(frames), len(skeleton.names), 4, 4))
         for row, name in enumerate(skeleton.names):  # (per bone, not per frame: parents come first)
             parent = skeleton.parents[row]
-            if name in matched:
-                joint = joint_bones.index(name)
-                pose[:, row] = joint_world[:, joint] @ np.linalg.inv(scaling[row]) @ turn
+            if name in joint_of_bone:
+                pose[:, row] = joint_world[:, joint_of_bone[name]] @ np.linalg.inv(scaling[row]) @ turn
             elif parent < 0:
                 pose[:, row] = rest[row]
             else:
