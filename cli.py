@@ -14,6 +14,7 @@ import io
 import json
 import os
 import re
+import socket
 import stat
 import sys
 import tempfile
@@ -27,8 +28,9 @@ import bpy
 import numpy as np
 
 from .batch import cluster
-from .batch.pool import Result, Task, result_line
+from .batch.pool import READY, Result, Task, result_line
 from .batch.runner import Batch, Job, Report
+from .batch.threads import blas_to_one_thread
 from .common import progress
 from .common.operators import LEGACY_AXIS_OPTIONS, LEGACY_SCOPES, legacy_axis_value
 from .common.qmap_io import desc_path_for
@@ -38,7 +40,7 @@ from .qmap_compiler import QmapError
 from .qmap_compiler import resources as qmap_resources
 from .qmap_compiler.__main__ import UsageError as CompilerUsageError
 from .qmap_compiler.__main__ import add_register_arguments, check_register_arguments
-from .qmap_compiler.interrupts import stopped_by_sigterm
+from .qmap_compiler.interrupts import raise_if_interrupted, stopped_by_sigterm
 
 if TYPE_CHECKING:
     from . import qmap_compiler as qc
@@ -294,6 +296,7 @@ def run_operator(idname: str | None, what: str, **keywords: object) -> None:
         if "KeyboardInterrupt" in str(error):  # Ctrl-C or SIGTERM inside the operator, which Blender wraps
             raise KeyboardInterrupt from None
         raise CliError(in_cli_words(str(error).strip().removeprefix("Error: "))) from None
+    raise_if_interrupted()
     if "FINISHED" not in result:
         raise CliError(f"{what} did not finish ({', '.join(result)})")
 
@@ -622,6 +625,7 @@ def export_scene(path: str, target: FileFormat, settings: dict[str, object], col
 def reset_scene() -> None:
     with BlenderOutput():
         bpy.ops.wm.read_homefile(use_empty=True)
+    raise_if_interrupted()  # (Ctrl-C while the file loads is dropped by Blender's load handlers)
 
 
 # ------------------------------------------------------------------------------------------- subcommands
@@ -669,6 +673,7 @@ def command_export(args: argparse.Namespace) -> None:
         check_registration(args, target, [args.output])
         with BlenderOutput():
             bpy.ops.wm.open_mainfile(filepath=os.path.abspath(args.blends[0]))
+        raise_if_interrupted()
         export_scene(args.output, target, settings, args.collection)
         print(f"exported {described_outputs(args.output, files_the_export_wrote(args.output), written_beside(False))}")
         register_maps(args, [args.output])
@@ -979,7 +984,8 @@ def run_task(task: Task) -> Result:
         BlenderOutput.naming = None
     text = err.getvalue()
     result.update(stdout=out.getvalue(), stderr=text, seconds=time.perf_counter() - started,
-                  warnings=[line for line in text.splitlines() if ": warning: " in line])  # fmt: skip
+                  warnings=[line for line in text.splitlines() if ": warning: " in line],
+                  converted_by=f"{socket.gethostname()}:{os.getpid()}")  # fmt: skip
     return result
 
 
@@ -991,7 +997,9 @@ def as_given(message: str, inputs: Sequence[str]) -> str:
 
 
 def command_worker(_: argparse.Namespace) -> None:
-    """A batch's worker: tasks as JSON lines on stdin, each result as one marked line on stdout."""
+    """A batch's worker: tasks as JSON lines on stdin, each result as one marked line on stdout (and one when it is
+    ready for the first)."""
+    os.write(1, result_line(READY))
     for line in sys.stdin:
         if line.strip():
             task = json.loads(line)
@@ -1046,6 +1054,7 @@ def export_blend(blend: str, output: str, target: FileFormat, settings: dict[str
             bpy.ops.wm.open_mainfile(filepath=os.path.abspath(blend))
     except RuntimeError as error:
         raise CliError(f"{blend}: cannot open it ({str(error).strip()})") from None
+    raise_if_interrupted()
     counts = scene_counts()
     export_scene(output, target, settings, collection)
     return counts
@@ -1237,6 +1246,7 @@ def main(argv: Sequence[str], prog: str = f"blender --command {COMMAND_ID}") -> 
     except SystemExit as exit_request:  # --help, or a usage error already printed
         return int(exit_request.code or 0)
     BlenderOutput.verbose = args.verbose
+    blas_to_one_thread()  # (as in each worker: see batch.threads)
     try:
         with stopped_by_sigterm():
             args.run(args)

@@ -1,6 +1,6 @@
-"""A batch of conversions: what is up to date is skipped (batch.record), the rest runs in this process, in a pool of
-worker processes or on a Dask cluster; results are handed on in input order however they finish, written to the
-record as they finish (an interrupted batch keeps them) and to the JSON Lines report."""
+"""A batch of conversions: what is up to date is skipped (batch.record), the rest runs in this process (beside a
+pool of worker processes with --jobs) or on a Dask cluster; results are handed on in input order however they
+finish, written to the record as they finish (an interrupted batch keeps them) and to the JSON Lines report."""
 
 from __future__ import annotations
 
@@ -120,9 +120,10 @@ class Batch:
                     started(index)
                 yield index, self.local(jobs[index].task)
             return
-        workers = pool.WorkerPool(self.command(), self.workers, self.verbose)
+        # (this process converts too, beside workers - 1 others: it is a Blender already started)
+        workers = pool.WorkerPool(self.command(), self.workers - 1, self.verbose)
         try:
-            for position, result in workers.run(tasks, _renumbered(started, to_run)):
+            for position, result in workers.run(tasks, self.local, _renumbered(started, to_run)):
                 yield to_run[position], result
         except BaseException:  # (Ctrl-C, SIGTERM): every worker stops, removing what it was writing
             workers.stop()
@@ -159,6 +160,7 @@ class Report:
                 "warnings": result.get("warnings", []),
                 "counts": result.get("counts", {}),
                 "seconds": round(float(result.get("seconds", 0.0)), 4),
+                "converted_by": result.get("converted_by"),
             }
             self.stream.write(json.dumps(entry) + "\n")
         self.stream.flush()

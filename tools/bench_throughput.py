@@ -9,7 +9,7 @@ skinned to a chain of bones (--bones, 20), two weights per vertex, a little diff
 (a) one Blender process per file, as a hand-written loop does (`tools/iogf.py convert ONE.smd --to iqm -d OUT`),
     on the first --per-process files only (40 by default; each costs a whole Blender start) and given per file;
 (b) one `convert --jobs 1`: every file in the command's own Blender process;
-(c) one `convert --jobs 2`: two worker processes;
+(c) one `convert --jobs 2`: two files at a time, one in the command's own process, one in its worker process;
 (e) the --jobs 2 command again without --force, every output up to date, against the time of `iogf options smd`
     (Blender's start with the extension, nothing converted);
 (d) `convert --scheduler` on a local Dask cluster the script starts (a scheduler and two `dask worker --nthreads
@@ -22,13 +22,16 @@ skipped. Files per second = files / wall seconds.
 Peak memory: the peak resident set (VmHWM in /proc/PID/status, which the kernel keeps as the largest RSS the
 process ever had) of each process below the timed command, read every 0.1 s while it runs; the last reading of a
 process before it exits is its peak (it may miss a rise in its last 0.1 s: a worker's peak comes while it
-converts, long before it exits). (b) is the command's own process, (c) and (d) each worker's Blender process.
+converts, long before it exits). (b) is the command's own process, (c) the command's and its worker's, (d) each
+Blender process of the Dask workers.
 
-Per-file cost: the `seconds` each file took in its worker (from --report): with one worker against two, this
-says how much slower each worker converts when two run side by side (shared cores, memory bandwidth, turbo
-clocks). The command's own CPU time per file (utime + stime of the batch process in /proc/PID/stat, without its
-workers') is the part that does not run side by side: scheduling, the record and the report. With W workers the
-batch can go no faster than 1 / (per-file cost) * W files per second, nor than 1 / (the command's CPU per file).
+Per-file cost: the `seconds` each file took where it was converted (from --report, whose `converted_by` names the
+process): alone (b) against two side by side (c), this says how much slower each converts when two run at once
+(shared cores, memory bandwidth, turbo clocks). The command's own CPU time (utime + stime of the batch process in
+/proc/PID/stat, without its workers') when it converts nothing itself (with --scheduler), beyond Blender's start,
+is what does not run side by side: handing out the tasks, taking the results, the record, the report, the lines.
+With N side by side the batch can go no faster than N / (per-file cost) files per second, nor than 1 / (that CPU
+per file).
 
 The machine may be shared: other work running at the same time slows some runs more than others; the figures are
 one run each.
@@ -211,8 +214,14 @@ def worker_peaks(watched: Watched) -> list[int]:
     return [peak for pid, peak in watched.peaks.items() if is_worker(pid, watched.names[pid])]
 
 
-def report_seconds(path: Path) -> list[float]:
-    return [json.loads(line)["seconds"] for line in path.read_text().splitlines() if line.strip()]
+def report_costs(path: Path) -> dict[str, list[float]]:
+    """Each file's `seconds` from a --report, by the process that converted it."""
+    costs: dict[str, list[float]] = {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            entry = json.loads(line)
+            costs.setdefault(str(entry["converted_by"]), []).append(float(entry["seconds"]))
+    return costs
 
 
 @dataclass
@@ -366,7 +375,8 @@ def run(args: argparse.Namespace, folder: Path) -> int:
         if jobs == 1:
             note = f"peak {mib(watched.peaks[watched.root])} (the one process)"
         else:
-            note = "peak " + ", ".join(mib(p) for p in worker_peaks(watched)) + " per worker"
+            note = (f"peak {mib(watched.peaks[watched.root])} (the command), "
+                    + ", ".join(mib(p) for p in worker_peaks(watched)) + " (its worker)")  # fmt: skip
         line(f"({'b' if jobs == 1 else 'c'}) convert --jobs {jobs}", len(files), watched, note)
     print(f"  (c) / (b): {rates['(c) convert --jobs 2'] / rates['(b) convert --jobs 1']:.2f}")
 
@@ -381,6 +391,7 @@ def run(args: argparse.Namespace, folder: Path) -> int:
           f"`iogf options smd`: {start.seconds:.1f} s; {again.seconds / start.seconds:.2f} x)")  # fmt: skip
 
     # (d): a local Dask cluster
+    dispatching: Watched | None = None  # (its second batch)
     try:
         import distributed  # noqa: F401
     except ImportError:
@@ -398,6 +409,7 @@ def run(args: argparse.Namespace, folder: Path) -> int:
                 blender = worker_peaks(watched)
                 dask = [peak for pid, peak in watched.peaks.items() if "multiprocessing" in watched.names[pid]
                         and "resource_tracker" not in watched.names[pid]]  # fmt: skip
+                dispatching = watched
                 line(f"(d) Dask, 2 workers, {attempt}", len(files), watched,
                      "peak " + ", ".join(mib(p) for p in blender) + " per Blender worker, "
                      + ", ".join(mib(p) for p in dask) + " per Dask worker")  # fmt: skip
@@ -406,16 +418,21 @@ def run(args: argparse.Namespace, folder: Path) -> int:
         print(f"  (d) outputs byte-identical to (b): {same}")
 
     # What limits scaling.
-    one, two = report_seconds(folder / "report1.jsonl"), report_seconds(folder / "report2.jsonl")
-    per_one, per_two = sum(one) / len(one), sum(two) / len(two)
+    one = report_costs(folder / "report1.jsonl")
+    two = report_costs(folder / "report2.jsonl")
+    alone = [seconds for costs in one.values() for seconds in costs]
+    per_one = sum(alone) / len(alone)
     print("scaling:")
-    print(f"  per-file cost in a worker: {per_one * 1000:.1f} ms with one worker, {per_two * 1000:.1f} ms each with two"
-          f" ({per_two / per_one:.2f} x)")  # fmt: skip
-    busy = (runs[2].own_cpu - (runs[2].cpu_before_workers or 0.0)) / len(files)
-    print(f"  the batch command's own CPU per file with --jobs 2, from its first worker's start to its exit "
-          f"(sending tasks, the record, the report, the lines): {busy * 1000:.1f} ms, a ceiling of "
-          f"{1 / busy if busy else math.inf:.0f} files/s however many workers")  # fmt: skip
-    fixed = runs[1].seconds - sum(one)
+    each = ", ".join(f"{sum(costs) / len(costs) * 1000:.1f} ms ({len(costs)} files)" for costs in two.values())
+    side = [seconds for costs in two.values() for seconds in costs]
+    print(f"  per-file cost: {per_one * 1000:.1f} ms alone (b); side by side (c): {each} "
+          f"({sum(side) / len(side) / per_one:.2f} x)")  # fmt: skip
+    if dispatching is not None:
+        busy = max(0.0, dispatching.own_cpu - start.own_cpu) / len(files)
+        print(f"  the command's own CPU per file when it converts nothing (the Dask second batch, beyond Blender's "
+              f"start): {busy * 1000:.2f} ms (handing out the tasks, taking the results, the record, the report, the "
+              f"lines): a ceiling of {1 / busy if busy else math.inf:.0f} files/s however many side by side")
+    fixed = runs[1].seconds - sum(alone)
     print(f"  fixed cost of a command (Blender's start, the batch's checks, the exit): {fixed:.1f} s with --jobs 1")
     return 0
 

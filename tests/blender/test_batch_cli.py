@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -55,6 +56,8 @@ def test_side_by_side_gives_the_bytes_lines_and_report_of_one_at_a_time(
     tmp_path: Path, extension: ModuleType, capsys: pytest.CaptureFixture[str]
 ) -> None:
     files = inputs(tmp_path / "in", 5)
+    for path in files[:4]:  # (the command is busy with these for seconds: its worker starts and takes some)
+        Path(path).write_text(static_smd(0.0, 40_000))
     lines = {}
     for jobs in ("1", "2"):
         out = tmp_path / f"out{jobs}"
@@ -76,6 +79,8 @@ def test_side_by_side_gives_the_bytes_lines_and_report_of_one_at_a_time(
         assert (first["input"], first["status"], first["counts"]) == (second["input"], second["status"],
                                                                        second["counts"])  # fmt: skip
     assert [entry["input"] for entry in reports[1]] == files
+    assert len({entry["converted_by"] for entry in reports[1]}) == 2  # (this process and its one worker)
+    assert {entry["converted_by"] for entry in reports[0]} == {f"{socket.gethostname()}:{os.getpid()}"}
     assert reports[1][4]["counts"] == {"objects": 2, "triangles": 10, "bones": 1, "actions": 0}
 
 

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -15,10 +16,12 @@ from batch import pool
 from batch.record import RECORD_NAME, Record
 from batch.runner import Batch, Job
 
-# A stand-in worker: answers each task after `sleep` seconds with its `value`; exits with status 3 on `die`.
+# A stand-in worker: ready at once, answers each task after `sleep` seconds with its `value`; exits with status 3
+# on `die`.
 FAKE_WORKER = textwrap.dedent(f"""
     import json, os, sys, time
     print("a line of Blender's own", flush=True)
+    os.write(1, {pool.result_line(pool.READY)!r})
     for line in sys.stdin:
         task = json.loads(line)
         if task.get("die"):
@@ -50,15 +53,32 @@ def test_a_record_says_up_to_date_until_a_source_an_output_or_the_options_change
     assert Record.beside(str(output)).entries == {}  # (a damaged record: everything is made again)
 
 
-def test_the_pool_answers_every_task_and_replaces_a_worker_that_stops() -> None:
-    tasks = [{"value": 1}, {"value": 2, "die": True}, {"value": 3}, {"value": 4}]
+def converted_here(task: pool.Task) -> pool.Result:
+    """The batch's own process converting a task: slower than the stand-in workers, so that they take most."""
+    time.sleep(task.get("sleep", 0.0) + 0.8)
+    return {"status": "ok", "value": task["value"], "pid": os.getpid()}
+
+
+def test_the_pool_converts_here_and_in_workers_and_replaces_a_worker_that_stops() -> None:
+    tasks = [{"value": 1}, {"value": 2, "die": True}, {"value": 3}, {"value": 4}, {"value": 5}]
     workers = pool.WorkerPool(FAKE_COMMAND, 2)
-    results = dict(workers.run(tasks))
+    results = dict(workers.run(tasks, converted_here))
     workers.close()
-    assert sorted(results) == [0, 1, 2, 3]
-    assert [results[i].get("value") for i in (0, 2, 3)] == [1, 3, 4]
+    assert sorted(results) == [0, 1, 2, 3, 4]
+    assert results[0]["pid"] == os.getpid()  # (the first is taken here while the workers start)
+    assert [results[i].get("value") for i in (0, 2, 3, 4)] == [1, 3, 4, 5]
     assert results[1] == {"status": "failed", "error": "the worker process stopped (exit status 3) before it "
                           "answered"}  # fmt: skip
+    assert {results[i]["pid"] for i in (2, 3, 4)} - {os.getpid()}  # (the workers converted, a new one too)
+    assert not workers.workers
+
+
+def test_workers_that_never_start_leave_every_task_to_this_process() -> None:
+    broken = pool.WorkerPool([sys.executable, "-c", "import sys; sys.exit(4)"], 2)
+    results = dict(broken.run([{"value": 1}, {"value": 2}], converted_here))
+    broken.close()
+    assert {index: result["value"] for index, result in results.items()} == {0: 1, 1: 2}
+    assert {result["pid"] for result in results.values()} == {os.getpid()}
 
 
 def test_the_batch_hands_results_on_in_input_order_and_records_what_it_made(tmp_path: Path) -> None:
@@ -67,7 +87,7 @@ def test_the_batch_hands_results_on_in_input_order_and_records_what_it_made(tmp_
         output = tmp_path / f"{index}.out"
         output.write_text("x")  # (the stand-in workers write nothing)
         jobs.append(Job([f"{index}.in"], str(output), {"value": index, "sleep": sleep}, "f", [], [str(output)]))
-    batch = Batch(local=lambda task: {"status": "ok"}, command=lambda: FAKE_COMMAND, workers=3)
+    batch = Batch(local=converted_here, command=lambda: FAKE_COMMAND, workers=3)
     order: list[int] = []
     tally = batch.run(jobs, lambda job, result: order.append(result["value"]))
     assert order == [0, 1, 2, 3] and (tally.converted, tally.skipped, tally.failed) == (4, 0, 0)
@@ -87,3 +107,14 @@ def test_a_cluster_without_distributed_is_refused_clearly(monkeypatch: pytest.Mo
     monkeypatch.setitem(sys.modules, "distributed", None)  # (import fails)
     with pytest.raises(cluster.SchedulerUnavailable, match="needs the Python package 'distributed'"):
         list(cluster.run_on_cluster("tcp://127.0.0.1:1", FAKE_COMMAND, [{"value": 1}]))
+
+
+def test_small_files_go_to_a_cluster_in_groups_that_still_balance_the_load() -> None:
+    from batch.cluster import GROUP_SIZE, groups_of
+
+    groups = groups_of(500, 2)
+    assert [index for group in groups for index in group] == list(range(500))  # (every input once, in order)
+    assert max(map(len, groups)) == GROUP_SIZE and len(groups) >= 8
+    assert groups_of(10, 2) == [[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]]  # (several groups per worker thread)
+    assert groups_of(3, 16) == [[0], [1], [2]] and groups_of(0, 2) == []
+    assert groups_of(5, 0) == groups_of(5, 1)  # (no worker yet: as for one)
