@@ -200,11 +200,13 @@ def link_new_object(
     """A new object in the active collection; with `warnings`, a name Blender cannot hold (too long on 4.2) is kept
     for writing back, and said; with `taken_names`, a name another object already has (Blender numbers it) is kept
     too, and (file name, Blender's name) added there for the caller to sum up."""
-    taken = name in bpy.data.objects
     obj = bpy.data.objects.new(name, data)
     context.collection.objects.link(obj)
     if warnings is None or obj.name == name:
         return obj
+    # (looked up only now: `name in bpy.data.objects` walks every object, and a pack makes thousands; the new
+    # object is not called `name`, so the lookup finds the object that had the name before, if any)
+    taken = name in bpy.data.objects
     if not taken:
         remember_file_name(obj, name)
         warnings.append(f"object {name!r} is too long for this Blender; shown as {obj.name!r} and written back in full")
