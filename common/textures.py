@@ -224,8 +224,8 @@ def new_search() -> None:
     textures.clear_cache()
 
 
-def texture_joe_object(
-    obj: bpy.types.Object, model_path: str, member: str | None, summary: Summary,
+def texture_joe_mesh(
+    mesh: bpy.types.Mesh, model_path: str, member: str | None, summary: Summary,
     made: dict[tuple[str, bool], bpy.types.Material],
 ) -> None:
     """A JOE model has no material: one named after its texture, if VDrift's conventions find one, shared by the
@@ -238,6 +238,6 @@ def texture_joe_object(
     material = made.get(key)
     if material is None:
         material = made[key] = bpy.data.materials.new(os.path.splitext(os.path.basename(texture.path))[0])
-        active = obj.data.uv_layers.active  # (every JOE import names its map alike: one serves all the models)
+        active = mesh.uv_layers.active  # (every JOE import names its map alike: one serves all the models)
         use_texture(material, texture, summary, active.name if active is not None else None)
-    obj.data.materials.append(material)
+    mesh.materials.append(material)

@@ -126,6 +126,16 @@ def build_object(
     taken_names: list[tuple[str, str]],
 ) -> tuple[bpy.types.Object, list[str]]:
     """The model's object, and its warnings (without its name: a pack says each once for all its members)."""
+    mesh, warnings = build_model_mesh(name, document, options, summary)
+    # A member's name is what list.txt and objects.txt call it: kept for export when Blender must number it.
+    obj = mesh_io.link_new_object(context, name, mesh, warnings, taken_names)
+    return obj, warnings
+
+
+def build_model_mesh(
+    name: str, document: joe.JoeDocument, options: JoeImportOptions, summary: Summary
+) -> tuple[bpy.types.Mesh, list[str]]:
+    """The model's mesh, and its warnings."""
     warnings = list(document.warnings)
     warnings += [text for frame in document.frames[:1] for text in joe.zero_non_finite(frame)]
     if joe.normal_swap_would_fire(document):
@@ -142,9 +152,7 @@ def build_object(
     mesh = _build_mesh(name, frame, faces, options)
     summary.objects += 1
     summary.faces += len(mesh.polygons)
-    # A member's name is what list.txt and objects.txt call it: kept for export when Blender must number it.
-    obj = mesh_io.link_new_object(context, name, mesh, warnings, taken_names)
-    return obj, warnings
+    return mesh, warnings
 
 
 def _build_mesh(
@@ -178,17 +186,22 @@ def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeI
         said: dict[str, list[str]] = {}  # warning -> the models it concerns
         noted: dict[str, list[str]] = {}  # note -> the models it concerns
         members: list[str] = []
-        objects: list[bpy.types.Object] = []
+        meshes: list[tuple[str, bpy.types.Mesh, list[str]]] = []
+        # Every mesh with its material first, then the objects: Blender's material append visits every object
+        # in the file (a pack's members made one by one would cost the square of their number).
         for name, document in source.models:
-            obj, warnings = build_object(context, name, document, options, summary, taken_names)
+            mesh, warnings = build_model_mesh(name, document, options, summary)
             members.append(f"{name}.joe" if packed else os.path.basename(path))
-            objects.append(obj)
-            for text in warnings:
-                said.setdefault(text, []).append(name)
+            meshes.append((name, mesh, warnings))
             for text in document.notes:
                 noted.setdefault(text, []).append(name)
             if options.find_textures:  # a member's texture is found by its name in the pack's folder
-                textures.texture_joe_object(obj, path, f"{name}.joe" if packed else None, summary, made)
+                textures.texture_joe_mesh(mesh, path, f"{name}.joe" if packed else None, summary, made)
+        objects: list[bpy.types.Object] = []
+        for name, mesh, warnings in meshes:
+            objects.append(mesh_io.link_new_object(context, name, mesh, warnings, taken_names))
+            for text in warnings:
+                said.setdefault(text, []).append(name)
         summary.warnings += said_once(said)
         summary.notes += said_once(noted)
         if source.track is not None:

@@ -225,7 +225,7 @@ def test_failure_while_building_rolls_back_what_was_created(tmp_path: Path, exte
         paths.append(tmp_path / f"{name}.joe")
         paths[-1].write_bytes(fx.cube_bytes())
     importer = extension.importers.joe
-    original = importer.build_object
+    original = importer.build_model_mesh
     calls = []
 
     def failing_second(*args, **kwargs):  # type: ignore[no-untyped-def]
@@ -234,7 +234,7 @@ def test_failure_while_building_rolls_back_what_was_created(tmp_path: Path, exte
             raise extension.formats.errors.FormatError("simulated failure", path="b.joe")
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(importer, "build_object", failing_second)
+    monkeypatch.setattr(importer, "build_model_mesh", failing_second)
     before = data_state()
     with pytest.raises(RuntimeError, match="simulated failure"):
         import_joe(*paths)
