@@ -54,9 +54,7 @@ def joe_document(triangles: mesh_io.Triangles, label: str, warnings: list[str]) 
     and in the errors of VDrift's limits (joe.OverLimit for the face and index limits)."""
     if triangles.triangle_count == 0:
         raise FormatError(f"{label}: nothing to export (no faces)")
-    table = None  # (without a UV map one (0, 0) is written, as VDrift's untextured glass has it: no warning)
-    if triangles.vertex_positions is not None and triangles.corner_vertices is not None:
-        table = (triangles.vertex_positions, triangles.corner_vertices)
+    table = _vertex_table(triangles)  # (without a UV map one (0, 0) is written, as VDrift's glass has it: no warning)
     limits: list[str] = []
     try:
         document = joe.document_from_triangles(triangles.positions, triangles.normals, triangles.uvs, table)
@@ -65,7 +63,7 @@ def joe_document(triangles: mesh_io.Triangles, label: str, warnings: list[str]) 
         raise type(error)(f"{label}: {error}") from None
     warnings += [f"{label}: {text}" for text in limits]
     if joe.normal_swap_would_fire(document):
-        warnings.append(f"{label}: VDrift's normal-swap heuristic would fire on this model and swap its normals")
+        warnings.append(f"{label}: {NORMAL_SWAP}")
     return document
 
 
@@ -188,7 +186,11 @@ def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     names = member_names([obj for obj, _ in parts], summary.warnings)
     labels = [f"{obj.name} (pack member {name!r})" for (obj, _), name in zip(parts, names, strict=True)]
 
+    batched = small_members([triangles for _, triangles in parts], labels)
+
     def member(index: int) -> tuple[list[joe.JoeDocument], list[str]]:  # (no bpy here: it runs on worker threads)
+        if index in batched:
+            return [batched[index][0]], batched[index][1]
         warnings: list[str] = []
         return joe_documents(parts[index][1], labels[index], warnings, operator.split_large_models), warnings
 
@@ -197,7 +199,9 @@ def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     listed: list[tuple[str, bpy.types.Object]] = []  # (member, its object) for the track's object list
     taken = {name.removesuffix(".joe") for name in names}
     said: dict[str, list[str]] = {}  # a warning -> the members it concerns (a pack's members share many)
-    for (obj, triangles), name, label, (documents, warnings) in zip(parts, names, labels, made, strict=True):
+    for index, ((obj, triangles), name, label, (documents, warnings)) in enumerate(
+        zip(parts, names, labels, made, strict=True)
+    ):
         for text in warnings:
             said.setdefault(text.removeprefix(f"{label}: "), []).append(obj.name)
         summary.objects += 1
@@ -206,7 +210,7 @@ def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin
         taken.update(stems)
         if len(documents) > 1:
             summary.warnings.append(split_note(obj.name, triangles.triangle_count, [f"{s}.joe" for s in stems]))
-        members += [jpk.JpkMember(name=f"{stem}.joe", data=joe.write_joe(document))
+        members += [jpk.JpkMember(name=f"{stem}.joe", data=joe.write_joe(document, finite=index in batched))
                     for stem, document in zip(stems, documents, strict=True)]  # fmt: skip
         listed += [(f"{stem}.joe", obj) for stem in stems]
     summary.warnings += said_once(said, alone=dict(zip([obj.name for obj, _ in parts], labels, strict=True)))
@@ -225,7 +229,45 @@ def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     return summary
 
 
-THREADED_MEMBER = 5_000  # triangles: smaller members are made one after another (threads would only wait)
+THREADED_MEMBER = 5_000  # triangles: smaller members are made all at once (threads would only wait)
+
+
+def small_members(parts: list[mesh_io.Triangles], labels: list[str]) -> dict[int, tuple[joe.JoeDocument, list[str]]]:
+    """The members under THREADED_MEMBER triangles made all at once (one numpy call per array for all of them, not
+    for each: a track's 2,000 members), each as joe_document makes it: (document, warnings), by member. A member
+    the one-member path would refuse, split or warn of non-finite numbers for is left out: that path makes it."""
+    small = [index for index, part in enumerate(parts) if 0 < part.triangle_count < THREADED_MEMBER]
+    if not small:
+        return {}
+    tables = [_vertex_table(parts[index]) for index in small]
+    made = joe.documents_from_many_triangles(
+        [(parts[i].positions, parts[i].normals, parts[i].uvs, table) for i, table in zip(small, tables, strict=True)]
+    )
+    documents = [(index, document) for index, document in zip(small, made, strict=True) if document is not None]
+    finite = joe.finite_documents([document for _, document in documents])
+    documents = [pair for pair, ok in zip(documents, finite, strict=True) if ok]
+    swaps = joe.normal_swaps_would_fire([document for _, document in documents])
+    result: dict[int, tuple[joe.JoeDocument, list[str]]] = {}
+    for (index, document), swap in zip(documents, swaps, strict=True):
+        limits: list[str] = []
+        try:
+            joe.check_limits(document, limits, finite=True)  # VDrift's, before anything is written
+        except FormatError:
+            continue  # (said by the one-member path, with its label)
+        warnings = [f"{labels[index]}: {text}" for text in limits]
+        if swap:
+            warnings.append(f"{labels[index]}: {NORMAL_SWAP}")
+        result[index] = (document, warnings)
+    return result
+
+
+NORMAL_SWAP = "VDrift's normal-swap heuristic would fire on this model and swap its normals"
+
+
+def _vertex_table(triangles: mesh_io.Triangles) -> tuple[np.ndarray, np.ndarray] | None:
+    if triangles.vertex_positions is not None and triangles.corner_vertices is not None:
+        return (triangles.vertex_positions, triangles.corner_vertices)
+    return None
 
 
 def made_in_order(member: Callable[[int], Made], sizes: list[int]) -> list[Made]:

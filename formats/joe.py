@@ -12,13 +12,13 @@ import functools
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
 from .atomic import write_bytes_atomically
-from .dedup import unique_corner_rows, unique_rows
+from .dedup import first_equal_rows, paired_columns, unique_corner_rows, unique_rows
 from .errors import FormatError, read_file_bytes
 from .rows import any_per_row, zeroed_non_finite
 
@@ -209,9 +209,10 @@ def texcoord_index_warning(frame: JoeFrame) -> str | None:
 # --------------------------------------------------------------------------------------------------- writing
 
 
-def write_joe(document: JoeDocument, warnings: list[str] | None = None) -> bytes:
-    """Serialise a document; limits VDrift enforces are errors, limits old tools had are warnings."""
-    check_limits(document, warnings if warnings is not None else [])
+def write_joe(document: JoeDocument, warnings: list[str] | None = None, finite: bool = False) -> bytes:
+    """Serialise a document; limits VDrift enforces are errors, limits old tools had are warnings (`finite`: its
+    numbers are known to be finite, see finite_documents)."""
+    check_limits(document, warnings if warnings is not None else [], finite)
     chunks = [HEADER.pack(document.magic, VERSION, document.first_frame.face_count, len(document.frames))]
     for frame in document.frames:
         chunks.append(_frame_bytes(frame))
@@ -244,7 +245,8 @@ def zero_non_finite(frame: JoeFrame) -> list[str]:
     return warnings
 
 
-def check_limits(document: JoeDocument, warnings: list[str]) -> None:
+def check_limits(document: JoeDocument, warnings: list[str], finite: bool = False) -> None:
+    """VDrift's limits and the numbers' finiteness (`finite`: already known to be finite everywhere)."""
     if not document.frames:
         raise FormatError("a JOE file needs at least one frame")
     face_count = document.first_frame.face_count
@@ -253,7 +255,7 @@ def check_limits(document: JoeDocument, warnings: list[str]) -> None:
     for frame in document.frames:
         if frame.face_count != face_count:
             raise FormatError("every frame of a JOE file must have the same number of faces")
-        if problems := non_finite_warnings(frame):
+        if not finite and (problems := non_finite_warnings(frame)):
             raise FormatError(f"cannot write {problems[0]}")
         largest = max(len(frame.positions), len(frame.normals), max(len(frame.texcoords), 1)) - 1
         if largest > MAX_INDEX:
@@ -345,6 +347,12 @@ def _frame_votes_for_swap(frame: JoeFrame) -> bool:
 def _votes_for_swap(frame: JoeFrame) -> bool:
     corners = frame.positions[frame.vertex_indices.astype(np.intp)]
     normals = frame.normals[frame.normal_indices.astype(np.intp)]
+    perpendicular = _perpendicular_faces(corners, normals)
+    return int(np.count_nonzero(perpendicular)) > frame.face_count // 4
+
+
+def _perpendicular_faces(corners: FloatArray, normals: FloatArray) -> npt.NDArray[np.bool_]:
+    """Per face ((F, 3, 3) corner positions and normals): whether VDrift counts it as voting for a swap."""
     normal_sum = (normals[:, 0] + normals[:, 1]) + normals[:, 2]
     edge_a = corners[:, 2] - corners[:, 0]
     edge_b = corners[:, 1] - corners[:, 0]
@@ -357,8 +365,8 @@ def _votes_for_swap(frame: JoeFrame) -> bool:
     cosine = (unit_sum[:, 0] * unit_geometric[:, 0] + unit_sum[:, 1] * unit_geometric[:, 1]) + (
         unit_sum[:, 2] * unit_geometric[:, 2]
     )
-    perpendicular = usable & (cosine < 0.5) & (cosine > -0.5)
-    return int(np.count_nonzero(perpendicular)) > frame.face_count // 4
+    perpendicular: npt.NDArray[np.bool_] = usable & (cosine < 0.5) & (cosine > -0.5)
+    return perpendicular
 
 
 def _cross_f32(a: FloatArray, b: FloatArray) -> FloatArray:
@@ -471,3 +479,246 @@ def document_from_triangles(
             vertex_table = (vertex_table[0], np.asarray(vertex_table[1])[order])
     frame = build_frame(positions, normals, texcoords, vertex_table)
     return JoeDocument(frames=[frame])
+
+
+# --------------------------------------------------------------------------------- many small models at once
+# A pack holds thousands of models of a few hundred triangles: one numpy call per array for every model costs
+# more than the work. These do the work of the one-model functions above for all models in one pass, rows of
+# every model concatenated and the model's number part of each de-duplication key, with the same results.
+
+Member: TypeAlias = tuple[
+    FloatArray, FloatArray, FloatArray | None, tuple[FloatArray, npt.NDArray[np.integer[Any]]] | None
+]  # (positions, normals, blender_uvs, vertex_table) of document_from_triangles
+
+
+def documents_from_many_triangles(members: list[Member]) -> list[JoeDocument | None]:
+    """document_from_triangles(*member) for each member (positions, normals, blender_uvs, vertex_table), in one
+    pass; None for a member over VDrift's limits (the one-member function raises OverLimit for it)."""
+    results: list[JoeDocument | None] = [None] * len(members)
+    group: list[int] = []
+    corners = 0
+    for index, member in enumerate(members):
+        if len(member[0]) // 3 > VDRIFT_MAX_FACES:
+            continue
+        group.append(index)
+        corners += len(member[0])
+        if corners >= _GROUP_CORNERS:
+            for number, document in zip(group, _documents([members[i] for i in group]), strict=True):
+                results[number] = document
+            group, corners = [], 0
+    if group:
+        for number, document in zip(group, _documents([members[i] for i in group]), strict=True):
+            results[number] = document
+    return results
+
+
+# Members are made a group of about this many corners at a time: the arrays of a group stay in the CPU caches (a
+# whole track's would be new memory, slower to fill than the work on it)
+_GROUP_CORNERS = 1 << 16
+
+
+def _documents(members: list[Member]) -> list[JoeDocument | None]:
+    faces = np.array([len(member[0]) // 3 for member in members], np.int64)
+    corners = 3 * faces
+    positions = np.concatenate([np.asarray(member[0], np.float32).reshape(-1, 3) for member in members])
+    normals = np.concatenate([np.asarray(member[1], np.float32).reshape(-1, 3) for member in members])
+    textured = np.array([member[2] is not None for member in members], bool)
+    corner_member = np.repeat(np.arange(len(members)), corners)
+    with_uvs = textured[corner_member]
+    texcoords = np.zeros((len(positions), 2), np.float32)
+    if textured.any():
+        texcoords[with_uvs] = flip_v(np.concatenate([np.asarray(member[2], np.float32).reshape(-1, 2)
+                                                     for member in members if member[2] is not None]))  # fmt: skip
+    order = _counter_clockwise_order(positions, normals)
+    if order is not None:
+        positions, normals, texcoords = positions[order], normals[order], texcoords[order]
+    table, vertex_member, corner_vertices = _vertex_tables(members, positions, corners, order)
+    used = np.bincount(corner_vertices, minlength=len(table)) > 0  # loose vertices are not written
+    distinct_positions, used_rank, position_counts = _unique_rows_per_member(table[used], vertex_member[used],
+                                                                             len(members))  # fmt: skip
+    vertex_indices = used_rank[(np.cumsum(used) - 1)[corner_vertices]]
+    distinct_normals, normal_indices, normal_counts = _unique_corner_rows_per_member(
+        normals, corner_member, len(members), corner_vertices, len(table))  # fmt: skip
+    if textured.all():
+        distinct_texcoords, texcoord_indices, texcoord_counts = _unique_corner_rows_per_member(
+            texcoords, corner_member, len(members), corner_vertices, len(table))  # fmt: skip
+    else:
+        distinct_texcoords, uv_indices, texcoord_counts = _unique_corner_rows_per_member(
+            texcoords[with_uvs], corner_member[with_uvs], len(members), corner_vertices[with_uvs], len(table)
+        )  # fmt: skip
+        texcoord_indices = np.zeros(len(corner_member), np.int64)
+        texcoord_indices[with_uvs] = uv_indices
+    return _split_documents(
+        faces, textured,
+        (distinct_positions, position_counts, vertex_indices.astype(np.uint16)),
+        (distinct_normals, normal_counts, normal_indices.astype(np.uint16)),
+        (distinct_texcoords, texcoord_counts, texcoord_indices.astype(np.uint16)),
+    )  # fmt: skip
+
+
+def _counter_clockwise_order(positions: FloatArray, normals: FloatArray) -> npt.NDArray[np.intp] | None:
+    """The corner order of document_from_triangles: corners 1 and 2 of each clockwise face swapped (None: every
+    face is counter-clockwise already)."""
+    corners = positions.reshape(-1, 3, 3).astype(np.float64)
+    geometric = _cross_rows(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+    per_face = normals.reshape(-1, 3, 3).astype(np.float64)
+    clockwise = _dot_rows(geometric, per_face[:, 0] + per_face[:, 1] + per_face[:, 2]) < 0.0
+    if not clockwise.any():
+        return None
+    order: npt.NDArray[np.intp] = (
+        np.where(clockwise[:, None], [0, 2, 1], [0, 1, 2]) + 3 * np.arange(len(clockwise))[:, None]
+    ).ravel()
+    return order
+
+
+def _vertex_tables(
+    members: list[Member], positions: FloatArray, corners: npt.NDArray[np.int64], order: npt.NDArray[np.intp] | None
+) -> tuple[FloatArray, npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """The members' vertex tables one after another, each vertex's member, and every corner's row in the tables
+    (in the new corner order). A member without a table gets its corners as its table, which de-duplicates exactly
+    as its corners do."""
+    starts = (np.cumsum(corners) - corners).tolist()
+    tables: list[FloatArray] = []
+    local: list[npt.NDArray[np.integer[Any]]] = []
+    given = np.array([member[3] is not None for member in members], bool)
+    for member, start, count in zip(members, starts, corners.tolist(), strict=True):
+        if member[3] is None:
+            tables.append(positions[start : start + count])
+            local.append(np.arange(count))
+        else:
+            tables.append(np.asarray(member[3][0], np.float32).reshape(-1, 3))
+            local.append(np.asarray(member[3][1]))
+    sizes = np.array([len(table) for table in tables], np.intp)
+    offsets = np.cumsum(sizes) - sizes
+    corner_vertices = np.concatenate(local).astype(np.intp) + np.repeat(offsets, corners)
+    if order is not None:  # (the given corners are in the given order; corners never move between members)
+        moved = given[np.repeat(np.arange(len(members)), corners)]
+        corner_vertices[moved] = corner_vertices[order][moved]
+    vertex_member = np.repeat(np.arange(len(members), dtype=np.intp), sizes)
+    return np.concatenate(tables), vertex_member, corner_vertices
+
+
+def _unique_rows_per_member(
+    rows: FloatArray, member: npt.NDArray[np.integer[Any]], member_count: int
+) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """unique_rows of each member's rows (rows of one member together, members in order), at once: the distinct
+    rows of every member one after another, each row's index among its member's, and how many each member has."""
+    values = np.ascontiguousarray(rows, np.float32)
+    keyed = np.empty((len(values), values.shape[1] + 1), np.uint32)
+    keyed[:, 0] = member
+    keyed[:, 1:] = values.view(np.uint32)  # (bits, as unique_rows compares)
+    first = first_equal_rows(paired_columns(keyed))
+    is_first = first == np.arange(len(first))
+    rank = np.cumsum(is_first) - 1  # among the first rows of every member
+    counts = np.bincount(np.asarray(member)[is_first], minlength=member_count).astype(np.int64)
+    before = np.cumsum(counts) - counts
+    labels: npt.NDArray[np.int64] = rank[first] - before[member]
+    return values[is_first], labels, counts
+
+
+def _unique_corner_rows_per_member(
+    rows: FloatArray,
+    member: npt.NDArray[np.integer[Any]],
+    member_count: int,
+    corner_vertices: npt.NDArray[np.intp],
+    vertex_count: int,
+) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """_unique_rows_per_member of per-corner rows, comparing only the corners whose row differs from their vertex's
+    first corner's (as unique_corner_rows does: smooth normals and UVs with few seams leave a fraction)."""
+    values = np.ascontiguousarray(rows, np.float32)
+    count = len(values)
+    first_corner = np.full(vertex_count, count, np.intp)
+    np.minimum.at(first_corner, corner_vertices, np.arange(count))
+    first = first_corner[corner_vertices]  # each corner's vertex's first corner (of its own member)
+    bits = values.view(np.uint32)
+    differs = bits[:, 0] != bits[first, 0]
+    for column in range(1, bits.shape[1]):
+        differs |= bits[:, column] != bits[first, column]
+    compared = np.flatnonzero(differs | (first == np.arange(count)))  # every row's first occurrence is among them
+    distinct, labels, counts = _unique_rows_per_member(values[compared], member[compared], member_count)
+    compared_labels = np.empty(count, np.int64)
+    compared_labels[compared] = labels
+    corner_labels = compared_labels[first]
+    corner_labels[differs] = compared_labels[differs]
+    return distinct, corner_labels, counts
+
+
+def _split_documents(
+    faces: npt.NDArray[np.int64],
+    textured: npt.NDArray[np.bool_],
+    *kinds: tuple[FloatArray, npt.NDArray[np.int64], IndexArray],
+) -> list[JoeDocument | None]:
+    """One document per member from the concatenated (distinct rows, rows per member, corner indices) of
+    positions, normals and texcoords; None for a member over the 16-bit index limit."""
+    row_ends = [np.cumsum(counts).tolist() for _, counts, _ in kinds]
+    corner_ends = np.cumsum(3 * faces).tolist()
+    documents: list[JoeDocument | None] = []
+    row_start = [0, 0, 0]
+    corner_start = 0
+    for member, face_count in enumerate(faces.tolist()):
+        arrays: list[FloatArray] = []
+        indices: list[IndexArray] = []
+        for kind, (rows, _, corner_indices) in enumerate(kinds):
+            end = row_ends[kind][member]
+            arrays.append(rows[row_start[kind] : end])
+            indices.append(corner_indices[corner_start : corner_ends[member]].reshape(face_count, 3))
+            row_start[kind] = end
+        corner_start = corner_ends[member]
+        if not textured[member]:
+            arrays[2] = np.zeros((1, 2), np.float32)
+        if max(len(array) for array in arrays) - 1 > MAX_INDEX:
+            documents.append(None)
+            continue
+        frame = JoeFrame(vertex_indices=indices[0], normal_indices=indices[1], texcoord_indices=indices[2],
+                         positions=arrays[0], normals=arrays[1], texcoords=arrays[2])  # fmt: skip
+        documents.append(JoeDocument(frames=[frame]))
+    return documents
+
+
+def finite_documents(documents: list[JoeDocument]) -> list[bool]:
+    """Per document: whether every number of every frame is finite (non_finite_warnings empty), in one pass."""
+    frames = [(number, frame) for number, document in enumerate(documents) for frame in document.frames]
+    bad = np.zeros(len(documents), bool)
+    for what in ("positions", "normals", "texcoords"):
+        arrays = [getattr(frame, what).reshape(len(getattr(frame, what)), -1) for _, frame in frames]
+        if not frames or not sum(len(array) for array in arrays):
+            continue
+        rows_bad = ~np.isfinite(np.concatenate([array.reshape(-1) for array in arrays]))
+        owner = np.repeat([number for number, _ in frames], [array.size for array in arrays])
+        bad[owner[rows_bad]] = True
+    return [bool(flag) for flag in ~bad]
+
+
+def normal_swaps_would_fire(documents: list[JoeDocument]) -> list[bool]:
+    """normal_swap_would_fire of each document, in one pass over every frame of a group of documents at a time."""
+    fires: list[bool] = []
+    group: list[JoeDocument] = []
+    corners = 0
+    for document in documents:
+        group.append(document)
+        corners += sum(3 * frame.face_count for frame in document.frames)
+        if corners >= _GROUP_CORNERS:
+            fires += _normal_swaps_would_fire(group)
+            group, corners = [], 0
+    return fires + _normal_swaps_would_fire(group)
+
+
+def _normal_swaps_would_fire(documents: list[JoeDocument]) -> list[bool]:
+    frames = [(number, frame) for number, document in enumerate(documents) for frame in document.frames]
+    if not frames:
+        return [False] * len(documents)
+    positions = np.concatenate([frame.positions for _, frame in frames])
+    normals = np.concatenate([frame.normals for _, frame in frames])
+    position_offsets = np.cumsum([0] + [len(frame.positions) for _, frame in frames[:-1]])
+    normal_offsets = np.cumsum([0] + [len(frame.normals) for _, frame in frames[:-1]])
+    face_counts = np.array([frame.face_count for _, frame in frames], np.int64)
+    frame_of_face = np.repeat(np.arange(len(frames)), face_counts)
+    vertex = np.concatenate([frame.vertex_indices for _, frame in frames]).astype(np.intp)
+    normal = np.concatenate([frame.normal_indices for _, frame in frames]).astype(np.intp)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # (huge or NaN numbers: warned of once)
+        perpendicular = _perpendicular_faces(positions[vertex + position_offsets[frame_of_face, None]],
+                                             normals[normal + normal_offsets[frame_of_face, None]])  # fmt: skip
+    votes = np.bincount(frame_of_face[perpendicular], minlength=len(frames)) > face_counts // 4
+    fires = np.zeros(len(documents), bool)
+    fires[np.array([number for number, _ in frames])[votes]] = True
+    return [bool(flag) for flag in fires]

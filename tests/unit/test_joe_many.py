@@ -1,0 +1,105 @@
+"""The all-members-at-once JOE path gives exactly the documents (and bytes) of the one-member path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from formats import joe
+
+
+def _member(rng: np.random.Generator, kind: str) -> joe.Member:
+    faces = int(rng.integers(0 if kind == "empty" else 1, 40))
+    vertex_count = max(int(rng.integers(1, 30)), 1)
+    table = rng.integers(-2, 3, (vertex_count, 3)).astype(np.float32)  # (few values: many equal rows)
+    corner_vertices = rng.integers(0, vertex_count, 3 * faces)
+    if kind == "degenerate":
+        corner_vertices[:] = corner_vertices[0] if faces else 0
+    positions = table[corner_vertices]
+    normals = rng.integers(-1, 2, (3 * faces, 3)).astype(np.float32)
+    uvs: npt.NDArray[np.float32] | None = rng.integers(0, 3, (3 * faces, 2)).astype(np.float32) / 2
+    if kind == "nan":
+        normals[:: 4] = np.nan
+        assert uvs is not None
+        uvs[1::5] = np.inf
+        table[0] = np.nan
+        positions = table[corner_vertices]
+    if kind == "signed zeros":
+        normals[::2] *= -0.0
+    if rng.random() < 0.3:
+        uvs = None
+    vertex_table: tuple[npt.NDArray[np.float32], npt.NDArray[np.integer[Any]]] | None = (table, corner_vertices)
+    if rng.random() < 0.3:
+        vertex_table = None
+    return positions, normals, uvs, vertex_table
+
+
+def _same(a: joe.JoeDocument, b: joe.JoeDocument) -> None:
+    fa, fb = a.first_frame, b.first_frame
+    for name in ("vertex_indices", "normal_indices", "texcoord_indices", "positions", "normals", "texcoords"):
+        x, y = getattr(fa, name), getattr(fb, name)
+        assert x.dtype == y.dtype and x.shape == y.shape, name
+        assert x.tobytes() == y.tobytes(), name
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_many_members_match_one_member_at_a_time(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    kinds = ["plain", "plain", "degenerate", "nan", "signed zeros", "empty"]
+    members = [_member(rng, kinds[int(rng.integers(0, len(kinds)))]) for _ in range(int(rng.integers(1, 30)))]
+    many = joe.documents_from_many_triangles(members)
+    for member, document in zip(members, many, strict=True):
+        assert document is not None
+        one = joe.document_from_triangles(*member)
+        _same(document, one)
+        assert joe.non_finite_warnings(document.first_frame) == joe.non_finite_warnings(one.first_frame)
+        if not joe.non_finite_warnings(one.first_frame):
+            assert joe.write_joe(document) == joe.write_joe(one)
+
+
+def test_large_members_use_the_hash_table_and_match() -> None:
+    rng = np.random.default_rng(99)
+    members = []
+    for _ in range(3):
+        table = rng.integers(-50, 50, (3000, 3)).astype(np.float32)
+        corners = rng.integers(0, 3000, 3 * 2000)
+        normals = rng.integers(-3, 4, (len(corners), 3)).astype(np.float32)
+        uvs = rng.integers(0, 40, (len(corners), 2)).astype(np.float32) / 8
+        members.append((table[corners], normals, uvs, (table, corners)))
+    for document, member in zip(joe.documents_from_many_triangles(members), members, strict=True):
+        assert document is not None
+        _same(document, joe.document_from_triangles(*member))
+
+
+def test_member_over_the_face_limit_is_left_to_the_one_member_path() -> None:
+    big = np.zeros((3 * (joe.VDRIFT_MAX_FACES + 1), 3), np.float32)
+    small = np.eye(3, dtype=np.float32)
+    many = joe.documents_from_many_triangles([(big, big, None, None), (small, small, None, None)])
+    assert many[0] is None and many[1] is not None
+    with pytest.raises(joe.OverLimit):
+        joe.document_from_triangles(big, big, None)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_many_documents_checks_match_the_one_document_checks(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    kinds = ["plain", "degenerate", "nan", "signed zeros", "empty"]
+    members = [_member(rng, kinds[int(rng.integers(0, len(kinds)))]) for _ in range(int(rng.integers(1, 25)))]
+    documents = [joe.document_from_triangles(*member) for member in members]
+    if seed % 2:  # (several frames: every frame votes and is checked)
+        documents[0].frames.append(documents[-1].first_frame)
+    assert joe.finite_documents(documents) == [not any(joe.non_finite_warnings(f) for f in d.frames)
+                                               for d in documents]  # fmt: skip
+    assert joe.normal_swaps_would_fire(documents) == [joe.normal_swap_would_fire(d) for d in documents]
+
+
+def test_perpendicular_normals_fire_in_many_as_in_one() -> None:
+    positions = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]] * 4, np.float32)
+    flat = np.tile(np.array([0, 0, 1], np.float32), (12, 1))
+    sideways = np.tile(np.array([1, 0, 0], np.float32), (12, 1))
+    documents = [joe.document_from_triangles(positions, n, None) for n in (flat, sideways, flat)]
+    assert joe.normal_swaps_would_fire(documents) == [False, True, False]
+    assert [joe.normal_swap_would_fire(d) for d in documents] == [False, True, False]
