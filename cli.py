@@ -29,7 +29,7 @@ import numpy as np
 
 from .batch import cluster
 from .batch.pool import READY, Result, Task, result_line
-from .batch.runner import Batch, Job, Report
+from .batch.runner import Batch, Job, Report, as_given_beside
 from .batch.threads import blas_to_one_thread
 from .common import progress
 from .common.operators import LEGACY_AXIS_OPTIONS, LEGACY_SCOPES, legacy_axis_value
@@ -580,13 +580,6 @@ def files_the_export_wrote(output: str) -> list[str]:
     return [as_given_beside(path, output) for path in LAST_SUMMARY[0].written]
 
 
-def as_given_beside(path: str, output: str) -> str:
-    """`path` through the folder of `output` as given, when it lies in that folder."""
-    folder = os.path.dirname(output)
-    same_folder = os.path.dirname(os.path.abspath(path)) == os.path.dirname(os.path.abspath(output))
-    return os.path.join(folder, os.path.basename(path)) if same_folder else path
-
-
 def described_outputs(output: str, written: Sequence[str], beside: str = "") -> str:
     """What an export made, for its line: the chosen file (and how many more beside it), or, when the export wrote
     other files instead (Write QC), the first of those it is built from (the QC) and how many more."""
@@ -845,15 +838,20 @@ def run_batch(
         if progress_wanted() and not single:
             show_progress(f"[{index + 1}/{len(jobs)}] {verb} {printable(jobs[index].inputs[0])}")
 
+    done = "exported" if verb == "exporting" else "converted"
     try:
         with listening_if_wanted() if single else contextlib.nullcontext():
             tally = batch.run(jobs, finished, started)
     except cluster.SchedulerUnavailable as error:
         raise CliError(str(error)) from None
+    except KeyboardInterrupt:  # (what was done before: the summary line still ends the output)
+        if batch.tally is not None:
+            print(batch.tally.line(done))
+        raise
     finally:
         if report is not None:
             report.stream.close()
-    print(tally.line("exported" if verb == "exporting" else "converted"))
+    print(tally.line(done))
     if failures and not single:
         raise CliError(f"{len(failures)} of {len(jobs)} {'conversions' if verb == 'converting' else 'exports'} "
                        "failed")  # fmt: skip
@@ -1014,8 +1012,10 @@ def command_worker(_: argparse.Namespace) -> None:
 # loading the extension as this process did: from the source tree (the `dev` repository tools/bpy_extension.py
 # makes), or from the user's installed extensions.
 WORKER_BOOTSTRAP = """
-import importlib, os, sys
+import importlib, os, signal, sys
 module, source = sys.argv[1], sys.argv[2]
+caught = []  # (a stop while Blender starts is acted on once it has: see tools/bpy_extension.signals_held)
+previous = signal.signal(signal.SIGTERM, lambda number, frame: caught.append(number))
 if module.split(".")[1] == "dev":
     sys.path.insert(0, os.path.join(source, "tools"))
     from bpy_extension import enable_extension
@@ -1025,7 +1025,8 @@ else:
     import addon_utils
     addon_utils.enable(module, default_set=False)
     extension = importlib.import_module(module)
-sys.exit(extension.cli.main(["worker"], prog="worker"))
+signal.signal(signal.SIGTERM, previous)
+sys.exit(130 if caught else extension.cli.main(["worker"], prog="worker"))
 """
 
 

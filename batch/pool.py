@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
@@ -32,6 +33,7 @@ FEEDING_SWITCH_SECONDS = 0.0002
 # A worker holds its next task while it converts one: it starts on it at once, without waiting for the feeding
 # thread to read its result (the batch's thread may hold the interpreter lock for a while).
 TASKS_IN_FLIGHT = 2
+WORKER_START_SECONDS = 1.0  # about what a worker takes to start (Blender and this extension): 0.6-1.8 s measured
 
 
 def result_line(result: Result) -> bytes:
@@ -106,19 +108,26 @@ class BlenderProcess:
         return results
 
     def close(self) -> None:
+        """No more tasks: it exits. One still starting is not waited for (it has written nothing, and exits once
+        Blender has started, finding no task)."""
         with contextlib.suppress(OSError, ValueError):
             assert self.process.stdin is not None
             self.process.stdin.close()
+        if not self.ready:
+            return
         try:
             self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             self.stop()
 
     def stop(self) -> None:
-        """SIGTERM (the worker removes what it was writing and exits), then SIGKILL if it does not."""
+        """SIGTERM (the worker removes what it was writing and exits), then SIGKILL if it does not; one still
+        starting exits once started, and is not waited for."""
         if self.process.poll() is None:
             with contextlib.suppress(OSError):
                 self.process.send_signal(signal.SIGTERM)
+            if not self.ready:
+                return
             try:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
@@ -132,8 +141,9 @@ def stopped_result(status: int) -> Result:
 
 class WorkerPool:
     """`count` workers and this process converting tasks side by side; results come back as they finish, with
-    their task's index. A worker is given a task once it is ready (until then this process converts), so a batch
-    that this process finishes alone never waits for a worker to start."""
+    their task's index. Workers are started only when the work would pay for their start, and a worker is given a
+    task once it is ready (until then this process converts), so a batch this process finishes alone never waits
+    for a worker to start."""
 
     def __init__(self, command: Sequence[str], count: int, verbose: bool = False) -> None:
         self.command, self.count, self.verbose = list(command), count, verbose
@@ -141,7 +151,9 @@ class WorkerPool:
         # (a worker started while this thread's conversion catches fds 1 and 2 would inherit the catch)
         self._stderr = os.dup(2) if verbose else None
         self._stopping = threading.Event()
+        self._workers_wanted = threading.Event()
         self._feeder: threading.Thread | None = None
+        self._events: queue.Queue[tuple[str, int, Result]] = queue.Queue()
 
     def run(
         self, tasks: Sequence[Task], local: Callable[[Task], Result], started: Callable[[int], None] | None = None
@@ -149,8 +161,9 @@ class WorkerPool:
         """Every task's result, in the order they finish: `local(task)` converts one in this process; `started(index)`
         is called (in this thread, between this process's own tasks) as each is begun."""
         pending = deque(enumerate(tasks))
-        events: queue.Queue[tuple[str, int, Result]] = queue.Queue()
+        events = self._events = queue.Queue()
         self._stopping.clear()
+        self._workers_wanted.clear()
         self._feeder = threading.Thread(target=self._feed_workers, args=(pending, events), daemon=True,
                                         name="iogf-batch-workers")  # fmt: skip
         self._feeder.start()
@@ -160,6 +173,7 @@ class WorkerPool:
         sys.setswitchinterval(FEEDING_SWITCH_SECONDS)
         try:
             finished = False
+            converted, seconds = 0, 0.0
             while (item := _take(pending)) is not None:
                 for event in _drained(events):
                     finished |= event[0] == "done"
@@ -167,7 +181,13 @@ class WorkerPool:
                 index, task = item
                 if started is not None:
                     started(index)
-                yield index, local(task)
+                begun = time.perf_counter()
+                result = local(task)
+                converted, seconds = converted + 1, seconds + time.perf_counter() - begun
+                if len(pending) * seconds / converted > WORKER_START_SECONDS:  # (workers would pay for their start)
+                    self._workers_wanted.set()
+                yield index, result
+            self._workers_wanted.set()  # (or not: with nothing pending, the feeding thread ends without any)
             while not finished:
                 event = events.get()
                 finished = event[0] == "done"
@@ -180,8 +200,12 @@ class WorkerPool:
         nothing is pending or being converted; then `done` (with the error, if it failed)."""
         selector = selectors.DefaultSelector()
         try:
-            for _ in range(min(self.count, len(pending))):
-                self._start(selector)
+            # Workers are started once they would pay for their start: the work left would keep this process busy
+            # longer than a worker takes to start, or its first file has taken that long already.
+            self._workers_wanted.wait(timeout=WORKER_START_SECONDS)
+            if pending and not self._stopping.is_set():
+                for _ in range(min(self.count, len(pending))):
+                    self._start(selector)
             while not self._stopping.is_set() and (pending or any(w.tasks for w in self.workers)):
                 for key, _ in selector.select(timeout=0.25):
                     self._read(key.data, selector, pending, events)
@@ -201,7 +225,7 @@ class WorkerPool:
             selector.unregister(worker.process.stdout)
             self.workers.remove(worker)
             status = worker.process.wait()
-            if worker.tasks:  # (the one it was converting failed; the one waiting behind it goes back)
+            if worker.tasks and not self._stopping.is_set():  # (the one it converted failed; the next goes back)
                 events.put(("result", worker.tasks[0][0], stopped_result(status)))
                 pending.extendleft(reversed(list(worker.tasks)[1:]))
             if worker.ready and pending and not self._stopping.is_set():  # (one that never started: not again)
@@ -223,6 +247,11 @@ class WorkerPool:
         self.workers.append(worker)
         return worker
 
+    def salvaged(self) -> list[tuple[int, Result]]:
+        """After `stop`: the results the feeding thread took from the workers and the batch did not get (each with
+        its task's index)."""
+        return [(index, result) for kind, index, result in _drained(self._events) if kind == "result"]
+
     def close(self) -> None:
         """After `run`: the workers' stdin closed, each exits."""
         if self._feeder is not None:
@@ -235,6 +264,7 @@ class WorkerPool:
     def stop(self) -> None:
         """Every worker stopped at once (each removes what it was writing), the feeding thread with them."""
         self._stopping.set()
+        self._workers_wanted.set()
         workers = list(self.workers)
         for worker in workers:
             with contextlib.suppress(OSError):

@@ -5,6 +5,7 @@ finish, written to the record as they finish (an interrupted batch keeps them) a
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -52,6 +53,8 @@ class Batch:
     scheduler: str | None = None
     force: bool = False
     verbose: bool = False
+    tally: Tally | None = None  # (the last run's, so far: what an interrupted run did)
+    _pool: pool.WorkerPool | None = None
 
     def run(
         self, jobs: Sequence[Job], finished: Callable[[Job, pool.Result], None],
@@ -59,7 +62,7 @@ class Batch:
     ) -> Tally:  # fmt: skip
         """Run the jobs; `finished(job, result)` for each in input order (skipped ones too), `started(index)` as
         each is begun."""
-        tally = Tally()
+        tally = self.tally = Tally()
         by_folder: dict[str, Record] = {}  # (one record per folder, shared by its outputs)
         for job in jobs:
             folder = record_path(job.output)
@@ -70,22 +73,33 @@ class Batch:
         to_run = []
         for index, job in enumerate(jobs):
             if not self.force and records[job.output].up_to_date(job.output, job.fingerprint):
-                waiting[index] = {**SKIPPED, "written": records[job.output].outputs_of(job.output)}
+                written = [as_given_beside(path, job.output) for path in records[job.output].outputs_of(job.output)]
+                waiting[index] = {**SKIPPED, "written": written}
             else:
                 to_run.append(index)
         following = 0
+
+        def take(index: int, result: pool.Result) -> None:
+            job = jobs[index]
+            if result.get("status") == "ok":
+                records[job.output].store(job.output, job.fingerprint, job.sources, written_by(job, result))
+            else:
+                records[job.output].forget(job.output)
+            waiting[index] = result
+
         try:
             for index, result in self._results(jobs, to_run, started):
-                job = jobs[index]
-                if result.get("status") == "ok":
-                    records[job.output].store(job.output, job.fingerprint, job.sources, written_by(job, result))
-                else:
-                    records[job.output].forget(job.output)
-                waiting[index] = result
+                take(index, result)
                 while following in waiting:  # (hand on in input order)
                     self._hand_on(jobs[following], waiting.pop(following), tally, finished)
                     following += 1
-        finally:  # (interrupted too: what finished is kept)
+        except BaseException:  # (interrupted: what finished is kept, recorded and handed on, in input order)
+            for position, result in self._pool.salvaged() if self._pool is not None else []:
+                take(to_run[position], result)
+            for index in sorted(waiting):
+                self._hand_on(jobs[index], waiting.pop(index), tally, finished)
+            raise
+        finally:
             for record in by_folder.values():
                 record.flush()
         while following in waiting:
@@ -121,7 +135,7 @@ class Batch:
                 yield index, self.local(jobs[index].task)
             return
         # (this process converts too, beside workers - 1 others: it is a Blender already started)
-        workers = pool.WorkerPool(self.command(), self.workers - 1, self.verbose)
+        workers = self._pool = pool.WorkerPool(self.command(), self.workers - 1, self.verbose)
         try:
             for position, result in workers.run(tasks, self.local, _renumbered(started, to_run)):
                 yield to_run[position], result
@@ -131,11 +145,21 @@ class Batch:
         workers.close()
 
 
+def as_given_beside(path: str, output: str) -> str:
+    """`path` through the folder of `output` as given, when it lies in that folder (`out/model.qc` beside
+    `out/model.smd`, whatever form the record or the export named it in)."""
+    folder = os.path.dirname(output)
+    same_folder = os.path.dirname(os.path.abspath(path)) == os.path.dirname(os.path.abspath(output))
+    return os.path.join(folder, os.path.basename(path)) if same_folder else path
+
+
 def written_by(job: Job, result: pool.Result) -> list[str]:
     """The files a finished job wrote: those its export named (an SMD export with Write QC writes the QC and a file
-    per mesh, not the chosen one), else those foreseen from its options."""
+    per mesh, not the chosen one), else those foreseen from its options; the output first, then the others in
+    the order of their paths (as a rerun finds them in the record)."""
     written = result.get("written")
-    return [str(path) for path in written] if isinstance(written, list) and written else job.outputs
+    paths = [str(path) for path in written] if isinstance(written, list) and written else job.outputs
+    return sorted(paths, key=lambda path: (os.path.abspath(path) != os.path.abspath(job.output), path))
 
 
 def _renumbered(started: Callable[[int], None] | None, to_run: list[int]) -> Callable[[int], None] | None:

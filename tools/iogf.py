@@ -11,10 +11,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bpy_extension import enable_extension
+from bpy_extension import enable_extension, signals_held
 
 if __name__ == "__main__":
-    extension = enable_extension()
+    with signals_held() as caught:
+        extension = enable_extension()
+    if caught:  # (Ctrl-C or SIGTERM while Blender started: nothing was begun)
+        print("interrupted: no file was written", file=sys.stderr)
+        sys.exit(130)
     status = extension.cli.main(sys.argv[1:], prog=sys.argv[0])
     if not extension.cli.BlenderOutput.verbose:  # Blender's exit chatter ("Not freed memory blocks"): hidden
         sys.stdout.flush()

@@ -151,9 +151,10 @@ def test_ctrl_c_stops_every_worker_and_a_rerun_converts_what_is_missing(tmp_path
         if " -> " in line:  # (the first file is done: interrupt the batch)
             break
     batch.send_signal(signal.SIGINT)
-    _, err = batch.communicate(timeout=120)
+    printed, err = batch.communicate(timeout=120)
     assert batch.returncode == 130, err
     assert "interrupted: no file was left half-written" in err
+    assert re.fullmatch(r"\d+ converted, 0 skipped, 0 failed in [0-9.]+ s", printed.splitlines()[-1]), printed
     time.sleep(0.5)  # (the workers' own exits)
     assert not [path.name for path in out.iterdir() if path.name.endswith(".tmp")]
     assert 1 <= len(list(out.glob("*.iqe"))) < 16
@@ -263,3 +264,38 @@ def test_write_qc_of_several_inputs_into_one_folder_and_a_mesh_file_two_of_them_
     assert extension.cli.main(argv, prog="iogf") == 0
     err = capsys.readouterr().err
     assert f"{blends[1]}: warning: {shared / 'Body.smd'} was also written from {blends[0]}" in err
+
+
+def test_a_rerun_reports_the_outputs_it_skipped_as_the_first_run_wrote_them(
+    tmp_path: Path, extension: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # (relative paths, as a pipeline gives them)
+    inputs(tmp_path / "in", 2)
+    files = ["in/part0.smd", "in/part1.smd"]
+    reports = []
+    for run in ("first", "again"):
+        assert convert(extension, *files, "--to", "smd", "--set", "write_qc=True", "-d", "out", "--jobs", "1",
+                       "--report", f"{run}.jsonl") == 0  # fmt: skip
+        reports.append([json.loads(line) for line in (tmp_path / f"{run}.jsonl").read_text().splitlines()])
+    assert [entry["status"] for entry in reports[1]] == ["skipped", "skipped"]
+    assert [entry["outputs"] for entry in reports[1]] == [entry["outputs"] for entry in reports[0]]
+    assert all(path.startswith("out/") for entry in reports[0] for path in entry["outputs"])
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_while_blender_starts_ends_the_command_cleanly(tmp_path: Path, stop: int) -> None:
+    """Ctrl-C or SIGTERM during `import bpy` and the extension's registration (which would raise inside Blender's
+    own start, and end with tracebacks, a crash or exit status 0): exit 130, nothing written, nothing left."""
+    files = inputs(tmp_path / "in", 3)
+    user = tmp_path / "user"
+    command = [sys.executable, str(REPO_ROOT / "tools" / "iogf.py"), "convert", *files, "--to", "iqe", "-d",
+               str(tmp_path / "out"), "--jobs", "2"]  # fmt: skip
+    env = {**os.environ, "BLENDER_USER_RESOURCES": str(user)}
+    batch = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                             preexec_fn=sigint_as_on_a_terminal)  # fmt: skip
+    time.sleep(0.15)  # (well inside the start)
+    batch.send_signal(stop)
+    _, err = batch.communicate(timeout=120)
+    assert batch.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "interrupted: no file was written", err
+    assert not (tmp_path / "out").exists()

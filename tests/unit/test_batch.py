@@ -60,7 +60,9 @@ def converted_here(task: pool.Task) -> pool.Result:
 
 
 def test_the_pool_converts_here_and_in_workers_and_replaces_a_worker_that_stops() -> None:
-    tasks = [{"value": 1}, {"value": 2, "die": True}, {"value": 3}, {"value": 4}, {"value": 5}]
+    # (the first file keeps this process busy longer than a worker's start: workers start and take the rest)
+    tasks = [{"value": 1, "sleep": pool.WORKER_START_SECONDS}, {"value": 2, "die": True}, {"value": 3},
+             {"value": 4}, {"value": 5}]  # fmt: skip
     workers = pool.WorkerPool(FAKE_COMMAND, 2)
     results = dict(workers.run(tasks, converted_here))
     workers.close()
@@ -73,11 +75,22 @@ def test_the_pool_converts_here_and_in_workers_and_replaces_a_worker_that_stops(
     assert not workers.workers
 
 
+def test_a_batch_this_process_finishes_alone_starts_no_worker(tmp_path: Path) -> None:
+    marker = tmp_path / "started"
+    never = pool.WorkerPool([sys.executable, "-c", f"open({str(marker)!r}, 'w')"], 3)
+    results = dict(never.run([{"value": 1}, {"value": 2}, {"value": 3}],
+                             lambda task: {"status": "ok", "value": task["value"]}))  # fmt: skip
+    never.close()
+    assert [results[i]["value"] for i in range(3)] == [1, 2, 3]
+    assert not marker.exists()  # (three quick files: a worker's start would cost more than it saves)
+
+
 def test_workers_that_never_start_leave_every_task_to_this_process() -> None:
     broken = pool.WorkerPool([sys.executable, "-c", "import sys; sys.exit(4)"], 2)
-    results = dict(broken.run([{"value": 1}, {"value": 2}], converted_here))
+    tasks = [{"value": 1, "sleep": pool.WORKER_START_SECONDS}, {"value": 2}, {"value": 3}]  # (workers are started)
+    results = dict(broken.run(tasks, converted_here))
     broken.close()
-    assert {index: result["value"] for index, result in results.items()} == {0: 1, 1: 2}
+    assert {index: result["value"] for index, result in results.items()} == {0: 1, 1: 2, 2: 3}
     assert {result["pid"] for result in results.values()} == {os.getpid()}
 
 
