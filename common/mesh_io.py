@@ -324,19 +324,25 @@ def mesh_triangles(
     normal still points the same way (so the user did not edit it) the stored vector is kept bit for bit.
     """
     loops, triangle_faces = triangle_corners(mesh)
+    # A mesh of triangles only is its own triangulation, corners in order: no copies through `loops` (a pack's
+    # thousands of small members each pay for every numpy call)
+    in_order = len(mesh.loops) == 3 * len(mesh.polygons)  # (triangle_corners' own test)
     if matrix.determinant() < 0:  # a mirroring transform turns faces inside out: swap two corners back
         loops = loops.reshape(-1, 3)[:, [0, 2, 1]].ravel()
+        in_order = False
     corner_vert = corner_vertices_of(mesh)
     vertex_positions = vertex_positions_of(mesh)
-    corner_vertices = corner_vert[loops]
+    corner_vertices = corner_vert if in_order else corner_vert[loops]
     normals = corner_floats(mesh.corner_normals, "vector", 3)
     if stored_normals:
         normals = prefer_stored_normals(mesh, normals, stored_normals)
-    normals = normals[loops]
+    normals = normals if in_order else normals[loops]
     uvs = None
-    if mesh.uv_layers.active is not None:
-        uvs = corner_floats(mesh.uv_layers.active.uv, "vector", 2)[loops]
-    material_indices = face_materials(mesh)[triangle_faces]
+    if (active_uvs := mesh.uv_layers.active) is not None:
+        uvs = corner_floats(active_uvs.uv, "vector", 2)
+        uvs = uvs if in_order else uvs[loops]
+    material_indices = face_materials(mesh)
+    material_indices = material_indices if in_order else material_indices[triangle_faces]
     if not is_identity(matrix):
         vertex_positions = transform_points(vertex_positions, matrix).astype(np.float32)
         normals = transform_normals(normals, matrix).astype(np.float32)
@@ -421,7 +427,9 @@ def prefer_stored_normals(
     dot = np.einsum("ij,ij->i", stored, normals)
     length = np.sqrt(np.einsum("ij,ij->i", stored, stored))
     unchanged = dot > np.float32(np.cos(np.radians(3.0))) * length
-    if corner_vert is None and not unchanged.all():
+    if unchanged.all():  # (the usual case, an untouched import: no choosing row by row)
+        return stored
+    if corner_vert is None:
         unchanged |= _on_faces_of_no_area(mesh, ~unchanged)
     kept: np.ndarray = np.where(unchanged[:, None], stored, normals).astype(np.float32, copy=False)
     return kept
