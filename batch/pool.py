@@ -2,8 +2,8 @@
 on its stdin; each answers with one result line on its stdout, marked (Blender's own lines there are not ours).
 A worker that stops gets its task failed, and a new worker takes the next task.
 
-The batch's own process can convert too (`WorkerPool.run(..., local=...)`): it is a Blender already started, and
-otherwise only waits. It then takes tasks from the same queue as the workers, while a thread of its own feeds
+The batch's own process converts too (`WorkerPool.run(tasks, local)`): it is a Blender already started, and
+would otherwise only wait. It takes tasks from the same queue as the workers, while a thread of its own feeds
 them (that thread touches no Blender data, only pipes)."""
 
 from __future__ import annotations

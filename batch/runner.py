@@ -63,6 +63,7 @@ class Batch:
         """Run the jobs; `finished(job, result)` for each in input order (skipped ones too), `started(index)` as
         each is begun."""
         tally = self.tally = Tally()
+        self._pool = None  # (set by a local pool run: what an interrupt salvages from)
         by_folder: dict[str, Record] = {}  # (one record per folder, shared by its outputs)
         for job in jobs:
             folder = record_path(job.output)
