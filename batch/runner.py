@@ -95,7 +95,8 @@ class Batch:
                     self._hand_on(jobs[following], waiting.pop(following), tally, finished)
                     following += 1
         except BaseException:  # (interrupted: what finished is kept, recorded and handed on, in input order)
-            for position, result in self._pool.salvaged() if self._pool is not None else []:
+            salvaged: list[tuple[int, pool.Result]] = self._pool.salvaged() if self._pool is not None else []
+            for position, result in salvaged:
                 take(to_run[position], result)
             for index in sorted(waiting):
                 self._hand_on(jobs[index], waiting.pop(index), tally, finished)
