@@ -122,14 +122,15 @@ def set_custom_normals(mesh: bpy.types.Mesh, corner_verts: np.ndarray, corner_no
     normals = unit_vectors(np.asarray(corner_normals, np.float32).reshape(-1, 3))
     if blender_normals_match(mesh, normals):
         return
-    if _face_normals_match(mesh, normals):  # a hard-surface mesh: flat shading gives exactly these normals
-        set_smooth(mesh, False)
-        return
     per_vertex = np.zeros((len(mesh.vertices), 3), np.float32)
     per_vertex[corner_verts] = normals
     # A 2-D float64 array converts fastest (a list of lists takes twice as long and a Python float per value).
     if np.array_equal(per_vertex[corner_verts], normals):
+        # (never flat instead: were every face's own normal within 0.1 degree of one normal per vertex, so would
+        # Blender's smooth normal be, an average of those, and the first test would have returned)
         mesh.normals_split_custom_set_from_vertices(per_vertex.astype(np.float64))
+    elif _face_normals_match(mesh, normals):  # a hard-surface mesh: flat shading gives exactly these normals
+        set_smooth(mesh, False)
     else:
         mesh.normals_split_custom_set(normals.astype(np.float64))
 

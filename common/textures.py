@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 import bpy
 import numpy as np
@@ -224,9 +225,18 @@ def new_search() -> None:
     textures.clear_cache()
 
 
+@dataclass
+class JoeMaterials:
+    """The materials an import made for JOE models: by (texture, alpha), and the first of each kind (alpha, UV map)
+    with its image node, whose copy makes the next of that kind (copying the nodes takes half the time of making
+    them: a track has hundreds of textures)."""
+
+    by_texture: dict[tuple[str, bool], bpy.types.Material] = field(default_factory=dict)
+    first_of_kind: dict[tuple[bool, str | None], bpy.types.Material] = field(default_factory=dict)
+
+
 def texture_joe_mesh(
-    mesh: bpy.types.Mesh, model_path: str, member: str | None, summary: Summary,
-    made: dict[tuple[str, bool], bpy.types.Material],
+    mesh: bpy.types.Mesh, model_path: str, member: str | None, summary: Summary, made: JoeMaterials
 ) -> None:
     """A JOE model has no material: one named after its texture, if VDrift's conventions find one, shared by the
     models of the import with the same texture and alpha (`made`: those made so far). Call `new_search` before each
@@ -235,9 +245,30 @@ def texture_joe_mesh(
     if texture is None:  # (not said: a JOE names no material or image, so a user has nothing to act on)
         return
     key = (texture.path, texture.use_alpha)
-    material = made.get(key)
+    material = made.by_texture.get(key)
     if material is None:
-        material = made[key] = bpy.data.materials.new(os.path.splitext(os.path.basename(texture.path))[0])
         active = mesh.uv_layers.active  # (every JOE import names its map alike: one serves all the models)
-        use_texture(material, texture, summary, active.name if active is not None else None)
+        material = made.by_texture[key] = _joe_material(texture, active.name if active is not None else None,
+                                                        summary, made)  # fmt: skip
     mesh.materials.append(material)
+
+
+def _joe_material(
+    texture: textures.Texture, uv_map: str | None, summary: Summary, made: JoeMaterials
+) -> bpy.types.Material:
+    name = os.path.splitext(os.path.basename(texture.path))[0]
+    kind = (texture.use_alpha, uv_map)
+    like = made.first_of_kind.get(kind)
+    plain = texture.key_color is None and texture.uv_mapping is None and not texture.alpha_test
+    if like is not None and plain and textures.looks_like_an_image(texture.path):
+        material = like.copy()
+        material.name = name
+        image_node = next(node for node in compat.material_node_tree(material).nodes if node.type == "TEX_IMAGE")
+        image_node.image = bpy.data.images.load(texture.path, check_existing=True)
+        summary.textures_found.add(texture.path)
+        return material
+    material = bpy.data.materials.new(name)
+    use_texture(material, texture, summary, uv_map)
+    if plain and any(node.type == "TEX_IMAGE" for node in compat.material_node_tree(material).nodes):
+        made.first_of_kind.setdefault(kind, material)
+    return material

@@ -179,6 +179,8 @@ def _check_indices(frame: JoeFrame, faces_offset: int, label: str) -> None:
         ("normal", "normals", frame.normal_indices, len(frame.normals), 6),
     )
     for kind, kinds, indices, count, field_offset in checks:
+        if not indices.size or int(indices.max()) < count:  # (the usual case, in one pass)
+            continue
         bad = np.flatnonzero(any_per_row(indices >= count))
         if len(bad):
             face = int(bad[0])
@@ -187,7 +189,8 @@ def _check_indices(frame: JoeFrame, faces_offset: int, label: str) -> None:
                 f"{count} {kinds} ({len(bad)} face(s) out of range)",
                 offset=faces_offset + face * FACE_DTYPE.itemsize + field_offset,
             )
-    if frame.has_texcoords:
+    texcoords = frame.texcoord_indices
+    if frame.has_texcoords and texcoords.size and int(texcoords.max()) >= len(frame.texcoords):
         bad = np.flatnonzero(any_per_row(frame.texcoord_indices >= len(frame.texcoords)))
         if len(bad):
             face = int(bad[0])
@@ -347,11 +350,11 @@ def _frame_votes_for_swap(frame: JoeFrame) -> bool:
 def _votes_for_swap(frame: JoeFrame) -> bool:
     corners = frame.positions[frame.vertex_indices.astype(np.intp)]
     normals = frame.normals[frame.normal_indices.astype(np.intp)]
-    perpendicular = _perpendicular_faces(corners, normals)
+    perpendicular = perpendicular_faces(corners, normals)
     return int(np.count_nonzero(perpendicular)) > frame.face_count // 4
 
 
-def _perpendicular_faces(corners: FloatArray, normals: FloatArray) -> npt.NDArray[np.bool_]:
+def perpendicular_faces(corners: FloatArray, normals: FloatArray) -> npt.NDArray[np.bool_]:
     """Per face ((F, 3, 3) corner positions and normals): whether VDrift counts it as voting for a swap."""
     normal_sum = (normals[:, 0] + normals[:, 1]) + normals[:, 2]
     edge_a = corners[:, 2] - corners[:, 0]
@@ -395,12 +398,20 @@ def swap_normals(document: JoeDocument) -> None:
 
 def clockwise_faces(frame: JoeFrame) -> npt.NDArray[np.bool_]:
     """Faces whose geometric normal (P1 - P0) x (P2 - P0) points away from the sum of their stored normals."""
-    vertex = frame.vertex_indices.astype(np.intp)
-    normal = frame.normal_indices.astype(np.intp)
-    positions = frame.positions.astype(np.float64)
-    p0, p1, p2 = positions[vertex[:, 0]], positions[vertex[:, 1]], positions[vertex[:, 2]]
-    normals = frame.normals.astype(np.float64)
-    normal_sum = normals[normal[:, 0]] + normals[normal[:, 1]] + normals[normal[:, 2]]
+    return clockwise_of(frame.positions, frame.vertex_indices, frame.normals, frame.normal_indices)
+
+
+def clockwise_of(
+    positions: FloatArray, vertex_indices: npt.NDArray[np.integer[Any]], normals: FloatArray,
+    normal_indices: npt.NDArray[np.integer[Any]],
+) -> npt.NDArray[np.bool_]:  # fmt: skip
+    """clockwise_faces of (F, 3) vertex and normal indices into these positions and normals."""
+    vertex = vertex_indices.astype(np.intp)
+    normal = normal_indices.astype(np.intp)
+    points = positions.astype(np.float64)
+    p0, p1, p2 = points[vertex[:, 0]], points[vertex[:, 1]], points[vertex[:, 2]]
+    normals64 = normals.astype(np.float64)
+    normal_sum = normals64[normal[:, 0]] + normals64[normal[:, 1]] + normals64[normal[:, 2]]
     return _dot_rows(_cross_rows(p1 - p0, p2 - p0), normal_sum) < 0.0
 
 
@@ -716,7 +727,7 @@ def _normal_swaps_would_fire(documents: list[JoeDocument]) -> list[bool]:
     vertex = np.concatenate([frame.vertex_indices for _, frame in frames]).astype(np.intp)
     normal = np.concatenate([frame.normal_indices for _, frame in frames]).astype(np.intp)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # (huge or NaN numbers: warned of once)
-        perpendicular = _perpendicular_faces(positions[vertex + position_offsets[frame_of_face, None]],
+        perpendicular = perpendicular_faces(positions[vertex + position_offsets[frame_of_face, None]],
                                              normals[normal + normal_offsets[frame_of_face, None]])  # fmt: skip
     votes = np.bincount(frame_of_face[perpendicular], minlength=len(frames)) > face_counts // 4
     fires = np.zeros(len(documents), bool)

@@ -26,7 +26,7 @@ from ..common.operators import (
     prepare_layout,
     said_once,
 )
-from ..formats import dedup, joe, jpk, vdrift_track
+from ..formats import joe, joe_mesh, jpk, vdrift_track
 from ..formats.errors import FormatError, read_file_bytes
 
 
@@ -126,56 +126,35 @@ def build_object(
     taken_names: list[tuple[str, str]],
 ) -> tuple[bpy.types.Object, list[str]]:
     """The model's object, and its warnings (without its name: a pack says each once for all its members)."""
-    mesh, warnings = build_model_mesh(name, document, options, summary)
+    arrays = joe_mesh.mesh_arrays(document, options.rewind_clockwise, options.apply_normal_swap)
+    mesh = build_model_mesh(name, arrays, options, summary)
     # A member's name is what list.txt and objects.txt call it: kept for export when Blender must number it.
-    obj = mesh_io.link_new_object(context, name, mesh, warnings, taken_names)
-    return obj, warnings
+    obj = mesh_io.link_new_object(context, name, mesh, arrays.warnings, taken_names)
+    return obj, arrays.warnings
 
 
 def build_model_mesh(
-    name: str, document: joe.JoeDocument, options: JoeImportOptions, summary: Summary
-) -> tuple[bpy.types.Mesh, list[str]]:
-    """The model's mesh, and its warnings."""
-    warnings = list(document.warnings)
-    warnings += [text for frame in document.frames[:1] for text in joe.zero_non_finite(frame)]
-    if joe.normal_swap_would_fire(document):
-        if options.apply_normal_swap:
-            joe.swap_normals(document)
-            warnings.append("VDrift's normal swap fired and was applied, as the game does")
-        else:
-            warnings.append("VDrift's normal-swap heuristic fires on this file: the game swaps its normals (turn on "
-                            "VDrift Normal Swap to see it shaded as in the game)")  # fmt: skip
-    frame = document.first_frame
-    if (message := joe.texcoord_index_warning(frame)) is not None:
-        warnings.append(message)
-    faces = joe.importable_faces(frame, options.rewind_clockwise)
-    mesh = _build_mesh(name, frame, faces, options)
-    summary.objects += 1
-    summary.faces += len(mesh.polygons)
-    return mesh, warnings
-
-
-def _build_mesh(
-    name: str, frame: joe.JoeFrame, faces: joe.ImportableFaces, options: JoeImportOptions
+    name: str, arrays: joe_mesh.MeshArrays, options: JoeImportOptions, summary: Summary
 ) -> bpy.types.Mesh:
-    corner_verts, corner_normals, corner_texcoords = joe.corner_data(frame, faces)
-    corner_verts, copied = dedup.faces_kept_whole(corner_verts, np.full(frame.face_count, 3), len(frame.positions))
-    positions = np.concatenate([frame.positions, frame.positions[copied]]) if copied.size else frame.positions
+    """The model's mesh."""
+    positions, corner_normals = arrays.positions, arrays.corner_normals
     if options.matrix is not None and not mesh_io.is_identity(options.matrix):
         positions = mesh_io.transform_points(positions, options.matrix)
         corner_normals = mesh_io.transform_normals(corner_normals, options.matrix).astype(np.float32)
-    mesh = mesh_io.new_mesh(name, positions, corner_verts, np.arange(frame.face_count) * 3)
-    if corner_texcoords is not None:
-        mesh_io.add_uv_map(mesh, "UVMap", joe.flip_v(corner_texcoords))
+    mesh = mesh_io.new_mesh(name, positions, arrays.corner_verts, np.arange(arrays.face_count) * 3)
+    if arrays.corner_texcoords is not None:
+        mesh_io.add_uv_map(mesh, "UVMap", arrays.corner_texcoords)
     mesh_io.set_smooth(mesh)
     if options.use_custom_normals:
         mesh_io.add_corner_vectors(mesh, STORED_NORMALS, corner_normals)
-        mesh_io.set_custom_normals(mesh, corner_verts, corner_normals)
+        mesh_io.set_custom_normals(mesh, arrays.corner_verts, corner_normals)
+    summary.objects += 1
+    summary.faces += len(mesh.polygons)
     return mesh
 
 
 def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeImportOptions) -> Summary:
-    made: dict[tuple[str, bool], bpy.types.Material] = {}  # (texture, alpha) -> the material of the models using it
+    made = textures.JoeMaterials()  # the materials of the models, by texture
 
     def build(path: str, source: object, summary: Summary) -> None:
         assert isinstance(source, JoeSource)
@@ -189,10 +168,12 @@ def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeI
         meshes: list[tuple[str, bpy.types.Mesh, list[str]]] = []
         # Every mesh with its material first, then the objects: Blender's material append visits every object
         # in the file (a pack's members made one by one would cost the square of their number).
-        for name, document in source.models:
-            mesh, warnings = build_model_mesh(name, document, options, summary)
+        documents = [document for _, document in source.models]
+        arrays = joe_mesh.mesh_arrays_of_many(documents, options.rewind_clockwise, options.apply_normal_swap)
+        for (name, document), model in zip(source.models, arrays, strict=True):
+            mesh = build_model_mesh(name, model, options, summary)
             members.append(f"{name}.joe" if packed else os.path.basename(path))
-            meshes.append((name, mesh, warnings))
+            meshes.append((name, mesh, model.warnings))
             for text in document.notes:
                 noted.setdefault(text, []).append(name)
             if options.find_textures:  # a member's texture is found by its name in the pack's folder
