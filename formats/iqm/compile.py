@@ -323,7 +323,7 @@ def _build_meshes(document: IqeDocument, vertices: _Vertices, model: IqmModel, w
         kept = group_triangles[(group_triangles[:, 0] != group_triangles[:, 1])
                                & (group_triangles[:, 1] != group_triangles[:, 2])
                                & (group_triangles[:, 2] != group_triangles[:, 0])]  # fmt: skip
-        used = np.unique(kept)
+        used = _used_labels(kept)
         renumber[used] = output_count + np.arange(used.shape[0])
         model.meshes.append(IqmMesh(name, material, output_count, int(used.shape[0]), triangle_count,
                                     int(kept.shape[0])))  # fmt: skip
@@ -338,6 +338,20 @@ def _build_meshes(document: IqeDocument, vertices: _Vertices, model: IqmModel, w
                      "leaves them out: two of their corners are one vertex (the same position, UV, normal, colour "
                      "and weights), so they have no area and nothing visible is lost")  # fmt: skip
     return np.concatenate(source_parts) if source_parts else np.zeros(0, np.int64)
+
+
+def _used_labels(triangles: Int64Array) -> Int64Array:
+    """The labels the triangles use, in increasing order (np.unique's result, without its sort: a group's labels
+    lie in a range about as long as its vertex count, which one flag per label covers)."""
+    if not triangles.size:
+        return np.zeros(0, np.int64)
+    lowest, highest = int(triangles.min()), int(triangles.max())
+    if highest - lowest > 4 * triangles.size:  # (a group's vertices far apart among other groups': rare)
+        return np.unique(triangles)
+    seen = np.zeros(highest - lowest + 1, bool)
+    seen[(triangles - lowest).ravel()] = True
+    used: Int64Array = np.flatnonzero(seen) + lowest
+    return used
 
 
 def _vertex_classes(vertices: _Vertices, sources: Int64Array) -> Int64Array:
@@ -388,7 +402,9 @@ def _build_vertex_arrays(
     if arrays["tangent"] is None and settings.compute_tangents:
         texcoords, normals = arrays["texcoord"], arrays["normal"]
         if texcoords is not None and normals is not None and arrays["position"] is not None:
-            arrays["tangent"] = compiler_tangents(arrays["position"], texcoords, normals, model.triangles)
+            stored_float = _declared(document, "tangent", DEFAULT_FORMATS["tangent"], "tangent")[0] == "float"
+            arrays["tangent"] = compiler_tangents(arrays["position"], texcoords, normals, model.triangles,
+                                                  np.float32 if stored_float else np.float64)  # fmt: skip
     pads = {"position": (0.0, 0.0, 0.0, 1.0), "color": (0.0, 0.0, 0.0, 1.0)}
     for kind in _STANDARD_ORDER:
         component, size, _ = _declared(document, kind, DEFAULT_FORMATS[kind], kind)
@@ -401,13 +417,28 @@ def _build_vertex_arrays(
         table = arrays[kind]
         if table is None:
             continue
-        padded = _columns(table, size, pads.get(kind, (0.0, 0.0, 0.0, 0.0)))
-        model.vertex_arrays.append(IqmVertexArray(kind, component, encode(padded, component)))
+        stored = _stored(table, component, size, pads.get(kind, (0.0, 0.0, 0.0, 0.0)))
+        model.vertex_arrays.append(IqmVertexArray(kind, component, stored))
     for slot, values in vertices.custom.items():
         default = (CUSTOM_DEFAULT[0], values.shape[1])  # an undeclared custom keeps its width (the IQE writer
         component, size, name = _declared(document, f"custom{slot}", default, f"custom{slot}")  # declares it)
-        padded = _columns(values[sources], size, (0.0, 0.0, 0.0, 0.0))
-        model.vertex_arrays.append(IqmVertexArray("custom", component, encode(padded, component), name))
+        stored = _stored(values[sources], component, size, (0.0, 0.0, 0.0, 0.0))
+        model.vertex_arrays.append(IqmVertexArray("custom", component, stored, name))
+
+
+def _stored(values: npt.NDArray[np.floating[Any]], component: str, size: int,
+            defaults: tuple[float, ...]) -> npt.NDArray[np.generic]:  # fmt: skip
+    """`size` columns of `values` (padded with the defaults) in `component` format. float32 values stored as
+    float are taken as they are: through double and back they would keep every bit."""
+    if component != "float" or values.dtype != np.float32:
+        return encode(_columns(values, size, defaults), component)
+    width = values.shape[1]
+    if width >= size:
+        return np.ascontiguousarray(values[:, :size])
+    padded = np.empty((values.shape[0], size), np.float32)
+    padded[:, :width] = values
+    padded[:, width:] = np.array(defaults[width:size], np.float32)
+    return padded
 
 
 def _blend_values(

@@ -8,11 +8,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..rows import any_per_row
 from .layout import NO_NEIGHBOUR
 
 Int64Array = npt.NDArray[np.int64]
 Float64Array = npt.NDArray[np.float64]
+Columns = list[Float64Array]  # x, y (, z): one array each
 
 
 def fan_triangles(corners: npt.ArrayLike, sizes: npt.ArrayLike) -> Int64Array:
@@ -43,32 +43,40 @@ def _cross(a: Float64Array, b: Float64Array) -> Float64Array:
 
 
 def compiler_tangents(
-    positions: npt.ArrayLike, texcoords: npt.ArrayLike, normals: npt.ArrayLike, triangles: npt.ArrayLike
-) -> Float64Array:
+    positions: npt.ArrayLike, texcoords: npt.ArrayLike, normals: npt.ArrayLike, triangles: npt.ArrayLike,
+    dtype: type[np.floating[Any]] = np.float64,
+) -> npt.NDArray[np.floating[Any]]:  # fmt: skip
     """(V, 4) tangents with the bitangent sign in w: per triangle the area-weighted texture-space directions,
-    summed per vertex in triangle order, made perpendicular to the normal.
+    summed per vertex in triangle order, made perpendicular to the normal. Computed in double; `dtype` float32
+    gives the result rounded as `astype(np.float32)` of the double one would.
 
     Where the sum vanishes (texcoords that do not span the triangles, such as a mesh without a UV map) the
     compiler writes NaN; here the tangent is then any unit vector perpendicular to the normal, with w = 1.
     """
-    p, uv, n = np.asarray(positions), np.asarray(texcoords), np.asarray(normals)  # (made double a block at a time)
+    p, uv, n = np.asarray(positions), np.asarray(texcoords), np.asarray(normals)
     tri = np.asarray(triangles, np.int64)
     count = p.shape[0]
-    s_dir = np.empty((tri.shape[0], 3))
-    t_dir = np.empty((tri.shape[0], 3))
+    # (one contiguous array per coordinate: the arithmetic runs on whole rows of numbers, never on strided columns)
+    point = [np.asarray(p[:, axis], np.float64) for axis in range(3)]  # (exact doubles of the corners)
+    texture = [np.asarray(uv[:, axis], np.float64) for axis in range(2)]
+    s_dir = np.empty((3, tri.shape[0]))
+    t_dir = np.empty((3, tri.shape[0]))
     for part in _blocks(tri.shape[0]):  # (row by row arithmetic: blocks of rows give the same bits)
-        _directions(p, uv, tri[part], s_dir[part], t_dir[part])
+        _directions(point, texture, tri[part], s_dir[:, part], t_dir[:, part])
+    del point, texture
     corners = tri.ravel()
-    tangent = np.empty((count, 3))
-    bitangent = np.empty((count, 3))
-    for axis in range(3):  # bincount adds in input order: triangle by triangle, corner by corner, as the compiler
-        tangent[:, axis] = np.bincount(corners, np.repeat(s_dir[:, axis], 3), count)
-        bitangent[:, axis] = np.bincount(corners, np.repeat(t_dir[:, axis], 3), count)
-    del s_dir, t_dir
-    result = np.empty((count, 4))
+    # bincount adds in input order: triangle by triangle, corner by corner, as the compiler
+    tangent: Columns = [np.bincount(corners, np.repeat(s_dir[axis], 3), count).astype(np.float64, copy=False)
+                        for axis in range(3)]  # fmt: skip
+    del s_dir
+    bitangent: Columns = [np.bincount(corners, np.repeat(t_dir[axis], 3), count).astype(np.float64, copy=False)
+                          for axis in range(3)]  # fmt: skip
+    del t_dir
+    result = np.empty((count, 4), dtype)
+    vanished = np.zeros(count, bool)
     for part in _blocks(count):
-        _finish(np.asarray(n[part], np.float64), tangent[part], bitangent[part], result[part])
-    vanished = any_per_row(~np.isfinite(result[:, :3]))
+        normal = [np.asarray(n[part, axis], np.float64) for axis in range(3)]
+        _finish(normal, [t[part] for t in tangent], [b[part] for b in bitangent], result[part], vanished[part])
     if vanished.any():
         result[vanished, :3] = _any_perpendicular(np.asarray(n[vanished], np.float64))
         result[vanished, 3] = 1.0
@@ -82,31 +90,53 @@ def _blocks(rows: int) -> list[slice]:
     return [slice(start, start + _BLOCK) for start in range(0, rows, _BLOCK)]
 
 
-def _directions(
-    p: npt.NDArray[np.floating[Any]], uv: npt.NDArray[np.floating[Any]], tri: Int64Array, s_dir: Float64Array,
-    t_dir: Float64Array,
-) -> None:
-    """The area-weighted texture-space directions of these triangles (of float32 or double corners, computed in
-    double), into s_dir and t_dir."""
-    corners = np.asarray(p[tri], np.float64)  # (n, 3, 3): exact doubles of the corners
-    texture = np.asarray(uv[tri], np.float64)
-    e1, e2 = corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]
-    u1, v1 = texture[:, 1, 0] - texture[:, 0, 0], texture[:, 1, 1] - texture[:, 0, 1]
-    u2, v2 = texture[:, 2, 0] - texture[:, 0, 0], texture[:, 2, 1] - texture[:, 0, 1]
-    np.subtract(e2 * v1[:, None], e1 * v2[:, None], out=s_dir)
-    np.subtract(e2 * u1[:, None], e1 * u2[:, None], out=t_dir)
-    flip = _dot(_cross(e2, e1), _cross(t_dir, s_dir)) < 0.0
-    s_dir[flip] *= -1.0
-    t_dir[flip] *= -1.0
+def _dot3(a: Columns, b: Columns) -> Float64Array:
+    """x*x' + y*y' + z*z', summed left to right like the compiler's Vec3::dot."""
+    total = a[0] * b[0]
+    total += a[1] * b[1]
+    total += a[2] * b[2]
+    return total
 
 
-def _finish(n: Float64Array, tangent: Float64Array, bitangent: Float64Array, result: Float64Array) -> None:
-    """The summed tangents made perpendicular to the normals and unit length, the bitangent sign in w."""
-    along = tangent - n * _dot(n, tangent)[:, None]
-    length = np.sqrt(_dot(along, along))
+def _cross3(a: Columns, b: Columns) -> Columns:
+    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+
+
+def _directions(point: Columns, texture: Columns, tri: Int64Array, s_dir: Float64Array, t_dir: Float64Array) -> None:
+    """The area-weighted texture-space directions of these triangles (corners given as exact doubles), into
+    s_dir and t_dir (3, n)."""
+    first, second, third = tri[:, 0], tri[:, 1], tri[:, 2]
+    e1, e2 = [], []
+    for column in point:
+        origin = column[first]
+        e1.append(column[second] - origin)
+        e2.append(column[third] - origin)
+    u, v = texture
+    u0, v0 = u[first], v[first]
+    u1, v1 = u[second] - u0, v[second] - v0
+    u2, v2 = u[third] - u0, v[third] - v0
+    for axis in range(3):
+        np.subtract(e2[axis] * v1, e1[axis] * v2, out=s_dir[axis])
+        np.subtract(e2[axis] * u1, e1[axis] * u2, out=t_dir[axis])
+    flip = _dot3(_cross3(e2, e1), _cross3(list(t_dir), list(s_dir))) < 0.0
+    np.multiply(s_dir, -1.0, out=s_dir, where=flip)
+    np.multiply(t_dir, -1.0, out=t_dir, where=flip)
+
+
+def _finish(n: Columns, tangent: Columns, bitangent: Columns, result: npt.NDArray[np.floating[Any]],
+            vanished: npt.NDArray[np.bool_]) -> None:  # fmt: skip
+    """The summed tangents made perpendicular to the normals and unit length, the bitangent sign in w; `vanished`
+    marks the rows left without a direction (not finite)."""
+    along_normal = _dot3(n, tangent)
+    along = [tangent[axis] - n[axis] * along_normal for axis in range(3)]
+    length = np.sqrt(_dot3(along, along))
     with np.errstate(divide="ignore", invalid="ignore"):
-        result[:, :3] = along * (1.0 / length)[:, None]
-    result[:, 3] = np.where(_dot(_cross(n, tangent), bitangent) < 0.0, -1.0, 1.0)
+        scale = 1.0 / length
+        for axis in range(3):
+            unit = along[axis] * scale
+            vanished |= ~np.isfinite(unit)
+            result[:, axis] = unit
+    result[:, 3] = np.where(_dot3(_cross3(n, tangent), bitangent) < 0.0, -1.0, 1.0)
 
 
 def _any_perpendicular(normals: Float64Array) -> Float64Array:
@@ -132,21 +162,24 @@ def adjacency(triangles: npt.ArrayLike, vertex_class: npt.ArrayLike) -> npt.NDAr
     if not count:
         return result
     ends = classes[tri]  # (T, 3)
-    start, end = ends, np.roll(ends, -1, axis=1)  # edge k runs from corner k to corner k + 1
-    low, high = np.minimum(start, end).ravel(), np.maximum(start, end).ravel()
+    following = ends[:, [1, 2, 0]]  # edge k runs from corner k to corner k + 1
+    low, high = np.minimum(ends, following).ravel(), np.maximum(ends, following).ravel()
+    del ends, following
     width = int(classes.max(initial=0)) + 1
     sides = 3 * count
-    keys = (low * width + high) * sides + np.arange(sides)  # the edge, then the side: one sort orders both
-    if width * width * sides >= 2**63:
-        order = np.lexsort((np.arange(sides), high, low))
-        edge = (low * width + high)[order]
+    if width < 2**31:  # (one key per edge; a stable sort keeps an edge's sides in order. Triangles as meshes list
+        edge = np.multiply(low, width, out=low)  # them make long ordered runs, which the stable sort (a merge
+        edge += high  # of runs) sorts many times faster than a quicksort)
+        order = np.argsort(edge, kind="stable")
+        edge = edge[order]
     else:
-        keys.sort()
-        order = keys % sides
-        edge = keys // sides
-    starts = np.flatnonzero(np.diff(edge, prepend=-1))
-    run = np.diff(np.append(starts, sides))
-    pairs = starts[run == 2]
+        order = np.lexsort((high, low))
+        edge = (low * width + high)[order]
+    del low, high
+    same = np.zeros(sides + 1, bool)  # same[i]: side order[i] has the edge of order[i - 1]
+    np.equal(edge[1:], edge[:-1], out=same[1:sides])
+    del edge
+    pairs = np.flatnonzero(same[1:sides] & ~same[: sides - 1] & ~same[2:])  # runs of exactly two sides
     first, second = order[pairs], order[pairs + 1]
     flat = result.reshape(-1)
     flat[first] = second // 3
