@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -259,6 +260,12 @@ def axes_matrix(operator: Any, direction: str) -> Matrix:
     )  # fmt: skip
     if forward[-1] == up[-1]:
         raise FormatError(f"Forward Axis {forward} and Up Axis {up} are one axis: choose two different ones")
+    return _conversion(forward, up, direction).copy()
+
+
+@functools.cache
+def _conversion(forward: str, up: str, direction: str) -> Matrix:
+    """(kept: an export asks once per object, and bpy_extras works it out in Python each time)"""
     if direction == "import":
         return axis_conversion(from_forward=forward, from_up=up).to_4x4()
     return axis_conversion(to_forward=forward, to_up=up).to_4x4()

@@ -10,6 +10,7 @@ objects.txt the name of the Text datablock holding the file (one per import) and
 
 from __future__ import annotations
 
+import functools
 import os
 
 import bpy
@@ -31,6 +32,7 @@ SECTION = "_vdrift_track_object"  # objects.txt: NAME of the object's [object.NA
 _RANGES: dict[str, tuple[int, int]] = {"transparent_blend": (0, 2), "clamptexture": (0, 3), "clampuv": (0, 3)}
 
 
+@functools.cache
 def fields(kind: str) -> tuple[vt.TrackField, ...]:
     """The settings of a list kind, but the model (the object's pack member names it)."""
     return tuple(spec for spec in (vt.LIST_FIELDS if kind == vt.LIST_FILE else vt.OBJECT_FIELDS)

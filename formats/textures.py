@@ -112,6 +112,7 @@ def _entries(folder: str) -> dict[str, str]:
 def clear_cache() -> None:
     """Forget listed folders and read lists (a new import may follow changes on disk)."""
     _entries.cache_clear()
+    _is_file.cache_clear()
     _model_textures.cache_clear()
 
 
@@ -128,7 +129,13 @@ def _existing(root: str, relative: str) -> str | None:
         folder = os.path.join(folder, found)
         if index < len(parts) - 1 and not os.path.isdir(folder):
             return None
-    return folder if os.path.isfile(folder) else None
+    return folder if _is_file(folder) else None
+
+
+@lru_cache(maxsize=4096)
+def _is_file(path: str) -> bool:
+    """(asked once an import: a track's thousands of models share a few hundred textures)"""
+    return os.path.isfile(path)
 
 
 def candidate_names(name: str) -> list[str]:

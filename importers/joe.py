@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 
@@ -155,6 +156,8 @@ def build_model_mesh(
 
 def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeImportOptions) -> Summary:
     made = textures.JoeMaterials()  # the materials of the models, by texture
+    if options.matrix is not None and mesh_io.is_identity(options.matrix):  # (asked once, not once per member)
+        options = dataclasses.replace(options, matrix=None)
 
     def build(path: str, source: object, summary: Summary) -> None:
         assert isinstance(source, JoeSource)
