@@ -31,9 +31,8 @@ _ZEROS = np.uint64(0x3030303030303030)
 _LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
 _HIGH = np.uint64(0x8080808080808080)
 _ALL = 0xFFFFFFFFFFFFFFFF
-# _KEEP_LAST[n]: the last n bytes of a little-endian word (the end of the text); _KEEP_FIRST[n]: the first n.
+# _KEEP_LAST[n]: the last n bytes of a little-endian word (the end of the text).
 _KEEP_LAST = np.array([(_ALL << (8 * (8 - n))) & _ALL if n else 0 for n in range(9)], np.uint64)
-_KEEP_FIRST = np.array([(1 << (8 * n)) - 1 for n in range(9)], np.uint64)
 _SHIFTS = np.arange(0, 64, 8, dtype=np.uint64)
 _CHUNK = 32768
 # _ASCII4[n]: the 4 ASCII digits of n < 10**4 with leading zeros, the first in the lowest byte; _DIGITS4[n]: how
@@ -42,6 +41,19 @@ _ASCII4 = np.array([int.from_bytes(f"{n:04d}".encode(), "little") for n in range
 _DIGITS4 = np.array([len(str(n)) for n in range(10_000)], np.int64)
 # _DIGITS_BELOW[b]: the digit count of 2**(b - 1) (1 for b = 0), for whole numbers below 2**b or equal to it.
 _DIGITS_BELOW = np.array([1] + [len(str(2 ** (bits - 1))) for bits in range(1, 27)], np.int64)
+# Decimals of four digits n < 10**4 (n / 10**4 written with leading zeros): _TRIMMED4[n] holds in its low half
+# their ASCII digits without the trailing '0's, in its high half how many digits remain (0 for n = 0).
+_TRIMMED4 = np.array([int.from_bytes(f"{n:04d}".rstrip("0").encode(), "little") | len(f"{n:04d}".rstrip("0")) << 32
+                      for n in range(10_000)], np.uint64)  # fmt: skip
+_LOW32 = np.uint64(0xFFFFFFFF)
+# _WHOLE4[n + 10**4 * negative] for whole parts n < 10**4: '-' and the digits ending at byte 6 of a word (byte 7
+# takes the point); _WHOLE4_LENGTHS: their text lengths.
+_WHOLE4 = np.array([int.from_bytes(text.encode().rjust(7, b"\0") + b"\0", "little")
+                    for text in [str(n) for n in range(10_000)] + [f"-{n}" for n in range(10_000)]],
+                   np.uint64)  # fmt: skip
+_WHOLE4_LENGTHS = np.array([len(str(n)) for n in range(10_000)] * 2, np.int64) + np.repeat([0, 1], 10_000)
+# Per biased float32 exponent: the decimals a value gets (see the module notes; over _MAX_DECIMALS: not fast).
+_DECIMALS_OF_EXPONENT = np.ceil((24 - (np.arange(256, dtype=np.int64) - 127)) * _LOG10_2).astype(np.int64)
 
 
 @dataclass
@@ -90,8 +102,10 @@ def _float_words(
     """Fill (n, 3) words with [sign, whole digits, point] right-aligned, then 16 decimals left-aligned."""
     exact = single.astype(np.float64)
     magnitude = np.abs(exact)
-    exponent = np.frexp(magnitude)[1] - 1  # magnitude in [2**exponent, 2**(exponent + 1))
-    decimals = np.ceil((24 - exponent) * _LOG10_2).astype(np.int64)
+    # magnitude in [2**exponent, 2**(exponent + 1)): the biased exponent of the float32 (subnormals, below every
+    # fast value, read as 2**-127; zero is fast whatever its decimals)
+    biased = ((single.view(np.uint32) >> np.uint32(23)) & np.uint32(0xFF)).astype(np.intp)
+    decimals = _DECIMALS_OF_EXPONENT[biased]
     np.greater_equal(_MAX_DECIMALS, decimals, out=fast)
     fast &= magnitude < _MAX_WHOLE - 1
     fast |= magnitude == 0.0
@@ -104,34 +118,48 @@ def _float_words(
     if under.any():
         whole[under] -= 1.0
         fraction[under] += unit[under]
-    # The decimals as 16 digits, left-aligned: 8 in words[:, 1], 8 in words[:, 2]. The division is exact or
-    # lands strictly between two whole numbers, so floor() is right.
+    # The decimals as three groups of four digits (the third group holds what follows the eighth decimal: at
+    # most _MAX_DECIMALS - 8 = 4 digits), left-aligned. Each division is exact or lands strictly between two
+    # whole numbers, so floor() is right.
     spill = np.maximum(decimals - 8, 0)
     divisor = _POW10_FLOAT[spill]
     leading = np.floor(fraction / divisor)
-    trailing = (fraction - leading * divisor) * _POW10_FLOAT[8 - spill]
+    third = ((fraction - leading * divisor) * _POW10_FLOAT[4 - spill]).astype(np.intp)
     leading *= _POW10_FLOAT[np.maximum(8 - decimals, 0)]
-    words[:, 1] = _ascii_digits(leading.astype(np.uint64))
-    words[:, 2] = _ascii_digits(trailing.astype(np.uint64))
-    decimal_counts[:] = _last_nonzero_digit(words[:, 1], words[:, 2])
-    words[:, 1] &= _KEEP_FIRST[np.minimum(decimal_counts, 8)]
-    words[:, 2] &= _KEEP_FIRST[np.maximum(decimal_counts - 8, 0)]
+    first = np.floor(leading / 10_000.0)
+    second = (leading - first * 10_000.0).astype(np.intp)
+    first_index = first.astype(np.intp)
+    # Trailing '0's dropped: the last group with a non-zero digit is written trimmed, those before it whole.
+    third_trimmed = _TRIMMED4[third]
+    second_trimmed = _TRIMMED4[second]
+    first_trimmed = _TRIMMED4[first_index]
+    third_set = third != 0
+    second_set = third_set | (second != 0)
+    first_word = np.where(second_set, _ASCII4[first_index], first_trimmed & _LOW32)
+    second_word = np.where(third_set, _ASCII4[second], second_trimmed & _LOW32)
+    words[:, 1] = first_word | (second_word << np.uint64(32))
+    words[:, 2] = third_trimmed & _LOW32
+    decimal_counts[:] = np.where(
+        third_set, (third_trimmed >> np.uint64(32)) + np.uint64(8),
+        np.where(second_set, (second_trimmed >> np.uint64(32)) + np.uint64(4), first_trimmed >> np.uint64(32)),
+    )  # fmt: skip
     whole_integers = whole.astype(np.uint64)
     negative = np.signbit(exact)
-    if whole_integers.shape[0] and int(whole_integers.max()) < 10:  # one digit, the usual case: '-', digit, point
-        digit_count: Int64Array = np.ones(whole_integers.shape[0], np.int64)
-        whole_word = (whole_integers + np.uint64(48)) << np.uint64(48)
-        whole_word |= negative.astype(np.uint64) * np.uint64(45 << 40)
+    if whole_integers.shape[0] and int(whole_integers.max()) < 10_000:  # the usual case: a table of the texts
+        index = whole_integers.astype(np.intp) + negative * 10_000
+        whole_word = _WHOLE4[index]
+        whole_lengths[:] = _WHOLE4_LENGTHS[index]
     else:
+        exponent = biased - 127
         bits = np.where(fast, np.clip(exponent, -1, 24) + 1, 0)  # whole <= 2**bits: its digit count is one of two
         digit_count = _DIGITS_BELOW[bits] + (whole_integers >= _POW10[_DIGITS_BELOW[bits]])
         whole_word = _ascii_digits(whole_integers)
         whole_word &= _KEEP_LAST[digit_count]
         whole_word >>= np.uint64(8)  # room for the point in the last byte
         whole_word |= np.where(negative, np.uint64(45) << _SHIFTS[np.maximum(6 - digit_count, 0)], np.uint64(0))
-    whole_word |= np.where(decimal_counts > 0, np.uint64(46 << 56), np.uint64(0))
+        whole_lengths[:] = digit_count + negative
+    whole_word |= (decimal_counts > 0).astype(np.uint64) * np.uint64(46 << 56)
     words[:, 0] = whole_word
-    whole_lengths[:] = digit_count + negative
 
 
 def int_fields(values: npt.ArrayLike) -> Fields:
@@ -186,23 +214,6 @@ def _ascii_from_halves(high: UInt64Array, low: UInt64Array) -> UInt64Array:
 def _ascii_digits(numbers: UInt64Array) -> UInt64Array:
     """8 ASCII digits (with leading zeros) of numbers below 10**8, the first digit in the lowest byte."""
     return _ascii_from_halves(*_split_at_four_digits(numbers))
-
-
-def _last_nonzero_digit(first: UInt64Array, second: UInt64Array) -> Int64Array:
-    """How many of the 16 digits (first word, then second) remain once trailing '0's are dropped."""
-    first_set, second_set = _nonzero_digits(first), _nonzero_digits(second)
-    first_count = (np.frexp(first_set.astype(np.float64))[1] + 1) // 8  # highest set bit 8b+7 -> b+1
-    second_count = (np.frexp(second_set.astype(np.float64))[1] + 1) // 8
-    counts: Int64Array = np.where(second_set != 0, 8 + second_count, first_count).astype(np.int64)
-    return counts
-
-
-def _nonzero_digits(words: UInt64Array) -> UInt64Array:
-    """The high bit of every byte that is not '0'."""
-    value = words ^ _ZEROS
-    carried = (value & _LOW7) + _LOW7
-    nonzero: UInt64Array = (carried | value) & _HIGH
-    return nonzero
 
 
 def _place_texts(

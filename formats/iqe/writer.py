@@ -32,6 +32,7 @@ from .document import (
 )
 from .numtext import Bytes2D, Fields, compact, compact_pieces, float_fields, int_fields, literal, table_lines
 from .poses import oriented_quaternions
+from .repeats import repeats_pay, row_sources
 
 Float64Array = npt.NDArray[np.float64]
 Int64Array = npt.NDArray[np.int64]
@@ -407,20 +408,20 @@ def _vertex_blocks(mesh: IqeMesh, layout: _FileLayout, offset: int) -> Iterator[
 def _vertex_columns(mesh: IqeMesh, layout: _FileLayout, rows: slice, offset: int) -> list[list[Bytes2D]]:
     """The vertex lines of the vertices `rows` as column blocks."""
     count = len(range(mesh.vertex_count)[rows])
-    columns = [_table_lines("vp", mesh.positions[rows])]
+    columns = [_float_table_lines("vp", mesh.positions[rows])]
     if layout.texcoords:
-        columns.append(_table_lines("vt", _or_zeros(mesh.texcoords, rows, count, 2)))
+        columns.append(_float_table_lines("vt", _or_zeros(mesh.texcoords, rows, count, 2)))
     if layout.normals:
-        columns.append(_table_lines("vn", _or_zeros(mesh.normals, rows, count, 3)))
+        columns.append(_float_table_lines("vn", _or_zeros(mesh.normals, rows, count, 3)))
     if layout.tangents:
-        columns.append(_table_lines("vx", _tangent_table(mesh, layout, rows, count)))
+        columns.append(_float_table_lines("vx", _tangent_table(mesh, layout, rows, count)))
     if layout.blends:
         columns.append(_blend_lines(mesh, rows, count))
     if layout.colors:
         colors = mesh.colors[rows] if mesh.colors is not None else np.ones((count, 4), np.float32)
-        columns.append(_table_lines("vc", colors))
+        columns.append(_float_table_lines("vc", colors))
     for slot, width in sorted(layout.custom_widths.items()):
-        columns.append(_table_lines(f"v{slot}", _or_zeros(mesh.custom.get(slot), rows, count, width)))
+        columns.append(_float_table_lines(f"v{slot}", _or_zeros(mesh.custom.get(slot), rows, count, width)))
     if layout.smooth_indices:
         if mesh.smooth_indices is not None:
             indices = np.asarray(mesh.smooth_indices)[rows]
@@ -428,6 +429,21 @@ def _vertex_columns(mesh: IqeMesh, layout: _FileLayout, rows: slice, offset: int
             indices = -1 - (offset + np.arange(mesh.vertex_count)[rows])
         columns.append(_table_lines("vs", indices.reshape(-1, 1), (0,)))
     return columns
+
+
+_MOST_KEPT = 0.6  # a table whose sample has more distinct rows than this is formatted row by row
+
+
+def _float_table_lines(command: str, table: npt.NDArray[np.generic]) -> list[Bytes2D]:
+    """_table_lines of a float table, each distinct row formatted once where rows repeat (the split vertices of
+    hard edges and seams: a point's position, a flat face's normal). A row's text depends on its float32 bits
+    alone, so the bytes are the same."""
+    single = np.ascontiguousarray(table, np.float32)
+    words = single.view(np.uint32)
+    if single.ndim != 2 or not repeats_pay(words, _MOST_KEPT):
+        return _table_lines(command, table)
+    kept, source = row_sources(words)
+    return [np.concatenate(_table_lines(command, single[kept]), axis=1)[source]]
 
 
 def _or_zeros(
