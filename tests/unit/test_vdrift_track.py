@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -196,3 +197,34 @@ def test_mutated_lists_raise_only_format_errors() -> None:
                 read(mutated)
             except FormatError as error:
                 assert error.line is not None or read is vt.read_list
+
+
+def _tokens_one_at_a_time(text: str) -> list[tuple[int, int]]:
+    """The game's reading, value by value: a `#` value skips to its line's end, at most COMMENT_SKIP characters."""
+    spans, index = [], 0
+    while (match := re.compile(r"[^ \t\n\v\f\r]+").search(text, index)) is not None:
+        begin, end = match.span()
+        if text[begin] == "#":
+            newline = text.find("\n", end, end + vt.COMMENT_SKIP)
+            index = newline + 1 if newline >= 0 else end + vt.COMMENT_SKIP
+            continue
+        spans.append((begin, end))
+        index = end
+    return spans
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_values_and_comments_are_read_as_the_game_reads_them(seed: int) -> None:
+    rng = random.Random(seed)
+    pieces = ["a", "b1", "#", "#c", "x#y", " ", "\t", "\n", "\r\n", "\v", "\f", "1.5", "#entry 3"]
+    words = [rng.choice(pieces) for _ in range(rng.randrange(1, 400))]
+    if rng.random() < 0.5:  # a comment on a line longer than the game skips
+        words.insert(rng.randrange(len(words)), "#" + "z " * rng.randrange(500, 700) + "\nafter")
+    text = "".join(words)
+    assert list(vt.tokens(text)) == _tokens_one_at_a_time(text)
+
+
+@pytest.mark.parametrize("gap", range(vt.COMMENT_SKIP - 4, vt.COMMENT_SKIP + 4))
+def test_a_comment_skips_to_its_newline_only_within_the_games_limit(gap: int) -> None:
+    text = "#c " + "y" * (gap - 1) + "\nvalue"
+    assert list(vt.tokens(text)) == _tokens_one_at_a_time(text)
