@@ -101,6 +101,11 @@ def mesh_faces(mesh: bpy.types.Mesh) -> dict[str, np.ndarray]:
     starts, sizes = mesh_io.face_corners(mesh)
     materials = mesh_io.face_materials(mesh)
     smooth = mesh_io.smooth_faces(mesh)
+    if _triangles_only(mesh):  # (face f is corners 3f..3f+2: no gathers)
+        loops = np.empty((len(sizes), 4), np.int64)
+        loops[:, :3] = np.arange(3 * len(sizes)).reshape(-1, 3)
+        loops[:, 3] = loops[:, 0]
+        return {"loops": loops, "sizes": sizes, "materials": materials, "smooth": smooth}
     small = np.flatnonzero(sizes <= 4)
     loops = starts[small, None] + np.minimum(np.arange(4), sizes[small, None] - 1)
     loops[sizes[small] == 3, 3] = starts[small][sizes[small] == 3]  # a triangle repeats corner 0 in slot 3
@@ -118,14 +123,33 @@ def mesh_faces(mesh: bpy.types.Mesh) -> dict[str, np.ndarray]:
     return {"loops": loops, "sizes": face_sizes, "materials": materials[owner], "smooth": smooth[owner]}
 
 
+def _triangles_only(mesh: bpy.types.Mesh) -> bool:
+    """Whether every face is a triangle (every face has at least 3 corners)."""
+    return len(mesh.loops) == 3 * len(mesh.polygons)
+
+
+def _per_face_corner(values: np.ndarray, loops: np.ndarray, triangles_only: bool) -> np.ndarray:
+    """values[loops]: each face's 4 corner slots. Of a mesh of triangles only (loops 3f, 3f+1, 3f+2, 3f), made
+    by two copies instead of a gather."""
+    if not triangles_only:
+        return values[loops]
+    by_face = values.reshape(len(loops), 3, *values.shape[1:])
+    corners = np.empty((len(loops), 4, *values.shape[1:]), values.dtype)
+    corners[:, :3] = by_face
+    corners[:, 3] = by_face[:, 0]
+    return corners
+
+
 def mesh_object(obj: bpy.types.Object, mesh: bpy.types.Mesh, name: bytes, materials: list[bytes]) -> qc.MeshObject:
     faces = mesh_faces(mesh)
+    triangles_only = _triangles_only(mesh)
     corner_vert = mesh_io.corner_vertices_of(mesh)
     vertices = mesh_io.vertex_positions_of(mesh)
     uvs = None
     if mesh.uv_layers.active is not None:
-        uvs = mesh_io.corner_floats(mesh.uv_layers.active.uv, "vector", 2)[faces["loops"]]
-    indices = np.asarray(corner_vert, np.int64)[faces["loops"]]
+        uvs = _per_face_corner(mesh_io.corner_floats(mesh.uv_layers.active.uv, "vector", 2), faces["loops"],
+                               triangles_only)  # fmt: skip
+    indices = _per_face_corner(np.asarray(corner_vert, np.int64), faces["loops"], triangles_only)
     transform = object_transform(obj)
     if transform is None:  # bake: exact even with shear; mirroring turns faces inside out, so rewind them
         vertices = mesh_io.transform_points(vertices, obj.matrix_world).astype(np.float32)
