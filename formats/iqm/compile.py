@@ -63,11 +63,12 @@ def compile_document(
         warnings.add(note)
     vertices = _Vertices(document)
     model = IqmModel()
-    sources = _build_meshes(document, vertices, model, warnings)
+    classes = _vertex_classes(vertices)
+    sources = _build_meshes(document, vertices, classes, model, warnings)
     model.vertex_count = int(sources.shape[0])
     _build_vertex_arrays(document, vertices, sources, model, settings)
     if settings.adjacency and model.triangles.shape[0]:
-        model.adjacency = adjacency(model.triangles, _vertex_classes(vertices, sources))
+        model.adjacency = adjacency(model.triangles, classes[sources])  # (only which classes are equal counts)
     _build_skeleton(document, vertices, model, settings, warnings)
     if document.comment_section is not None:
         model.comment = document.comment_section.encode("utf-8")
@@ -268,15 +269,36 @@ def quantised_weights(weights: Float64Array) -> npt.NDArray[np.uint8]:
     return quantised
 
 
-def _key_rows(vertices: _Vertices, group_of_vertex: Int64Array) -> npt.NDArray[np.uint32]:
-    """Per vertex, the bits of everything that tells vertices apart (-0.0 counted as 0.0, as the compiler
-    compares doubles), and its group."""
+def _key_rows(vertices: _Vertices, group_of_vertex: Int64Array, rows: Int64Array | None = None
+              ) -> npt.NDArray[np.uint32]:  # fmt: skip
+    """Per vertex (of `rows`, or all), the bits of everything that tells vertices apart (-0.0 counted as 0.0,
+    as the compiler compares doubles), and its group."""
     floats = [vertices.positions, vertices.texcoords, vertices.normals, vertices.tangents, vertices.colors,
               *vertices.custom.values()]  # fmt: skip
     others: list[npt.NDArray[Any]] = [group_of_vertex.astype(np.uint32)[:, None]]
     if vertices.bones is not None and vertices.weights is not None:
         others += [vertices.bones, vertices.weights]
+    if rows is not None:
+        floats = [array[rows] if array is not None else None for array in floats]
+        others = [array[rows] for array in others]
     return _bit_table([array for array in floats if array is not None], others)
+
+
+def _vertex_labels(vertices: _Vertices, group_of_vertex: Int64Array, classes: Int64Array) -> Int64Array:
+    """row_labels of the vertices' key rows. Equal vertices have equal positions and blends (their class), so
+    only the vertices sharing their class with another are compared (of a smooth mesh, those along its seams)."""
+    total = vertices.total
+    shared = np.bincount(classes)[classes] > 1
+    compared = np.flatnonzero(shared)
+    if len(compared) > total * 3 // 4:  # (seams nearly everywhere: nothing to gain)
+        return row_labels(_key_rows(vertices, group_of_vertex).view(np.float32))
+    first = np.arange(total)
+    if len(compared):
+        labels = row_labels(_key_rows(vertices, group_of_vertex, compared).view(np.float32))
+        first[compared] = compared[first_occurrences(labels)][labels]
+    is_first = first == np.arange(total)
+    result: Int64Array = (np.cumsum(is_first) - 1)[first]
+    return result
 
 
 def _bit_table(floats: list[Float32Array], others: list[npt.NDArray[Any]]) -> npt.NDArray[np.uint32]:
@@ -295,7 +317,9 @@ def _bit_table(floats: list[Float32Array], others: list[npt.NDArray[Any]]) -> np
     return table
 
 
-def _build_meshes(document: IqeDocument, vertices: _Vertices, model: IqmModel, warnings: Warnings) -> Int64Array:
+def _build_meshes(
+    document: IqeDocument, vertices: _Vertices, classes: Int64Array, model: IqmModel, warnings: Warnings
+) -> Int64Array:
     """Output meshes and triangles; returns the document vertex behind each output vertex. Triangles left with a
     repeated vertex once equal vertices are merged are left out (the compiler's rule), counted in a warning."""
     groups: dict[tuple[str, str], list[int]] = {}
@@ -307,7 +331,7 @@ def _build_meshes(document: IqeDocument, vertices: _Vertices, model: IqmModel, w
             group_of_vertex[vertices.starts[member] : vertices.starts[member] + vertices.counts[member]] = number
     if not vertices.total:
         return np.zeros(0, np.int64)
-    labels = row_labels(_key_rows(vertices, group_of_vertex).view(np.float32))
+    labels = _vertex_labels(vertices, group_of_vertex, classes)
     first_vertex = first_occurrences(labels)
     source_parts: list[Int64Array] = []
     triangle_parts: list[Int64Array] = []
@@ -354,13 +378,15 @@ def _used_labels(triangles: Int64Array) -> Int64Array:
     return used
 
 
-def _vertex_classes(vertices: _Vertices, sources: Int64Array) -> Int64Array:
-    """Output vertices numbered by (position, blend): the compiler's test for shared triangle edges."""
+def _vertex_classes(vertices: _Vertices) -> Int64Array:
+    """The vertices numbered by (position, blend): the compiler's test for shared triangle edges."""
+    if not vertices.total:
+        return np.zeros(0, np.int64)
     assert vertices.positions is not None
     others: list[npt.NDArray[Any]] = []
     if vertices.bones is not None and vertices.weights is not None:
-        others = [vertices.bones[sources], vertices.weights[sources]]
-    rows = _bit_table([vertices.positions[sources]], others)
+        others = [vertices.bones, vertices.weights]
+    rows = _bit_table([vertices.positions], others)
     return row_labels(rows.view(np.float32))
 
 

@@ -83,7 +83,7 @@ def compiler_tangents(
     return result
 
 
-_BLOCK = 1 << 16  # rows at a time: the temporaries stay in the CPU caches and are never handed back to the system
+_BLOCK = 1 << 14  # rows at a time: the temporaries stay in the CPU caches and are never handed back to the system
 
 
 def _blocks(rows: int) -> list[slice]:
