@@ -269,19 +269,18 @@ def quantised_weights(weights: Float64Array) -> npt.NDArray[np.uint8]:
     return quantised
 
 
-def _key_rows(vertices: _Vertices, group_of_vertex: Int64Array, rows: Int64Array | None = None
-              ) -> npt.NDArray[np.uint32]:  # fmt: skip
+def _key_rows(vertices: _Vertices, group_of_vertex: Int64Array, classes: Int64Array,
+              rows: Int64Array | None = None) -> npt.NDArray[np.uint32]:  # fmt: skip
     """Per vertex (of `rows`, or all), the bits of everything that tells vertices apart (-0.0 counted as 0.0,
-    as the compiler compares doubles), and its group."""
-    floats = [vertices.positions, vertices.texcoords, vertices.normals, vertices.tangents, vertices.colors,
-              *vertices.custom.values()]  # fmt: skip
-    others: list[npt.NDArray[Any]] = [group_of_vertex.astype(np.uint32)[:, None]]
-    if vertices.bones is not None and vertices.weights is not None:
-        others += [vertices.bones, vertices.weights]
+    as the compiler compares doubles): its class (position and blend), the other attributes, its group."""
+    floats = [vertices.texcoords, vertices.normals, vertices.tangents, vertices.colors, *vertices.custom.values()]
+    kept = [array for array in floats if array is not None]
+    numbered = [classes.astype(np.uint32) if vertices.total < 2**32 else classes, group_of_vertex.astype(np.uint32)]
+    others: list[npt.NDArray[Any]] = [number[:, None] for number in numbered]
     if rows is not None:
-        floats = [array[rows] if array is not None else None for array in floats]
+        kept = [array[rows] for array in kept]
         others = [array[rows] for array in others]
-    return _bit_table([array for array in floats if array is not None], others)
+    return _bit_table(kept, others)
 
 
 def _vertex_labels(vertices: _Vertices, group_of_vertex: Int64Array, classes: Int64Array) -> Int64Array:
@@ -291,10 +290,10 @@ def _vertex_labels(vertices: _Vertices, group_of_vertex: Int64Array, classes: In
     shared = np.bincount(classes)[classes] > 1
     compared = np.flatnonzero(shared)
     if len(compared) > total * 3 // 4:  # (seams nearly everywhere: nothing to gain)
-        return row_labels(_key_rows(vertices, group_of_vertex).view(np.float32))
+        return row_labels(_key_rows(vertices, group_of_vertex, classes).view(np.float32))
     first = np.arange(total)
     if len(compared):
-        labels = row_labels(_key_rows(vertices, group_of_vertex, compared).view(np.float32))
+        labels = row_labels(_key_rows(vertices, group_of_vertex, classes, compared).view(np.float32))
         first[compared] = compared[first_occurrences(labels)][labels]
     is_first = first == np.arange(total)
     result: Int64Array = (np.cumsum(is_first) - 1)[first]
