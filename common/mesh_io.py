@@ -10,7 +10,8 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from ..formats.rows import row_lengths
+from ..formats.rows import PreparedNormals, prepared_normals, row_lengths
+from ..formats.rows import unit_vectors as unit_vectors  # (the importers' own, re-exported)
 
 # ------------------------------------------------------------------------------------------------ building
 
@@ -110,7 +111,10 @@ def add_uv_map(mesh: bpy.types.Mesh, name: str, corner_uvs: np.ndarray) -> None:
     layer.uv.foreach_set("vector", np.ascontiguousarray(corner_uvs, np.float32).ravel())
 
 
-def set_custom_normals(mesh: bpy.types.Mesh, corner_verts: np.ndarray, corner_normals: np.ndarray) -> None:
+def set_custom_normals(
+    mesh: bpy.types.Mesh, corner_verts: np.ndarray, corner_normals: np.ndarray,
+    prepared: PreparedNormals | None = None,
+) -> None:  # fmt: skip
     """Custom split normals, the form every Blender normal tool edits; faces must already be smooth.
 
     When Blender's own normals of the mesh already point the file's way, nothing is set (see
@@ -118,14 +122,14 @@ def set_custom_normals(mesh: bpy.types.Mesh, corner_verts: np.ndarray, corner_no
     every corner of a vertex has the same normal, the per-vertex call does the same with far less data.
     Blender 4.5+ could also store "free" normals (a float attribute: exact and faster), but normal-editing
     tools and the Weighted Normal modifier ignore those, so artists could not touch the imported normals.
+    `prepared`: the same normals as unit vectors and per vertex, made ahead (for many small meshes at once).
     """
-    normals = unit_vectors(np.asarray(corner_normals, np.float32).reshape(-1, 3))
+    prepared = prepared or prepared_normals(corner_verts, corner_normals, len(mesh.vertices))
+    normals, per_vertex = prepared.unit, prepared.per_vertex
     if blender_normals_match(mesh, normals):
         return
-    per_vertex = np.zeros((len(mesh.vertices), 3), np.float32)
-    per_vertex[corner_verts] = normals
     # A 2-D float64 array converts fastest (a list of lists takes twice as long and a Python float per value).
-    if np.array_equal(per_vertex[corner_verts], normals):
+    if per_vertex is not None:
         # (never flat instead: were every face's own normal within 0.1 degree of one normal per vertex, so would
         # Blender's smooth normal be, an average of those, and the first test would have returned)
         mesh.normals_split_custom_set_from_vertices(per_vertex.astype(np.float64))
@@ -180,13 +184,6 @@ def _smooth_everywhere(mesh: bpy.types.Mesh) -> bool:
             if flags.any():
                 return False
     return True
-
-
-def unit_vectors(vectors: np.ndarray) -> np.ndarray:
-    """Vectors scaled to length 1 (zero ones stay zero: "no custom normal"). Blender 4.2 silently ignores custom
-    normals that are not unit length; files such as SMDs written by hand hold (1, 1, 1)."""
-    lengths = row_lengths(vectors, keepdims=True)
-    return np.divide(vectors, lengths, out=np.zeros_like(vectors), where=lengths > 0)
 
 
 def add_corner_vectors(mesh: bpy.types.Mesh, name: str, vectors: np.ndarray) -> None:

@@ -14,6 +14,7 @@ import numpy.typing as npt
 
 from . import dedup, joe
 from .joe import FloatArray, JoeDocument, JoeFrame
+from .rows import PreparedNormals, all_per_row, unit_vectors
 
 SWAP_APPLIED = "VDrift's normal swap fired and was applied, as the game does"
 SWAP_NOT_APPLIED = ("VDrift's normal-swap heuristic fires on this file: the game swaps its normals (turn on VDrift "
@@ -29,6 +30,7 @@ class MeshArrays:
     corner_normals: FloatArray  # (3F, 3) as the file has them (not necessarily unit length)
     corner_texcoords: FloatArray | None  # (3F, 2), v from the bottom; None without a UV map
     warnings: list[str]
+    normals: PreparedNormals | None = None  # the corner normals as custom normals take them, when made ahead
 
     @property
     def face_count(self) -> int:
@@ -123,15 +125,23 @@ def _group_arrays(
         corner_verts, np.full(len(vertex), 3))  # fmt: skip
     spoiled_members = np.add.reduceat(spoiled.astype(np.int64), face_starts) > 0
     vertex_starts = np.cumsum([len(frame.positions) for frame in frames]) - [len(frame.positions) for frame in frames]
+    unit = unit_vectors(corner_normals)
+    per_vertex = np.zeros((len(positions), 3), np.float32)
+    per_vertex[corner_verts] = unit
+    same = all_per_row(per_vertex[corner_verts] == unit)
+    one_per_vertex = np.logical_and.reduceat(same, 3 * face_starts)
     results: list[MeshArrays | None] = []
     for member, (document, frame) in enumerate(zip(documents, frames, strict=True)):
         if spoiled_members[member] or (fires[member] and apply_normal_swap):
             results.append(None)
             continue
         begin, end = 3 * int(face_starts[member]), 3 * int(face_starts[member] + faces[member])
+        first, vertices = int(vertex_starts[member]), len(frame.positions)
         warnings = [*document.warnings, *([SWAP_NOT_APPLIED] if fires[member] else [])]
-        results.append(MeshArrays(frame.positions, corner_verts[begin:end] - int(vertex_starts[member]),
-                                  corner_normals[begin:end], corner_texcoords[begin:end], warnings))  # fmt: skip
+        prepared = PreparedNormals(unit[begin:end], per_vertex[first : first + vertices] if one_per_vertex[member]
+                                   else None)  # fmt: skip
+        results.append(MeshArrays(frame.positions, corner_verts[begin:end] - first, corner_normals[begin:end],
+                                  corner_texcoords[begin:end], warnings, prepared))  # fmt: skip
     return results
 
 

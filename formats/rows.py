@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -64,3 +65,28 @@ def zeroed_non_finite(values: npt.NDArray[np.floating[Any]]) -> tuple[npt.NDArra
         return values, 0
     rows = int(np.count_nonzero(any_per_row(bad))) if bad.ndim > 1 else int(np.count_nonzero(bad))
     return np.where(bad, values.dtype.type(0), values), rows
+
+
+def unit_vectors(vectors: npt.NDArray[np.floating[Any]]) -> npt.NDArray[np.floating[Any]]:
+    """Vectors scaled to length 1 (zero ones stay zero: "no custom normal"). Blender 4.2 silently ignores custom
+    normals that are not unit length; files such as SMDs written by hand hold (1, 1, 1)."""
+    lengths = row_lengths(vectors, keepdims=True)
+    return np.divide(vectors, lengths, out=np.zeros_like(vectors), where=lengths > 0)
+
+
+@dataclass
+class PreparedNormals:
+    """A mesh's corner normals as custom normals take them: unit vectors, and one per vertex where every corner of
+    each vertex has the same (None where they differ)."""
+
+    unit: npt.NDArray[np.float32]  # (C, 3)
+    per_vertex: npt.NDArray[np.float32] | None  # (V, 3)
+
+
+def prepared_normals(
+    corner_verts: npt.NDArray[np.integer[Any]], corner_normals: npt.ArrayLike, vertex_count: int
+) -> PreparedNormals:
+    unit = unit_vectors(np.asarray(corner_normals, np.float32).reshape(-1, 3))
+    per_vertex = np.zeros((vertex_count, 3), np.float32)
+    per_vertex[corner_verts] = unit
+    return PreparedNormals(unit, per_vertex if np.array_equal(per_vertex[corner_verts], unit) else None)

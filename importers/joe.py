@@ -148,7 +148,8 @@ def build_model_mesh(
     mesh_io.set_smooth(mesh)
     if options.use_custom_normals:
         mesh_io.add_corner_vectors(mesh, STORED_NORMALS, corner_normals)
-        mesh_io.set_custom_normals(mesh, arrays.corner_verts, corner_normals)
+        prepared = arrays.normals if corner_normals is arrays.corner_normals else None  # (not if transformed)
+        mesh_io.set_custom_normals(mesh, arrays.corner_verts, corner_normals, prepared)
     summary.objects += 1
     summary.faces += len(mesh.polygons)
     return mesh

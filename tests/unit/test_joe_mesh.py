@@ -7,7 +7,7 @@ import copy
 import numpy as np
 import pytest
 
-from formats import joe, joe_mesh
+from formats import joe, joe_mesh, rows
 
 KINDS = ["plain", "plain", "plain", "degenerate", "doubled", "nan", "untextured", "frames", "perpendicular", "warned"]
 
@@ -44,6 +44,13 @@ def _same(a: joe_mesh.MeshArrays, b: joe_mesh.MeshArrays) -> None:
         if x is not None:
             assert x.dtype == y.dtype and x.shape == y.shape and x.tobytes() == y.tobytes(), name
     assert a.warnings == b.warnings
+    if a.normals is not None:  # (made ahead: as the one-mesh way makes them)
+        expected = rows.prepared_normals(b.corner_verts, b.corner_normals, len(b.positions))
+        assert a.normals.unit.tobytes() == expected.unit.tobytes()
+        assert (a.normals.per_vertex is None) == (expected.per_vertex is None)
+        if expected.per_vertex is not None:
+            assert a.normals.per_vertex is not None
+            assert a.normals.per_vertex.tobytes() == expected.per_vertex.tobytes()
 
 
 @pytest.mark.parametrize("rewind_clockwise", [True, False])
@@ -67,6 +74,23 @@ def test_every_kind_is_met_and_the_swap_fires() -> None:
     assert many[KINDS.index("untextured")].corner_texcoords is None
     degenerate = KINDS.index("degenerate")
     assert len(many[degenerate].positions) > len(documents[degenerate].first_frame.positions)
+
+
+def test_normals_are_made_ahead_per_vertex_where_the_corners_of_a_vertex_agree() -> None:
+    rng = np.random.default_rng(3)
+    smooth, split = _document(rng, "plain"), _document(rng, "plain")
+    for document in (smooth, split):  # (faces of their own vertices: none that dedup takes apart)
+        frame = document.first_frame
+        frame.vertex_indices = np.arange(3 * frame.face_count, dtype=np.uint16).reshape(-1, 3)
+        frame.positions = rng.normal(0.0, 2.0, (3 * frame.face_count, 3)).astype(np.float32)
+    smooth.first_frame.normal_indices = smooth.first_frame.vertex_indices.copy()  # (one normal per vertex)
+    smooth.first_frame.normals = rng.normal(0.0, 1.0, (len(smooth.first_frame.positions), 3)).astype(np.float32)
+    split.first_frame.vertex_indices[:, 0] = 0  # (every face at vertex 0, each with a normal of its own there)
+    split.first_frame.normal_indices = np.arange(3 * split.first_frame.face_count, dtype=np.uint16).reshape(-1, 3)
+    split.first_frame.normals = rng.normal(0.0, 1.0, (3 * split.first_frame.face_count, 3)).astype(np.float32)
+    many = joe_mesh.mesh_arrays_of_many([smooth, split], True, False)
+    assert many[0].normals is not None and many[0].normals.per_vertex is not None
+    assert many[1].normals is not None and many[1].normals.per_vertex is None
 
 
 def test_groups_split_a_large_pack() -> None:
