@@ -18,10 +18,11 @@ Cases of one size each (`--only` names in brackets):
   importing and exporting the same 2,000 objects (an OBJ with 2,000 `o` objects and a .mtl naming the images);
 - [joints] an IQE of 8,000 joints in a tree with their `pq` base poses and no mesh, imported, against the floor:
   bpy making 8,000 bones (head, tail, parent) in one edit-mode session;
-- [animated] an IQE of 100k triangles skinned to 50 joints with a 100-frame animation, imported and exported,
-  against its floor: for import, making the mesh (UVs, custom normals), the armature and the action's F-curves from
-  ready arrays (foreach_set, keyframe_points.add); for export, reading every array the exporter needs and the
-  action's keys (foreach_get). The floor makes no vertex groups (no bpy call makes them in bulk): ours does.
+- [animated] an IQE of 100k triangles skinned to 50 joints with a 100-frame animation (and again with 400 frames,
+  and with 200 joints: as many more joint-frames each way), imported and exported, against its floor: for import,
+  making the mesh (UVs, custom normals), the armature and the action's F-curves from ready arrays (foreach_set,
+  keyframe_points.add); for export, reading every array the exporter needs and the action's keys (foreach_get).
+  The floor makes no vertex groups (no bpy call makes them in bulk): ours does.
 
 QMAP compile, at each size: the generated scenes of tools/bench_qmap.py, compiled by `python -m qmap_compiler` as a
 child process timed whole (spawn to exit), and by Tools.exe under Wine the same way, with the Wine server kept
@@ -82,7 +83,10 @@ FORMATS: dict[str, tuple[str, str, str, dict[str, object]]] = {
 CASES = ("TRACK", "JOINTS", "ANIMATED")  # the cases of one size each (see the module's docstring)
 TRACK_MEMBERS, TRACK_TEXTURES = 2000, 300
 JOINTS = 8000
-ANIMATED_SIDE, ANIMATED_FRAMES = 224, 100  # 224 quads a side: 100,352 triangles
+ANIMATED_SIDE = 224  # 224 quads a side: 100,352 triangles
+# (joints, frames) of the animated cases: the second and third add as many joint-frames to the first, one by frames
+# and one by joints, so that the time above the floor shows whether it grows with joints x frames alone
+ANIMATED_SIZES = ((50, 100), (50, 400), (200, 100))
 NO_TOOLS_EXE = "not run (no --tools-exe)"
 
 
@@ -336,9 +340,13 @@ def read_action_floor() -> None:
 
 
 def animated_rows(repeat: int, folder: Path) -> list[BenchRow]:
-    """bench_iqe.py's animated grid (100k triangles, 50 joints, 100 frames), imported and exported, against the
+    """bench_iqe.py's animated grid (100k triangles) at each of ANIMATED_SIZES, imported and exported, against the
     bpy calls alone that make (import) or read (export) the same data."""
-    document = grid_document(ANIMATED_SIDE, frame_count=ANIMATED_FRAMES)
+    return [row for joints, frames in ANIMATED_SIZES for row in animated_size_rows(repeat, folder, joints, frames)]
+
+
+def animated_size_rows(repeat: int, folder: Path, joint_count: int, frame_count: int) -> list[BenchRow]:
+    document = grid_document(ANIMATED_SIDE, joint_count=joint_count, frame_count=frame_count)
     source, ours_out = folder / "animated.iqe", folder / "animated_out.iqe"
     save_iqe(source, document)
     ours_import = timed(repeat, empty, lambda: bpy.ops.import_scene.iqe(filepath=str(source)))
@@ -347,7 +355,7 @@ def animated_rows(repeat: int, folder: Path) -> list[BenchRow]:
     export_floor = timed(repeat, nothing, read_action_floor)
     arrays = AnimatedArrays(document)
     import_floor = timed(repeat, empty, lambda: animated_floor(arrays))
-    joints, frames = len(document.joints), ANIMATED_FRAMES
+    joints, frames = len(document.joints), frame_count
     case = f"{triangles // 1000}k triangles, {joints} joints, {frames} frames"
     return [
         BenchRow("IQE", f"import {case}", ours_import[0], ours_import[1], "floor", import_floor[0], import_floor[1],
@@ -427,7 +435,7 @@ def main() -> int:
     parser.add_argument("--sizes", default="100k", help="comma-separated: 100k, 1m (default: 100k)")
     parser.add_argument("--only", default="", help="comma-separated: joe, smd, iqe, iqm, qmap (mesh cases at each "
                         "size), track (JPK of 2,000 members with textures), joints (IQE of 8,000 joints), animated "
-                        "(IQE 100k triangles, 50 joints, 100 frames), compile (default: all)")  # fmt: skip
+                        "(IQE 100k triangles; 50 joints x 100 frames, 50 x 400, 200 x 100), compile (default: all)")
     parser.add_argument("--tools-exe", default=os.environ.get("IOGF_TOOLS_EXE"),
                         help="Tools.exe, run under Wine (default: $IOGF_TOOLS_EXE)")  # fmt: skip
     parser.add_argument("--write-docs", type=Path, metavar="PAGE.md",
