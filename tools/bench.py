@@ -2,7 +2,7 @@
 importer/exporter on the same geometry, cases OBJ has nothing like against the bpy calls alone (the "floor"), the
 QMAP compiler against the original Tools.exe, and the peak memory of each.
 
-    .venv/bin/python tools/bench.py [--repeat 3] [--sizes 100k,1m] [--only smd,iqe,track,...]
+    .venv/bin/python tools/bench.py [--repeat 3] [--runs 2] [--sizes 100k,1m] [--only smd,iqe,track,...]
                                     [--tools-exe PATH]        (or $IOGF_TOOLS_EXE; needs Wine)
                                     [--write-docs docs/benchmarks.md]
 
@@ -415,6 +415,28 @@ def start_wine(tools_exe: str, folder: Path) -> bool:
 # ------------------------------------------------------------------------------------------------ table
 
 
+def whole_run(sizes: list[str], chosen: set[str], repeat: int, folder: Path, tools_exe: str | None) -> list[BenchRow]:
+    """Every chosen case once (each the best of `repeat`)."""
+    rows: list[BenchRow] = []
+    for size in sizes:
+        for name in FORMATS:
+            if chosen and name not in chosen:
+                continue
+            for distinct in (False, True):
+                rows += mesh_rows(name, size, distinct, repeat, folder)
+                print(f"done: {name} {size} {'distinct' if distinct else 'grid'}", flush=True)
+    cases = {"TRACK": track_rows, "JOINTS": joints_rows, "ANIMATED": animated_rows}
+    for name, case_rows in cases.items():
+        if not chosen or name in chosen:
+            rows += case_rows(repeat, folder)
+            print(f"done: {name.lower()}", flush=True)
+    if not chosen or "COMPILE" in chosen:
+        for size in sizes:
+            rows += compile_rows(size, repeat, folder, tools_exe)
+            print(f"done: compile {size}", flush=True)
+    return rows
+
+
 def print_table(rows: list[BenchRow]) -> None:
     print("\n" + text_table(rows))
     print("ours/peer: our time over the peer's in this run (lower is better); ours/floor: our time over the bpy calls "
@@ -432,6 +454,8 @@ def command_line() -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     parser.add_argument("--repeat", type=int, default=3, help="runs of each case; the best time is shown (default: 3)")
+    parser.add_argument("--runs", type=int, default=1, help="whole runs of every case; the table gives the first "
+                        "run's figures and every run's ratio (default: 1)")  # fmt: skip
     parser.add_argument("--sizes", default="100k", help="comma-separated: 100k, 1m (default: 100k)")
     parser.add_argument("--only", default="", help="comma-separated: joe, smd, iqe, iqm, qmap (mesh cases at each "
                         "size), track (JPK of 2,000 members with textures), joints (IQE of 8,000 joints), animated "
@@ -455,33 +479,21 @@ def main() -> int:
         parser.error("--tools-exe needs Wine (Debian: apt-get install wine wine32:i386)")
     command, date = command_line(), datetime.date.today().isoformat()
     folder = Path(tempfile.mkdtemp(prefix="iogf-bench-"))
-    print(f"Blender {bpy.app.version_string}, best of {args.repeat}; Tools.exe: {args.tools_exe or 'not given'}")
-    rows: list[BenchRow] = []
+    print(f"Blender {bpy.app.version_string}, best of {args.repeat}, {args.runs} whole run(s); Tools.exe: "
+          f"{args.tools_exe or 'not given'}")  # fmt: skip
     started_wine = False
-    cases = {"TRACK": track_rows, "JOINTS": joints_rows, "ANIMATED": animated_rows}
     try:
-        for size in sizes:
-            for name in FORMATS:
-                if chosen and name not in chosen:
-                    continue
-                for distinct in (False, True):
-                    rows += mesh_rows(name, size, distinct, args.repeat, folder)
-                    print(f"done: {name} {size} {'distinct' if distinct else 'grid'}", flush=True)
-        for name, case_rows in cases.items():
-            if not chosen or name in chosen:
-                rows += case_rows(args.repeat, folder)
-                print(f"done: {name.lower()}", flush=True)
-        if not chosen or "COMPILE" in chosen:
-            if args.tools_exe:
-                started_wine = start_wine(args.tools_exe, folder)
-            for size in sizes:
-                rows += compile_rows(size, args.repeat, folder, args.tools_exe)
-                print(f"done: compile {size}", flush=True)
+        if args.tools_exe and (not chosen or "COMPILE" in chosen):
+            started_wine = start_wine(args.tools_exe, folder)
+        runs = [whole_run(sizes, chosen, args.repeat, folder, args.tools_exe) for _ in range(args.runs)]
     finally:
         if started_wine:  # the Wine server this run started goes down with it (one running before stays up)
             subprocess.run(["wineserver", "-k"], env={**os.environ, "WINEDEBUG": "-all"}, check=False,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
         shutil.rmtree(folder, ignore_errors=True)
+    rows = runs[0]
+    for index, row in enumerate(rows):  # (each run's ratio beside the first run's figures)
+        row.run_ratios = [run[index].ratio for run in runs]
     print_table(rows)
     if args.write_docs:
         chart = write_report(rows, args.write_docs, machine_info(bpy.app.version_string), command, date)

@@ -31,6 +31,10 @@ ABOUT = (
     "memory is the peak resident set of the whole process while the case ran: the benchmark's own process (Blender "
     "included) for imports and exports, the child process alone for the compiler and Tools.exe."
 )
+RUNS_NOTE = (
+    " With several whole runs, the figures are the first run's, the last column gives every run's ratio, and the "
+    "chart each row's worst."
+)
 NOTES = (
     "ours/peer: our time over the peer's (lower is better); ours/floor: our time over the bpy calls alone that "
     "build or read the same data from ready arrays; peak MB: peak resident set of the whole process while the case "
@@ -79,34 +83,48 @@ def machine_info(blender: str) -> Machine:
 # ------------------------------------------------------------------------------------------------ table
 
 
-def cells(row: BenchRow) -> list[str]:
-    """The row's table cells, in COLUMNS order."""
+EACH_RUN = "ours/peer, each run"  # the column added when a benchmark made several whole runs
+
+
+def columns(rows: list[BenchRow]) -> tuple[str, ...]:
+    return (*COLUMNS, EACH_RUN) if any(len(row.run_ratios) > 1 for row in rows) else COLUMNS
+
+
+def each_run(row: BenchRow) -> str:
+    return " / ".join(f"{ratio:.2f}" if ratio else "-" for ratio in row.run_ratios) if row.peer_time else "-"
+
+
+def cells(row: BenchRow, names: tuple[str, ...] = COLUMNS) -> list[str]:
+    """The row's table cells, in the order of `names` (COLUMNS, and EACH_RUN)."""
+    extra = [each_run(row)] if EACH_RUN in names else []
     if row.peer_time:
         peer = [row.peer or "", f"{row.peer_time:.3f}", f"{row.peer_peak_mb:.0f}" if row.peer_peak_mb else "-"]
     else:
         peer = [row.peer or "-", row.peer_note or "-", "-"]
     return [
         row.format, row.case, f"{row.ours:.3f}", f"{row.peak_mb:.0f}" if row.peak_mb else "-", *peer,
-        f"{row.ratio:.2f}" if row.ratio else "-", f"{row.ours / row.floor:.2f}" if row.floor else "-",
+        f"{row.ratio:.2f}" if row.ratio else "-", f"{row.ours / row.floor:.2f}" if row.floor else "-", *extra,
     ]  # fmt: skip
 
 
 def text_table(rows: list[BenchRow]) -> str:
     """The table for a terminal: columns as wide as their widest cell."""
-    table = [list(COLUMNS), *(cells(row) for row in rows)]
-    widths = [max(len(line[column]) for line in table) for column in range(len(COLUMNS))]
+    names = columns(rows)
+    table = [list(names), *(cells(row, names) for row in rows)]
+    widths = [max(len(line[column]) for line in table) for column in range(len(names))]
     lines = []
     for line in table:
         parts = [cell.rjust(width) if name in NUMERIC else cell.ljust(width)
-                 for cell, width, name in zip(line, widths, COLUMNS, strict=True)]  # fmt: skip
+                 for cell, width, name in zip(line, widths, names, strict=True)]  # fmt: skip
         lines.append("  ".join(parts).rstrip())
     return "\n".join(lines)
 
 
 def markdown_table(rows: list[BenchRow]) -> str:
-    align = ["---:" if name in NUMERIC else "---" for name in COLUMNS]
-    lines = [f"| {' | '.join(COLUMNS)} |", f"| {' | '.join(align)} |"]
-    lines += [f"| {' | '.join(cell.replace('|', '/') for cell in cells(row))} |" for row in rows]
+    names = columns(rows)
+    align = ["---:" if name in NUMERIC or name == EACH_RUN else "---" for name in names]
+    lines = [f"| {' | '.join(names)} |", f"| {' | '.join(align)} |"]
+    lines += [f"| {' | '.join(cell.replace('|', '/') for cell in cells(row, names))} |" for row in rows]
     return "\n".join(lines)
 
 
@@ -114,13 +132,15 @@ def markdown_table(rows: list[BenchRow]) -> str:
 
 
 def chart_value(row: BenchRow) -> tuple[float, str] | None:
-    """What the chart draws for a row: (value, its label). Imports and exports: our time as a multiple of the
-    peer's (OBJ, or the floor); the compiler: Tools.exe's time over ours. None: the peer did not run."""
+    """What the chart draws for a row: (value, its label), of its worst run. Imports and exports: our time as a
+    multiple of the peer's (OBJ, or the floor); the compiler: Tools.exe's time over ours. None: the peer did not
+    run."""
     if not row.peer_time or not row.ours:
         return None
+    ratio = max([ratio for ratio in row.run_ratios if ratio] or [row.ours / row.peer_time])
     if row.peer == "Tools.exe":
-        return row.peer_time / row.ours, f"Tools.exe {row.peer_time / row.ours:.2f}x ours"
-    return row.ours / row.peer_time, f"{row.ours / row.peer_time:.2f}x {row.peer}"
+        return 1 / ratio, f"Tools.exe {1 / ratio:.2f}x ours"
+    return ratio, f"{ratio:.2f}x {row.peer}"
 
 
 def chart_label(row: BenchRow) -> str:
@@ -227,7 +247,7 @@ Run on {date}.
 
 {markdown_table(rows)}
 
-{NOTES}
+{NOTES}{RUNS_NOTE if EACH_RUN in columns(rows) else ""}
 
 ![Each case's time as a multiple of its peer's: bars against lines at 1x and 2x]({chart_name})
 """

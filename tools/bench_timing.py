@@ -9,7 +9,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -38,6 +38,7 @@ class BenchRow:
     peer_peak_mb: float | None = None
     floor: float | None = None  # seconds the bpy calls alone take to build/read the same data from ready arrays
     peer_note: str | None = None  # shown in place of the peer's time when it did not run: "not run (no --tools-exe)"
+    run_ratios: list[float | None] = field(default_factory=list)  # the ratio of each whole run (with --runs)
 
     @property
     def ratio(self) -> float | None:

@@ -83,3 +83,20 @@ def test_the_text_table_has_a_line_per_row_and_this_machine_is_described() -> No
     assert "not run (no --tools-exe)" in lines[-1]
     machine = machine_info("5.0.1")
     assert machine.cores >= 1 and machine.cpu and machine.os and machine.blender == "5.0.1"
+
+
+def test_several_whole_runs_give_every_runs_ratio_and_the_chart_the_worst(tmp_path: Path) -> None:
+    rows = fake_rows()
+    assert "each run" not in text_table(rows)  # (one run: no column for it)
+    rows[0].run_ratios, rows[5].run_ratios = [3.0, 3.6], [0.4 / 2.2, 0.5 / 2.2]
+    rows[6].run_ratios = [None, None]
+    header, first = text_table(rows).splitlines()[:2]
+    assert header.endswith("ours/peer, each run") and first.endswith("3.00 / 3.60")
+    worst = chart_value(rows[0])
+    assert worst is not None and abs(worst[0] - 3.6) < 1e-9 and worst[1] == "3.60x OBJ"
+    slower_compile = chart_value(rows[5])
+    assert slower_compile is not None and abs(slower_compile[0] - 2.2 / 0.5) < 1e-9
+    page = tmp_path / "benchmarks.md"
+    write_report(rows, page, MACHINE, COMMAND, "2026-01-31")
+    text = page.read_text(encoding="utf-8")
+    assert "| 3.00 / 3.60 |" in text and "every run's ratio" in text
