@@ -26,6 +26,9 @@ _ZEROS = np.uint64(0x3030303030303030)  # "00000000"
 _LOW7 = np.uint64(0x7F7F7F7F7F7F7F7F)
 _HIGH = np.uint64(0x8080808080808080)
 _DOTS = np.uint64(0x2E2E2E2E2E2E2E2E)
+_POINT_VALUES = np.uint64(0x1E1E1E1E1E1E1E1E)  # '.' ^ '0' in every byte
+_AFTER_IN_LOW = np.uint64(0x0706050403020100)  # byte j: j (a point at byte b of the last word: 7 - b digits after)
+_AFTER_IN_HIGH = np.uint64(0x0F0E0D0C0B0A0908)  # byte j: 8 + j
 # _KEEP[n] keeps the last n bytes of a word (its high bytes: the text is little-endian); the rest become '0'.
 _KEEP = np.array([(_ALL << (8 * (8 - n))) & _ALL if n else 0 for n in range(9)], np.uint64)
 _FILL = np.array([int(_ZEROS) & ~int(keep) for keep in _KEEP], np.uint64)
@@ -76,29 +79,31 @@ def _parse_chunk(
     if length.shape[0] and int(length.max()) <= 8:
         return _parse_short(words, ends + offset, length, negative)
     parsed = (length >= 1) & (length <= 16) & (ends + offset >= 16)
-    length = np.clip(length, 0, 16)
+    length = np.minimum(np.maximum(length, 0), 16)
     low_count = np.minimum(length, 8)
-    high_count = length - low_count
-    low = (words[np.maximum(ends + (offset - 8), 0)] & _KEEP[low_count]) | _FILL[low_count]
-    high = (words[np.maximum(ends + (offset - 16), 0)] & _KEEP[high_count]) | _FILL[high_count]
-    low_dot = _zero_bytes(low ^ _DOTS)
-    high_dot = _zero_bytes(high ^ _DOTS)
-    low ^= (low_dot >> np.uint64(7)) * np.uint64(0x1E)  # '.' ^ 0x1E == '0'
-    high ^= (high_dot >> np.uint64(7)) * np.uint64(0x1E)
-    parsed &= (_not_digits(low) | _not_digits(high)) == 0
+    # Each byte as its digit's value (0-9; the point 0x1E, anything else above 9), bytes before the token 0
+    low = (words[np.maximum(ends + (offset - 8), 0)] ^ _ZEROS) & _KEEP[low_count]
+    high = (words[np.maximum(ends + (offset - 16), 0)] ^ _ZEROS) & _KEEP[length - low_count]
+    low_dot = _zero_bytes(low ^ _POINT_VALUES)
+    high_dot = _zero_bytes(high ^ _POINT_VALUES)
+    low_at, high_at = low_dot >> np.uint64(7), high_dot >> np.uint64(7)  # the point's byte set to 1
+    low ^= low_at * np.uint64(0x1E)  # the point read as a 0 digit
+    high ^= high_at * np.uint64(0x1E)
+    parsed &= (_above_nine(low) | _above_nine(high)) == 0
     has_low_dot, has_high_dot = low_dot != 0, high_dot != 0
     has_dot = has_low_dot | has_high_dot
     one_dot = ((low_dot & (low_dot - np.uint64(1))) | (high_dot & (high_dot - np.uint64(1)))) == 0
     parsed &= one_dot & ~(has_low_dot & has_high_dot) & (length > has_dot)
-    # the point's byte b sets bit 8b+7, which frexp reports as exponent 8b+8; digits after it: 7-b (+8 if high)
-    low_byte = (np.frexp(low_dot.astype(np.float64))[1] - 8) // 8
-    high_byte = (np.frexp(high_dot.astype(np.float64))[1] - 8) // 8
-    after = np.where(has_low_dot, 7 - low_byte, np.where(has_high_dot, 15 - high_byte, 0))
-    digits = _eight_digits(high) * np.uint64(100_000_000) + _eight_digits(low)  # the point counts as a 0 digit
-    fraction = digits % _POW10[after]
-    mantissa = np.where(has_dot, (digits - fraction) // np.uint64(10) + fraction, digits)
-    parsed &= mantissa < _MAX_EXACT
-    values: Float64Array = mantissa.astype(np.float64) / _POW10_FLOAT[after]
+    # digits after the point: the top byte of (1 << 8b) * multiplier is the multiplier's byte 7 - b
+    after = ((low_at * _AFTER_IN_LOW) >> np.uint64(56)) + ((high_at * _AFTER_IN_HIGH) >> np.uint64(56))
+    digits = _eight_values(high) * np.uint64(100_000_000) + _eight_values(low)  # the point counts as a 0 digit
+    parsed &= digits < _MAX_EXACT
+    # digits = whole * 10**(after + 1) + fraction: every step below is exact in doubles (all below 2**53; the
+    # quotient's fraction is below 0.1, so floor() is right), and the one division at the end rounds correctly
+    exact = digits.astype(np.float64)
+    unit = _POW10_FLOAT[np.minimum(after, 16)]  # (more: two points, not parsed)
+    whole = np.floor(exact / np.where(has_dot, unit * 10.0, np.inf))
+    values: Float64Array = (exact - whole * 9.0 * unit) / unit
     np.negative(values, out=values, where=negative)
     return values, parsed
 
@@ -135,6 +140,23 @@ def _zero_bytes(words: UInt64Array) -> UInt64Array:
     carried = (words & _LOW7) + _LOW7
     zero: UInt64Array = ~(carried | words | _LOW7)
     return zero
+
+
+def _above_nine(values: UInt64Array) -> UInt64Array:
+    """Nonzero when some byte is above 9."""
+    above: UInt64Array = (((values & _LOW7) + np.uint64(0x7676767676767676)) | values) & _HIGH
+    return above
+
+
+def _eight_values(values: UInt64Array) -> UInt64Array:
+    """The number written by 8 digit values (0-9), the first in the lowest byte."""
+    value = values * np.uint64(10) + (values >> np.uint64(8))
+    pairs = np.uint64(0x000000FF000000FF)
+    value = (
+        (value & pairs) * np.uint64(100 + (1_000_000 << 32))
+        + ((value >> np.uint64(16)) & pairs) * np.uint64(1 + (10_000 << 32))
+    ) >> np.uint64(32)
+    return value
 
 
 def _not_digits(words: UInt64Array) -> UInt64Array:

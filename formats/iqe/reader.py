@@ -50,7 +50,7 @@ def read_iqe(data: FileBuffer, path: str | None = None, map_pieces: PieceMap = s
     data = _with_lf_line_ends(data)
     _check_header(data, path)
     commands, comment_body = split_comment_section(data)
-    scanned = scan_lines(commands, path)
+    scanned = scan_lines(commands, path, map_pieces)
     scanned.map_pieces = map_pieces
     warnings = Warnings()
     events = read_keywords(scanned, warnings)

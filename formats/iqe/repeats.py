@@ -25,14 +25,15 @@ SAMPLE_ROWS = 4096  # rows looked at to tell whether a table repeats enough rows
 
 def row_sources(words: Words) -> tuple[Int64Array, Int64Array]:
     """(the rows that are their own source, in order; for each row, its source's position among them). Rows of a
-    2-D table of unsigned words are equal when every word is."""
+    2-D table of unsigned words are equal when every word is (each column is read as a whole)."""
     count, width = words.shape
     rows = np.arange(count)
     if not count:
         return rows, rows
-    hashes = words[:, 0].astype(np.uint64) * _MULTIPLIERS[0]  # (integer arrays wrap silently)
-    for column in range(1, width):
-        hashes += words[:, column].astype(np.uint64) * _MULTIPLIERS[column % len(_MULTIPLIERS)]
+    columns = [words[:, column] for column in range(width)]
+    hashes = columns[0] * _MULTIPLIERS[0]  # (unsigned integer arrays wrap silently)
+    for index in range(1, width):
+        hashes += columns[index] * _MULTIPLIERS[index % len(_MULTIPLIERS)]
     hashes ^= hashes >> np.uint64(31)
     hashes *= _MULTIPLIERS[1]
     bits = count.bit_length() + 2
@@ -40,10 +41,9 @@ def row_sources(words: Words) -> tuple[Int64Array, Int64Array]:
     table = np.empty(1 << bits, np.intp)
     table[slots] = rows  # (of rows sharing a slot, one is kept: it is its own source)
     candidates = table[slots]
-    others = words[candidates]
-    same = others[:, 0] == words[:, 0]
-    for column in range(1, width):
-        same &= others[:, column] == words[:, column]
+    same = columns[0][candidates] == columns[0]
+    for column in columns[1:]:
+        same &= column[candidates] == column
     sources = np.where(same, candidates, rows)
     kept = sources == rows
     rank: Int64Array = (np.cumsum(kept) - 1)[sources]

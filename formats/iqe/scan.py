@@ -56,8 +56,12 @@ _TOKEN = re.compile(rb"[^ \t\n\r\x0b\x0c]+")
 _COMMENT_COMMAND = re.compile(rb"\n[ \t\r\x0b\x0c]*comment(?![^ \t\n\r\x0b\x0c])")
 
 _CODE_TO_ID = np.full(1 << 16, KEYWORD, np.int64)
+_CODE_TO_ID_LE = np.full(1 << 16, KEYWORD, np.int64)  # by the two bytes read as a little-endian number
 for _name, _id in COMMAND_ID.items():
     _CODE_TO_ID[ord(_name[0]) << 8 | ord(_name[1])] = _id
+    _CODE_TO_ID_LE[ord(_name[0]) | ord(_name[1]) << 8] = _id
+_ENDS_COMMAND = np.zeros(256, np.bool_)  # a third byte that ends a two-letter command: whitespace or the text's end
+_ENDS_COMMAND[[0, 9, 10, 11, 12, 13, 32]] = True
 
 
 def _is_space(values: npt.NDArray[np.uint8]) -> npt.NDArray[np.bool_]:
@@ -201,8 +205,9 @@ class ScannedText:
             output.append((values, counts))
         return output
 
-    def _piece_numbers(self, requests: list[tuple[Int64Array, str]], first: int, last: int) -> list[
-            tuple[Int64Array, Float64Array | None] | None]:
+    def _piece_numbers(
+        self, requests: list[tuple[Int64Array, str]], first: int, last: int
+    ) -> list[tuple[Int64Array, Float64Array | None] | None]:
         """For each request, the numbers of its lines among lines first..last (None: it has none there): how many
         per line, and their values (None where some token is no number: the slow path then reports it)."""
         text = self._text()
@@ -210,18 +215,48 @@ class ScannedText:
         starts, ends = _token_spans(text[begin:end])
         line_firsts = np.searchsorted(starts, self.lines.starts[first : last + 1] - begin)
         counts = np.diff(np.append(line_firsts, starts.shape[0]))  # the tokens of each line of the piece
-        found: list[tuple[Int64Array, Float64Array | None] | None] = []
-        for lines, _ in requests:
+        # The tokens of every request's lines, grouped by request (a stable sort of one small key per token, by
+        # radix), are converted together
+        unasked = len(requests)
+        line_request = np.full(last - first + 1, unasked, np.int8 if unasked < 127 else np.int64)
+        chosen: list[Int64Array | None] = []
+        for index, (lines, _) in enumerate(requests):
             low, high = np.searchsorted(lines, (first, last + 1))
-            if low == high:
+            chosen.append(lines[low:high] - first if low < high else None)
+            line_request[lines[low:high] - first] = index
+        asked = line_request != unasked
+        token_request = np.repeat(line_request, counts)
+        token_request[line_firsts[asked]] = unasked  # each line's command (a numeric line has one)
+        order = np.argsort(token_request, kind="stable")
+        sizes = np.bincount(token_request, minlength=unasked + 1)[:unasked]
+        taken = order[: int(sizes.sum())]
+        values, parsed = parse_decimals(text, starts[taken] + begin, ends[taken] + begin)
+        found: list[tuple[Int64Array, Float64Array | None] | None] = []
+        bounds = np.concatenate(([0], np.cumsum(sizes))).tolist()
+        for index, piece_lines in enumerate(chosen):
+            if piece_lines is None:
                 found.append(None)
                 continue
-            wanted = np.zeros(last - first + 1, np.bool_)
-            wanted[lines[low:high] - first] = True
-            keep = np.repeat(wanted, counts)
-            keep[line_firsts[wanted]] = False  # each line's command (a numeric line has one)
-            found.append((counts[wanted] - 1, self._parsed(starts[keep] + begin, ends[keep] + begin)))
+            part = slice(bounds[index], bounds[index + 1])
+            found.append((counts[piece_lines] - 1, self._converted(values[part], parsed[part], taken[part], starts,
+                                                                     ends, begin)))  # fmt: skip
         return found
+
+    def _converted(self, values: Float64Array, parsed: npt.NDArray[np.bool_], tokens: Int64Array, starts: Int64Array,
+                   ends: Int64Array, begin: int) -> Float64Array | None:  # fmt: skip
+        """parse_decimals' values of some tokens with those it did not take converted by float() (None when one is no
+        number: the slow path then finds it)."""
+        if parsed.all():
+            return values
+        others = np.flatnonzero(~parsed)
+        data = self.data
+        token_starts, token_ends = starts[tokens[others]] + begin, ends[tokens[others]] + begin
+        texts = [data[start:end] for start, end in zip(token_starts.tolist(), token_ends.tolist(), strict=True)]
+        try:
+            values[others] = np.array(texts, dtype=np.float64)
+        except ValueError:
+            return None
+        return values
 
     def _line_pieces(self, requests: list[tuple[Int64Array, str]]) -> Iterator[tuple[int, int]]:
         """(first, last) line of consecutive pieces of a few megabytes of text covering every requested line."""
@@ -235,18 +270,6 @@ class ScannedText:
         bounds = np.unique(np.concatenate(([0], cuts, [last + 1 - first]))) + first
         for low, high in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
             yield low, high - 1
-
-    def _parsed(self, starts: Int64Array, ends: Int64Array) -> Float64Array | None:
-        part, parsed = parse_decimals(self._text(), starts, ends)
-        if not parsed.all():
-            others = np.flatnonzero(~parsed)
-            data = self.data
-            texts = [data[start:end] for start, end in zip(starts[others].tolist(), ends[others].tolist(), strict=True)]
-            try:
-                part[others] = np.array(texts, dtype=np.float64)
-            except ValueError:  # the slow path finds the line and column
-                return None
-        return part
 
     def _text(self) -> npt.NDArray[np.uint8]:
         if self.text is None:
@@ -297,9 +320,10 @@ class ScannedText:
         return np.array(values, dtype=np.float64)
 
 
-def scan_lines(data: FileBuffer, path: str | None) -> ScannedText:
-    """Classify every line; text after a '#' inside a numeric command line is blanked first (it ends parsing)."""
-    scanned = _scan(data, path)
+def scan_lines(data: FileBuffer, path: str | None, map_pieces: PieceMap = sequential) -> ScannedText:
+    """Classify every line; text after a '#' inside a numeric command line is blanked first (it ends parsing).
+    Pieces of the text are scanned by `map_pieces`."""
+    scanned = _scan(data, path, map_pieces)
     numeric_line_hashes = _numeric_lines_with_hash(data, scanned)
     if not numeric_line_hashes:
         return scanned
@@ -309,12 +333,14 @@ def scan_lines(data: FileBuffer, path: str | None) -> ScannedText:
         start = int(line_starts[line_index]) + hash_offset
         end = start + len(scanned.lines[line_index]) - hash_offset
         blanked[start:end] = b" " * (end - start)
-    return _scan(bytes(blanked), path)
+    return _scan(bytes(blanked), path, map_pieces)
 
 
-def _line_starts(data: FileBuffer) -> Int64Array:
-    newlines = positions_of(np.frombuffer(data, np.uint8), 10)
-    return np.concatenate((np.zeros(1, np.int64), newlines + 1))
+def _line_starts(data: FileBuffer, map_pieces: PieceMap = sequential) -> Int64Array:
+    text = np.frombuffer(data, np.uint8)
+    newlines = map_pieces(lambda begin: np.flatnonzero(text[begin : begin + _SCAN_BYTES] == 10) + (begin + 1),
+                          range(0, text.shape[0], _SCAN_BYTES))  # fmt: skip
+    return np.concatenate((np.zeros(1, np.int64), *newlines))
 
 
 def _numeric_lines_with_hash(data: FileBuffer, scanned: ScannedText) -> dict[int, int]:
@@ -331,17 +357,21 @@ def _numeric_lines_with_hash(data: FileBuffer, scanned: ScannedText) -> dict[int
     return found
 
 
-def _scan(data: FileBuffer, path: str | None) -> ScannedText:
+def _scan(data: FileBuffer, path: str | None, map_pieces: PieceMap = sequential) -> ScannedText:
     text = np.frombuffer(data, np.uint8)
-    line_starts = _line_starts(data)
+    line_starts = _line_starts(data, map_pieces)
     line_lengths = np.diff(np.append(line_starts, len(data) + 1)) - 1
-    first_starts = _first_token_starts(data, line_starts, line_lengths)
-    has_token = first_starts >= 0
-    command_ids = np.full(line_starts.shape[0], BLANK, np.int8)
-    with_token = np.flatnonzero(has_token)
-    for begin in range(0, with_token.shape[0], _SCAN_LINES):  # its temporaries are a few arrays per line
-        part = with_token[begin : begin + _SCAN_LINES]
-        command_ids[part] = _command_ids(text, first_starts[part])
+
+    def classify(begin: int) -> npt.NDArray[np.int8]:
+        """The command ids of lines begin.. (a bounded number: the temporaries are a few arrays per line)."""
+        lines = slice(begin, begin + _SCAN_LINES)
+        first_starts = _first_token_starts(data, line_starts[lines], line_lengths[lines])
+        ids = np.full(first_starts.shape[0], BLANK, np.int8)
+        with_token = np.flatnonzero(first_starts >= 0)
+        ids[with_token] = _command_ids(text, first_starts[with_token])
+        return ids
+
+    command_ids = np.concatenate(map_pieces(classify, range(0, line_starts.shape[0], _SCAN_LINES)))
     command_ids[0] = HEADER
     lines = Lines(data, line_starts, line_lengths)
     scanned = ScannedText(path, lines, command_ids, line_lengths, data)
@@ -379,7 +409,23 @@ def _first_token_starts(data: FileBuffer, line_starts: Int64Array, line_lengths:
 
 
 def _command_ids(text: npt.NDArray[np.uint8], starts: Int64Array) -> Int64Array:
-    """Command id of the tokens at these offsets into `text` (a byte past its end reads as 0)."""
+    """Command id of the tokens at these offsets into `text` (a byte past its end reads as 0): the first three
+    bytes of each read as one word."""
+    if text.shape[0] < 4:
+        return _command_ids_bytewise(text, starts)
+    words: npt.NDArray[np.uint32] = np.ndarray((text.shape[0] - 3,), np.dtype("<u4"), text, 0, (1,))
+    word = words[np.minimum(starts, words.shape[0] - 1)]
+    ids = np.where(_ENDS_COMMAND[(word >> np.uint32(16)) & np.uint32(0xFF)], _CODE_TO_ID_LE[word & np.uint32(0xFFFF)],
+                   KEYWORD)  # fmt: skip
+    ids[(word & np.uint32(0xFF)) == ord("#")] = COMMENT
+    near_end = np.flatnonzero(starts > text.shape[0] - 4)  # (their words would reach past the text)
+    if near_end.shape[0]:
+        ids[near_end] = _command_ids_bytewise(text, starts[near_end])
+    return ids
+
+
+def _command_ids_bytewise(text: npt.NDArray[np.uint8], starts: Int64Array) -> Int64Array:
+    """_command_ids a byte at a time."""
     last = text.shape[0] - 1
     first, second, third = (np.where(starts + k <= last, text[np.minimum(starts + k, last)], 0).astype(np.int64)
                             for k in range(3))  # fmt: skip
