@@ -29,6 +29,7 @@ _DOTS = np.uint64(0x2E2E2E2E2E2E2E2E)
 _POINT_VALUES = np.uint64(0x1E1E1E1E1E1E1E1E)  # '.' ^ '0' in every byte
 _AFTER_IN_LOW = np.uint64(0x0706050403020100)  # byte j: j (a point at byte b of the last word: 7 - b digits after)
 _AFTER_IN_HIGH = np.uint64(0x0F0E0D0C0B0A0908)  # byte j: 8 + j
+_ONES = np.uint64(0x0101010101010101)
 # _KEEP[n] keeps the last n bytes of a word (its high bytes: the text is little-endian); the rest become '0'.
 _KEEP = np.array([(_ALL << (8 * (8 - n))) & _ALL if n else 0 for n in range(9)], np.uint64)
 _FILL = np.array([int(_ZEROS) & ~int(keep) for keep in _KEEP], np.uint64)
@@ -82,18 +83,20 @@ def _parse_chunk(
     length = np.minimum(np.maximum(length, 0), 16)
     low_count = np.minimum(length, 8)
     # Each byte as its digit's value (0-9; the point 0x1E, anything else above 9), bytes before the token 0
-    low = (words[np.maximum(ends + (offset - 8), 0)] ^ _ZEROS) & _KEEP[low_count]
-    high = (words[np.maximum(ends + (offset - 16), 0)] ^ _ZEROS) & _KEEP[length - low_count]
-    low_dot = _zero_bytes(low ^ _POINT_VALUES)
-    high_dot = _zero_bytes(high ^ _POINT_VALUES)
-    low_at, high_at = low_dot >> np.uint64(7), high_dot >> np.uint64(7)  # the point's byte set to 1
+    low_ends, high_ends = ends + (offset - 8), ends + (offset - 16)
+    if ends.shape[0] and int(ends.min()) + offset < 16:  # (those are not parsed: any word will do)
+        np.maximum(low_ends, 0, out=low_ends)
+        np.maximum(high_ends, 0, out=high_ends)
+    low = (words[low_ends] ^ _ZEROS) & _KEEP[low_count]
+    high = (words[high_ends] ^ _ZEROS) & _KEEP[length - low_count]
+    low_at = _zero_bytes(low ^ _POINT_VALUES) >> np.uint64(7)  # 1 in the point's byte
+    high_at = _zero_bytes(high ^ _POINT_VALUES) >> np.uint64(7)
     low ^= low_at * np.uint64(0x1E)  # the point read as a 0 digit
     high ^= high_at * np.uint64(0x1E)
     parsed &= (_above_nine(low) | _above_nine(high)) == 0
-    has_low_dot, has_high_dot = low_dot != 0, high_dot != 0
-    has_dot = has_low_dot | has_high_dot
-    one_dot = ((low_dot & (low_dot - np.uint64(1))) | (high_dot & (high_dot - np.uint64(1)))) == 0
-    parsed &= one_dot & ~(has_low_dot & has_high_dot) & (length > has_dot)
+    points = ((low_at + high_at) * _ONES) >> np.uint64(56)  # (the bytes' sum: their count)
+    has_dot = points == 1
+    parsed &= (points <= 1) & (length > has_dot)
     # digits after the point: the top byte of (1 << 8b) * multiplier is the multiplier's byte 7 - b
     after = ((low_at * _AFTER_IN_LOW) >> np.uint64(56)) + ((high_at * _AFTER_IN_HIGH) >> np.uint64(56))
     digits = _eight_values(high) * np.uint64(100_000_000) + _eight_values(low)  # the point counts as a 0 digit
