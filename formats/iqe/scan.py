@@ -1,10 +1,11 @@
 """Byte-level scanning of IQE text with numpy: lines, tokens, commands, and bulk number parsing.
 
-The whole file is classified at once: token starts and ends come from a whitespace mask, the command of each
-line from its first three bytes. The argument tokens of one numeric command are converted together by
-`parse_decimals` straight from the bytes; the rare token it does not take (an exponent, `inf`, a typo) is
-converted with `float()`, and only when that fails is the group walked line by line, to report the exact line
-and column.
+The whole file is classified at once (in pieces, side by side when the caller's PieceMap runs them so): token
+starts and ends come from a whitespace mask, the command of each line from its first three bytes. The argument
+tokens of the numeric commands asked for are converted together, a piece of text at a time, by `parse_decimals`
+straight from the bytes; the rare token it does not take (an exponent, `inf`, a typo) is converted with
+`float()`, and only when that fails is the command's group walked line by line, to report the exact line and
+column.
 """
 
 from __future__ import annotations
