@@ -617,11 +617,13 @@ def _distinct_vertex_lines(
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
     """Where many vertex lines repeat one another (a vertex is written once per triangle using it): the first
     line of each distinct text, and for each line the rank of its text among those. None when not worth it."""
-    # A triangle's neighbours share its vertices, so the first lines tell how much the whole block repeats.
-    bounds = zip(starts[:_SAMPLE].tolist(), ends[:_SAMPLE].tolist(), strict=True)
-    sample = [buffer[start:end].tobytes() for start, end in bounds]
-    if len(set(sample)) > _MOST_DISTINCT * len(sample):
-        return None
+    # A triangle's neighbours share its vertices, so the first lines tell how much the whole block repeats (a
+    # block no longer than the sample is compared whole at once instead)
+    if starts.size > _SAMPLE:
+        bounds = zip(starts[:_SAMPLE].tolist(), ends[:_SAMPLE].tolist(), strict=True)
+        sample = [buffer[start:end].tobytes() for start, end in bounds]
+        if len(set(sample)) > _MOST_DISTINCT * len(sample):
+            return None
     first = first_equal_lines(buffer, starts, ends)
     if first is None:
         return None
