@@ -343,9 +343,15 @@ class ExportScopeMixin(ObjectScopeMixin):
     )  # fmt: skip
 
     def export_matrix(self, obj: bpy.types.Object) -> Matrix:
-        axes = axes_matrix(self, "export")
-        world = obj.matrix_world if self.apply_transform else Matrix.Identity(4)
-        return Matrix.Scale(self.global_scale, 4) @ axes @ world
+        return self.export_matrices()(obj)
+
+    def export_matrices(self) -> Callable[[bpy.types.Object], Matrix]:
+        """export_matrix with the options read once, for an export of many objects (reading them costs more than
+        the product)."""
+        scaled_axes = Matrix.Scale(self.global_scale, 4) @ axes_matrix(self, "export")
+        if self.apply_transform:
+            return lambda obj: scaled_axes @ obj.matrix_world
+        return lambda obj: scaled_axes @ Matrix.Identity(4)
 
 
 def import_matrix(operator: bpy.types.Operator) -> Matrix:

@@ -10,6 +10,7 @@ from typing import TypeVar, cast
 import bpy
 import numpy as np
 from bpy.props import BoolProperty, StringProperty
+from mathutils import Matrix
 
 from ..common import mesh_io, track_settings
 from ..common.conventions import JOE_STORED_NORMALS as STORED_NORMALS
@@ -37,11 +38,13 @@ Made = TypeVar("Made")
 
 
 def object_triangles(
-    context: bpy.types.Context, obj: bpy.types.Object, operator: ExportScopeMixin
+    context: bpy.types.Context, obj: bpy.types.Object, operator: ExportScopeMixin, matrix: Matrix | None = None
 ) -> mesh_io.Triangles:
+    """The object's triangles; `matrix`: its export_matrix, when the caller has it."""
     depsgraph = context.evaluated_depsgraph_get()
     with mesh_io.evaluated_mesh(obj, depsgraph, operator.apply_modifiers) as mesh:
-        triangles = mesh_io.mesh_triangles(mesh, operator.export_matrix(obj), stored_normals=STORED_NORMALS)
+        matrix = operator.export_matrix(obj) if matrix is None else matrix
+        triangles = mesh_io.mesh_triangles(mesh, matrix, stored_normals=STORED_NORMALS)
     triangles.source_objects = [obj.name]
     for what, values in (("vertex positions", triangles.positions), ("normals", triangles.normals)):
         if not np.isfinite(values).all():
@@ -178,8 +181,9 @@ def export_joe(context: bpy.types.Context, path: str, operator: ExportScopeMixin
 def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin) -> Summary:
     summary = Summary(files=1, face_kind="triangles")
     objects = chosen_objects(context, operator)
+    matrix_of = operator.export_matrices()
     with progress(context, len(objects)) as tracker:
-        parts = [(obj, object_triangles(context, obj, operator)) for obj in tracker.each(objects)]
+        parts = [(obj, object_triangles(context, obj, operator, matrix_of(obj))) for obj in tracker.each(objects)]
     parts = [(obj, part) for obj, part in parts if has_faces(obj.name, part.triangle_count, summary.warnings)]
     summary.warnings += unheld_data([obj for obj, _ in parts], operator)
     refuse_if_nothing_left(len(parts), len(objects))
