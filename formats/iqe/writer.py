@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -65,9 +66,10 @@ def iqe_pieces(
     out = _Output()
     out.extend(lines)
     layout = _FileLayout(document, notes, make_blocks)
+    made = _small_mesh_texts(document.meshes, layout)
     smoothing = _DEFAULT_SMOOTHING
-    for mesh in document.meshes:
-        smoothing = _mesh_lines(mesh, layout, smoothing, out, notes)
+    for index, mesh in enumerate(document.meshes):
+        smoothing = _mesh_lines(mesh, layout, smoothing, out, notes, made.get(index))
     for animation in document.animations:
         _animation_lines(animation, out)
     if document.comment_section is not None:
@@ -376,10 +378,25 @@ class _FileLayout:
 
 
 def _mesh_lines(
-    mesh: IqeMesh, layout: _FileLayout, smoothing: tuple[int, float, bool], out: _Output, notes: Warnings
+    mesh: IqeMesh,
+    layout: _FileLayout,
+    smoothing: tuple[int, float, bool],
+    out: _Output,
+    notes: Warnings,
+    made: _MadeText | None = None,
 ) -> tuple[int, float, bool]:
     out.append(_quoted(mesh.name, "mesh name", "mesh"))
     out.append(_quoted(mesh.material, "material name", "material"))
+    if made is not None:  # a small mesh, formatted with its neighbours (see _small_mesh_texts)
+        out.chunks.append(made.vertices)
+        layout.vertex_offset += mesh.vertex_count
+        if made.faces is None:
+            return _face_lines(mesh, layout, smoothing, out, notes)
+        if not mesh.face_count:
+            return smoothing
+        text, face_ends = made.faces
+        states = _face_states(mesh, np.arange(mesh.face_count))
+        return _emit_with_smoothing(text, face_ends, states, smoothing, out)
     # The lines of each vertex together (vp, vt, vn, ...), a block of vertices at a time: the formatted numbers of
     # one block stay in the CPU caches, and those of the whole mesh (several times its text) are never held.
     blocks = _vertex_blocks(mesh, layout, layout.vertex_offset)
@@ -389,6 +406,134 @@ def _mesh_lines(
         out.chunks.extend(blocks)
     layout.vertex_offset += mesh.vertex_count
     return _face_lines(mesh, layout, smoothing, out, notes)
+
+
+@dataclass
+class _MadeText:
+    """A small mesh's vertex lines, and its face lines with where each face's text ends (None: made alone)."""
+
+    vertices: bytes
+    faces: tuple[bytes, Int64Array] | None
+
+
+_SMALL_VERTICES = 1 << 13  # meshes up to this size are formatted in batches (numpy's cost per call is paid once)
+_BATCH_FACES = 1 << 16
+
+
+def _small_mesh_texts(meshes: list[IqeMesh], layout: _FileLayout) -> dict[int, _MadeText]:
+    """The text of the small meshes (by their index), made for runs of them at once: the concatenated columns
+    formatted together, then split back per mesh. A line's text depends on its numbers alone, so the bytes are
+    those of each mesh made alone. Faces are batched when every face of the mesh fits the table of _face_text."""
+    made: dict[int, _MadeText] = {}
+    batch: list[int] = []
+    vertices = faces = 0
+    offset = 0
+    offsets = []
+    for mesh in meshes:
+        offsets.append(offset)
+        offset += mesh.vertex_count
+    for index, mesh in enumerate(meshes):
+        if mesh.vertex_count > _SMALL_VERTICES or mesh.face_count > 2 * _SMALL_VERTICES:
+            continue
+        if batch and (vertices + mesh.vertex_count > _VERTEX_BLOCK or faces + mesh.face_count > _BATCH_FACES):
+            made.update(_batch_texts(meshes, batch, offsets, layout))
+            batch, vertices, faces = [], 0, 0
+        batch.append(index)
+        vertices += mesh.vertex_count
+        faces += mesh.face_count
+    if batch:
+        made.update(_batch_texts(meshes, batch, offsets, layout))
+    return made
+
+
+def _batch_texts(
+    meshes: list[IqeMesh], batch: list[int], offsets: list[int], layout: _FileLayout
+) -> dict[int, _MadeText]:
+    chosen = [meshes[index] for index in batch]
+    counts = [mesh.vertex_count for mesh in chosen]
+    rows = list(itertools.accumulate(counts, initial=0))
+    if rows[-1]:
+        columns = _batch_vertex_columns(chosen, counts, [offsets[index] for index in batch], layout)
+        table = np.concatenate([part for column in columns for part in column], axis=1)
+        texts = [table[start:end].tobytes().translate(None, b"\0") for start, end in itertools.pairwise(rows)]
+    else:
+        texts = [b""] * len(chosen)
+    face_texts: list[tuple[bytes, Int64Array] | None] = [None] * len(chosen)
+    joined = [
+        position
+        for position, mesh in enumerate(chosen)
+        if mesh.face_count and int(mesh.face_sizes.max()) <= _TABLE_CORNERS
+    ]
+    if joined:
+        faces = [chosen[position] for position in joined]
+        sizes = np.concatenate([mesh.face_sizes for mesh in faces]).astype(np.int64)
+        corners = np.concatenate([mesh.face_corners for mesh in faces]).astype(np.int64)
+        flags = None
+        if layout.edge_smooth:
+            flags = np.concatenate(
+                [mesh.edge_smooth if mesh.edge_smooth is not None else np.ones(mesh.face_corners.shape[0], np.int64)
+                 for mesh in faces]
+            ).astype(np.int64)  # fmt: skip
+        text, face_ends = _face_text(corners, sizes, flags)
+        bounds = list(itertools.accumulate((mesh.face_count for mesh in faces), initial=0))
+        ends = [0, *face_ends[np.array(bounds[1:]) - 1].tolist()]
+        for number, position in enumerate(joined):
+            start = ends[number]
+            face_texts[position] = (
+                text[start : ends[number + 1]],
+                face_ends[bounds[number] : bounds[number + 1]] - start,
+            )
+    for position, mesh in enumerate(chosen):
+        if not mesh.face_count:
+            face_texts[position] = (b"", np.zeros(0, np.int64))
+    return {index: _MadeText(texts[position], face_texts[position]) for position, index in enumerate(batch)}
+
+
+def _batch_vertex_columns(
+    meshes: list[IqeMesh], counts: list[int], offsets: list[int], layout: _FileLayout
+) -> list[list[Bytes2D]]:
+    """_vertex_columns of the meshes' vertices one after the other (`offsets`: their first vertices in the file)."""
+    every = slice(None)
+
+    def joined(take: Callable[[IqeMesh, int], npt.NDArray[np.generic]]) -> npt.NDArray[np.generic]:
+        return np.concatenate([take(mesh, count) for mesh, count in zip(meshes, counts, strict=True)])
+
+    columns = [_float_table_lines("vp", joined(lambda mesh, count: mesh.positions))]
+    if layout.texcoords:
+        columns.append(_float_table_lines("vt", joined(lambda mesh, count: _or_zeros(mesh.texcoords, every, count, 2))))
+    if layout.normals:
+        columns.append(_float_table_lines("vn", joined(lambda mesh, count: _or_zeros(mesh.normals, every, count, 3))))
+    if layout.tangents:
+        columns.append(_float_table_lines("vx", joined(lambda mesh, count: _tangent_table(mesh, layout, every, count))))
+    if layout.blends:
+        total = sum(counts)
+        if all(mesh.blend_indices is None or mesh.blend_weights is None for mesh in meshes):
+            columns.append([literal(b"vb\n", total)])
+        else:  # an unweighted vertex: zero weights, "vb" alone
+            indices = joined(lambda mesh, count: _or_zeros(mesh.blend_indices, every, count, MAX_INFLUENCES))
+            weights = joined(lambda mesh, count: _or_zeros(mesh.blend_weights, every, count, MAX_INFLUENCES))
+            columns.append(_blend_table_lines(indices, weights))
+    if layout.colors:
+        columns.append(
+            _float_table_lines(
+                "vc",
+                joined(lambda mesh, count: mesh.colors if mesh.colors is not None else np.ones((count, 4), np.float32)),
+            )
+        )
+    for slot, width in sorted(layout.custom_widths.items()):
+        values = [
+            _or_zeros(mesh.custom.get(slot), every, count, width) for mesh, count in zip(meshes, counts, strict=True)
+        ]
+        columns.append(_float_table_lines(f"v{slot}", np.concatenate(values)))
+    if layout.smooth_indices:
+        indices = np.concatenate(
+            [
+                np.asarray(mesh.smooth_indices) if mesh.smooth_indices is not None else -1 - (offset + np.arange(count))
+                for mesh, count, offset in zip(meshes, counts, offsets, strict=True)
+            ]
+        )
+        columns.append(_table_lines("vs", indices.reshape(-1, 1), (0,)))
+    return columns
 
 
 _VERTEX_BLOCK = 1 << 15
@@ -446,9 +591,7 @@ def _float_table_lines(command: str, table: npt.NDArray[np.generic]) -> list[Byt
     return [np.concatenate(_table_lines(command, single[kept]), axis=1)[source]]
 
 
-def _or_zeros(
-    array: npt.NDArray[np.generic] | None, rows: slice, count: int, columns: int
-) -> npt.NDArray[np.generic]:
+def _or_zeros(array: npt.NDArray[np.generic] | None, rows: slice, count: int, columns: int) -> npt.NDArray[np.generic]:
     return array[rows] if array is not None else np.zeros((count, columns), np.float32)
 
 
@@ -465,7 +608,10 @@ def _blend_lines(mesh: IqeMesh, rows: slice, count: int) -> list[Bytes2D]:
     """`vb` lines with the pairs up to the last non-zero weight ("vb" alone for an unweighted vertex)."""
     if mesh.blend_indices is None or mesh.blend_weights is None:
         return [literal(b"vb\n", count)]
-    indices, weights = mesh.blend_indices[rows], mesh.blend_weights[rows]
+    return _blend_table_lines(mesh.blend_indices[rows], mesh.blend_weights[rows])
+
+
+def _blend_table_lines(indices: npt.NDArray[np.generic], weights: npt.NDArray[np.generic]) -> list[Bytes2D]:
     nonzero = weights != 0.0
     pairs = np.zeros(nonzero.shape[0], np.int64)  # up to the last non-zero weight
     for slot in range(MAX_INFLUENCES):
