@@ -164,8 +164,8 @@ def texturing_new_materials(
     before = {material.as_pointer() for material in bpy.data.materials}
     if summary.materials_at_start is None:  # (a material an earlier file of the import made is not the user's)
         summary.materials_at_start = before
+        new_search()  # (once an import: the files of a QC share their folders)
     meshes_before = {mesh.as_pointer() for mesh in bpy.data.meshes}
-    new_search()
     yield
     if not enabled:
         return
@@ -221,7 +221,7 @@ def _file_mesh_name(mesh: bpy.types.Mesh) -> str:
 
 
 def new_search() -> None:
-    """Folders are listed once per file imported, not once per session: files may have changed since."""
+    """Folders are listed once an import (or a file), not once a session: files may have changed since."""
     textures.clear_cache()
 
 

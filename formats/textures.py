@@ -113,6 +113,7 @@ def clear_cache() -> None:
     """Forget listed folders and read lists (a new import may follow changes on disk)."""
     _entries.cache_clear()
     _is_file.cache_clear()
+    materials_folder.cache_clear()  # (found once for all the materials of an import: a QC may name hundreds)
     _model_textures.cache_clear()
 
 
@@ -203,6 +204,7 @@ class SourceSearch:
     start_folder: str = ""  # the QC's folder (else the model's)
 
 
+@lru_cache(maxsize=256)
 def materials_folder(search: SourceSearch, model_folder: str) -> str | None:
     """The game's `materials/` folder: the user's game folder's (or the folder itself when it is one), else the
     first found walking up from the QC's folder: `<game>/materials`, or `<root>/game/<game>/materials` from an SDK
