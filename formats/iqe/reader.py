@@ -544,11 +544,21 @@ def _build_meshes(
         face_keys = key_of_unique_code[code_of_face] if codes.shape[0] else np.zeros(0, np.int64)
     del face_region, face_material, key_codes
     face_starts = np.cumsum(faces.sizes) - faces.sizes
+    owned_of: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for region in regions:
+        if len(region.keys) == 1:
+            owned_of.setdefault(region.keys[0], []).append((region.vertex_start, region.vertex_end))
+    # The faces of each key, in file order: one stable sort, not a search of every face per key.
+    face_order = np.argsort(face_keys, kind="stable")
+    key_bounds = np.searchsorted(face_keys[face_order], np.arange(len(keys) + 1)).tolist()
+    smoothing = _smoothing_tables(events)
     meshes: list[IqeMesh] = []
     for key_index, (name, material) in enumerate(keys):
-        owned = [(r.vertex_start, r.vertex_end) for r in regions if r.keys == [(name, material)]]
-        face_ids = np.flatnonzero(face_keys == key_index)
-        meshes.append(_make_mesh(name, material, owned, face_ids, face_starts, vertices, faces, scanned, events))
+        owned = owned_of.get((name, material), [])
+        face_ids = face_order[key_bounds[key_index] : key_bounds[key_index + 1]]
+        meshes.append(
+            _make_mesh(name, material, owned, face_ids, face_starts, vertices, faces, scanned, events, smoothing)
+        )
     return meshes
 
 
@@ -564,10 +574,12 @@ def _regions(
 ) -> list[_Region]:
     vertex_bounds = np.searchsorted(vertices.vp_lines, np.append(mesh_lines, np.iinfo(np.int64).max))
     starts = np.concatenate(([0], vertex_bounds[:-1]))
+    # (faces are in file order, so each region's faces are one run)
+    face_bounds = np.searchsorted(face_region, np.arange(len(region_names) + 1)).tolist()
     regions: list[_Region] = []
     for index, name in enumerate(region_names):
         start, end = int(starts[index]), int(vertex_bounds[index])
-        codes = key_codes[face_region == index]
+        codes = key_codes[face_bounds[index] : face_bounds[index + 1]]
         _, first = np.unique(codes, return_index=True)
         keys = [key_of_code[int(code)] for code in codes[np.sort(first)]]
         if not keys and end > start:
@@ -610,6 +622,7 @@ def _make_mesh(
     faces: _Faces,
     scanned: ScannedText,
     events: KeywordEvents,
+    smoothing: _SmoothingTables,
 ) -> IqeMesh:
     sizes = faces.sizes[face_ids]
     corner_ids: Int64Array | slice
@@ -624,7 +637,7 @@ def _make_mesh(
     mesh.face_sizes = sizes.astype(np.int32)
     if faces.edge_flags is not None:
         mesh.edge_smooth = faces.edge_flags[corner_ids]
-    _fill_smoothing(mesh, faces.lines[face_ids], events)
+    _fill_smoothing(mesh, faces.lines[face_ids], smoothing)
     return mesh
 
 
@@ -693,22 +706,33 @@ def _fill_tangents(mesh: IqeMesh, attribute: _Attribute, vertex_ids: Int64Array 
     mesh.tangents = tangents.astype(np.float32)
 
 
-def _fill_smoothing(mesh: IqeMesh, face_lines: Int64Array, events: KeywordEvents) -> None:
+_SmoothingTables = tuple[tuple[Int64Array, npt.NDArray[Any]], ...]
+
+
+def _smoothing_tables(events: KeywordEvents) -> _SmoothingTables:
+    """(lines where it changes, values in force: the default first) of the smoothing group, angle and uv flag."""
     group_lines = np.array([line for line, _ in events.smooth_groups], np.int64)
     group_values = [-1]
     for _, key in events.smooth_groups:
         group_values.append(group_values[-1] if key is None else key)
-    mesh.face_smooth_groups = _state_at(group_lines, group_values, face_lines).astype(np.int32)
     angle_lines = np.array([line for line, _ in events.smooth_angles], np.int64)
     angles = [180.0, *(angle for _, angle in events.smooth_angles)]
-    mesh.face_smooth_angles = _state_at(angle_lines, angles, face_lines).astype(np.float32)
     uv_lines = np.array([line for line, _ in events.smooth_uvs], np.int64)
     uv_values = [False, *(enabled for _, enabled in events.smooth_uvs)]
-    mesh.face_smooth_uv = _state_at(uv_lines, uv_values, face_lines).astype(np.bool_)
+    return (
+        (group_lines, np.array(group_values).astype(np.int32)),
+        (angle_lines, np.array(angles).astype(np.float32)),
+        (uv_lines, np.array(uv_values).astype(np.bool_)),
+    )
 
 
-def _state_at(
-    change_lines: Int64Array, values: list[int] | list[float] | list[bool], lines: Int64Array
-) -> npt.NDArray[Any]:
+def _fill_smoothing(mesh: IqeMesh, face_lines: Int64Array, smoothing: _SmoothingTables) -> None:
+    (group_lines, groups), (angle_lines, angles), (uv_lines, uvs) = smoothing
+    mesh.face_smooth_groups = _state_at(group_lines, groups, face_lines)
+    mesh.face_smooth_angles = _state_at(angle_lines, angles, face_lines)
+    mesh.face_smooth_uv = _state_at(uv_lines, uvs, face_lines)
+
+
+def _state_at(change_lines: Int64Array, values: npt.NDArray[Any], lines: Int64Array) -> npt.NDArray[Any]:
     """The value in force at each line: values[0] is the default, values[k] set at change_lines[k - 1]."""
-    return np.array(values)[np.searchsorted(change_lines, lines, side="right")]
+    return values[np.searchsorted(change_lines, lines, side="right")]
