@@ -524,38 +524,41 @@ def _build_meshes(
     region_names = ["", *(name for _, name in events.meshes)]
     face_region = np.searchsorted(mesh_lines, faces.lines, side="right")
     face_material = np.searchsorted(material_lines, faces.lines, side="right")
+    # Faces are in file order, so region and material never decrease from face to face, nor does the code of the
+    # pair: each code is one run of faces (`code_runs[k]`: where code k's faces start; the last: their end).
     key_codes = face_region * len(material_names) + face_material
+    del face_region, face_material
+    run_starts = np.concatenate(([0], np.flatnonzero(np.diff(key_codes)) + 1)) if key_codes.shape[0] else key_codes
+    codes = key_codes[run_starts]
+    code_runs = [*run_starts.tolist(), key_codes.shape[0]]
     key_of_code: dict[int, tuple[str, str]] = {}
-    for code in np.unique(key_codes).tolist():
+    for code in codes.tolist():
         key_of_code[code] = (region_names[code // len(material_names)], material_names[code % len(material_names)])
     if len(key_of_code) > 1:  # (with one key there are no blocks to repeat)
-        _warn_repeated_blocks(faces, key_codes, key_of_code, warnings)
-    regions = _regions(
-        vertices, mesh_lines, region_names, material_lines, material_names, face_region, key_codes, key_of_code
-    )
+        _warn_repeated_blocks(faces, codes, run_starts, key_of_code, warnings)
+    regions = _regions(vertices, mesh_lines, region_names, material_lines, material_names, codes, key_of_code)
     keys: list[tuple[str, str]] = []
+    key_index: dict[tuple[str, str], int] = {}
     for region in regions:
-        keys.extend(key for key in region.keys if key not in keys)
-    if len(key_of_code) == 1:
-        face_keys = np.full(key_codes.shape[0], keys.index(next(iter(key_of_code.values()))), np.int64)
-    else:
-        codes, code_of_face = np.unique(key_codes, return_inverse=True)
-        key_of_unique_code = np.array([keys.index(key_of_code[code]) for code in codes.tolist()], np.int64)
-        face_keys = key_of_unique_code[code_of_face] if codes.shape[0] else np.zeros(0, np.int64)
-    del face_region, face_material, key_codes
+        for key in region.keys:
+            if key not in key_index:
+                key_index[key] = len(keys)
+                keys.append(key)
+    runs_of_key: list[list[int]] = [[] for _ in keys]  # each key's codes, in file order
+    for position, code in enumerate(codes.tolist()):
+        runs_of_key[key_index[key_of_code[code]]].append(position)
     face_starts = np.cumsum(faces.sizes) - faces.sizes
     owned_of: dict[tuple[str, str], list[tuple[int, int]]] = {}
     for region in regions:
         if len(region.keys) == 1:
             owned_of.setdefault(region.keys[0], []).append((region.vertex_start, region.vertex_end))
-    # The faces of each key, in file order: one stable sort, not a search of every face per key.
-    face_order = np.argsort(face_keys, kind="stable")
-    key_bounds = np.searchsorted(face_keys[face_order], np.arange(len(keys) + 1)).tolist()
     smoothing = _smoothing_tables(events)
     meshes: list[IqeMesh] = []
-    for key_index, (name, material) in enumerate(keys):
+    for (name, material), runs in zip(keys, runs_of_key, strict=True):
         owned = owned_of.get((name, material), [])
-        face_ids = face_order[key_bounds[key_index] : key_bounds[key_index + 1]]
+        face_ids = np.concatenate(
+            [np.arange(code_runs[run], code_runs[run + 1], dtype=np.int64) for run in runs] or [np.zeros(0, np.int64)]
+        )
         meshes.append(
             _make_mesh(name, material, owned, face_ids, face_starts, vertices, faces, scanned, events, smoothing)
         )
@@ -568,20 +571,18 @@ def _regions(
     region_names: list[str],
     material_lines: Int64Array,
     material_names: list[str],
-    face_region: Int64Array,
-    key_codes: Int64Array,
+    codes: Int64Array,
     key_of_code: dict[int, tuple[str, str]],
 ) -> list[_Region]:
+    """The regions between `mesh` commands (`codes`: the faces' distinct (region, material) codes, in order)."""
     vertex_bounds = np.searchsorted(vertices.vp_lines, np.append(mesh_lines, np.iinfo(np.int64).max))
     starts = np.concatenate(([0], vertex_bounds[:-1]))
-    # (faces are in file order, so each region's faces are one run)
-    face_bounds = np.searchsorted(face_region, np.arange(len(region_names) + 1)).tolist()
+    code_bounds = np.searchsorted(codes, np.arange(len(region_names) + 1) * len(material_names)).tolist()
+    code_list = codes.tolist()
     regions: list[_Region] = []
     for index, name in enumerate(region_names):
         start, end = int(starts[index]), int(vertex_bounds[index])
-        codes = key_codes[face_bounds[index] : face_bounds[index + 1]]
-        _, first = np.unique(codes, return_index=True)
-        keys = [key_of_code[int(code)] for code in codes[np.sort(first)]]
+        keys = [key_of_code[code] for code in code_list[code_bounds[index] : code_bounds[index + 1]]]
         if not keys and end > start:
             material = material_names[int(np.searchsorted(material_lines, vertices.vp_lines[start], side="right"))]
             keys = [(name, material)]
@@ -590,21 +591,27 @@ def _regions(
 
 
 def _warn_repeated_blocks(
-    faces: _Faces, key_codes: Int64Array, key_of_code: dict[int, tuple[str, str]], warnings: Warnings
+    faces: _Faces,
+    codes: Int64Array,
+    code_starts: Int64Array,
+    key_of_code: dict[int, tuple[str, str]],
+    warnings: Warnings,
 ) -> None:
-    if not key_codes.shape[0]:
+    """`codes`: the faces' distinct (region, material) codes, in order; `code_starts`: the first face of each."""
+    if not codes.shape[0]:
         return
     key_numbers: dict[tuple[str, str], int] = {}
     for key in key_of_code.values():
         key_numbers.setdefault(key, len(key_numbers))
-    codes, code_of_face = np.unique(key_codes, return_inverse=True)
-    key_ids = np.array([key_numbers[key_of_code[code]] for code in codes.tolist()], np.int64)[code_of_face]
-    run_starts = np.flatnonzero(np.diff(key_ids, prepend=key_ids[0] - 1))
-    run_keys = key_ids[run_starts]
+    code_keys = np.array([key_numbers[key_of_code[code]] for code in codes.tolist()], np.int64)
+    changes = np.concatenate(([True], code_keys[1:] != code_keys[:-1]))  # runs of faces of one key
+    run_starts = code_starts[changes]
+    run_codes = codes[changes]
+    run_keys = code_keys[changes]
     if np.unique(run_keys).shape[0] < run_keys.shape[0]:
         _, first = np.unique(run_keys, return_index=True)
         repeated_run = int(np.setdiff1d(np.arange(run_keys.shape[0]), first)[0])
-        name, material = key_of_code[int(key_codes[run_starts[repeated_run]])]
+        name, material = key_of_code[int(run_codes[repeated_run])]
         line = int(faces.lines[run_starts[repeated_run]]) + 1
         warnings.add(
             f"line {line}: faces of mesh {name!r} with material {material!r} continue after other meshes; they are "
