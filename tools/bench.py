@@ -16,6 +16,8 @@ Cases of one size each (`--only` names in brackets):
 - [track] a track-like JPK of 2,000 small JOE members (24-300 triangles) sharing 300 tiny PNG textures named by
   a VDrift list.txt beside it: imported (textures found, materials made) and exported again, against OBJ
   importing and exporting the same 2,000 objects (an OBJ with 2,000 `o` objects and a .mtl naming the images);
+- [many] an IQE of 100 small meshes (968 triangles each, a material each), imported and exported, and a QC of 60
+  such SMDs ($body), imported, against OBJ importing and exporting the same objects: the cost of each object;
 - [joints] an IQE of 8,000 joints in a tree with their `pq` base poses and no mesh, imported, against the floor:
   bpy making 8,000 bones (head, tail, parent) in one edit-mode session;
 - [animated] an IQE of 100k triangles skinned to 50 joints with a 100-frame animation (and again with 400 frames,
@@ -54,7 +56,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench_cases import Skeleton, skeleton, track_pack
+from bench_cases import Skeleton, many_meshes_iqe, many_smds_qc, skeleton, track_pack
 from bench_report import machine_info, text_table, write_report
 from bench_timing import BenchRow, peak_memory_mb, release_free_memory, reset_peak_memory, whole_process
 from bpy_extension import enable_extension  # must come before `import bpy`
@@ -80,7 +82,7 @@ FORMATS: dict[str, tuple[str, str, str, dict[str, object]]] = {
     "IQM": (".iqm", "import_scene.iqm", "export_scene.iqm", {}),
     "QMAP": (".qmap.tmp", "import_scene.qmap_tmp", "export_scene.qmap_tmp", {"write_desc": False}),
 }
-CASES = ("TRACK", "JOINTS", "ANIMATED")  # the cases of one size each (see the module's docstring)
+CASES = ("TRACK", "MANY", "JOINTS", "ANIMATED")  # the cases of one size each (see the module's docstring)
 TRACK_MEMBERS, TRACK_TEXTURES = 2000, 300
 JOINTS = 8000
 ANIMATED_SIDE = 224  # 224 quads a side: 100,352 triangles
@@ -224,6 +226,32 @@ def track_rows(repeat: int, folder: Path) -> list[BenchRow]:
                  obj_import[0], obj_import[1]),
         BenchRow("JPK", f"export {case} ({triangles})", ours_export[0], ours_export[1], "OBJ", obj_export[0],
                  obj_export[1]),
+    ]
+
+
+def many_rows(repeat: int, folder: Path) -> list[BenchRow]:
+    """An IQE of 100 small meshes and a QC of 60 small SMDs, each mesh with its own material: what a file of many
+    objects costs per object, against OBJ importing (and exporting) the same objects."""
+    iqe_path, obj_file = folder / "many.iqe", folder / "many.obj"
+    iqe_triangles = many_meshes_iqe(iqe_path)
+    ours_import = timed(repeat, empty, lambda: bpy.ops.import_scene.iqe(filepath=str(iqe_path)))
+    iqe_objects = sum(1 for o in bpy.data.objects if o.type == "MESH")
+    ours_export = timed(repeat, nothing, lambda: bpy.ops.export_scene.iqe(filepath=str(folder / "many_out.iqe")))
+    obj_export = timed(repeat, nothing, lambda: bpy.ops.wm.obj_export(
+        filepath=str(obj_file), export_selected_objects=False, export_materials=True))  # fmt: skip
+    obj_import = timed(repeat, empty, lambda: bpy.ops.wm.obj_import(filepath=str(obj_file)))
+    qc_path, qc_triangles = many_smds_qc(folder / "many_qc")
+    qc_import = timed(repeat, empty, lambda: bpy.ops.import_scene.valve_smd(filepath=str(qc_path)))
+    qc_objects = sum(1 for o in bpy.data.objects if o.type == "MESH")
+    qc_obj_file = folder / "many_qc.obj"
+    bpy.ops.wm.obj_export(filepath=str(qc_obj_file), export_selected_objects=False, export_materials=True)
+    qc_obj_import = timed(repeat, empty, lambda: bpy.ops.wm.obj_import(filepath=str(qc_obj_file)))
+    iqe_case = f"{iqe_objects} meshes of {iqe_triangles // iqe_objects:,} triangles, a material each"
+    return [
+        BenchRow("IQE", f"import {iqe_case}", ours_import[0], ours_import[1], "OBJ", obj_import[0], obj_import[1]),
+        BenchRow("IQE", f"export {iqe_case}", ours_export[0], ours_export[1], "OBJ", obj_export[0], obj_export[1]),
+        BenchRow("QC", f"import {qc_objects} SMDs of {qc_triangles // max(qc_objects, 1):,} triangles, a material "
+                 "each", qc_import[0], qc_import[1], "OBJ", qc_obj_import[0], qc_obj_import[1]),
     ]
 
 
@@ -425,7 +453,7 @@ def whole_run(sizes: list[str], chosen: set[str], repeat: int, folder: Path, too
             for distinct in (False, True):
                 rows += mesh_rows(name, size, distinct, repeat, folder)
                 print(f"done: {name} {size} {'distinct' if distinct else 'grid'}", flush=True)
-    cases = {"TRACK": track_rows, "JOINTS": joints_rows, "ANIMATED": animated_rows}
+    cases = {"TRACK": track_rows, "MANY": many_rows, "JOINTS": joints_rows, "ANIMATED": animated_rows}
     for name, case_rows in cases.items():
         if not chosen or name in chosen:
             rows += case_rows(repeat, folder)
@@ -458,8 +486,9 @@ def main() -> int:
                         "run's figures and every run's ratio (default: 1)")  # fmt: skip
     parser.add_argument("--sizes", default="100k", help="comma-separated: 100k, 1m (default: 100k)")
     parser.add_argument("--only", default="", help="comma-separated: joe, smd, iqe, iqm, qmap (mesh cases at each "
-                        "size), track (JPK of 2,000 members with textures), joints (IQE of 8,000 joints), animated "
-                        "(IQE 100k triangles; 50 joints x 100 frames, 50 x 400, 200 x 100), compile (default: all)")
+                        "size), track (JPK of 2,000 members with textures), many (IQE of 100 meshes, QC of 60 SMDs), "
+                        "joints (IQE of 8,000 joints), animated (IQE 100k triangles; 50 joints x 100 frames, 50 x 400, "
+                        "200 x 100), compile (default: all)")
     parser.add_argument("--tools-exe", default=os.environ.get("IOGF_TOOLS_EXE"),
                         help="Tools.exe, run under Wine (default: $IOGF_TOOLS_EXE)")  # fmt: skip
     parser.add_argument("--write-docs", type=Path, metavar="PAGE.md",

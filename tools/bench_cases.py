@@ -1,5 +1,6 @@
 """Generated inputs of tools/bench.py's cases that are not one large mesh (no bpy here): a track-like JPK pack of
-many small JOE members with a VDrift `list.txt` and tiny PNG textures, and an IQE skeleton without a mesh.
+many small JOE members with a VDrift `list.txt` and tiny PNG textures, an IQE of many small meshes, a QC of many
+small SMDs, and an IQE skeleton without a mesh.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from formats import joe, jpk  # (tools/bench.py puts the repository root on sys.path first)
+from formats import iqe, joe, jpk  # (tools/bench.py puts the repository root on sys.path first)
 
 LIST_PARAMETERS = 17  # lines per object of VDrift's track list.txt (its first line)
 
@@ -101,6 +102,59 @@ def track_pack(folder: Path, members: int = 2000, textures: int = 300, smallest:
     path.write_bytes(jpk.write_jpk(jpk.JpkDocument(pack_members)))
     (folder / "list.txt").write_text(list_txt(models, chosen, blended), encoding="ascii")
     return TrackPack(path, members, total, textures)
+
+
+# ------------------------------------------------------------------------------------------------ many meshes
+
+PATCH_SIDE = 22  # quads a side of each small mesh: 968 triangles, 529 vertices
+
+
+def _patch(index: int, rng: np.random.Generator) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int32]]:
+    """A small bumpy grid beside the previous ones: (V, 3) positions and (T, 3) triangles."""
+    ticks = np.linspace(0.0, 1.0, PATCH_SIDE + 1, dtype=np.float32)
+    x, y = np.meshgrid(ticks, ticks, indexing="ij")
+    positions = np.stack([x.ravel() + index * 1.5, y.ravel(), rng.random(x.size, np.float32) * 0.1], axis=1)
+    corner = (np.arange(PATCH_SIDE)[:, None] * (PATCH_SIDE + 1) + np.arange(PATCH_SIDE)[None, :]).ravel()
+    quads = np.stack([corner, corner + PATCH_SIDE + 1, corner + PATCH_SIDE + 2, corner + 1], axis=1)
+    triangles = np.concatenate([quads[:, [0, 1, 2]], quads[:, [0, 2, 3]]], axis=1).reshape(-1, 3)
+    return positions.astype(np.float32), triangles.astype(np.int32)
+
+
+def many_meshes_iqe(path: Path, count: int = 100, seed: int = 5) -> int:
+    """An IQE of `count` small meshes, each with its own material, UVs and normals; its triangle count."""
+    rng = np.random.default_rng(seed)
+    document = iqe.IqeDocument()
+    for index in range(count):
+        positions, triangles = _patch(index, rng)
+        document.meshes.append(iqe.IqeMesh(
+            f"part{index}", f"material{index}", positions, texcoords=positions[:, :2] - [index * 1.5, 0.0],
+            normals=np.tile(np.array([0.0, 0.0, 1.0], np.float32), (len(positions), 1)),
+            face_corners=triangles.ravel(), face_sizes=np.full(len(triangles), 3, np.int32)))  # fmt: skip
+    iqe.save_iqe(path, document)
+    return count * 2 * PATCH_SIDE * PATCH_SIDE
+
+
+def many_smds_qc(folder: Path, count: int = 60, seed: int = 6) -> tuple[Path, int]:
+    """`folder`/many.qc naming `count` small reference SMDs beside it ($body), each with its own material; the QC
+    and its triangle count."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    qc = ['$modelname "many.mdl"', '$cdmaterials "models"']
+    for index in range(count):
+        positions, triangles = _patch(index, rng)
+        lines = ["version 1", "nodes", '0 "root" -1', "end", "skeleton", "time 0", "0 0 0 0 0 0 0", "end",
+                 "triangles"]  # fmt: skip
+        corners = positions[triangles.ravel()]
+        rows = [f"0 {x:.6f} {y:.6f} {z:.6f} 0.000000 0.000000 1.000000 {x - index * 1.5:.6f} {y:.6f}"
+                for x, y, z in corners.tolist()]  # fmt: skip
+        for triangle in range(len(triangles)):
+            lines += [f"material{index}", *rows[3 * triangle : 3 * triangle + 3]]
+        (folder / f"part{index}.smd").write_text("\n".join([*lines, "end", ""]), encoding="ascii")
+        qc.append(f'$body "part{index}" "part{index}.smd"')
+    qc.append('$sequence idle "part0.smd"')
+    path = folder / "many.qc"
+    path.write_text("\n".join([*qc, ""]), encoding="ascii")
+    return path, count * 2 * PATCH_SIDE * PATCH_SIDE
 
 
 # ------------------------------------------------------------------------------------------------ skeleton
