@@ -69,8 +69,8 @@ def _lines(lines: list[bytes], newline: bytes) -> bytes:
 # with 0 bytes, which are dropped at the end: no Python call per number. A field is gathered from a table of the
 # distinct texts of its column (a float is formatted once per distinct value, by one %-formatting of all of them,
 # so the text is exactly that of `float_format`; a vertex index's text comes from one table per mesh).
-_ROWS_PER_PIECE = 32768
-_PIECES_FOR_THREADS = 2  # a mesh of fewer rows than this many pieces is made in turn: threads would cost more
+_ROWS_PER_PIECE = 16384
+_PIECES_FOR_THREADS = 4  # a mesh of fewer rows than this many pieces is made in turn: threads would cost more
 Maker = Callable[[], bytes]
 
 
@@ -104,18 +104,21 @@ def _distinct(keys: npt.NDArray[Any]) -> tuple[npt.NDArray[Any], IntArray]:
 
 
 def _int_texts(values: npt.ArrayLike, prefix: bytes) -> npt.NDArray[np.bytes_]:
-    """(N,) integers to byte strings of `prefix` + decimal text, with 0 bytes for leading zeros."""
+    """(N,) integers to byte strings of `prefix` + decimal text, with 0 bytes for leading zeros (and for the
+    sign of positive numbers, when some are negative)."""
     numbers = np.asarray(values, np.int64).ravel()
     magnitude = np.abs(numbers)
     width = len(str(int(magnitude.max()))) if len(numbers) else 1
-    sign = len(prefix)
-    chars = np.empty((len(numbers), sign + 1 + width), np.uint8)
-    chars[:, :sign] = np.frombuffer(prefix, np.uint8)
-    chars[:, sign] = np.where(numbers < 0, ord("-"), 0)
+    signed = bool(len(numbers)) and int(numbers.min()) < 0
+    last = len(prefix) + signed + width - 1
+    chars = np.empty((len(numbers), last + 1), np.uint8)
+    chars[:, : len(prefix)] = np.frombuffer(prefix, np.uint8)
+    if signed:
+        chars[:, len(prefix)] = np.where(numbers < 0, ord("-"), 0)
     rest = magnitude
     for place in range(width):  # (the last digit first)
         rest, digit = np.divmod(rest, 10)
-        column = chars[:, sign + width - place]
+        column = chars[:, last - place]
         np.add(digit, ord("0"), out=column, casting="unsafe")
         if place:
             column[magnitude < 10**place] = 0
