@@ -170,7 +170,7 @@ def _face_pieces(mesh: MeshObject, float_format: str, newline: bytes) -> list[Ma
     sizes = np.asarray(mesh.face_sizes, np.int64)
     if not len(sizes):
         return []
-    corner_count = int(sizes.max())
+    corner_count = max(int(sizes.max()), 0)
     indices = np.asarray(mesh.face_indices)[:, :corner_count]
     present = None if sizes.min() >= corner_count else sizes[:, None] > np.arange(corner_count)
     index_texts = _index_table(indices, present)
@@ -196,7 +196,7 @@ def _face_pieces(mesh: MeshObject, float_format: str, newline: bytes) -> list[Ma
         if uvs is not None:
             for axis, prefix in ((0, " "), (1, ",")):
                 values, inverse = _float_texts(uvs[part, :, axis].ravel(), float_format, prefix)
-                inverse = inverse.reshape(-1, corner_count)
+                inverse = inverse.reshape(corners.shape)
                 if blank is not None:
                     inverse[blank] = len(values) - 1
                 columns.append(values[inverse])
