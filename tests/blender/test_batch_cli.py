@@ -147,11 +147,14 @@ def test_ctrl_c_stops_every_worker_and_a_rerun_converts_what_is_missing(tmp_path
     batch = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                              preexec_fn=sigint_as_on_a_terminal)  # fmt: skip
     assert batch.stdout is not None
-    for line in batch.stdout:
-        if " -> " in line:  # (the first file is done: interrupt the batch)
-            break
-    batch.send_signal(signal.SIGINT)
-    printed, err = batch.communicate(timeout=120)
+    # Read from the pipe itself until the first file is done (iterating the file object would read ahead into a
+    # buffer that communicate() does not see: lines after the first would be lost to the assertions below)
+    seen = ""
+    while " -> " not in seen and (chunk := os.read(batch.stdout.fileno(), 65536)):
+        seen += chunk.decode()
+    batch.send_signal(signal.SIGINT)  # (then interrupt the batch)
+    rest, err = batch.communicate(timeout=120)
+    printed = seen + rest
     assert batch.returncode == 130, err
     assert "interrupted: no file was left half-written" in err
     assert re.fullmatch(r"\d+ converted, 0 skipped, 0 failed in [0-9.]+ s", printed.splitlines()[-1]), printed
