@@ -170,11 +170,4 @@ def _not_digits(words: UInt64Array) -> UInt64Array:
 
 def _eight_digits(words: UInt64Array) -> UInt64Array:
     """The number written by 8 ASCII digits, the first in the lowest byte."""
-    value = words - _ZEROS
-    value = value * np.uint64(10) + (value >> np.uint64(8))
-    pairs = np.uint64(0x000000FF000000FF)
-    value = (
-        (value & pairs) * np.uint64(100 + (1_000_000 << 32))
-        + ((value >> np.uint64(16)) & pairs) * np.uint64(1 + (10_000 << 32))
-    ) >> np.uint64(32)
-    return value
+    return _eight_values(words - _ZEROS)
