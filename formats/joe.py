@@ -513,7 +513,7 @@ def documents_from_many_triangles(members: list[Member]) -> list[JoeDocument | N
             continue
         group.append(index)
         corners += len(member[0])
-        if corners >= _GROUP_CORNERS:
+        if corners >= GROUP_CORNERS:
             for number, document in zip(group, _documents([members[i] for i in group]), strict=True):
                 results[number] = document
             group, corners = [], 0
@@ -525,7 +525,7 @@ def documents_from_many_triangles(members: list[Member]) -> list[JoeDocument | N
 
 # Members are made a group of about this many corners at a time: the arrays of a group stay in the CPU caches (a
 # whole track's would be new memory, slower to fill than the work on it)
-_GROUP_CORNERS = 1 << 16
+GROUP_CORNERS = 1 << 16
 
 
 def _documents(members: list[Member]) -> list[JoeDocument | None]:
@@ -708,7 +708,7 @@ def normal_swaps_would_fire(documents: list[JoeDocument]) -> list[bool]:
     for document in documents:
         group.append(document)
         corners += sum(3 * frame.face_count for frame in document.frames)
-        if corners >= _GROUP_CORNERS:
+        if corners >= GROUP_CORNERS:
             fires += _normal_swaps_would_fire(group)
             group, corners = [], 0
     return fires + _normal_swaps_would_fire(group)

@@ -77,10 +77,6 @@ def mesh_arrays_of_many(
             for arrays, document in zip(results, documents, strict=True)]  # fmt: skip
 
 
-# Documents are taken a group of about this many corners at a time: a group's arrays stay in the CPU caches
-_GROUP_CORNERS = 1 << 16
-
-
 def _plain(document: JoeDocument) -> bool:
     return len(document.frames) == 1 and document.first_frame.face_count > 0 and document.first_frame.has_uv_map
 
@@ -91,7 +87,7 @@ def _groups(indices: list[int], documents: list[JoeDocument]) -> list[list[int]]
     for index in indices:
         groups[-1].append(index)
         corners += 3 * documents[index].first_frame.face_count
-        if corners >= _GROUP_CORNERS:
+        if corners >= joe.GROUP_CORNERS:  # (a group's arrays stay in the CPU caches)
             groups.append([])
             corners = 0
     return [group for group in groups if group]
