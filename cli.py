@@ -940,16 +940,19 @@ def show_result(job: Job, result: Result, failures: list[str]) -> None:
     label = printable(job.inputs[0]) if len(job.inputs) == 1 and not job.task["one_output"] else \
         f"{len(job.inputs)} file(s)"  # fmt: skip
     status = result.get("status")
+    # (each line in one write: print() writes its end apart, and a Ctrl-C between the two left the summary line on
+    # the end of this one)
     if status == "skipped":
-        print(f"{label} -> {described_outputs(job.output, result.get('written', []))} (up to date)")
+        sys.stdout.write(f"{label} -> {described_outputs(job.output, result.get('written', []))} (up to date)\n")
     elif status == "ok":
-        print(f"{label} -> {described_outputs(job.output, result.get('written', []), result.get('beside', ''))}")
+        written, beside = result.get("written", []), result.get("beside", "")
+        sys.stdout.write(f"{label} -> {described_outputs(job.output, written, beside)}\n")
     else:
         message = str(result.get("error") or "failed")
         failures.append(message)
         if not job.task["one_output"]:  # (-o: the one error is the command's, printed once at the end)
             named = message if os.path.basename(job.inputs[0]) in message else f"{job.inputs[0]}: {message}"
-            print(f"error: {named}", file=sys.stderr)
+            sys.stderr.write(f"error: {named}\n")
     sys.stdout.flush()
     sys.stderr.flush()
 
