@@ -59,11 +59,16 @@ class BlenderProcess:
         self.tasks: deque[tuple[int, Task]] = deque()  # sent and not answered yet, the one it converts first
         self.ready = False  # (it wrote READY: Blender has started and the extension is loaded)
 
-    def send(self, index: int, task: Task) -> None:
+    def send(self, index: int, task: Task) -> bool:
+        """Give the worker a task; False when it has stopped (its pipe is closed) and the task is not its."""
         assert self.process.stdin is not None
+        try:
+            self.process.stdin.write((json.dumps(task) + "\n").encode("utf-8"))
+            self.process.stdin.flush()
+        except BrokenPipeError:  # (its end is read next: what it held goes back, or is its failure)
+            return False
         self.tasks.append((index, task))
-        self.process.stdin.write((json.dumps(task) + "\n").encode("utf-8"))
-        self.process.stdin.flush()
+        return True
 
     def read_available(self) -> list[tuple[int, Result]]:
         """Read what the worker wrote: the results it completed, each with its task's index (none yet: []). Raises
@@ -97,7 +102,8 @@ class BlenderProcess:
         following = 0
         while len(results) < len(tasks):
             while following < len(tasks) and len(self.tasks) < TASKS_IN_FLIGHT:
-                self.send(following, tasks[following])
+                if not self.send(following, tasks[following]):
+                    break  # (stopped: its end is read next)
                 following += 1
             try:
                 answered = self.read_available()
@@ -236,9 +242,12 @@ class WorkerPool:
             if worker.tasks:  # (the next is being converted now)
                 events.put(("started", worker.tasks[0][0], {}))
         while worker.ready and len(worker.tasks) < TASKS_IN_FLIGHT and (item := _take(pending)) is not None:
-            if not worker.tasks:
+            first = not worker.tasks
+            if not worker.send(*item):
+                pending.appendleft(item)
+                break
+            if first:
                 events.put(("started", item[0], {}))
-            worker.send(*item)
 
     def _start(self, selector: selectors.BaseSelector) -> BlenderProcess:
         worker = BlenderProcess(self.command, self.verbose, self._stderr)
