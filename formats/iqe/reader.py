@@ -8,6 +8,7 @@ so no Python code runs per vertex or per face.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +30,7 @@ from .document import (
 )
 from .keywords import KeywordEvents, read_keywords
 from .poses import poses_from_pa, poses_from_pm, poses_from_pq
-from .scan import FLOAT32_MAX, ScannedText, decode_text, scan_lines, split_comment_section
+from .scan import FLOAT32_MAX, NumbersAndCounts, ScannedText, decode_text, scan_lines, split_comment_section
 
 Int64Array = npt.NDArray[np.int64]
 Float64Array = npt.NDArray[np.float64]
@@ -58,8 +59,8 @@ def read_iqe(data: FileBuffer, path: str | None = None, map_pieces: PieceMap = s
     if comment_body is not None:
         document.comment_section = decode_text(comment_body)[0]
     _warn_long_lines(scanned, warnings)
-    vertices = _read_vertices(scanned, events, warnings)
-    faces = _read_faces(scanned, events, vertices.count, warnings)
+    vertices, face_numbers = _read_vertices(scanned, events, warnings)
+    faces = _read_faces(scanned, events, vertices.count, warnings, face_numbers)
     document.joints = _read_joints(events)
     _check_blend_indices(scanned, vertices, len(document.joints))
     poses = _read_poses(scanned, warnings)
@@ -157,11 +158,26 @@ _ATTRIBUTE_DEFAULTS: dict[str, tuple[float, ...]] = {
 }
 
 
-def _read_vertices(scanned: ScannedText, events: KeywordEvents, warnings: Warnings) -> _Vertices:
+_FaceNumbers = dict[str, Callable[[], NumbersAndCounts]]  # the face lines' numbers, read with the vertices'
+
+
+def _read_vertices(scanned: ScannedText, events: KeywordEvents, warnings: Warnings) -> tuple[_Vertices, _FaceNumbers]:
+    """The vertex arrays; and the numbers of the face commands when they are few enough to be read in one go (see
+    `_resolved_faces`). Those and the blend weights' are read with the vertices' numbers, so that text where
+    meshes alternate vertices and faces is tokenized once, not once for each (their errors are still reported
+    after the vertices', as each is checked)."""
     attributes: dict[str, _Attribute] = {}
     present = [(command, scanned.lines_of(command)) for command in _ATTRIBUTE_DEFAULTS]
     present = [(command, lines) for command, lines in present if lines.shape[0]]
-    numbers = scanned.numbers_of_many([(lines, f"'{command}'") for command, lines in present])
+    faces = [(command, scanned.lines_of(command)) for command in _FACE_COMMANDS]
+    faces = [(command, lines) for command, lines in faces if 0 < lines.shape[0] <= _FACE_LINES]
+    blend_lines = scanned.lines_of("vb")
+    blends = [("vb", blend_lines)] if blend_lines.shape[0] else []
+    later = scanned.numbers_later([(lines, f"'{command}'") for command, lines in [*present, *blends, *faces]])
+    numbers = [finish() for finish in later[: len(present)]]
+    blend_numbers = later[len(present)] if blends else None
+    face_numbers = {command: finish for (command, _), finish in zip(faces, later[len(present) + len(blends) :],
+                                                                    strict=True)}  # fmt: skip
     for (command, lines), (values, counts) in zip(present, numbers, strict=True):
         defaults = _ATTRIBUTE_DEFAULTS[command]
         if command == "vs":
@@ -174,11 +190,10 @@ def _read_vertices(scanned: ScannedText, events: KeywordEvents, warnings: Warnin
     for command, attribute in attributes.items():
         _check_alignment(scanned, command, attribute.lines, vp_lines, mesh_lines)
     vertices = _Vertices(int(vp_lines.shape[0]), vp_lines, attributes, None, None, *_empty_int64(3))
-    blend_lines = scanned.lines_of("vb")
-    if blend_lines.shape[0]:
+    if blend_numbers is not None:
         _check_alignment(scanned, "vb", blend_lines, vp_lines, mesh_lines)
-        _read_blends(scanned, blend_lines, vertices, warnings)
-    return vertices
+        _read_blends(scanned, blend_lines, blend_numbers(), vertices, warnings)
+    return vertices, face_numbers
 
 
 def _empty_int64(count: int) -> list[Int64Array]:
@@ -215,8 +230,10 @@ def _name_at(mesh_lines: Int64Array, index: int, scanned: ScannedText) -> str:
     return text[1].strip().strip('"') if len(text) > 1 else ""
 
 
-def _read_blends(scanned: ScannedText, lines: Int64Array, vertices: _Vertices, warnings: Warnings) -> None:
-    values, counts = scanned.numbers(lines, "'vb'")
+def _read_blends(
+    scanned: ScannedText, lines: Int64Array, numbers: NumbersAndCounts, vertices: _Vertices, warnings: Warnings
+) -> None:
+    values, counts = numbers
     pair_counts = (counts + 1) // 2
     width = max(int(pair_counts.max()), 1)
     index_rows = _padded_rows(values, counts, (0.0, 0.0) * width)
@@ -276,10 +293,16 @@ class _Faces:
     edge_flags: npt.NDArray[np.uint8] | None
 
 
-def _read_faces(scanned: ScannedText, events: KeywordEvents, vertex_count: int, warnings: Warnings) -> _Faces:
+_FACE_COMMANDS = ("fa", "fm")
+
+
+def _read_faces(
+    scanned: ScannedText, events: KeywordEvents, vertex_count: int, warnings: Warnings, face_numbers: _FaceNumbers
+) -> _Faces:
     vp_lines = scanned.lines_of("vp")
     mesh_lines = np.array([line for line, _ in events.meshes], np.int64)
-    parts = [_resolved_faces(scanned, command, vp_lines, mesh_lines, vertex_count) for command in ("fa", "fm")]
+    parts = [_resolved_faces(scanned, command, vp_lines, mesh_lines, vertex_count, face_numbers.get(command))
+             for command in _FACE_COMMANDS]  # fmt: skip
     lines = np.concatenate([part[0] for part in parts])
     sizes = np.concatenate([part[1] for part in parts])
     corners = np.concatenate([part[2] for part in parts])
@@ -301,15 +324,19 @@ def _read_faces(scanned: ScannedText, events: KeywordEvents, vertex_count: int, 
 
 
 def _resolved_faces(
-    scanned: ScannedText, command: str, vp_lines: Int64Array, mesh_lines: Int64Array, vertex_count: int
-) -> tuple[Int64Array, Int64Array, Int64Array]:
-    """(face lines, face sizes, global corner indices) of the `fa` or `fm` lines."""
+    scanned: ScannedText, command: str, vp_lines: Int64Array, mesh_lines: Int64Array, vertex_count: int,
+    numbers: Callable[[], NumbersAndCounts] | None,
+) -> tuple[Int64Array, Int64Array, Int64Array]:  # fmt: skip
+    """(face lines, face sizes, global corner indices) of the `fa` or `fm` lines; `numbers`: their numbers, read
+    already (then they are at most one chunk of lines)."""
     lines = scanned.lines_of(command)
     if not lines.shape[0]:
         return lines, *_empty_int64(2)  # type: ignore[return-value]
     mesh_starts = np.searchsorted(vp_lines, mesh_lines)
-    parts = [_resolved_corners(scanned, command, chunk, vp_lines, mesh_lines, mesh_starts, vertex_count)
-             for chunk in np.split(lines, np.arange(_FACE_LINES, lines.shape[0], _FACE_LINES))]  # fmt: skip
+    chunks = np.split(lines, np.arange(_FACE_LINES, lines.shape[0], _FACE_LINES))
+    parts = [_resolved_corners(scanned, command, chunk, vp_lines, mesh_lines, mesh_starts, vertex_count,
+                               numbers() if numbers is not None else None)
+             for chunk in chunks]  # fmt: skip
     counts = np.concatenate([part[0] for part in parts])
     resolved = np.concatenate([part[1] for part in parts])
     return lines, counts, resolved
@@ -323,10 +350,11 @@ def _resolved_corners(
     mesh_lines: Int64Array,
     mesh_starts: Int64Array,
     vertex_count: int,
+    numbers: NumbersAndCounts | None = None,
 ) -> tuple[Int64Array, Int64Array]:
     """(corner counts, global corner indices) of some `fa` or `fm` lines (a bounded number: their temporaries are
-    several arrays per corner)."""
-    values, counts = scanned.numbers(lines, f"'{command}'")
+    several arrays per corner); `numbers`: theirs, when read already."""
+    values, counts = numbers if numbers is not None else scanned.numbers(lines, f"'{command}'")
     indices = scanned.integers(values, lines, counts, f"'{command}' vertex index")
     if command == "fm":
         region = np.searchsorted(mesh_lines, lines, side="right") - 1

@@ -11,8 +11,9 @@ column.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +25,7 @@ from .decimals import parse_decimals
 
 Int64Array = npt.NDArray[np.int64]
 Float64Array = npt.NDArray[np.float64]
+NumbersAndCounts = tuple[Float64Array, Int64Array]  # a request's numbers, flat, and how many each line has
 
 # Two-letter commands whose arguments are all numbers; their id is the position in this tuple.
 NUMERIC_COMMANDS = (
@@ -183,6 +185,12 @@ class ScannedText:
     def numbers_of_many(self, requests: list[tuple[Int64Array, str]]) -> list[tuple[Float64Array, Int64Array]]:
         """`numbers` of several sets of lines (each ascending), reading the text once for all of them: the
         commands of one vertex are usually on neighbouring lines. Pieces of text are read by `map_pieces`."""
+        return [finish() for finish in self.numbers_later(requests)]
+
+    def numbers_later(self, requests: list[tuple[Int64Array, str]]) -> list[Callable[[], NumbersAndCounts]]:
+        """`numbers_of_many`, the text read now, but each request's numbers checked (a bad one reported) only when
+        its function is called: a caller that reads its commands' numbers together still reports their errors in
+        the order it checks the commands."""
         results = [_Numbers() for _ in requests]
         for piece in self.map_pieces(lambda bounds: self._piece_numbers(requests, *bounds),
                                      list(self._line_pieces(requests))):  # fmt: skip
@@ -195,16 +203,17 @@ class ScannedText:
                     result.failed = True
                 else:
                     result.value_parts.append(values)
-        output = []
-        for (lines, what), result in zip(requests, results, strict=True):
-            values = self._numbers_slowly(lines, what) if result.failed else result.values
-            counts = result.counts if not result.failed else self._token_counts_slowly(lines)
-            usable = np.abs(values) <= FLOAT32_MAX  # also false for NaN; the document stores float32
-            if not usable.all():
-                message = f"{what}: the number is not finite or too large for a float"
-                self._raise_at_value(lines, counts, int(np.argmin(usable)), message)
-            output.append((values, counts))
-        return output
+        return [partial(self._finished, lines, what, result) for (lines, what), result in zip(requests, results,
+                                                                                             strict=True)]  # fmt: skip
+
+    def _finished(self, lines: Int64Array, what: str, result: _Numbers) -> NumbersAndCounts:
+        values = self._numbers_slowly(lines, what) if result.failed else result.values
+        counts = result.counts if not result.failed else self._token_counts_slowly(lines)
+        usable = np.abs(values) <= FLOAT32_MAX  # also false for NaN; the document stores float32
+        if not usable.all():
+            message = f"{what}: the number is not finite or too large for a float"
+            self._raise_at_value(lines, counts, int(np.argmin(usable)), message)
+        return values, counts
 
     def _piece_numbers(
         self, requests: list[tuple[Int64Array, str]], first: int, last: int
