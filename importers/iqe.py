@@ -3,6 +3,7 @@ with vertex groups and one action per animation, and the `comment` section as a 
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -100,10 +101,13 @@ def build_document(
             armatures_made.append(armature_obj)
     summary.notes += [f"{stem}: {text}" for text in notes]
     normals_by_mesh = _file_or_generated_normals(document, warnings, stem)
+    groups = _object_groups(document, options.merge_by_name)
+    parts = _mesh_parts(document.meshes)
+    first_rows = _first_equal_vertices(document, groups, options) if options.merge_vertices else None
     objects = []
-    for name, members in _object_groups(document, options.merge_by_name):
-        obj, points = _build_object(name, [document.meshes[i] for i in members],
-                                    [normals_by_mesh[i] for i in members], document, options, warnings)  # fmt: skip
+    for index, (name, members) in enumerate(groups):
+        obj, points = _build_object(name, members, parts, [normals_by_mesh[i] for i in members], document, options,
+                                    warnings, None if first_rows is None else first_rows[index])  # fmt: skip
         if armature_obj is not None and any(document.meshes[i].blend_indices is not None for i in members):
             _skin(obj, armature_obj, bone_names, [document.meshes[i] for i in members], points)
         elif obj.parent is None:
@@ -162,33 +166,95 @@ def _kept_faces(mesh: iqe.IqeMesh) -> tuple[np.ndarray, np.ndarray]:
     return ~np.repeat(bad_faces, mesh.face_sizes), ~bad_faces
 
 
+@dataclass
+class _MeshParts:
+    """Per mesh of the document: its faces as Blender takes them (corners in Blender's order, without the faces
+    that use a vertex twice) and its UVs with V flipped back. Worked out for all meshes at once: a file of many
+    small meshes would pay numpy's cost per call for every one of them."""
+
+    corners: list[np.ndarray]  # Blender-order corners of the kept faces, the mesh's own vertex numbers
+    sizes: list[np.ndarray]  # the kept faces' sizes
+    kept_corners: list[np.ndarray | None]  # which of the file's corners are kept (None: all)
+    texcoords: list[np.ndarray | None]  # blender_texcoords()
+
+
+def _mesh_parts(meshes: list[iqe.IqeMesh]) -> _MeshParts:
+    parts = _MeshParts([], [], [], [])
+    if not meshes:
+        return parts
+    corner_counts = [len(m.face_corners) for m in meshes]
+    face_counts = [len(m.face_sizes) for m in meshes]
+    corner_bounds = np.cumsum([0, *corner_counts]).tolist()
+    face_bounds = np.cumsum([0, *face_counts]).tolist()
+    sizes = np.concatenate([m.face_sizes for m in meshes])
+    local = np.concatenate([m.face_corners for m in meshes])
+    first_vertex = np.cumsum([0, *(m.vertex_count for m in meshes[:-1])])
+    numbered = local.astype(np.int64) + np.repeat(first_vertex, corner_counts)  # (faces of different meshes apart)
+    bad_faces = iqe.faces_repeating_a_vertex(numbered, sizes) if len(sizes) else np.zeros(0, bool)
+    reversed_corners = iqe.reverse_face_order(local, sizes)
+    all_kept = not bad_faces.any()
+    for index, mesh in enumerate(meshes):
+        corners = reversed_corners[corner_bounds[index] : corner_bounds[index + 1]]
+        face_sizes = sizes[face_bounds[index] : face_bounds[index + 1]]
+        kept_corners = None
+        if not all_kept and bad_faces[face_bounds[index] : face_bounds[index + 1]].any():
+            kept_corners, kept_faces = _kept_faces(mesh)
+            corners, face_sizes = corners[kept_corners], face_sizes[kept_faces]
+        parts.corners.append(corners)
+        parts.sizes.append(face_sizes)
+        parts.kept_corners.append(kept_corners)
+    parts.texcoords = _flipped_texcoords(meshes)
+    return parts
+
+
+def _flipped_texcoords(meshes: list[iqe.IqeMesh]) -> list[np.ndarray | None]:
+    """Each mesh's blender_texcoords(), V flipped for all meshes in one pass."""
+    given = [m.texcoords for m in meshes if m.texcoords is not None]
+    if len({uvs.dtype for uvs in given}) != 1:  # (none, or of several types: each flipped in its own)
+        return [m.blender_texcoords() for m in meshes]
+    flipped = np.concatenate(given)
+    flipped[:, 1] = 1.0 - flipped[:, 1]
+    bounds = np.cumsum([0, *(len(uvs) for uvs in given)]).tolist()
+    pieces = iter(flipped[start:end] for start, end in itertools.pairwise(bounds))
+    return [next(pieces) if m.texcoords is not None else None for m in meshes]
+
+
 def _build_object(
     name: str,
-    meshes: list[iqe.IqeMesh],
+    members: list[int],
+    parts: _MeshParts,
     generated: list[np.ndarray | None],
     document: iqe.IqeDocument,
     options: IqeImportOptions,
     warnings: list[str],
+    first_rows: np.ndarray | None = None,
 ) -> tuple[bpy.types.Object, _PointData]:
-    vertex_offsets = np.cumsum([0, *(m.vertex_count for m in meshes)])
-    corner_parts, size_parts, material_parts, generated_parts = [], [], [], []
+    """The object of the meshes `members` (of the document); `first_rows`: `_first_equal_vertices`' for it."""
+    meshes = [document.meshes[i] for i in members]
+    corner_parts, size_parts, generated_parts = [], [], []
     materials: list[str] = []
-    for index, mesh in enumerate(meshes):
-        keep_corners, keep_faces = _kept_faces(mesh)
-        corners = mesh.blender_corners()[keep_corners] + vertex_offsets[index]
-        corner_parts.append(corners)
-        size_parts.append(mesh.face_sizes[keep_faces])
+    material_of_member = []
+    vertex_offset = 0
+    for position, (index, mesh) in enumerate(zip(members, meshes, strict=True)):
+        corners = parts.corners[index]
+        corner_parts.append(corners + vertex_offset if vertex_offset else corners)
+        vertex_offset += mesh.vertex_count
+        size_parts.append(parts.sizes[index])
         if mesh.material not in materials:
             materials.append(mesh.material)
-        material_parts.append(np.full(int(keep_faces.sum()), materials.index(mesh.material), np.intc))
-        generated_normals = generated[index]
+        material_of_member.append(materials.index(mesh.material))
+        generated_normals = generated[position]
         if generated_normals is not None:
-            generated_parts.append(generated_normals[keep_corners])
+            kept = parts.kept_corners[index]
+            generated_parts.append(generated_normals if kept is None else generated_normals[kept])
     file_corners = np.concatenate(corner_parts).astype(np.intc)  # each corner's vertex in the file
     sizes = np.concatenate(size_parts).astype(np.int64)
+    face_counts = [len(part) for part in size_parts]
     del corner_parts, size_parts  # a large file's peak comes later, while Blender sets the custom normals
     loop_starts = (np.cumsum(sizes) - sizes).astype(np.intc)
-    welded = _welded_vertices(meshes, document, file_corners, sizes, options) if options.merge_vertices else None
+    welded = None
+    if options.merge_vertices:
+        welded = _welded_vertices(meshes, document, file_corners, sizes, options, first_rows)
     del sizes
     points = _PointData(welded)
     corner_verts = file_corners if welded is None else welded.vertex_of_file_vertex[file_corners].astype(np.intc)
@@ -202,12 +268,12 @@ def _build_object(
         for material in materials:
             blender_mesh.materials.append(_material(material))
     if len(materials) > 1:
-        mesh_io.set_face_materials(blender_mesh, np.concatenate(material_parts))
-    del material_parts
+        mesh_io.set_face_materials(blender_mesh, np.repeat(np.array(material_of_member, np.intc), face_counts))
     if all(m.texcoords is not None for m in meshes):
-        uvs = np.concatenate([m.blender_texcoords() for m in meshes])
+        uv_parts = [uv for uv in (parts.texcoords[i] for i in members) if uv is not None]
+        uvs = uv_parts[0] if len(uv_parts) == 1 else np.concatenate(uv_parts)
         mesh_io.add_uv_map(blender_mesh, UV_NAME, uvs[file_corners])
-        del uvs
+        del uvs, uv_parts
     _add_normals(blender_mesh, meshes, file_corners, corner_verts, generated_parts, options, points)
     _add_colors(blender_mesh, meshes, options.import_colors, points)
     _add_customs(blender_mesh, meshes, document, file_corners, points, options.import_colors, warnings)
@@ -238,13 +304,28 @@ class _PointData:
 
 def _welded_vertices(
     meshes: list[iqe.IqeMesh], document: iqe.IqeDocument, file_corners: np.ndarray, sizes: np.ndarray,
-    options: IqeImportOptions,
+    options: IqeImportOptions, first: np.ndarray | None = None,
 ) -> _Welded | None:  # fmt: skip
     """File vertices with the same position and the same per-vertex data (weights, colour, custom arrays) become
     one Blender vertex: IQE splits a vertex wherever its UV or normal changes, and those are per corner in
     Blender. Without custom normals, the normal is per-vertex data too (merged hard edges would be smoothed). A
     face that would then use one vertex twice, or the vertices of an earlier face (the back of a double-sided
-    card), keeps its own vertices."""
+    card), keeps its own vertices. `first`: each file vertex's first equal one, found already."""
+    if first is None:
+        first = dedup.first_equal_rows(dedup.paired_columns(_weld_table(meshes, document, options)))
+    is_first = first == np.arange(first.size)
+    vertex_of_file_vertex = (np.cumsum(is_first) - 1)[first]
+    representative = np.flatnonzero(is_first)
+    if representative.size == first.size:
+        return None  # nothing to merge: one Blender vertex per file vertex, in the file's order
+    apart = _spoiled_file_vertices(vertex_of_file_vertex, file_corners, sizes)
+    if apart.size:
+        vertex_of_file_vertex, representative = _kept_apart(vertex_of_file_vertex, apart)
+    return _Welded(vertex_of_file_vertex, representative)
+
+
+def _weld_table(meshes: list[iqe.IqeMesh], document: iqe.IqeDocument, options: IqeImportOptions) -> np.ndarray:
+    """(V, k) int32: the bits of what must be equal for the meshes' file vertices to become one Blender vertex."""
     columns = [np.concatenate([m.positions for m in meshes]).astype(np.float32).view(np.int32)]
     if any(m.blend_indices is not None for m in meshes):
         indices, weights = _file_blend(meshes)
@@ -261,16 +342,43 @@ def _welded_vertices(
             continue
         columns.append(np.concatenate([m.custom[slot] if slot in m.custom else np.zeros((m.vertex_count, width))
                                        for m in meshes]).astype(np.float32).view(np.int32))  # fmt: skip
-    first = dedup.first_equal_rows(dedup.paired_columns(np.concatenate(columns, axis=1)))
-    is_first = first == np.arange(first.size)
-    vertex_of_file_vertex = (np.cumsum(is_first) - 1)[first]
-    representative = np.flatnonzero(is_first)
-    if representative.size == first.size:
-        return None  # nothing to merge: one Blender vertex per file vertex, in the file's order
-    apart = _spoiled_file_vertices(vertex_of_file_vertex, file_corners, sizes)
-    if apart.size:
-        vertex_of_file_vertex, representative = _kept_apart(vertex_of_file_vertex, apart)
-    return _Welded(vertex_of_file_vertex, representative)
+    return np.concatenate(columns, axis=1)
+
+
+def _first_equal_vertices(
+    document: iqe.IqeDocument, groups: list[tuple[str, list[int]]], options: IqeImportOptions
+) -> list[np.ndarray] | None:
+    """Per object group, each file vertex's first equal one (see `_welded_vertices`), found for every group in
+    one pass over all the file's vertices when every mesh holds the same arrays (what a file usually does: then
+    each group's table is its rows of the whole file's); None otherwise. Each row carries its group's number, so
+    that no vertex equals one of another group."""
+    meshes = document.meshes
+    if len(groups) < 2 or len({_held_arrays(mesh) for mesh in meshes}) != 1:
+        return None
+    group_of_mesh = np.empty(len(meshes), np.int32)
+    for number, (_, members) in enumerate(groups):
+        group_of_mesh[members] = number
+    vertex_counts = [mesh.vertex_count for mesh in meshes]
+    group_column = np.repeat(group_of_mesh, vertex_counts)
+    table = np.column_stack([_weld_table(meshes, document, options), group_column])
+    first = dedup.first_equal_rows(dedup.paired_columns(table))
+    # each vertex's row among its group's (a group's meshes come in file order, so its rows keep their order)
+    rank = np.empty(len(first), np.int64)
+    result = []
+    mesh_starts = np.cumsum([0, *vertex_counts]).tolist()
+    for _, members in groups:
+        rows = np.concatenate([np.arange(mesh_starts[i], mesh_starts[i + 1]) for i in members]) if len(
+            members) > 1 else np.arange(mesh_starts[members[0]], mesh_starts[members[0] + 1])  # fmt: skip
+        rank[rows] = np.arange(len(rows))
+        result.append(rank[first[rows]])
+    return result
+
+
+def _held_arrays(mesh: iqe.IqeMesh) -> tuple[object, ...]:
+    """What decides the columns of a mesh's weld table (see `_weld_table`)."""
+    customs = tuple(sorted((slot, values.shape[1]) for slot, values in mesh.custom.items()))
+    held = (mesh.blend_indices, mesh.colors, mesh.normals, mesh.texcoords)
+    return (*(array is not None for array in held), customs)
 
 
 def _spoiled_file_vertices(
