@@ -145,7 +145,12 @@ def _floats(tokens: _Tokens, which: Array) -> tuple[Array, Array]:
 
 
 def _doubles(tokens: _Tokens, starts: Array, ends: Array) -> tuple[Array, Array]:
-    mantissa, after_point, valid, negative = _digit_columns(tokens.block, starts, ends)
+    mantissa, valid, negative = _six_decimal_columns(tokens.block, starts, ends)
+    after_point = np.full(starts.shape[0], 6, np.int64)
+    if not valid.all():  # other spellings (%g, more or fewer decimals, a sign '+'): the general columns
+        others = np.flatnonzero(~valid)
+        mantissa[others], after_point[others], valid[others], _ = _digit_columns(tokens.block, starts[others],
+                                                                                 ends[others])  # fmt: skip
     exact = valid & (mantissa < np.uint64(_EXACT_MANTISSA)) & (after_point <= 22)
     values: Array = mantissa.astype(np.float64) / _POWERS_OF_TEN[np.minimum(after_point, 22)]
     np.negative(values, out=values, where=negative)
@@ -158,19 +163,53 @@ def _doubles(tokens: _Tokens, starts: Array, ends: Array) -> tuple[Array, Array]
     return values, exact
 
 
+_MOST_WHOLE_DIGITS = 12
+
+
+def _six_decimal_columns(block: Array, starts: Array, ends: Array) -> tuple[Array, Array, Array]:
+    """_digit_columns for the tokens `[-]digits.dddddd` (printf's %f, as exporters write floats) in about half
+    the passes: the point and the six decimals sit at fixed places before the token's end, so only the digits
+    before the point need a column each. The digits as an integer, whether the token has that shape (at most
+    _MOST_WHOLE_DIGITS before the point; the others' integers mean nothing) and whether it is negative."""
+    negative = block[starts] == ord("-")
+    body = starts + negative
+    point = np.maximum(ends - 7, 0)
+    whole = point - body  # digits before the point
+    shaped = (whole >= 1) & (whole <= _MOST_WHOLE_DIGITS) & (block[point] == ord("."))
+    mantissa = np.zeros(starts.shape[0], np.uint64)
+    last = block.shape[0] - 1
+    for column in range(min(int(whole.max(initial=0)), _MOST_WHOLE_DIGITS)):
+        active = column < whole
+        digit = block[np.minimum(body + column, last)] - np.uint8(48)  # wraps above 9 for anything but a digit
+        shaped &= ~active | (digit < 10)
+        mantissa = np.where(active, mantissa * np.uint64(10) + digit, mantissa)
+    for place in range(1, 7):
+        digit = block[np.minimum(point + place, last)] - np.uint8(48)
+        shaped &= digit < 10
+        mantissa = mantissa * np.uint64(10) + digit
+    return mantissa, shaped, negative
+
+
 def _uints(tokens: _Tokens, which: Array) -> tuple[Array, Array]:
     """Values of plain decimal unsigned integer tokens at these indices, and which tokens are such integers."""
     return _converted(tokens, which, _plain_uints, np.int64)
 
 
 def _plain_uints(tokens: _Tokens, starts: Array, ends: Array) -> tuple[Array, Array]:
-    mantissa, after_point, valid, negative = _digit_columns(tokens.block, starts, ends)
+    """Tokens of 1 to 10 digits, no leading 0 (octal for the tokenizer) but `0` itself, at most 0xFFFFFFFF: their
+    values, and which tokens are such."""
+    block = tokens.block
     lengths = ends - starts
-    plain = valid & ~negative & (tokens.block[starts] != ord("+")) & (lengths <= 10)
-    plain &= (after_point == 0) & (tokens.block[np.maximum(ends - 1, 0)] != ord("."))
-    plain &= (tokens.block[starts] != ord("0")) | (lengths == 1)  # a leading 0 is octal
-    plain &= mantissa <= np.uint64(_UINT32_MAX)
-    return mantissa.astype(np.int64), plain
+    plain = (lengths >= 1) & (lengths <= 10) & ((block[starts] != ord("0")) | (lengths == 1))
+    values = np.zeros(starts.shape[0], np.int64)
+    last = block.shape[0] - 1
+    for column in range(min(int(lengths.max(initial=0)), 10)):
+        active = column < lengths
+        digit = block[np.minimum(starts + column, last)] - np.uint8(48)  # wraps above 9 for anything but a digit
+        plain &= ~active | (digit < 10)
+        values = np.where(active, values * 10 + digit, values)
+    plain &= values <= _UINT32_MAX
+    return values, plain
 
 
 # ------------------------------------------------------------------------------------------ many blocks at once

@@ -462,3 +462,35 @@ def test_plain_decimal_mesh_heads_read_as_token_by_token() -> None:
         assert [np.float32(v).tobytes() for v in getattr(quick, field)] == [
             np.float32(v).tobytes() for v in getattr(slow, field)]
     assert quick.auto_smooth_angle == slow.auto_smooth_angle == 30.0
+
+
+def _token_spans(text: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    words = text.split(b" ")
+    starts = np.cumsum([0] + [len(word) + 1 for word in words[:-1]])
+    return np.frombuffer(text, np.uint8), starts, starts + np.array([len(word) for word in words])
+
+
+def test_quick_number_columns_read_as_the_general_columns() -> None:
+    """The %f and plain-integer shortcuts of the block scanner give what the column-by-column reading gives, and
+    leave every other spelling to it."""
+    from qmap_compiler import blockscan
+
+    rng = np.random.default_rng(3)
+    words = _number_spellings(rng, 3000) + [f"{v:f}".encode() for v in rng.standard_normal(2000) * 1e4]
+    words += [b"1.000000", b"-0.000000", b"123456789012.123456", b"1234567890123.123456", b"1.2.3456",
+              b"--1.000000", b"+1.000000", b".123456", b"1.", b"0", b"07", b"10", b"4294967295", b"4294967296",
+              b"12345678901", b"-3", b"1e5", b"9", b"1,000000", b"123456"]  # fmt: skip
+    block, starts, ends = _token_spans(b" ".join(words))
+    mantissa, after_point, valid, negative = blockscan._digit_columns(block, starts, ends)
+    quick, shaped, quick_negative = blockscan._six_decimal_columns(block, starts, ends)
+    assert np.array_equal(quick_negative, negative)
+    assert shaped.sum() > 2000 and not (shaped & ~valid).any()
+    assert np.array_equal(quick[shaped], mantissa[shaped]) and (after_point[shaped] == 6).all()
+    tokens = blockscan._Tokens(block, starts, ends, np.zeros(len(words), np.bool_))
+    values, read = blockscan._doubles(tokens, starts, ends)
+    assert [float(word) for word, ok in zip(words, read, strict=True) if ok] == values[read].tolist()
+    assert not read[[w in (b"1.2.3456", b"--1.000000") for w in words]].any()
+    uints, plain = blockscan._plain_uints(tokens, starts, ends)
+    expected = [w.isdigit() and (w[:1] != b"0" or len(w) == 1) and int(w) <= 0xFFFFFFFF for w in words]
+    assert plain.tolist() == expected
+    assert uints[plain].tolist() == [int(w) for w, ok in zip(words, expected, strict=True) if ok]
