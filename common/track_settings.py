@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import bpy
 
@@ -37,6 +39,12 @@ def fields(kind: str) -> tuple[vt.TrackField, ...]:
     """The settings of a list kind, but the model (the object's pack member names it)."""
     return tuple(spec for spec in (vt.LIST_FIELDS if kind == vt.LIST_FILE else vt.OBJECT_FIELDS)
                  if spec.name != "model")  # fmt: skip
+
+
+@functools.cache
+def _keys(kind: str) -> tuple[tuple[str, str], ...]:
+    """(setting, its property's name) of each setting of a list kind."""
+    return tuple((spec.name, PREFIX + spec.name) for spec in fields(kind))
 
 
 def set_settings(obj: bpy.types.Object, kind: str, settings: dict[str, vt.Value]) -> None:
@@ -68,33 +76,68 @@ def kind_of(obj: bpy.types.Object) -> str | None:
     return kind if kind in (vt.LIST_FILE, vt.OBJECTS_FILE) else None
 
 
-def apply_list(obj: bpy.types.Object, document: vt.ListDocument, index: int | None) -> None:
-    """Give `obj` entry `index` of the list (None: the list has none for it)."""
-    obj[KIND] = vt.LIST_FILE
-    obj[COUNT] = document.count
-    obj[HEAD] = document.head
-    obj[TAIL] = document.tail
-    if index is None:
-        obj[UNLISTED] = True
-        return
-    entry = document.entries[index]
-    obj[ENTRY] = entry.text
-    obj[INDEX] = index
-    set_settings(obj, vt.LIST_FILE, vt.entry_settings(entry))
+def apply_list(models: list[tuple[bpy.types.Object, int | None]], document: vt.ListDocument) -> None:
+    """Give each object its entry of the list: (object, entry index; None: the list has none for it)."""
+    with _settings_writer() as write:
+        for obj, index in models:
+            fixed: dict[str, vt.Value] = {KIND: vt.LIST_FILE, COUNT: document.count, HEAD: document.head,
+                                          TAIL: document.tail}  # fmt: skip
+            if index is None:
+                write(obj, vt.LIST_FILE, {**fixed, UNLISTED: True}, {})
+                continue
+            entry = document.entries[index]
+            write(obj, vt.LIST_FILE, {**fixed, ENTRY: entry.text, INDEX: index}, vt.entry_settings(entry))
 
 
-def apply_objects(obj: bpy.types.Object, text: bpy.types.Text, document: vt.ObjectsDocument,
-                  body: vt.TrackBody | None) -> None:  # fmt: skip
-    """Give `obj` the settings of `body` of the file held in `text` (None: no object of the file has it)."""
-    obj[KIND] = vt.OBJECTS_FILE
-    obj[TEXT] = text.name
-    if body is None:
-        obj[UNLISTED] = True
-        return
-    obj[SECTION] = body.name
-    values = {spec.name: spec.default for spec in vt.OBJECT_FIELDS if spec.name != "mass"}  # (mass: only if given)
-    values.update(body.settings(document.lines))
-    set_settings(obj, vt.OBJECTS_FILE, values)
+def apply_objects(models: list[tuple[bpy.types.Object, vt.TrackBody | None]], text: bpy.types.Text,
+                  document: vt.ObjectsDocument) -> None:  # fmt: skip
+    """Give each object the settings of its body of the file held in `text`: (object, body; None: no object of the
+    file has it)."""
+    defaults = {spec.name: spec.default for spec in vt.OBJECT_FIELDS if spec.name != "mass"}  # (mass: only if given)
+    with _settings_writer() as write:
+        for obj, body in models:
+            fixed: dict[str, vt.Value] = {KIND: vt.OBJECTS_FILE, TEXT: text.name}
+            if body is None:
+                write(obj, vt.OBJECTS_FILE, {**fixed, UNLISTED: True}, {})
+                continue
+            write(obj, vt.OBJECTS_FILE, {**fixed, SECTION: body.name}, {**defaults, **body.settings(document.lines)})
+
+
+SettingsWrite = Callable[[bpy.types.Object, str, dict[str, vt.Value], dict[str, vt.Value]], None]
+
+
+@contextmanager
+def _settings_writer() -> Iterator[SettingsWrite]:
+    """write(obj, kind, fixed, settings): the hidden properties `fixed`, then the settings of `kind`, as custom
+    properties of `obj`, in that order (as set_settings gives them). Two calls an object instead of a few dozen: the
+    first object of each set of properties (names and types) gives them, with their descriptions and ranges, to a
+    scratch object, which the further ones copy before their own values replace its (a value of the same type keeps
+    the description and range). A track has thousands of objects."""
+    templates: dict[tuple[tuple[str, ...], tuple[type, ...]], bpy.types.Object] = {}
+
+    def write(obj: bpy.types.Object, kind: str, fixed: dict[str, vt.Value], settings: dict[str, vt.Value]) -> None:
+        properties = obj.id_properties_ensure()
+        if not settings:  # (nothing with a description to copy)
+            properties.update(fixed)
+            return
+        values = fixed.copy()
+        for name, key in _keys(kind):
+            if name in settings:
+                values[key] = settings[name]
+        shape = (tuple(values), tuple(map(type, values.values())))
+        template = templates.get(shape)
+        if template is None:
+            template = templates[shape] = bpy.data.objects.new("iogf track settings", None)
+            template.id_properties_ensure().update(fixed)
+            set_settings(template, kind, settings)
+        properties.update(template.id_properties_ensure())
+        properties.update(values)
+
+    try:
+        yield write
+    finally:
+        for template in templates.values():
+            bpy.data.objects.remove(template)
 
 
 # ------------------------------------------------------------------------------------------------ export

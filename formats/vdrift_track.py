@@ -35,7 +35,7 @@ MIN_LIST_VALUES = 14  # what older releases accepted (fields past the count left
 Value = bool | int | float | str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # (hashed by identity, in C: parse_value's cache is asked 30,000 times a list)
 class TrackField:
     name: str  # in the file (objects.txt key) or VDrift's source (list.txt)
     kind: type  # bool, int, float or str

@@ -14,6 +14,7 @@ from mathutils import Matrix
 
 from ..common import mesh_io, textures, track_settings
 from ..common.conventions import JOE_STORED_NORMALS as STORED_NORMALS
+from ..common.conventions import collector_paused
 from ..common.operators import (
     IMPORT_SCALE,
     ImportFilesMixin,
@@ -194,7 +195,8 @@ def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeI
         if taken_names:  # (one line for a pack imported twice, not one per member)
             summary.warnings.append(f"{os.path.basename(path)}: {mesh_io.taken_names_note(taken_names)}")
 
-    return import_all(context, paths, lambda path: parse_file(path, options.track_settings), build)
+    with collector_paused():  # (a track's pack and list make tens of thousands of Python objects)
+        return import_all(context, paths, lambda path: parse_file(path, options.track_settings), build)
 
 
 def apply_track_list(track: TrackList, models: list[tuple[str, bpy.types.Object]], packed: bool) -> list[str]:
@@ -203,15 +205,14 @@ def apply_track_list(track: TrackList, models: list[tuple[str, bpy.types.Object]
     if track.objects is not None:
         text = bpy.data.texts.new(name)
         text.from_string(track.text)
-        for member, obj in models:
-            track_settings.apply_objects(obj, text, track.objects, track.objects.body_of(member))
+        track_settings.apply_objects([(obj, track.objects.body_of(member)) for member, obj in models], text,
+                                     track.objects)  # fmt: skip
         return []
     assert track.entries is not None
     first: dict[str, int] = {}
     for index, entry in enumerate(track.entries.entries):
         first.setdefault(entry.model, index)
-    for member, obj in models:
-        track_settings.apply_list(obj, track.entries, first.get(member))
+    track_settings.apply_list([(obj, first.get(member)) for member, obj in models], track.entries)
     if not packed:
         return []
     warnings = []

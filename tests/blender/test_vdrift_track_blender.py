@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from types import ModuleType
 
 import bpy
 import pytest
@@ -246,3 +247,63 @@ def test_a_loose_joe_gets_its_entry(tmp_path: Path) -> None:
     bpy.data.objects["crate"].select_set(True)
     export_pack(tmp_path / "out" / "crate.jpk", export_selected_objects=True)
     assert not (tmp_path / "out" / "list.txt").exists()  # (no entry for it: no list of nothing)
+
+
+def _properties(obj: bpy.types.Object) -> list[tuple[str, str, object, dict[str, object]]]:
+    """Each custom property in order: name, type, value, and its descriptions and ranges."""
+    return [(key, type(obj[key]).__name__, obj[key], obj.id_properties_ui(key).as_dict())
+            for key in obj.keys()]  # noqa: SIM118  (an object iterates no keys)
+
+
+def _one_at_a_time(ts: ModuleType, obj: bpy.types.Object, fixed: dict[str, vt.Value], kind: str,
+                   settings: dict[str, vt.Value]) -> None:  # fmt: skip
+    """The settings written a property at a time: what the import's copied ones must equal."""
+    for key, value in fixed.items():
+        obj[key] = value
+    if settings:
+        ts.set_settings(obj, kind, settings)
+
+
+def test_settings_copied_in_bulk_equal_those_set_one_at_a_time(tmp_path: Path, extension: ModuleType) -> None:
+    ts = extension.common.track_settings
+
+    members = ["wall.joe", "fence.joe", "sky.joe", "loose.joe", "gate.joe"]
+    short_head = "14\n"  # (an old list of 14 values an entry: its objects have fewer settings)
+    pieces = {"list": make_track(tmp_path / "list", members, listed=["sky.joe", "fence.joe", "wall.joe", "fence.joe"])}
+    short = tmp_path / "short"
+    pieces["short"] = make_track(short, ["wall.joe", "sky.joe"])
+    (short / "objects" / "list.txt").write_text(short_head + "".join(
+        f"{model}\n" + "\n".join(VALUES[model][:13]) + "\n" for model in ("sky.joe", "wall.joe")), "latin-1")
+    objects_txt = OBJECTS_TXT + "[object.w.body]\nmodel = wall.joe\nmipmap = 0\nsurface = 3\nclampuv = 2\n"
+    pieces["objects"] = make_track(tmp_path / "objects", ["fence.joe", "wall.joe", "gate.joe"], objects_txt=objects_txt)
+    for name, pack in pieces.items():
+        bpy.ops.wm.read_homefile(use_empty=True)
+        import_pack(pack)
+        folder = pack.parent
+        imported = [obj for obj in bpy.data.objects]
+        assert len(imported) == len(jpk.load_jpk(str(pack)).members), name  # (no scratch object left)
+        for obj in imported:
+            expected = bpy.data.objects.new("expected", None)
+            if (folder / "list.txt").exists():
+                document = vt.read_list((folder / "list.txt").read_text("latin-1"))
+                fixed: dict[str, vt.Value] = {ts.KIND: vt.LIST_FILE, ts.COUNT: document.count, ts.HEAD: document.head,
+                                              ts.TAIL: document.tail}  # fmt: skip
+                index = next((i for i, e in enumerate(document.entries) if e.model == f"{obj.name}.joe"), None)
+                if index is None:
+                    _one_at_a_time(ts, expected, {**fixed, ts.UNLISTED: True}, vt.LIST_FILE, {})
+                else:
+                    entry = document.entries[index]
+                    _one_at_a_time(ts, expected, {**fixed, ts.ENTRY: entry.text, ts.INDEX: index}, vt.LIST_FILE,
+                                   vt.entry_settings(entry))  # fmt: skip
+            else:
+                objects = vt.read_objects(objects_txt)
+                body = objects.body_of(f"{obj.name}.joe")
+                fixed = {ts.KIND: vt.OBJECTS_FILE, ts.TEXT: "objects.txt"}
+                if body is None:
+                    _one_at_a_time(ts, expected, {**fixed, ts.UNLISTED: True}, vt.OBJECTS_FILE, {})
+                else:
+                    defaults = {spec.name: spec.default for spec in vt.OBJECT_FIELDS if spec.name != "mass"}
+                    _one_at_a_time(ts, expected, {**fixed, ts.SECTION: body.name}, vt.OBJECTS_FILE,
+                                   {**defaults, **body.settings(objects.lines)})  # fmt: skip
+            assert _properties(obj) == _properties(expected), (name, obj.name)
+            bpy.data.objects.remove(expected)
