@@ -77,6 +77,8 @@ def new_mesh(name: str, positions: np.ndarray, corner_verts: np.ndarray, loop_st
 
 def set_smooth(mesh: bpy.types.Mesh, smooth: bool = True) -> None:
     """Every face smooth (or flat)."""
+    if smooth and mesh.attributes.get("sharp_face") is None:
+        return  # (without the attribute every face is smooth already)
     set_face_smooth(mesh, np.full(len(mesh.polygons), smooth, bool))
 
 

@@ -120,24 +120,32 @@ def _group_arrays(
     spoiled = dedup.faces_repeating_a_vertex(corner_verts, np.full(len(vertex), 3)) | dedup.later_duplicate_faces(
         corner_verts, np.full(len(vertex), 3))  # fmt: skip
     spoiled_members = np.add.reduceat(spoiled.astype(np.int64), face_starts) > 0
-    vertex_starts = np.cumsum([len(frame.positions) for frame in frames]) - [len(frame.positions) for frame in frames]
+    vertex_counts = np.array([len(frame.positions) for frame in frames], np.int64)
+    vertex_starts = np.cumsum(vertex_counts) - vertex_counts
     unit = unit_vectors(corner_normals)
     per_vertex = np.zeros((len(positions), 3), np.float32)
     per_vertex[corner_verts] = unit
     same = all_per_row(per_vertex[corner_verts] == unit)
     one_per_vertex = np.logical_and.reduceat(same, 3 * face_starts)
+    member_corner_verts = corner_verts - np.repeat(vertex_starts, 3 * faces)  # (each member's own numbering)
+    # (numpy's scalars and small slices cost a microsecond each: the loop takes Python numbers)
+    corner_bounds = (3 * np.cumsum(faces)).tolist()
+    vertex_bounds = np.cumsum(vertex_counts).tolist()
+    skipped = (spoiled_members | (fires & apply_normal_swap)).tolist()
     results: list[MeshArrays | None] = []
-    for member, (document, frame) in enumerate(zip(documents, frames, strict=True)):
-        if spoiled_members[member] or (fires[member] and apply_normal_swap):
+    begin = first = 0
+    for document, frame, end, last, skip, swap, one in zip(
+        documents, frames, corner_bounds, vertex_bounds, skipped, fires.tolist(), one_per_vertex.tolist(),
+        strict=True,
+    ):  # fmt: skip
+        if not skip:
+            warnings = [*document.warnings, SWAP_NOT_APPLIED] if swap else list(document.warnings)
+            prepared = PreparedNormals(unit[begin:end], per_vertex[first:last] if one else None)
+            results.append(MeshArrays(frame.positions, member_corner_verts[begin:end], corner_normals[begin:end],
+                                      corner_texcoords[begin:end], warnings, prepared))  # fmt: skip
+        else:
             results.append(None)
-            continue
-        begin, end = 3 * int(face_starts[member]), 3 * int(face_starts[member] + faces[member])
-        first, vertices = int(vertex_starts[member]), len(frame.positions)
-        warnings = [*document.warnings, *([SWAP_NOT_APPLIED] if fires[member] else [])]
-        prepared = PreparedNormals(unit[begin:end], per_vertex[first : first + vertices] if one_per_vertex[member]
-                                   else None)  # fmt: skip
-        results.append(MeshArrays(frame.positions, corner_verts[begin:end] - first, corner_normals[begin:end],
-                                  corner_texcoords[begin:end], warnings, prepared))  # fmt: skip
+        begin, first = end, last
     return results
 
 
