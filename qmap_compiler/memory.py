@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import threading
 from collections.abc import Callable, Iterator
 
@@ -29,11 +28,9 @@ class _Libc:
         self.trim: Callable[[int], int] = lambda _pad: 0
         self.mallopt: Callable[[int, int], int] | None = None
         with contextlib.suppress(OSError, AttributeError, TypeError):
-            name = ctypes.util.find_library("c")
-            if name:
-                library = ctypes.CDLL(name)
-                self.trim = library.malloc_trim
-                self.mallopt = library.mallopt
+            library = ctypes.CDLL(None)  # the process's own symbols, libc's among them (find_library runs ldconfig)
+            self.trim = library.malloc_trim
+            self.mallopt = library.mallopt
 
 
 _libc: _Libc | None = None
