@@ -27,9 +27,9 @@ Cases of one size each (`--only` names in brackets):
   The floor makes no vertex groups (no bpy call makes them in bulk): ours does.
 
 QMAP compile, at each size: the generated scenes of tools/bench_qmap.py, compiled by `python -m qmap_compiler` as a
-child process timed whole (spawn to exit), and by Tools.exe under Wine the same way, with the Wine server kept
-running (its start-up not counted); Tools.exe is never shipped: take it from the TFQ repository. Without it the
-compile rows show our figures only.
+child process timed whole (spawn to exit; its bytecode compiled beforehand, as Python leaves it after a first
+run), and by Tools.exe under Wine the same way, with the Wine server kept running (its start-up not counted);
+Tools.exe is never shipped: take it from the TFQ repository. Without it the compile rows show our figures only.
 
 Ratios are our time over the peer's: lower is better, 1.0 is as fast. Peak memory is the peak resident set of the
 whole process while the case ran: the benchmark process itself (Blender included; its peak, VmHWM, is reset before
@@ -41,6 +41,7 @@ an SVG chart beside it (tools/bench_report.py). Figures only, no asserts.
 from __future__ import annotations
 
 import argparse
+import compileall
 import datetime
 import os
 import shlex
@@ -417,6 +418,9 @@ def compile_rows(size: str, repeat: int, folder: Path, tools_exe: str | None) ->
     steps, spread, share = (5, 60.0, 0.1) if faces <= 100_000 else (10, 200.0, 0.4)
     tmp, desc, count = generate_scene(folder, f"compile{size}", faces, steps, spread, share, 2024)
     ours_out, peer_out = folder / f"ours{size}.qmap", folder / f"peer{size}.qmap"
+    # Bytecode compiled beforehand, as Python leaves it after a user's first run (here it may not be: where
+    # PYTHONDONTWRITEBYTECODE is set, every run would compile the package's sources again).
+    compileall.compile_dir(REPO_ROOT / "qmap_compiler", quiet=1)
     ours = [compiler_run(tmp, desc, ours_out) for _ in range(repeat)]
     row = BenchRow("QMAP compile", f"{count:,} faces, whole process", min(r[0] for r in ours), max(r[1] for r in ours),
                    peer="Tools.exe", peer_note=NO_TOOLS_EXE)  # fmt: skip
