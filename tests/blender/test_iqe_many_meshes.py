@@ -122,3 +122,51 @@ def test_the_varied_files_merge_vertices_and_drop_faces(tmp_path: Path, extensio
         merged += sum(" iqe_vertex CORNER " in line for line in state)
         dropped += any("same vertex twice" in text for text in warnings)
     assert merged >= 4 and dropped >= 4
+
+
+EXPORT_OPTIONS = [{}, {"triangulate": False}, {"export_attributes": "ALL", "export_tangents": True},
+                  {"apply_modifiers": False, "flip_v": False, "reverse_winding": False}]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_objects_split_together_export_the_bytes_of_one_at_a_time(
+    tmp_path: Path, extension: ModuleType, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:  # fmt: skip
+    """The exporter splits the vertices of several objects at once: the file must be that of one object at a
+    time (here: objects imported from the varied files, one mirrored, one with a modifier making quads)."""
+    path = tmp_path / "many.iqe"
+    path.write_text(_varied_text(seed))
+    _imported(extension, path)
+    meshes = [obj for obj in bpy.data.objects if obj.type == "MESH"]
+    if len(meshes) > 2 and seed % 3:
+        meshes[1].scale = (-1.0, 1.0, 1.0)
+        meshes[2].modifiers.new("more", "SUBSURF").levels = 1
+    options = EXPORT_OPTIONS[seed % len(EXPORT_OPTIONS)]
+    together, apart = tmp_path / "together.iqe", tmp_path / "apart.iqe"
+    assert bpy.ops.export_scene.iqe(filepath=str(together), **options) == {"FINISHED"}
+    monkeypatch.setattr(extension.exporters.iqe, "_CORNERS_TOGETHER", 1)  # (each object's blocks on its own)
+    assert bpy.ops.export_scene.iqe(filepath=str(apart), **options) == {"FINISHED"}
+    assert together.read_bytes() == apart.read_bytes()
+
+
+def test_objects_split_together_are_split_as_one_at_a_time(extension: ModuleType) -> None:
+    """`_split_together` itself, on objects of shared and split vertices, against `_split_vertices` of each."""
+    exporter = extension.exporters.iqe
+    rng = np.random.default_rng(7)
+    objects = []
+    for _ in range(9):
+        vertices, corners = int(rng.integers(3, 40)), 3 * int(rng.integers(1, 30))
+        corner_vert = rng.integers(0, vertices, corners).astype(np.intc)
+        normals = rng.choice(np.eye(3, dtype=np.float32), corners)  # (a few distinct rows: some vertices split)
+        layers = exporter._Layers(corner={"normal": normals})
+        objects.append(exporter._ObjectData("o", np.zeros((vertices, 3), np.float32), corner_vert, layers,
+                                            np.arange(corners, dtype=np.intc), np.full(corners // 3, 3), np.zeros(
+                                                corners // 3, np.intc), ["m"], None))  # fmt: skip
+    splits = exporter._split_together(objects)
+    for data, split in zip(objects, splits, strict=True):
+        alone_first, alone_vertex = exporter._split_vertices(data.corner_vert, exporter._corner_tables(data).split)
+        first, vertex = split
+        np.testing.assert_array_equal(vertex, alone_vertex)  # the same new vertex of every corner
+        table = exporter._corner_tables(data).split
+        np.testing.assert_array_equal(data.corner_vert[first], data.corner_vert[alone_first])
+        np.testing.assert_array_equal(table[first], table[alone_first])  # standing for the same data
