@@ -232,7 +232,8 @@ class JoeMaterials:
     them: a track has hundreds of textures)."""
 
     by_texture: dict[tuple[str, bool], bpy.types.Material] = field(default_factory=dict)
-    first_of_kind: dict[tuple[bool, str | None], bpy.types.Material] = field(default_factory=dict)
+    first_of_kind: dict[tuple[bool, str | None], tuple[bpy.types.Material, str]] = field(default_factory=dict)
+    # (with the name of its image node: a copy's node is looked up by name, not by walking its nodes)
 
 
 def texture_joe_mesh(
@@ -261,14 +262,15 @@ def _joe_material(
     like = made.first_of_kind.get(kind)
     plain = texture.key_color is None and texture.uv_mapping is None and not texture.alpha_test
     if like is not None and plain and textures.looks_like_an_image(texture.path):
-        material = like.copy()
+        material = like[0].copy()
         material.name = name
-        image_node = next(node for node in compat.material_node_tree(material).nodes if node.type == "TEX_IMAGE")
+        image_node = compat.material_node_tree(material).nodes[like[1]]
         image_node.image = bpy.data.images.load(texture.path, check_existing=True)
         summary.textures_found.add(texture.path)
         return material
     material = bpy.data.materials.new(name)
     use_texture(material, texture, summary, uv_map)
-    if plain and any(node.type == "TEX_IMAGE" for node in compat.material_node_tree(material).nodes):
-        made.first_of_kind.setdefault(kind, material)
+    image_node = next((node for node in compat.material_node_tree(material).nodes if node.type == "TEX_IMAGE"), None)
+    if plain and image_node is not None:
+        made.first_of_kind.setdefault(kind, (material, image_node.name))
     return material

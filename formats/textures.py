@@ -115,8 +115,10 @@ def clear_cache() -> None:
     _is_file.cache_clear()
     materials_folder.cache_clear()  # (found once for all the materials of an import: a QC may name hundreds)
     _model_textures.cache_clear()
+    _existing.cache_clear()
 
 
+@lru_cache(maxsize=4096)  # (a track's thousands of models ask for a few hundred textures)
 def _existing(root: str, relative: str) -> str | None:
     """root/relative with each part matched ignoring case, if it is a file inside root."""
     folder = root

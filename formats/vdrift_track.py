@@ -155,7 +155,8 @@ class ListEntry:
 
     @property
     def model(self) -> str:
-        return self.values[0]
+        start, end = self.spans[0]
+        return self.text[start:end]
 
 
 @dataclass

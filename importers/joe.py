@@ -143,7 +143,7 @@ def build_model_mesh(
     if options.matrix is not None and not mesh_io.is_identity(options.matrix):
         positions = mesh_io.transform_points(positions, options.matrix)
         corner_normals = mesh_io.transform_normals(corner_normals, options.matrix).astype(np.float32)
-    mesh = mesh_io.new_mesh(name, positions, arrays.corner_verts, np.arange(arrays.face_count) * 3)
+    mesh = mesh_io.new_mesh(name, positions, arrays.corner_verts, triangle_starts(arrays.face_count))
     if arrays.corner_texcoords is not None:
         mesh_io.add_uv_map(mesh, "UVMap", arrays.corner_texcoords)
     mesh_io.set_smooth(mesh)
@@ -152,8 +152,20 @@ def build_model_mesh(
         prepared = arrays.normals if corner_normals is arrays.corner_normals else None  # (not if transformed)
         mesh_io.set_custom_normals(mesh, arrays.corner_verts, corner_normals, prepared)
     summary.objects += 1
-    summary.faces += len(mesh.polygons)
+    summary.faces += arrays.face_count
     return mesh
+
+
+_triangle_starts = np.zeros(0, np.intc)
+
+
+def triangle_starts(count: int) -> np.ndarray:
+    """0, 3, 6...: the first corner of each of `count` triangles, as Blender takes them (sliced from one array for
+    all the members of a pack)."""
+    global _triangle_starts
+    if len(_triangle_starts) < count:
+        _triangle_starts = np.arange(max(count, 4096), dtype=np.intc) * 3
+    return _triangle_starts[:count]
 
 
 def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeImportOptions) -> Summary:
