@@ -297,19 +297,19 @@ def _split_vertices(vertex_of_corner: np.ndarray, corner_data: np.ndarray) -> tu
 
 def _corners_unlike_their_vertex(vertex: np.ndarray, corner_data: np.ndarray) -> np.ndarray:
     """The corners of every vertex whose corners do not all hold the same data, bit for bit."""
-    # Only a vertex used by several corners can be split (in a mesh of hard edges and seams, few are: their
-    # whole rows, gathered at random, are what takes the time)
-    shared = np.bincount(vertex)[vertex] > 1 if corner_data.shape[1] else np.zeros(len(vertex), bool)
-    if not shared.any():
+    if not corner_data.shape[1] or not len(vertex):
         return np.zeros(0, np.int64)
-    shared_vertex = vertex[shared]
-    bits = np.ascontiguousarray(corner_data[shared]).view(np.uint32)
-    items = bits.view(np.dtype((np.void, bits.shape[1] * 4))).ravel()  # each corner's data as one item
-    representative = np.zeros(int(vertex.max()) + 1, items.dtype)
-    representative[shared_vertex] = items
-    differs = representative[shared_vertex] != items  # byte-wise
-    split = np.zeros(len(representative), bool)
-    split[shared_vertex[differs]] = True
+    # Each corner against one corner of its vertex (all are equal when each equals that one), column by column:
+    # a few whole-array steps, where comparing rows as single items goes through numpy's slow path for them
+    bits = np.ascontiguousarray(corner_data).view(np.uint32)
+    standing = np.empty(int(vertex.max()) + 1, np.int64)
+    standing[vertex] = np.arange(len(vertex))
+    other = bits[standing[vertex]]
+    differs = other[:, 0] != bits[:, 0]
+    for column in range(1, bits.shape[1]):
+        differs |= other[:, column] != bits[:, column]
+    split = np.zeros(len(standing), bool)
+    split[vertex[differs]] = True
     return np.flatnonzero(split[vertex])
 
 
