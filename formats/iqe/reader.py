@@ -163,14 +163,16 @@ _FaceNumbers = dict[str, Callable[[], NumbersAndCounts]]  # the face lines' numb
 
 def _read_vertices(scanned: ScannedText, events: KeywordEvents, warnings: Warnings) -> tuple[_Vertices, _FaceNumbers]:
     """The vertex arrays; and the numbers of the face commands when they are few enough to be read in one go (see
-    `_resolved_faces`). Those and the blend weights' are read with the vertices' numbers, so that text where
-    meshes alternate vertices and faces is tokenized once, not once for each (their errors are still reported
-    after the vertices', as each is checked)."""
+    `_resolved_faces`) and some come before the last vertex. Those and the blend weights' are read with the
+    vertices' numbers, so that text where meshes alternate vertices and faces is tokenized once, not once for
+    each (their errors are still reported after the vertices', as each is checked)."""
     attributes: dict[str, _Attribute] = {}
     present = [(command, scanned.lines_of(command)) for command in _ATTRIBUTE_DEFAULTS]
     present = [(command, lines) for command, lines in present if lines.shape[0]]
+    last_vertex_line = max((int(lines[-1]) for _, lines in present), default=-1)
     faces = [(command, scanned.lines_of(command)) for command in _FACE_COMMANDS]
-    faces = [(command, lines) for command, lines in faces if 0 < lines.shape[0] <= _FACE_LINES]
+    faces = [(command, lines) for command, lines in faces  # (faces after every vertex: no text read twice)
+             if 0 < lines.shape[0] <= _FACE_LINES and lines[0] < last_vertex_line]  # fmt: skip
     blend_lines = scanned.lines_of("vb")
     blends = [("vb", blend_lines)] if blend_lines.shape[0] else []
     later = scanned.numbers_later([(lines, f"'{command}'") for command, lines in [*present, *blends, *faces]])
