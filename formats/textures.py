@@ -116,6 +116,7 @@ def clear_cache() -> None:
     materials_folder.cache_clear()  # (found once for all the materials of an import: a QC may name hundreds)
     _model_textures.cache_clear()
     _existing.cache_clear()
+    _folder_of.cache_clear()  # (the working folder may change between imports)
 
 
 @lru_cache(maxsize=4096)  # (a track's thousands of models ask for a few hundred textures)
@@ -347,7 +348,7 @@ def uv_mapping(transform: str) -> UvMapping | None:
 
 def joe_texture(model_path: str, member: str | None = None) -> Texture | None:
     """The texture of a JOE model (`member`: the model's name inside a JPK), by VDrift's conventions."""
-    root = os.path.dirname(os.path.abspath(model_path))
+    root = _folder_of(model_path)
     model = member or os.path.basename(model_path)
     for texture, alpha in _model_textures(root).get(model.lower(), ()):
         found = _existing(root, texture)
@@ -359,6 +360,11 @@ def joe_texture(model_path: str, member: str | None = None) -> Texture | None:
         if found is not None:
             return Texture(found)
     return None
+
+
+@lru_cache(maxsize=64)  # (a pack's thousands of members are in one folder)
+def _folder_of(path: str) -> str:
+    return os.path.dirname(os.path.abspath(path))
 
 
 @lru_cache(maxsize=64)

@@ -148,6 +148,7 @@ class ListEntry:
     text: str  # the entry as read: its leading comments and blank lines, its values, the rest of its last line
     spans: list[tuple[int, int]]  # each value's (start, end) in `text`
     offset: int = 0  # where `text` starts in the file read
+    settings: dict[str, Value] | None = field(default=None, compare=False, repr=False)  # entry_settings, once read
 
     @property
     def values(self) -> list[str]:
@@ -220,17 +221,22 @@ def _read_list(text: str) -> ListDocument:
 
 
 def _check_entry(entry: ListEntry, text: str) -> None:
+    """Every number of the entry is one the game reads; its settings are kept for entry_settings."""
+    settings: dict[str, Value] = {}
     for spec, (start, end) in zip(LIST_FIELDS, entry.spans, strict=False):
         try:
-            parse_value(spec, entry.text[start:end])
+            settings[spec.name] = parse_value(spec, entry.text[start:end])
         except ValueError:
             line, column = position(text, entry.offset + start)
             raise FormatError(f"{spec.name} of model {entry.model!r} must be a number (of 32 bits), not "
                               f"{entry.text[start:end]!r}", line=line, column=column) from None  # fmt: skip
+    entry.settings = settings
 
 
 def entry_settings(entry: ListEntry) -> dict[str, Value]:
     """The entry's fields as the game reads them (model and texture as text)."""
+    if entry.settings is not None:  # (read with the list)
+        return dict(entry.settings)
     return {spec.name: parse_value(spec, raw) for spec, raw in zip(LIST_FIELDS, entry.values, strict=False)}
 
 
