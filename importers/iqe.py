@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import bpy
 import numpy as np
@@ -176,10 +176,11 @@ class _MeshParts:
     sizes: list[np.ndarray]  # the kept faces' sizes
     kept_corners: list[np.ndarray | None]  # which of the file's corners are kept (None: all)
     texcoords: list[np.ndarray | None]  # blender_texcoords()
+    unit_normals: list[np.ndarray | None] = field(default_factory=list)  # float32 (None: made when needed)
 
 
 def _mesh_parts(meshes: list[iqe.IqeMesh]) -> _MeshParts:
-    parts = _MeshParts([], [], [], [])
+    parts = _MeshParts([], [], [], [], [])
     if not meshes:
         return parts
     corner_counts = [len(m.face_corners) for m in meshes]
@@ -204,7 +205,26 @@ def _mesh_parts(meshes: list[iqe.IqeMesh]) -> _MeshParts:
         parts.sizes.append(face_sizes)
         parts.kept_corners.append(kept_corners)
     parts.texcoords = _flipped_texcoords(meshes)
+    parts.unit_normals = _unit_normals(meshes)
     return parts
+
+
+def _unit_normals(meshes: list[iqe.IqeMesh]) -> list[np.ndarray | None]:
+    """Each mesh's file normals as float32 unit vectors, for a file of several meshes made in one pass (for one
+    mesh, None: made only if its normals are per vertex)."""
+    given = [m.normals for m in meshes if m.normals is not None]
+    if len(meshes) < 2 or not given:
+        return [None for _ in meshes]
+    return _split_like(mesh_io.unit_vectors(np.concatenate(given).astype(np.float32)), meshes, "normals")
+
+
+def _split_like(values: np.ndarray, meshes: list[iqe.IqeMesh], field_name: str) -> list[np.ndarray | None]:
+    """Rows made from the meshes' `field_name` arrays, concatenated, split back: one piece for each mesh that has
+    the array, None for the others."""
+    given = [getattr(m, field_name) is not None for m in meshes]
+    bounds = np.cumsum([0, *(m.vertex_count for m, has in zip(meshes, given, strict=True) if has)]).tolist()
+    pieces = iter(values[start:end] for start, end in itertools.pairwise(bounds))
+    return [next(pieces) if has else None for has in given]
 
 
 def _flipped_texcoords(meshes: list[iqe.IqeMesh]) -> list[np.ndarray | None]:
@@ -214,9 +234,7 @@ def _flipped_texcoords(meshes: list[iqe.IqeMesh]) -> list[np.ndarray | None]:
         return [m.blender_texcoords() for m in meshes]
     flipped = np.concatenate(given)
     flipped[:, 1] = 1.0 - flipped[:, 1]
-    bounds = np.cumsum([0, *(len(uvs) for uvs in given)]).tolist()
-    pieces = iter(flipped[start:end] for start, end in itertools.pairwise(bounds))
-    return [next(pieces) if m.texcoords is not None else None for m in meshes]
+    return _split_like(flipped, meshes, "texcoords")
 
 
 def _build_object(
@@ -274,7 +292,12 @@ def _build_object(
         uvs = uv_parts[0] if len(uv_parts) == 1 else np.concatenate(uv_parts)
         mesh_io.add_uv_map(blender_mesh, UV_NAME, uvs[file_corners])
         del uvs, uv_parts
-    _add_normals(blender_mesh, meshes, file_corners, corner_verts, generated_parts, options, points)
+    unit_parts = [parts.unit_normals[i] for i in members] if parts.unit_normals else []
+    unit_normals = None
+    if unit_parts and all(part is not None for part in unit_parts):
+        unit_normals = unit_parts[0] if len(unit_parts) == 1 else np.concatenate(unit_parts)
+    _add_normals(blender_mesh, meshes, file_corners, corner_verts, generated_parts, options, points, unit_normals)
+    del unit_normals, unit_parts
     _add_colors(blender_mesh, meshes, options.import_colors, points)
     _add_customs(blender_mesh, meshes, document, file_corners, points, options.import_colors, warnings)
     obj = bpy.data.objects.new(name or "mesh", blender_mesh)  # linked by the caller
@@ -448,7 +471,9 @@ def _add_normals(
     generated_parts: list[np.ndarray],
     options: IqeImportOptions,
     points: _PointData,
+    unit_normals: np.ndarray | None = None,
 ) -> None:
+    """`unit_normals`: the file normals as unit vectors, made already (per file vertex)."""
     file_normals = np.concatenate([m.normals for m in meshes]) if all(m.normals is not None for m in meshes) else None
     normals = None if file_normals is None else np.asarray(points.of(file_normals), np.float32)
     if normals is not None and points.welded is not None:
@@ -461,7 +486,7 @@ def _add_normals(
         stored.data.foreach_set("vector", np.ascontiguousarray(normals, np.float32).ravel())
         mesh_io.set_smooth(mesh)
         if options.use_custom_normals:  # per vertex already: what set_custom_normals would find, without the search
-            unit = mesh_io.unit_vectors(normals.astype(np.float32))
+            unit = mesh_io.unit_vectors(normals.astype(np.float32)) if unit_normals is None else points.of(unit_normals)
             if not mesh_io.blender_normals_match(mesh, vertex_normals=unit):
                 mesh.normals_split_custom_set_from_vertices(unit.astype(np.float64))  # (fastest to convert)
         return
