@@ -6,13 +6,14 @@ The whole document is built and checked before anything is written, and the file
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
+from mathutils import Matrix
 
 from ..common import armature as armature_helpers
 from ..common import iqe_rig as rig_math
@@ -361,9 +362,11 @@ def _object_data(
     settings: ExportSettings,
     customs: _Customs,
     joint_of_name: dict[str, int] | None,
+    export_matrix: Callable[[bpy.types.Object], Matrix] | None = None,
 ) -> _ObjectData | None:
-    """The object's export data, or None when its mesh has no faces."""
-    matrix = operator.export_matrix(obj)
+    """The object's export data, or None when its mesh has no faces. `export_matrix`: the operator's
+    `export_matrices()`, its options read once for all objects."""
+    matrix = (export_matrix or operator.export_matrix)(obj)
     bone_groups = [g.name for g in obj.vertex_groups if joint_of_name is not None and g.name in joint_of_name]
     reader = armature_helpers.vertex_weight_reader(obj, bone_groups) if bone_groups else None
     try:
@@ -686,6 +689,7 @@ def build_document(
     taken: set[tuple[str, str]] = set()
     at_rest = armature_helpers.bone_children_at_rest(context, objects)  # (a hat on the head bone: as at rest)
     skinned_meshes = False
+    export_matrix = operator.export_matrices()
     unbound: list[str] = []  # objects neither skinned nor on a bone
     pending: list[_ObjectData] = []  # objects read, their blocks not made yet
     with _rest_pose(context, objects, armatures, operator.apply_modifiers), at_rest, progress(
@@ -693,7 +697,8 @@ def build_document(
     ) as tracker:
         for obj in tracker.each(objects):
             skinned = joint_of_name is not None and _uses_armature(obj, armatures)
-            data = _object_data(context, obj, operator, settings, customs, joint_of_name if skinned else None)
+            data = _object_data(context, obj, operator, settings, customs, joint_of_name if skinned else None,
+                                export_matrix)  # fmt: skip
             if data is None:
                 has_faces(obj.name, 0, summary.warnings)
                 continue
