@@ -75,12 +75,15 @@ def _parse_models(path: str) -> JoeSource:
         return JoeSource([(os.path.splitext(os.path.basename(path))[0], joe.load_joe(path))])
     pack = jpk.load_jpk(path)
     source = JoeSource([], pack.warnings)
+    models = []
     for member in pack.members:
         if not member.name.lower().endswith(".joe"):
             source.pack_warnings.append(f"pack member {member.name!r} is not a .joe model and was skipped")
             continue
-        document = joe.read_joe(member.data, f"{path}:{member.name}")
-        source.models.append((member.name[: -len(".joe")], document))
+        models.append(member)
+    documents = joe.read_many([(member.data, f"{path}:{member.name}") for member in models])
+    source.models = [(member.name[: -len(".joe")], document) for member, document in zip(models, documents,
+                                                                                          strict=True)]  # fmt: skip
     if not source.models:
         source.pack_warnings.append("the pack has no .joe member; nothing imported from it")
     return source
