@@ -401,6 +401,34 @@ def later_duplicate_faces(
     return later
 
 
+_PACKED_BITS = 21  # bits of each vertex number in a triangle's key: three fit in a 64-bit integer
+
+
+def _later_duplicate_triangles(
+    corners: npt.NDArray[np.int64], sizes: npt.NDArray[np.int64]
+) -> npt.NDArray[np.bool_] | None:
+    """later_duplicate_faces for triangles, exactly (no hash collision can mark a face too many) and in fewer
+    steps: each face's vertices sorted and packed into one integer key (a small model's faces are kept whole
+    thousands of times in a pack or a QC). None for other faces, or vertex numbers too large to pack."""
+    count = sizes.shape[0]
+    if not count or corners.shape[0] != 3 * count or not (sizes == 3).all():
+        return None
+    if int(corners.min()) < 0 or int(corners.max()) >= 1 << _PACKED_BITS:
+        return None
+    a, b, c = corners[0::3], corners[1::3], corners[2::3]
+    low, high = np.minimum(a, b), np.maximum(a, b)  # (three compare-and-swaps: quicker than np.sort by row)
+    lowest, middle = np.minimum(low, c), np.maximum(low, c)
+    middle, highest = np.minimum(high, middle), np.maximum(high, middle)
+    keys = (lowest << (2 * _PACKED_BITS)) | (middle << _PACKED_BITS) | highest
+    if count <= _SORTED_BELOW:
+        _, first_index, group = np.unique(keys, return_index=True, return_inverse=True)  # (the first of each)
+        first = first_index[group]
+    else:
+        first = first_equal_rows(keys[:, None])
+    later: npt.NDArray[np.bool_] = first != np.arange(count)
+    return later
+
+
 def faces_kept_whole(
     corners: npt.ArrayLike, sizes: npt.ArrayLike, vertex_count: int
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
@@ -412,7 +440,10 @@ def faces_kept_whole(
     export that merges equal positions writes it back."""
     corner_table = np.array(corners, np.int64)
     size_table = np.asarray(sizes, np.int64)
-    spoiled = faces_repeating_a_vertex(corner_table, size_table) | later_duplicate_faces(corner_table, size_table)
+    doubled = _later_duplicate_triangles(corner_table, size_table)
+    if doubled is None:
+        doubled = later_duplicate_faces(corner_table, size_table)
+    spoiled = faces_repeating_a_vertex(corner_table, size_table) | doubled
     if not spoiled.any():
         return corner_table, np.zeros(0, np.int64)
     in_spoiled = np.repeat(spoiled, size_table)

@@ -86,7 +86,15 @@ class PreparedNormals:
 def prepared_normals(
     corner_verts: npt.NDArray[np.integer[Any]], corner_normals: npt.ArrayLike, vertex_count: int
 ) -> PreparedNormals:
-    unit = unit_vectors(np.asarray(corner_normals, np.float32).reshape(-1, 3))
+    return prepared_unit_normals(corner_verts, unit_vectors(np.asarray(corner_normals, np.float32).reshape(-1, 3)),
+                                 vertex_count)  # fmt: skip
+
+
+def prepared_unit_normals(
+    corner_verts: npt.NDArray[np.integer[Any]], unit: npt.NDArray[np.float32], vertex_count: int
+) -> PreparedNormals:
+    """prepared_normals of corner normals that are unit vectors already (made once for each of a file's distinct
+    lines, say)."""
     per_vertex = np.zeros((vertex_count, 3), np.float32)
     per_vertex[corner_verts] = unit
     return PreparedNormals(unit, per_vertex if np.array_equal(per_vertex[corner_verts], unit) else None)

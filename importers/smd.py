@@ -79,7 +79,7 @@ from ..common.selection import scene_object, selecting_new_objects
 from ..formats import smd
 from ..formats.dedup import faces_kept_whole, first_equal_rows, first_occurrences
 from ..formats.errors import FormatError
-from ..formats.rows import row_lengths
+from ..formats.rows import prepared_unit_normals, row_lengths
 from ..formats.textures import SourceSearch
 
 BLANK_MATERIAL = "UndefinedMaterial"
@@ -463,9 +463,15 @@ def build_reference(
     mesh_io.set_face_materials(mesh, triangles.material_indices.astype(np.intc))
     mesh_io.set_smooth(mesh)
     if options.use_custom_normals:
-        normals = options.directions(triangles.normals).astype(np.float32)
+        file_normals = triangles.normals.reshape(-1, 3)
+        if line_corner is None:
+            normals = options.directions(file_normals).astype(np.float32)
+            unit = mesh_io.unit_vectors(normals)
+        else:  # (turned and made unit once a distinct vertex line: its corners hold the same normal)
+            line_normals = options.directions(file_normals[line_corner]).astype(np.float32)
+            normals, unit = line_normals[lines], mesh_io.unit_vectors(line_normals)[lines]
         mesh_io.add_corner_vectors(mesh, STORED_NORMALS, normals)
-        mesh_io.set_custom_normals(mesh, corner_verts, normals)
+        mesh_io.set_custom_normals(mesh, corner_verts, normals, prepared_unit_normals(corner_verts, unit, vertex_count))
     obj = bpy.data.objects.new(name, mesh)  # linked once weighted: vertex groups go faster on an unlinked object
     link_rows = smd.select_links(counts, first_row)
     vertices = np.repeat(np.arange(vertex_count), counts[first_row])

@@ -266,6 +266,80 @@ def test_corners_read_from_one_line_share_vertices_as_when_compared_one_by_one(
     assert len(results[0][0]) == 4  # (1, 0, 0) has two weightings: two vertices
 
 
+def varied_reference(seed: int, per_vertex_normals: bool, unit: bool) -> str:
+    """A bumpy grid whose vertex lines repeat (a vertex is written for each triangle using it): normals per vertex
+    or per corner, unit length or not, two materials, weights on two bones."""
+    rng = np.random.default_rng(seed)
+    side = 6
+    grid = np.stack(np.meshgrid(np.arange(side + 1), np.arange(side + 1), indexing="ij"), -1).reshape(-1, 2)
+    heights = rng.random(len(grid)) * 0.5
+    vertex_normals = rng.normal(size=(len(grid), 3)) * (1 if unit else 3)
+    if unit:
+        vertex_normals /= np.linalg.norm(vertex_normals, axis=1, keepdims=True)
+    lines = []
+    for row in range(side):
+        for column in range(side):
+            at = row * (side + 1) + column
+            quad = [at, at + side + 1, at + side + 2, at + 1]
+            for triangle in ([quad[0], quad[1], quad[2]], [quad[0], quad[2], quad[3]]):
+                lines.append("skin" if (row + column) % 3 else "metal dark")
+                for vertex in triangle:
+                    normal = vertex_normals[vertex] if per_vertex_normals else rng.normal(size=3)
+                    x, y = grid[vertex]
+                    weight = round(float(x) / side, 2)
+                    lines.append(f"0 {x:.6f} {y:.6f} {heights[vertex]:.6f} {normal[0]:.6f} {normal[1]:.6f} "
+                                 f"{normal[2]:.6f} {x / side:.6f} {y / side:.6f} 2 1 {weight:.6f} 2 "
+                                 f"{1 - weight:.6f}")  # fmt: skip
+    return CHAIN + REST + "triangles\n" + "\n".join(lines) + "\nend\n"
+
+
+def mesh_state(obj: bpy.types.Object) -> tuple[object, ...]:
+    """What an import makes of a mesh: vertices, corners, weights, UVs, materials, shading, normals (Blender's, the
+    custom ones as stored, and the file's kept for export)."""
+    mesh = obj.data
+
+    def corner_floats(collection: object, key: str, width: int) -> list[float]:
+        values = np.empty(len(mesh.loops) * width, np.float32)
+        collection.foreach_get(key, values)  # type: ignore[attr-defined]
+        return values.tolist()
+
+    attributes = {a.name: (a.domain, a.data_type) for a in mesh.attributes}
+    stored = mesh.attributes.get("smd_normal")
+    sharp = mesh.attributes.get("sharp_face")
+    custom = mesh.attributes.get("custom_normal")
+    return (
+        [tuple(v.co) for v in mesh.vertices], [loop.vertex_index for loop in mesh.loops], vertex_weights(obj),
+        corner_floats(mesh.uv_layers[0].uv, "vector", 2), [p.material_index for p in mesh.polygons],
+        [m.name for m in mesh.materials], sorted(attributes.items()),
+        corner_floats(stored.data, "vector", 3) if stored is not None else None,
+        [d.value for d in sharp.data] if sharp is not None else None,
+        [tuple(d.value) for d in custom.data] if custom is not None else None,
+        corner_floats(mesh.corner_normals, "vector", 3),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("per_vertex_normals", [True, False], ids=["normals per vertex", "normals per corner"])
+@pytest.mark.parametrize("unit", [True, False], ids=["unit normals", "long normals"])
+@pytest.mark.parametrize("options", [{}, {"up_axis": "Y", "global_scale": 0.5}, {"use_custom_normals": False}],
+                         ids=["defaults", "Y up, scaled", "no custom normals"])  # fmt: skip
+def test_normals_made_once_a_distinct_line_are_those_made_for_each_corner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, per_vertex_normals: bool, unit: bool, options: dict[str, object]
+) -> None:
+    """Where the reader reads each distinct vertex line once, the import turns and normalises each line's normal
+    once: the same mesh as when every line is read (and every corner's normal made on its own)."""
+    from bl_ext.dev.io_game_formats.formats.smd import reader  # type: ignore[import-not-found]
+
+    path = write(tmp_path, "model.smd", varied_reference(7, per_vertex_normals, unit))
+    results = []
+    for most_distinct in (1.0, 0.0):  # repeated lines read once (corners grouped by line), then every line read
+        monkeypatch.setattr(reader, "_MOST_DISTINCT", most_distinct)
+        assert (reader.read_smd(path.read_bytes()).triangles.corner_lines is None) == (most_distinct == 0.0)
+        bpy.ops.wm.read_homefile(use_empty=True)
+        assert import_smd(path, **options) == {"FINISHED"}
+        results.append(mesh_state(bpy.data.objects["model"]))
+    assert results[0] == results[1]
+
+
 @pytest.mark.parametrize("most_distinct", [1.0, 0.0], ids=["lines read once", "every line read"])
 def test_degenerate_and_doubled_triangles_arrive_weighted_and_are_written_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, most_distinct: float

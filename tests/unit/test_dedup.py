@@ -231,3 +231,34 @@ def test_faces_kept_whole_leaves_good_faces_as_they_are() -> None:
     renumbered, copied = dedup.faces_kept_whole(corners, np.array([3, 3]), vertex_count=4)
     np.testing.assert_array_equal(renumbered, corners)
     assert copied.size == 0
+
+
+@pytest.mark.parametrize("count", [1, 7, 968, 2048, 2049, 30000])
+def test_triangles_doubled_found_by_packed_keys_as_by_hashed_vertex_sets(count: int) -> None:
+    """Triangles' later duplicates found by their packed sorted vertices (exact, small tables by np.unique, large
+    ones by first_equal_rows) are those later_duplicate_faces finds; faces_kept_whole gives the same either way."""
+    rng = np.random.default_rng(count)
+    corners = rng.integers(0, max(2, count // 2), 3 * count)
+    repeats = rng.integers(0, count, count // 5 + 1)  # the same vertices again, in another order
+    corners.reshape(-1, 3)[repeats] = np.roll(corners.reshape(-1, 3)[rng.integers(0, count, repeats.size)], 1, axis=1)
+    corners.reshape(-1, 3)[rng.integers(0, count, count // 9 + 1), 2] = corners.reshape(-1, 3)[0, 0]  # some repeat
+    sizes = np.full(count, 3)
+    packed = dedup._later_duplicate_triangles(corners, sizes)
+    assert packed is not None
+    np.testing.assert_array_equal(packed, dedup.later_duplicate_faces(corners, sizes))
+    fast = dedup.faces_kept_whole(corners, sizes, int(corners.max()) + 1)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(dedup, "_later_duplicate_triangles", lambda corners, sizes: None)
+        hashed = dedup.faces_kept_whole(corners, sizes, int(corners.max()) + 1)
+    for ours, theirs in zip(fast, hashed, strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_triangles_too_large_to_pack_or_not_triangles_take_the_hashed_path() -> None:
+    big = np.array([0, 1, 2, 2, 1, 1 << 21])
+    assert dedup._later_duplicate_triangles(big, np.array([3, 3])) is None
+    assert dedup._later_duplicate_triangles(np.arange(7), np.array([3, 4])) is None
+    assert dedup._later_duplicate_triangles(np.zeros(0, np.int64), np.zeros(0, np.int64)) is None
+    renumbered, copied = dedup.faces_kept_whole(np.concatenate([big, [1 << 21, 1, 2]]), np.full(3, 3), (1 << 21) + 1)
+    assert copied.tolist() == [1 << 21, 1, 2]  # (the third face is the second again: its vertices copied)
+    assert renumbered[6:].tolist() == [(1 << 21) + 1, (1 << 21) + 2, (1 << 21) + 3]

@@ -646,3 +646,19 @@ def test_distinct_lines_copied_into_a_padded_text() -> None:
     assert joined(*long_lines) == (b"0.500000 1 2 3\nx 0.250000 -7.125000", [0, 15])
     assert joined([37, 22, 37], [57, 36, 57]) == (b"x 0.250000 -7.125000\n0.500000 1 2 3\nx 0.250000 -7.125000",
                                                   [0, 21, 36])  # fmt: skip
+
+
+@pytest.mark.parametrize("ids", [[0, 1, 2, 3], [3, 4, 5], [7], [0, 2, 3], [1, 5, 9], []])
+def test_unknown_bone_warnings_by_range_test_are_those_of_a_membership_test(ids: list[int]) -> None:
+    """Node ids without a gap are checked by a range test: the same warnings as the general membership test."""
+    from formats.smd import reader
+
+    used = [np.array([[0, 1, 2], [3, 4, 9]], np.int32), np.array([-1, 5, 6, 2, 2**31 - 1], np.int32)]
+    node_ids = np.array(ids, np.int64)
+    fast: list[str] = []
+    reader._warn_unknown(node_ids, used, "vertex bone reference(s) name", fast)
+    flat = np.concatenate([a.reshape(-1) for a in used]).astype(np.int64)
+    unknown = flat[~np.isin(flat, node_ids)]
+    expected = [f"{unknown.size} vertex bone reference(s) name bone ids missing from 'nodes' (e.g. "
+                f"{', '.join(str(i) for i in np.unique(unknown)[:5])})"] if unknown.size else []  # fmt: skip
+    assert fast == expected
