@@ -298,8 +298,8 @@ def _split_vertices(vertex_of_corner: np.ndarray, corner_data: np.ndarray) -> tu
 
 def _corners_unlike_their_vertex(vertex: np.ndarray, corner_data: np.ndarray) -> np.ndarray:
     """The corners of every vertex whose corners do not all hold the same data, bit for bit."""
-    if not corner_data.shape[1] or not len(vertex):
-        return np.zeros(0, np.int64)
+    if not corner_data.shape[1] or not len(vertex) or int(np.bincount(vertex).max()) < 2:
+        return np.zeros(0, np.int64)  # (only a vertex of several corners can be split)
     # Each corner against one corner of its vertex (all are equal when each equals that one), column by column:
     # a few whole-array steps, where comparing rows as single items goes through numpy's slow path for them
     bits = np.ascontiguousarray(corner_data).view(np.uint32)
@@ -327,32 +327,6 @@ class _ObjectData:
     weights: tuple[np.ndarray, np.ndarray] | None  # (V, K) joints and weights, limited and normalised
     reverse: bool = True  # write each face's corners in reverse order
     file_vertex: np.ndarray | None = None  # per corner: its vertex in the imported file (vertices merged on import)
-    tables: _CornerTables | None = None  # (made by `_corner_tables`)
-
-
-@dataclass
-class _CornerTables:
-    """An object's corner layers side by side (`corner`: the keys' columns in order, each of its width), and what
-    decides which corners share a vertex (`split`: the same, with the file's vertex when the import merged
-    vertices)."""
-
-    keys: list[str]
-    widths: list[int]
-    corner: np.ndarray
-    split: np.ndarray
-
-
-def _corner_tables(data: _ObjectData) -> _CornerTables:
-    if data.tables is None:
-        keys = sorted(data.layers.corner)
-        columns = [data.layers.corner[key].reshape(len(data.corner_vert), -1) for key in keys]
-        corner = np.concatenate(columns, axis=1) if keys else np.zeros((len(data.corner_vert), 0), np.float32)
-        # Corners of one merged vertex that were different file vertices stay different vertices (the file's own
-        # split, even where their data is equal), in the file's order.
-        split = (corner if data.file_vertex is None else
-                 np.column_stack([corner.astype(np.float32), data.file_vertex.view(np.float32)]))  # fmt: skip
-        data.tables = _CornerTables(keys, [column.shape[1] for column in columns], corner, split)
-    return data.tables
 
 
 def _object_data(
@@ -513,14 +487,20 @@ def _material_name(material: bpy.types.Material | None) -> str:
 _BLOCK_FIELDS = {"texcoord": "texcoords", "normal": "normals", "tangent": "tangents", "color": "colors"}
 
 
-def _blocks(
-    data: _ObjectData, taken: set[tuple[str, str]], split: tuple[np.ndarray, np.ndarray] | None = None
-) -> list[iqe.IqeMesh]:
-    """One IqeMesh per material of the object (slots sharing a material share a block). `split`: for an object of
-    one block, its corners in order, what `_split_vertices` gives it (found for several objects at once)."""
+def _blocks(data: _ObjectData, taken: set[tuple[str, str]]) -> list[iqe.IqeMesh]:
+    """One IqeMesh per material of the object (slots sharing a material share a block)."""
     blocks = []
-    tables = _corner_tables(data)
-    corner_keys, widths, corner_table, split_table = tables.keys, tables.widths, tables.corner, tables.split
+    corner_keys = sorted(data.layers.corner)
+    corner_table = (
+        np.concatenate([data.layers.corner[key].reshape(len(data.corner_vert), -1) for key in corner_keys], axis=1)
+        if corner_keys
+        else np.zeros((len(data.corner_vert), 0), np.float32)
+    )
+    # Corners of one merged vertex that were different file vertices stay different vertices (the file's own
+    # split, even where their data is equal), in the file's order.
+    split_table = (corner_table if data.file_vertex is None else
+                   np.column_stack([corner_table.astype(np.float32), data.file_vertex.view(np.float32)]))  # fmt: skip
+    widths = [data.layers.corner[key].reshape(len(data.corner_vert), -1).shape[1] for key in corner_keys]
     materials = np.clip(data.face_materials, 0, len(data.material_names) - 1)
     names = [data.material_names[i] for i in range(len(data.material_names))]
     unique_materials: list[str] = []
@@ -540,9 +520,7 @@ def _blocks(
             sizes = data.sizes[faces]
             corners = np.repeat(face_starts[faces] - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
             loops = data.loops[corners]
-        if split is not None:
-            first, new_vertex = split
-        elif len(loops) == len(data.corner_vert) and np.array_equal(loops, np.arange(len(loops))):
+        if len(loops) == len(data.corner_vert) and np.array_equal(loops, np.arange(len(loops))):
             first, new_vertex = _split_vertices(data.corner_vert, split_table)  # triangles or polygons in order
         else:
             first, new_vertex = _split_vertices(data.corner_vert[loops], split_table[loops])
@@ -565,43 +543,6 @@ def _blocks(
         mesh.face_corners = iqe.reverse_face_order(corners, mesh.face_sizes) if data.reverse else corners
         blocks.append(mesh)
     return blocks
-
-
-def _one_block_in_order(data: _ObjectData) -> bool:
-    """Whether every face of the object goes into one block, its corners in order (see `_blocks`)."""
-    one_material = len(set(data.material_names)) == 1
-    return one_material and len(data.loops) == len(data.corner_vert) and np.array_equal(data.loops,
-                                                                                        np.arange(len(data.loops)))
-
-
-def _split_together(objects: list[_ObjectData]) -> list[tuple[np.ndarray, np.ndarray] | None]:
-    """`_split_vertices` of each object of one block in order (None for the others), found for those whose corner
-    tables are alike in one pass: their vertices numbered apart, object after object, no vertex is shared across
-    objects, and each object's new vertices are a run of the whole's (new vertices follow Blender vertices). Any
-    corner of a new vertex may stand for it: all hold the same data."""
-    splits: list[tuple[np.ndarray, np.ndarray] | None] = [None for _ in objects]
-    alike: dict[tuple[int, np.dtype], list[int]] = {}
-    for index, data in enumerate(objects):
-        if _one_block_in_order(data):
-            table = _corner_tables(data).split
-            alike.setdefault((table.shape[1], table.dtype), []).append(index)
-    for members in alike.values():
-        if len(members) < 2:
-            continue
-        parts = [objects[i] for i in members]
-        vertex_starts = np.cumsum([0, *(len(data.positions) for data in parts[:-1])])
-        corner_counts = [len(data.corner_vert) for data in parts]
-        vertex = np.concatenate([data.corner_vert for data in parts]).astype(np.int64)
-        vertex += np.repeat(vertex_starts, corner_counts)
-        first, new_vertex = _split_vertices(vertex, np.concatenate([_corner_tables(data).split for data in parts]))
-        corner_bounds = np.cumsum([0, *corner_counts])
-        object_of_new = np.searchsorted(corner_bounds, first, side="right") - 1
-        new_bounds = np.searchsorted(object_of_new, np.arange(len(parts) + 1)).tolist()
-        for position, index in enumerate(members):
-            start, end = new_bounds[position], new_bounds[position + 1]
-            corners = slice(int(corner_bounds[position]), int(corner_bounds[position + 1]))
-            splits[index] = (first[start:end] - corner_bounds[position], new_vertex[corners] - start)
-    return splits
 
 
 def _in_file_order(first: np.ndarray, new_vertex: np.ndarray, file_vertex: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -691,7 +632,6 @@ def build_document(
     skinned_meshes = False
     export_matrix = operator.export_matrices()
     unbound: list[str] = []  # objects neither skinned nor on a bone
-    pending: list[_ObjectData] = []  # objects read, their blocks not made yet
     with _rest_pose(context, objects, armatures, operator.apply_modifiers), at_rest, progress(
         context, len(objects)
     ) as tracker:
@@ -716,11 +656,10 @@ def build_document(
                                             "joints, which blend indices cannot name; written without weights")
             else:
                 unbound.append(obj.name)
-            pending.append(data)
+            blocks = _blocks(data, taken)
+            document.meshes.extend(blocks)
             summary.objects += 1
-            if sum(len(data.corner_vert) for data in pending) >= _CORNERS_TOGETHER:
-                _add_blocks(pending, document, taken, summary)
-        _add_blocks(pending, document, taken, summary)
+            summary.faces += sum(_counted_faces(block, summary.face_kind) for block in blocks)
     if not document.joints:  # a skeleton alone is worth a file; nothing at all is not
         refuse_if_nothing_left(len(document.meshes), len(objects))
     if unbound and any(mesh.blend_indices is not None for mesh in document.meshes):
@@ -749,20 +688,6 @@ def build_document(
     if settings.export_comment:
         document.comment_section = _comment(chosen, armature)
     return document
-
-
-_CORNERS_TOGETHER = 1 << 18  # objects' blocks are made a few at a time (for many small ones, with fewer numpy calls)
-
-
-def _add_blocks(
-    objects: list[_ObjectData], document: iqe.IqeDocument, taken: set[tuple[str, str]], summary: Summary
-) -> None:
-    """The objects' blocks onto the document, in order; the list emptied (what it held is no longer needed)."""
-    for data, split in zip(objects, _split_together(objects), strict=True):
-        blocks = _blocks(data, taken, split)
-        document.meshes.extend(blocks)
-        summary.faces += sum(_counted_faces(block, summary.face_kind) for block in blocks)
-    objects.clear()
 
 
 def _counted_faces(block: iqe.IqeMesh, kind: str) -> int:

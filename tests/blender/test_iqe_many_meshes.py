@@ -1,7 +1,8 @@
-"""Files of many small meshes: the importer works out every mesh's faces, UVs and merged vertices in one pass over
-the whole file. The Blender data (and the warnings) must be those of working on one object at a time, on varied
-inputs: merged names, several materials, polygons, faces that use a vertex twice, vertices to merge, weights,
-colours, custom arrays, generated normals."""
+"""Files of many small meshes: the importer works out every mesh's faces, UVs, normals and merged vertices in one
+pass over the whole file. The Blender data (and the warnings) must be those of working on one object at a time, on
+varied inputs: merged names, several materials, polygons, faces that use a vertex twice, vertices to merge,
+weights, colours, custom arrays, generated normals. The exporter's quicker search for the vertices to split must
+find what comparing whole rows finds."""
 
 from __future__ import annotations
 
@@ -124,49 +125,27 @@ def test_the_varied_files_merge_vertices_and_drop_faces(tmp_path: Path, extensio
     assert merged >= 4 and dropped >= 4
 
 
-EXPORT_OPTIONS = [{}, {"triangulate": False}, {"export_attributes": "ALL", "export_tangents": True},
-                  {"apply_modifiers": False, "flip_v": False, "reverse_winding": False}]  # fmt: skip
+
+def _corners_unlike_by_rows(vertex: np.ndarray, corner_data: np.ndarray) -> np.ndarray:
+    """The plain rule: the corners of every vertex whose corners' rows are not all the same bytes."""
+    rows = [bytes(row) for row in np.ascontiguousarray(corner_data)]
+    seen: dict[int, set[bytes]] = {}
+    for corner, row in zip(vertex.tolist(), rows, strict=True):
+        seen.setdefault(corner, set()).add(row)
+    return np.array([index for index, corner in enumerate(vertex.tolist()) if len(seen[corner]) > 1], np.int64)
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_objects_split_together_export_the_bytes_of_one_at_a_time(
-    tmp_path: Path, extension: ModuleType, monkeypatch: pytest.MonkeyPatch, seed: int
-) -> None:  # fmt: skip
-    """The exporter splits the vertices of several objects at once: the file must be that of one object at a
-    time (here: objects imported from the varied files, one mirrored, one with a modifier making quads)."""
-    path = tmp_path / "many.iqe"
-    path.write_text(_varied_text(seed))
-    _imported(extension, path)
-    meshes = [obj for obj in bpy.data.objects if obj.type == "MESH"]
-    if len(meshes) > 2 and seed % 3:
-        meshes[1].scale = (-1.0, 1.0, 1.0)
-        meshes[2].modifiers.new("more", "SUBSURF").levels = 1
-    options = EXPORT_OPTIONS[seed % len(EXPORT_OPTIONS)]
-    together, apart = tmp_path / "together.iqe", tmp_path / "apart.iqe"
-    assert bpy.ops.export_scene.iqe(filepath=str(together), **options) == {"FINISHED"}
-    monkeypatch.setattr(extension.exporters.iqe, "_CORNERS_TOGETHER", 1)  # (each object's blocks on its own)
-    assert bpy.ops.export_scene.iqe(filepath=str(apart), **options) == {"FINISHED"}
-    assert together.read_bytes() == apart.read_bytes()
-
-
-def test_objects_split_together_are_split_as_one_at_a_time(extension: ModuleType) -> None:
-    """`_split_together` itself, on objects of shared and split vertices, against `_split_vertices` of each."""
-    exporter = extension.exporters.iqe
-    rng = np.random.default_rng(7)
-    objects = []
-    for _ in range(9):
-        vertices, corners = int(rng.integers(3, 40)), 3 * int(rng.integers(1, 30))
-        corner_vert = rng.integers(0, vertices, corners).astype(np.intc)
-        normals = rng.choice(np.eye(3, dtype=np.float32), corners)  # (a few distinct rows: some vertices split)
-        layers = exporter._Layers(corner={"normal": normals})
-        objects.append(exporter._ObjectData("o", np.zeros((vertices, 3), np.float32), corner_vert, layers,
-                                            np.arange(corners, dtype=np.intc), np.full(corners // 3, 3), np.zeros(
-                                                corners // 3, np.intc), ["m"], None))  # fmt: skip
-    splits = exporter._split_together(objects)
-    for data, split in zip(objects, splits, strict=True):
-        alone_first, alone_vertex = exporter._split_vertices(data.corner_vert, exporter._corner_tables(data).split)
-        first, vertex = split
-        np.testing.assert_array_equal(vertex, alone_vertex)  # the same new vertex of every corner
-        table = exporter._corner_tables(data).split
-        np.testing.assert_array_equal(data.corner_vert[first], data.corner_vert[alone_first])
-        np.testing.assert_array_equal(table[first], table[alone_first])  # standing for the same data
+@pytest.mark.parametrize("seed", range(20))
+def test_corners_to_split_are_those_whose_vertex_holds_different_bytes(extension: ModuleType, seed: int) -> None:
+    """The exporter compares each corner with one corner of its vertex, word by word: the same corners as
+    comparing whole rows' bytes (also -0.0 against 0.0, and NaNs of different payloads)."""
+    rng = np.random.default_rng(seed)
+    corners, width = int(rng.integers(0, 60)), int(rng.integers(0, 6))
+    vertex = rng.integers(0, max(corners // 2, 1), corners)
+    if seed % 5 == 0:
+        vertex = np.arange(corners)  # (every corner its own vertex)
+    choices = np.array([0.0, -0.0, 1.0, np.nan, np.float32(np.nan) * -1], np.float32)
+    choices[3:4].view(np.uint32)[:] |= 1  # (a NaN of another payload)
+    corner_data = rng.choice(choices, (corners, width)) if seed % 2 else np.ones((corners, width), np.float32)
+    found = extension.exporters.iqe._corners_unlike_their_vertex(vertex, corner_data)
+    np.testing.assert_array_equal(found, _corners_unlike_by_rows(vertex, corner_data))
