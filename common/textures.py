@@ -5,7 +5,8 @@ Blender cannot read Source's VTF textures: they are decoded (`formats.vtf`) into
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -234,6 +235,27 @@ class JoeMaterials:
     by_texture: dict[tuple[str, bool], bpy.types.Material] = field(default_factory=dict)
     first_of_kind: dict[tuple[bool, str | None], tuple[bpy.types.Material, str]] = field(default_factory=dict)
     # (with the name of its image node: a copy's node is looked up by name, not by walking its nodes)
+    image_names: set[str] = field(default_factory=lambda: _image_file_names(bpy.data.images))
+    # (the file names of the images in the .blend: those it had, and those loaded since)
+
+
+def _image_file_names(images: Iterable[bpy.types.Image]) -> set[str]:
+    return {_file_name(image.filepath) for image in images}
+
+
+def _file_name(path: str) -> str:
+    """A path's last part, case-folded (a name Blender might see as the same file's on any system)."""
+    return re.split(r"[\\/]", path)[-1].casefold()
+
+
+def _load_image(path: str, made: JoeMaterials) -> bpy.types.Image:
+    """bpy.data.images.load(path, check_existing=True), without its pass over every image of the .blend when
+    none has the file's name, so cannot be the file's (a track loads hundreds: the passes took as long as the
+    loads themselves)."""
+    name = _file_name(path)
+    maybe_loaded = name in made.image_names
+    made.image_names.add(name)
+    return bpy.data.images.load(path, check_existing=maybe_loaded)
 
 
 def texture_joe_mesh(
@@ -265,11 +287,12 @@ def _joe_material(
         material = like[0].copy()
         material.name = name
         image_node = compat.material_node_tree(material).nodes[like[1]]
-        image_node.image = bpy.data.images.load(texture.path, check_existing=True)
+        image_node.image = _load_image(texture.path, made)
         summary.textures_found.add(texture.path)
         return material
     material = bpy.data.materials.new(name)
     use_texture(material, texture, summary, uv_map)
+    made.image_names |= _image_file_names(bpy.data.images)  # (whatever it loaded; made once or twice an import)
     image_node = next((node for node in compat.material_node_tree(material).nodes if node.type == "TEX_IMAGE"), None)
     if plain and image_node is not None:
         made.first_of_kind.setdefault(kind, (material, image_node.name))

@@ -250,3 +250,27 @@ def test_goldsrc_masked_bmp_is_transparent_where_it_shows_its_key_colour(tmp_pat
     pixels = np.array(image_node.image.pixels[:]).reshape(-1, 4)  # Blender reads the palette: the key is blue
     assert any(np.allclose(pixel[:3], (0, 0, 1)) for pixel in pixels)
     assert getattr(fence, "surface_render_method", "DITHERED") == "DITHERED"
+
+
+def test_a_packs_images_are_those_blender_would_reuse(tmp_path: Path) -> None:
+    """A JPK import loads each texture once and reuses an image the .blend already has of that file (as
+    check_existing does), whether the image came before the import, from an earlier one, or from a member
+    with the same texture blended otherwise."""
+    track = tmp_path / "objects"
+    track.mkdir()
+    names = ("a", "b", "c", "d")
+    for texture in ("one.png", "two.png", "three.png"):
+        write_image(track / texture, (0.3, 0.5, 0.7, 1.0))
+    fields = ["1", "0", "0", "{blend}", "1.0", "0", "0", "1", "1.0", "0.9", "1.0", "0.0", "0", "0", "0"]
+    textures = {"a": ("one.png", "0"), "b": ("two.png", "0"), "c": ("two.png", "1"), "d": ("three.png", "0")}
+    listed = [line for name in names for line in (f"{name}.joe", textures[name][0],
+                                                 *[f.format(blend=textures[name][1]) for f in fields])]  # fmt: skip
+    (track / "list.txt").write_text("\n".join(["17", *listed]) + "\n")
+    (track / "objects.jpk").write_bytes(fx.pack_of({f"{name}.joe": fx.cube_bytes() for name in names}))
+    before = bpy.data.images.load(str(track / "three.png"))  # (the user's, before the import)
+    for _ in range(2):
+        assert bpy.ops.import_scene.joe(filepath=str(track / "objects.jpk")) == {"FINISHED"}
+    assert sorted(image.name for image in bpy.data.images) == ["one.png", "three.png", "two.png"]
+    used = {node.image.name for material in bpy.data.materials for node in material.node_tree.nodes
+            if node.type == "TEX_IMAGE"}  # fmt: skip
+    assert used == {"one.png", "two.png", "three.png"} and before.users == 2  # (a material of each import)
