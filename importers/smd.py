@@ -83,6 +83,9 @@ from ..formats.rows import prepared_unit_normals, row_lengths
 from ..formats.textures import SourceSearch
 
 BLANK_MATERIAL = "UndefinedMaterial"
+# Corners from which normals are made once a distinct vertex line (then spread to the corners), not once a corner:
+# a 100k-triangle grid's take half the time; a small mesh's, a little more (the spreading costs more than it saves)
+NORMALS_BY_LINE_FROM = 1 << 14
 
 
 @dataclass
@@ -464,7 +467,7 @@ def build_reference(
     mesh_io.set_smooth(mesh)
     if options.use_custom_normals:
         file_normals = triangles.normals.reshape(-1, 3)
-        if line_corner is None:
+        if line_corner is None or len(file_normals) < NORMALS_BY_LINE_FROM:
             normals = options.directions(file_normals).astype(np.float32)
             unit = mesh_io.unit_vectors(normals)
         else:  # (turned and made unit once a distinct vertex line: its corners hold the same normal)
