@@ -215,22 +215,35 @@ def _read_list(text: str) -> ListDocument:
         entries.append(ListEntry(text[cut:stop], [(a - cut, b - cut) for a, b in own], cut))
         cut = stop
     document = ListDocument(head, count, entries, text[cut:], warnings)
+    read: dict[str, dict[str, Value]] = {}
     for entry in entries:
-        _check_entry(entry, text)
+        _check_entry(entry, text, read)
     return document
 
 
-def _check_entry(entry: ListEntry, text: str) -> None:
-    """Every number of the entry is one the game reads; its settings are kept for entry_settings."""
-    settings: dict[str, Value] = {}
-    for spec, (start, end) in zip(LIST_FIELDS, entry.spans, strict=False):
+def _check_entry(entry: ListEntry, text: str, read: dict[str, dict[str, Value]]) -> None:
+    """Every number of the entry is one the game reads; its settings are kept for entry_settings. `read`: the
+    numbers of the entries before, by their text (a track's thousands of entries repeat a few dozen)."""
+    spans = entry.spans[: len(LIST_FIELDS)]
+    numbers_text = entry.text[spans[2][0] : spans[-1][1]]  # (LIST_FIELDS: model, texture, then numbers)
+    numbers = read.get(numbers_text)
+    if numbers is None:
+        numbers = read[numbers_text] = _numbers(entry, text)
+    (model_start, model_end), (texture_start, texture_end) = spans[:2]
+    entry.settings = {LIST_FIELDS[0].name: entry.text[model_start:model_end],
+                      LIST_FIELDS[1].name: entry.text[texture_start:texture_end], **numbers}  # fmt: skip
+
+
+def _numbers(entry: ListEntry, text: str) -> dict[str, Value]:
+    numbers: dict[str, Value] = {}
+    for spec, (start, end) in zip(LIST_FIELDS[2:], entry.spans[2:], strict=False):
         try:
-            settings[spec.name] = parse_value(spec, entry.text[start:end])
+            numbers[spec.name] = parse_value(spec, entry.text[start:end])
         except ValueError:
             line, column = position(text, entry.offset + start)
             raise FormatError(f"{spec.name} of model {entry.model!r} must be a number (of 32 bits), not "
                               f"{entry.text[start:end]!r}", line=line, column=column) from None  # fmt: skip
-    entry.settings = settings
+    return numbers
 
 
 def entry_settings(entry: ListEntry) -> dict[str, Value]:

@@ -228,3 +228,30 @@ def test_values_and_comments_are_read_as_the_game_reads_them(seed: int) -> None:
 def test_a_comment_skips_to_its_newline_only_within_the_games_limit(gap: int) -> None:
     text = "#c " + "y" * (gap - 1) + "\nvalue"
     assert list(vt.tokens(text)) == _tokens_one_at_a_time(text)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_settings_read_with_the_list_are_each_values_own(seed: int) -> None:
+    """read_list keeps each entry's settings, reusing the numbers of an entry with the same text: the same as
+    parsing each value of the entry alone, and a bad number is said where it is, even after equal good ones."""
+    rng = random.Random(seed)
+    choices = [["1", "0", "1.0", "0.5", "2"], ["0", "1", "3", "1.5e1", "0.0"]]
+    rows = []
+    for index in range(rng.randrange(1, 30)):
+        numbers = [rng.choice(choices[rng.randrange(2)]) for _ in range(15)]
+        rows.append([f"m{index}.joe", f"t{rng.randrange(3)}.png", *numbers])
+    count = rng.choice([14, 17, 17, 18])
+    text = str(count) + "\n" + "".join(rng.choice([" ", "\n", "\t# note\n"]).join(row[:count] + ["7"] * (count - 17))
+                                       + "\n" for row in rows)  # fmt: skip
+    for entry in vt.read_list(text).entries:
+        alone = {spec.name: vt.parse_value(spec, raw) for spec, raw in zip(vt.LIST_FIELDS, entry.values, strict=False)}
+        assert vt.entry_settings(entry) == alone and list(vt.entry_settings(entry)) == list(alone)
+        assert [type(value) for value in vt.entry_settings(entry).values()] == [type(value) for value in alone.values()]
+
+
+def test_a_bad_number_after_entries_with_the_same_text_is_said_where_it_is() -> None:
+    bad = [*ROW[:16], "1x"]  # (the surface of the third entry)
+    text = listing([ROW, ROW, bad])
+    with pytest.raises(FormatError, match=re.escape("surface of model 'wall.joe' must be a number")) as raised:
+        vt.read_list(text)
+    assert (raised.value.line, raised.value.column) == (text.count("\n", 0, text.rindex("1x")) + 1, 1)
