@@ -266,8 +266,13 @@ def transform_normals(normals: np.ndarray, matrix: Matrix) -> np.ndarray:
     return out
 
 
+_IDENTITY_ROWS = tuple(tuple(float(row == column) for column in range(4)) for row in range(4))
+
+
 def is_identity(matrix: Matrix) -> bool:
-    return bool(np.array_equal(np.array(matrix), np.identity(4)))
+    """Whether the 4x4 matrix is exactly the identity (plain tuples: a numpy array costs 20 us, a pack's members
+    ask one each)."""
+    return tuple(map(tuple, matrix)) == _IDENTITY_ROWS
 
 
 # ------------------------------------------------------------------------------------------------- reading
@@ -306,6 +311,19 @@ def evaluated_mesh(
         source.to_mesh_clear()
 
 
+@contextmanager
+def exported_mesh(
+    obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, apply_modifiers: bool
+) -> Iterator[bpy.types.Mesh]:
+    """evaluated_mesh, read straight from the object's own mesh when evaluating could not change it (no modifiers,
+    no shape keys, not being edited): the copy costs more than reading a small mesh (a track's 2,000 members)."""
+    if obj.type == "MESH" and not obj.modifiers and obj.data.shape_keys is None and not obj.data.is_editmode:
+        yield obj.data
+        return
+    with evaluated_mesh(obj, depsgraph, apply_modifiers) as mesh:
+        yield mesh
+
+
 def corner_floats(collection: bpy.types.bpy_prop_collection, key: str, width: int) -> np.ndarray:
     values = np.empty(len(collection) * width, np.float32)
     collection.foreach_get(key, values)
@@ -317,8 +335,10 @@ def mesh_triangles(
     matrix: Matrix,
     *,
     stored_normals: str | None = None,
+    materials: bool = True,
 ) -> Triangles:
-    """Triangulated per-corner positions, normals (sharp edges and custom normals honoured) and active UVs.
+    """Triangulated per-corner positions, normals (sharp edges and custom normals honoured) and active UVs, and with
+    `materials` each triangle's material.
 
     `stored_normals` names a corner attribute holding the normals a file had on import: where Blender's
     normal still points the same way (so the user did not edit it) the stored vector is kept bit for bit.
@@ -341,12 +361,15 @@ def mesh_triangles(
     if (active_uvs := mesh.uv_layers.active) is not None:
         uvs = corner_floats(active_uvs.uv, "vector", 2)
         uvs = uvs if in_order else uvs[loops]
-    material_indices = face_materials(mesh)
-    material_indices = material_indices if in_order else material_indices[triangle_faces]
+    material_indices = np.zeros(0, np.intc)
+    names = []
+    if materials:
+        material_indices = face_materials(mesh)
+        material_indices = material_indices if in_order else material_indices[triangle_faces]
+        names = [original_name(slot) if slot else "" for slot in mesh.materials]
     if not is_identity(matrix):
         vertex_positions = transform_points(vertex_positions, matrix).astype(np.float32)
         normals = transform_normals(normals, matrix).astype(np.float32)
-    names = [original_name(slot) if slot else "" for slot in mesh.materials]
     return Triangles(
         vertex_positions[corner_vertices], normals, uvs, names, material_indices,
         vertex_positions=vertex_positions, corner_vertices=corner_vertices,

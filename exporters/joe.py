@@ -38,13 +38,15 @@ Made = TypeVar("Made")
 
 
 def object_triangles(
-    context: bpy.types.Context, obj: bpy.types.Object, operator: ExportScopeMixin, matrix: Matrix | None = None
+    context: bpy.types.Context, obj: bpy.types.Object, operator: ExportScopeMixin, matrix: Matrix | None = None,
+    materials: bool = True,
 ) -> mesh_io.Triangles:
-    """The object's triangles; `matrix`: its export_matrix, when the caller has it."""
+    """The object's triangles; `matrix`: its export_matrix, when the caller has it; `materials`: with each
+    triangle's material (a pack's members do without)."""
     depsgraph = context.evaluated_depsgraph_get()
-    with mesh_io.evaluated_mesh(obj, depsgraph, operator.apply_modifiers) as mesh:
+    with mesh_io.exported_mesh(obj, depsgraph, operator.apply_modifiers) as mesh:
         matrix = operator.export_matrix(obj) if matrix is None else matrix
-        triangles = mesh_io.mesh_triangles(mesh, matrix, stored_normals=STORED_NORMALS)
+        triangles = mesh_io.mesh_triangles(mesh, matrix, stored_normals=STORED_NORMALS, materials=materials)
     triangles.source_objects = [obj.name]
     for what, values in (("vertex positions", triangles.positions), ("normals", triangles.normals)):
         if not np.isfinite(values).all():
@@ -183,7 +185,8 @@ def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     objects = chosen_objects(context, operator)
     matrix_of = operator.export_matrices()
     with progress(context, len(objects)) as tracker:
-        parts = [(obj, object_triangles(context, obj, operator, matrix_of(obj))) for obj in tracker.each(objects)]
+        parts = [(obj, object_triangles(context, obj, operator, matrix_of(obj), materials=False))
+                 for obj in tracker.each(objects)]  # fmt: skip
     parts = [(obj, part) for obj, part in parts if has_faces(obj.name, part.triangle_count, summary.warnings)]
     summary.warnings += unheld_data([obj for obj, _ in parts], operator)
     refuse_if_nothing_left(len(parts), len(objects))

@@ -1,0 +1,110 @@
+"""The JPK export's shortcuts for a pack's many small members write the bytes the plain path writes: meshes read
+straight from the objects' own data instead of evaluated copies, each object's custom properties read at once
+instead of one by one. The plain path is put back by swapping the shortcuts for what they stand in for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+
+import bpy
+import numpy as np
+import pytest
+from mathutils import Matrix
+
+from tests.blender.scene_helpers import cube
+from tools.bench_cases import track_pack
+
+CORPUS_PACKS = [Path("/work/corpus/vdrift_tracks") / track / "objects" / "objects.jpk"
+                for track in ("monaco", "zandvoort")]  # fmt: skip
+OPTIONS: list[dict[str, object]] = [
+    {},
+    {"global_scale": 2.5},
+    {"forward_axis": "X", "up_axis": "Z"},
+    {"forward_axis": "NEGATIVE_Z", "up_axis": "Y", "global_scale": 0.5},
+    {"apply_transform": False},
+    {"apply_modifiers": False},
+]
+
+
+def written(folder: Path, **options: object) -> dict[str, bytes]:
+    """The pack and the track list an export of every object writes, by file name."""
+    folder.mkdir(parents=True, exist_ok=True)
+    assert bpy.ops.export_scene.jpk(filepath=str(folder / "out.jpk"), **options) == {"FINISHED"}
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
+
+
+def plain_and_shortcut(extension: ModuleType, folder: Path, monkeypatch: pytest.MonkeyPatch,
+                       **options: object) -> tuple[dict[str, bytes], dict[str, bytes]]:  # fmt: skip
+    shortcut = written(folder / "shortcut", **options)
+    with monkeypatch.context() as patch:
+        mesh_io = extension.common.mesh_io
+        patch.setattr(mesh_io, "exported_mesh", mesh_io.evaluated_mesh)
+        patch.setattr(extension.common.track_settings, "properties_of", lambda obj: obj)
+        plain = written(folder / "plain", **options)
+    return plain, shortcut
+
+
+def assert_same(plain: dict[str, bytes], shortcut: dict[str, bytes]) -> None:
+    assert list(plain) == list(shortcut)
+    for name, data in plain.items():
+        assert shortcut[name] == data, name
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda options: ",".join(map(str, options.items())) or "defaults")
+def test_a_generated_track_pack_exports_the_same_bytes(extension, tmp_path: Path, monkeypatch, options) -> None:  # type: ignore[no-untyped-def]
+    pack = track_pack(tmp_path / "track", members=150, textures=20)
+    assert bpy.ops.import_scene.joe(filepath=str(pack.path)) == {"FINISHED"}
+    objects = list(bpy.context.scene.objects)
+    objects[0].location = (3.0, -2.0, 1.0)  # (moved, turned, scaled, mirrored: transforms that are not the identity)
+    objects[1].rotation_euler = (0.3, 0.1, 1.2)
+    objects[2].scale = (2.0, 0.5, 1.5)
+    objects[3].scale = (-1.0, 1.0, 1.0)
+    objects[4]["vdrift_mipmap"] = False  # (a changed setting)
+    assert_same(*plain_and_shortcut(extension, tmp_path, monkeypatch, **options))
+
+
+def test_objects_that_evaluation_changes_export_the_same_bytes(extension, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Modifiers, shape keys, a mesh two objects share, ngons, no UV map: the shortcut must leave them to the copy."""
+    mirrored = cube("mirrored")
+    mirrored.modifiers.new("mirror", "MIRROR")
+    keyed = cube("keyed")
+    keyed.shape_key_add(name="Basis")
+    key = keyed.shape_key_add(name="up")
+    key.data[0].co = (0.0, 0.0, 3.0)
+    key.value = 0.7
+    shared = cube("shared")
+    twin = shared.copy()
+    twin.name = "twin"
+    twin.matrix_world = Matrix.Translation((4.0, 0.0, 0.0)) @ Matrix.Rotation(0.5, 4, "Z")
+    bpy.context.collection.objects.link(twin)
+    bare = cube("bare")  # (a cube of quads: triangulated)
+    while bare.data.uv_layers:
+        bare.data.uv_layers.remove(bare.data.uv_layers[0])
+    bare.data.update()  # (tagged for evaluation, as Blender's own operators do: else the copy is of the old mesh)
+    for options in ({}, {"apply_modifiers": False}, {"global_scale": 3.0, "forward_axis": "X", "up_axis": "Z"}):
+        tag = "-".join(map(str, options.values())) or "defaults"
+        plain, shortcut = plain_and_shortcut(extension, tmp_path / tag, monkeypatch, **options)
+        assert_same(plain, shortcut)
+
+
+@pytest.mark.parametrize("pack", CORPUS_PACKS, ids=lambda path: path.parent.parent.name)
+def test_a_real_track_pack_exports_the_same_bytes(extension, tmp_path: Path, monkeypatch, pack: Path) -> None:  # type: ignore[no-untyped-def]
+    if not pack.exists():
+        pytest.skip(f"{pack} is not on this machine")
+    assert bpy.ops.import_scene.joe(filepath=str(pack)) == {"FINISHED"}
+    for index, options in enumerate(OPTIONS[:4]):
+        assert_same(*plain_and_shortcut(extension, tmp_path / str(index), monkeypatch, **options))
+
+
+def test_is_identity_is_numpys_exact_comparison(extension) -> None:  # type: ignore[no-untyped-def]
+    is_identity = extension.common.mesh_io.is_identity
+    nearly = Matrix.Identity(4)
+    nearly[0][0] = float(np.nextafter(np.float32(1.0), np.float32(2.0)))
+    negative_zero = Matrix.Identity(4)
+    negative_zero[1][0] = -0.0
+    not_a_number = Matrix.Identity(4)
+    not_a_number[2][3] = float("nan")
+    for matrix in (Matrix.Identity(4), nearly, negative_zero, not_a_number, Matrix.Scale(2.0, 4), Matrix.Identity(3)):
+        expected = np.array(matrix).shape == (4, 4) and bool(np.array_equal(np.array(matrix), np.identity(4)))
+        assert is_identity(matrix) == expected
