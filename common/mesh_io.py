@@ -195,13 +195,14 @@ def add_corner_vectors(mesh: bpy.types.Mesh, name: str, vectors: np.ndarray) -> 
 
 def link_new_object(
     context: bpy.types.Context, name: str, data: bpy.types.ID | None, warnings: list[str] | None = None,
-    taken_names: list[tuple[str, str]] | None = None,
+    taken_names: list[tuple[str, str]] | None = None, collection: bpy.types.Collection | None = None,
 ) -> bpy.types.Object:
     """A new object in the active collection; with `warnings`, a name Blender cannot hold (too long on 4.2) is kept
     for writing back, and said; with `taken_names`, a name another object already has (Blender numbers it) is kept
-    too, and (file name, Blender's name) added there for the caller to sum up."""
+    too, and (file name, Blender's name) added there for the caller to sum up. `collection`: the active one, when
+    the caller links many (asking the context for it takes a few microseconds)."""
     obj = bpy.data.objects.new(name, data)
-    context.collection.objects.link(obj)
+    (context.collection if collection is None else collection).objects.link(obj)
     if warnings is None or obj.name == name:
         return obj
     # (looked up only now: `name in bpy.data.objects` walks every object, and a pack makes thousands; the new

@@ -199,8 +199,9 @@ def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeI
             if options.find_textures:  # a member's texture is found by its name in the pack's folder
                 textures.texture_joe_mesh(mesh, path, f"{name}.joe" if packed else None, summary, made)
         objects: list[bpy.types.Object] = []
+        collection = context.collection
         for name, mesh, warnings in meshes:
-            objects.append(mesh_io.link_new_object(context, name, mesh, warnings, taken_names))
+            objects.append(mesh_io.link_new_object(context, name, mesh, warnings, taken_names, collection))
             for text in warnings:
                 said.setdefault(text, []).append(name)
         summary.warnings += said_once(said)
