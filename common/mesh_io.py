@@ -273,7 +273,7 @@ _IDENTITY_ROWS = tuple(tuple(float(row == column) for column in range(4)) for ro
 def is_identity(matrix: Matrix) -> bool:
     """Whether the 4x4 matrix is exactly the identity (plain tuples: a numpy array costs 20 us, a pack's members
     ask one each)."""
-    return tuple(map(tuple, matrix)) == _IDENTITY_ROWS
+    return len(matrix) == 4 and tuple(tuple(matrix[row]) for row in range(4)) == _IDENTITY_ROWS
 
 
 # ------------------------------------------------------------------------------------------------- reading
