@@ -292,7 +292,7 @@ def _joe_material(
         return material
     material = bpy.data.materials.new(name)
     use_texture(material, texture, summary, uv_map)
-    made.image_names |= _image_file_names(bpy.data.images)  # (whatever it loaded; made once or twice an import)
+    made.image_names.add(_file_name(texture.path))  # (the one file use_texture may have loaded)
     image_node = next((node for node in compat.material_node_tree(material).nodes if node.type == "TEX_IMAGE"), None)
     if plain and image_node is not None:
         made.first_of_kind.setdefault(kind, (material, image_node.name))
