@@ -14,10 +14,12 @@ import io
 import json
 import os
 import re
+import signal
 import socket
 import stat
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -222,10 +224,16 @@ class BlenderOutput:
     naming: str | None = None  # the input being converted, which each warning line names
 
     def __enter__(self) -> BlenderOutput:
+        if _without_interrupts(self._catch):
+            _without_interrupts(self._restore)  # (a Ctrl-C came while the streams were swapped: put them back first)
+            raise KeyboardInterrupt
+        return self
+
+    def _catch(self) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         flush_c_streams()
-        self.capture = tempfile.TemporaryFile()
+        self.capture = tempfile.TemporaryFile()  # noqa: SIM115  (closed in _pass_on, on leaving the block)
         self.saved = (os.dup(1), os.dup(2))
         os.dup2(self.capture.fileno(), 1)
         os.dup2(self.capture.fileno(), 2)
@@ -235,9 +243,14 @@ class BlenderOutput:
         self.redirected = contextlib.ExitStack()
         self.redirected.enter_context(contextlib.redirect_stdout(self.python_text))
         self.redirected.enter_context(contextlib.redirect_stderr(self.python_text))
-        return self
 
     def __exit__(self, *_: object) -> None:
+        interrupted = _without_interrupts(self._restore)
+        self._pass_on()
+        if interrupted:
+            raise KeyboardInterrupt
+
+    def _restore(self) -> None:
         BlenderOutput.terminal_fd = None
         self.redirected.close()
         sys.stdout.flush()
@@ -247,6 +260,9 @@ class BlenderOutput:
         os.dup2(self.saved[1], 2)
         for fd in self.saved:
             os.close(fd)
+
+    def _pass_on(self) -> None:
+        """The caught output's warnings (and with --verbose everything) printed on."""
         self.capture.seek(0)
         text = self.capture.read().decode("utf-8", errors="replace") + self.python_text.getvalue()
         self.capture.close()
@@ -255,6 +271,24 @@ class BlenderOutput:
                 print(f"{printable(self.naming)}: {line}" if self.naming else line, file=sys.stderr)
             elif self.verbose or line.startswith("Info: "):
                 print(line.replace(", see the console)", ")"))  # (the warnings are printed above it)
+
+
+def _without_interrupts(action: Callable[[], None]) -> bool:
+    """action() with Ctrl-C held back until it is done: whether one came meanwhile. BlenderOutput swaps the
+    standard streams in several steps: an interrupt between two left them pointing at the capture, and the line
+    saying the batch was interrupted went there too. Only on the main thread with Python's own handler (where
+    Ctrl-C raises KeyboardInterrupt); elsewhere the action just runs."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):  # fmt: skip
+        action()
+        return False
+    caught: list[int] = []
+    signal.signal(signal.SIGINT, lambda number, _frame: caught.append(number))
+    try:
+        action()
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    return bool(caught)
 
 
 def flush_c_streams() -> None:
