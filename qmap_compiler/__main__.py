@@ -9,13 +9,17 @@ import argparse
 import math
 import os
 import sys
+from typing import TYPE_CHECKING
 
-from . import resources
+from . import resource_states
 from .compiler import Box, CompileOptions, compile_map
 from .errors import QmapError
 from .info import describe_model, describe_report
 from .interrupts import stopped_by_sigterm
 from .reader import read_qmap_file
+
+if TYPE_CHECKING:
+    from . import resources
 
 
 def parse_bounds(text: str) -> Box:
@@ -73,6 +77,8 @@ def check_register_arguments(args: argparse.Namespace, map_paths: list[str]) -> 
         if extra:
             raise UsageError(f"{extra[0]} goes with --register RESOURCES.dat")
         return []
+    from . import resources  # (the resource list's module only when a map is registered: not at start-up)
+
     if args.register and not os.path.isfile(args.register):
         raise UsageError(f"{args.register}: no such file (--register names the game's existing Resources.dat)")
     if args.game_folder and not os.path.isdir(args.game_folder):
@@ -99,7 +105,7 @@ def add_register_arguments(parser: argparse.ArgumentParser) -> argparse._Argumen
     group.add_argument("--resource-name", metavar="NAME",
                        help="the map's resource name (default: the name of the entry that already names this map, "
                        "else the map's file name without .qmap)")  # fmt: skip
-    group.add_argument("--resource-state", choices=[state.lower() for state in resources.STATES], default="keep",
+    group.add_argument("--resource-state", choices=[state.lower() for state in resource_states.STATES], default="keep",
                        help="keep (default: an existing entry keeps its state, a new one has none), none (loaded "
                        "on first use), load (loaded at start), lock (loaded at start, never unloaded)")  # fmt: skip
     group.add_argument("--game-folder", metavar="DIR",
@@ -199,6 +205,8 @@ def _run(args: argparse.Namespace, options: CompileOptions) -> None:
 
 def _plan_registration(args: argparse.Namespace, map_path: str) -> resources.Registration:
     """The map's entry in the --register list (read now), or as a new entry when only --game-folder is given."""
+    from . import resources
+
     file = resources.map_file_name(args.register, map_path, args.game_folder)
     listing = resources.read_resources(args.register) if args.register else resources.parse_resources(b"", "")
     return resources.plan_registration(listing, file, args.resource_name, args.resource_state.upper())
@@ -207,6 +215,8 @@ def _plan_registration(args: argparse.Namespace, map_path: str) -> resources.Reg
 def _registered(args: argparse.Namespace, map_path: str) -> str:
     if args.show_resource_line:
         return _plan_registration(args, map_path).line()
+    from . import resources
+
     registration = resources.register_map(args.register, map_path, args.resource_name,
                                           args.resource_state.upper(), args.game_folder)  # fmt: skip
     if registration.warning:

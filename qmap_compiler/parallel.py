@@ -11,12 +11,14 @@ from __future__ import annotations
 import collections
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -46,6 +48,14 @@ def one_at_a_time(when: bool = True) -> Iterator[None]:
         _one_at_a_time.reset(token)
 
 
+def thread_pool(workers: int) -> ThreadPoolExecutor:
+    """A pool of `workers` threads. concurrent.futures (and the logging it imports) is loaded only here: a small map
+    is compiled without threads, and every run's start-up is shorter without it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(workers)
+
+
 def ordered_map(function: Callable[[Item], Result], items: Iterable[Item]) -> list[Result]:
     """[function(item) for item in items], run on up to worker_count() threads; an error in any is raised."""
     pieces = list(items)
@@ -58,7 +68,7 @@ def ordered_map(function: Callable[[Item], Result], items: Iterable[Item]) -> li
         with np.errstate(**settings):
             return function(item)
 
-    with ThreadPoolExecutor(workers) as pool:
+    with thread_pool(workers) as pool:
         futures = [pool.submit(run, item) for item in pieces]
         try:
             return [future.result() for future in futures]
@@ -88,7 +98,7 @@ def made_ahead(makers: Iterable[Callable[[], Result]], workers: int = 1) -> Iter
         with np.errstate(**settings):
             return make()
 
-    with ThreadPoolExecutor(workers) as pool:
+    with thread_pool(workers) as pool:
         pending: collections.deque[Future[Result]] = collections.deque()
         try:
             for make in makers:

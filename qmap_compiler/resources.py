@@ -17,14 +17,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .errors import QmapError
+from .resource_states import STATES
 from .tokenizer import Kind, Source, Token, Tokenizer
 from .writer import write_atomic
 
 ENCODING = "cp1250"
 QMAP_TYPE = b"QMap"
 STATE_WORDS = (b"LOAD", b"LOCK")
-# keep: an existing entry keeps its state, a new one gets none; none: loaded on first use (the engine's UNLOADED)
-STATES = ("KEEP", "NONE", "LOAD", "LOCK")
 # The types the game registers (Main.cpp: RegisterTypesD3d, QMesh, Multishader, QMap, Terrain).
 KNOWN_TYPES = frozenset({b"texture", b"CubeTexture", b"d3dxfont", b"d3dxeffect", b"font", b"TextureSurface",
                          b"QMesh", b"Multishader", b"QMap", b"Terrain"})  # fmt: skip

@@ -120,7 +120,7 @@ def test_one_thread_or_several_give_the_same_bytes(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(blockscan, "_GROUP_BYTES", 300)  # many groups, read side by side
     monkeypatch.setattr(parallel, "cores", lambda: 2)  # (on any machine)
     pools = []
-    monkeypatch.setattr(parallel, "ThreadPoolExecutor", lambda *a: pools.append(a) or ThreadPoolExecutor(*a))
+    monkeypatch.setattr(parallel, "thread_pool", lambda *a: pools.append(a) or ThreadPoolExecutor(*a))
     monkeypatch.setattr(layout, "_FACES_AT_A_TIME", 16)  # vertex tables of several blocks, made ahead if threaded
     small = compile_bytes(tmp, desc)  # a small map: compiled without threads, written too
     assert not pools
