@@ -488,7 +488,7 @@ def _add_normals(
         if options.use_custom_normals:  # per vertex already: what set_custom_normals would find, without the search
             unit = mesh_io.unit_vectors(normals.astype(np.float32)) if unit_normals is None else points.of(unit_normals)
             if not mesh_io.blender_normals_match(mesh, vertex_normals=unit):
-                mesh.normals_split_custom_set_from_vertices(unit.astype(np.float64))  # (fastest to convert)
+                mesh.normals_split_custom_set_from_vertices(mesh_io.normals_argument(unit))
         return
     if not generated_parts or len(generated_parts) != len(meshes):
         return

@@ -161,3 +161,49 @@ def test_corners_to_split_are_those_whose_vertex_holds_different_bytes(extension
     corner_data = rng.choice(choices, (corners, width)) if seed % 2 else np.ones((corners, width), np.float32)
     found = extension.exporters.iqe._corners_unlike_their_vertex(vertex, corner_data)
     np.testing.assert_array_equal(found, _corners_unlike_by_rows(vertex, corner_data))
+
+
+def _bumpy_grid(mesh_io: ModuleType, side: int) -> bpy.types.Mesh:
+    """A smooth grid of side x side quads as triangles, with random heights."""
+    rng = np.random.default_rng(1)
+    ticks = np.linspace(0.0, 1.0, side + 1)
+    x, y = np.meshgrid(ticks, ticks, indexing="ij")
+    positions = np.stack([x.ravel(), y.ravel(), rng.random(x.size) * 0.1], axis=1).astype(np.float32)
+    corner = (np.arange(side)[:, None] * (side + 1) + np.arange(side)[None, :]).ravel()
+    quads = np.stack([corner, corner + side + 1, corner + side + 2, corner + 1], axis=1)
+    triangles = np.concatenate([quads[:, [0, 1, 2]], quads[:, [0, 2, 3]]], axis=1).ravel().astype(np.intc)
+    mesh: bpy.types.Mesh = mesh_io.new_mesh("grid", positions, triangles, np.arange(0, triangles.size, 3,
+                                                                                    dtype=np.intc))  # fmt: skip
+    return mesh
+
+
+def _encoded_normals(mesh: bpy.types.Mesh) -> tuple[np.ndarray, np.ndarray]:
+    """The custom normals as Blender stores them (per corner, relative to each corner's normal space) and the
+    sharp edges Blender marked while setting them."""
+    values = np.empty(len(mesh.loops) * 2, np.int32)
+    mesh.attributes["custom_normal"].data.foreach_get("value", values)
+    sharp = np.empty(len(mesh.edges), np.bool_)
+    mesh.attributes["sharp_edge"].data.foreach_get("value", sharp)
+    return values, sharp
+
+
+@pytest.mark.parametrize("per_vertex", [True, False])
+def test_normals_handed_over_as_lists_set_what_arrays_set(extension: ModuleType, per_vertex: bool) -> None:
+    """A small mesh's custom normals go to Blender as lists (quicker for it to read): the same stored normals
+    and sharp edges as from a float64 array."""
+    mesh_io = extension.common.mesh_io
+    rows = 7 * 7 if per_vertex else 6 * 6 * 6
+    tilts = np.random.default_rng(3).normal(0.0, 0.3, (rows, 3)).astype(np.float32)
+    normals = mesh_io.unit_vectors(tilts + np.float32([0.0, 0.0, 1.0]))
+    argument = mesh_io.normals_argument(normals)
+    assert isinstance(argument, list)
+    results = []
+    for given in (argument, normals.astype(np.float64)):
+        mesh = _bumpy_grid(mesh_io, 6)
+        if per_vertex:
+            mesh.normals_split_custom_set_from_vertices(given)
+        else:
+            mesh.normals_split_custom_set(given)
+        results.append(_encoded_normals(mesh))
+    for from_list, from_array in zip(*results, strict=True):
+        np.testing.assert_array_equal(from_list, from_array)
