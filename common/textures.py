@@ -262,8 +262,8 @@ def texture_joe_mesh(
     mesh: bpy.types.Mesh, model_path: str, member: str | None, summary: Summary, made: JoeMaterials
 ) -> None:
     """A JOE model has no material: one named after its texture, if VDrift's conventions find one, shared by the
-    models of the import with the same texture and alpha (`made`: those made so far). Call `new_search` before each
-    file (a pack's members share its folder's listing)."""
+    models of the import with the same texture and alpha (`made`: those made so far). Call `new_search` once before
+    the import (its files and a pack's members share their folders' listings and lists)."""
     texture = textures.joe_texture(model_path, member)
     if texture is None:  # (not said: a JOE names no material or image, so a user has nothing to act on)
         return

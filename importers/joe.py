@@ -180,7 +180,6 @@ def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeI
         assert isinstance(source, JoeSource)
         packed = path.lower().endswith(".jpk")
         summary.warnings += [f"{os.path.basename(path)}: {text}" for text in source.pack_warnings]
-        textures.new_search()
         taken_names: list[tuple[str, str]] = []
         said: dict[str, list[str]] = {}  # warning -> the models it concerns
         noted: dict[str, list[str]] = {}  # note -> the models it concerns
@@ -211,6 +210,7 @@ def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeI
         if taken_names:  # (one line for a pack imported twice, not one per member)
             summary.warnings.append(f"{os.path.basename(path)}: {mesh_io.taken_names_note(taken_names)}")
 
+    textures.new_search()  # (once an import: a car's models share its folder and its .car files)
     with collector_paused():  # (a track's pack and list make tens of thousands of Python objects)
         return import_all(context, paths, lambda path: parse_file(path, options.track_settings), build)
 

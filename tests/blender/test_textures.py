@@ -186,6 +186,28 @@ def test_vdrift_car_and_track_conventions(tmp_path: Path) -> None:
     assert {bpy.data.objects[name].data.materials[0] for name in ("cone", "cone2", "cone3")} == {cone.data.materials[0]}
 
 
+def test_a_car_folder_imported_at_once_reads_its_car_file_once_and_again_on_the_next_import(
+    tmp_path: Path, extension: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = ("body", "hood", "door")
+    for name in names:
+        write_image(tmp_path / f"{name}.png", (0.2, 0.4, 0.6, 1.0))
+        (tmp_path / f"{name}.joe").write_bytes(fx.cube_bytes())
+    sections = "".join(f"[{name}]\nmesh = {name}.joe\ntexture = {name}.png\n" for name in names)
+    (tmp_path / "car.car").write_text(sections)
+    textures = extension.formats.textures
+    parse, parsed = textures.parse_sections, []
+    monkeypatch.setattr(textures, "parse_sections", lambda text: parsed.append(text) or parse(text))
+    files = [{"name": f"{name}.joe"} for name in names]
+    assert bpy.ops.import_scene.joe(directory=str(tmp_path), files=files) == {"FINISHED"}
+    assert len(parsed) == 1  # (not once per model: a car has tens)
+    assert [bpy.data.objects[name].data.materials[0].name for name in names] == list(names)
+    (tmp_path / "car.car").write_text(sections.replace("texture = hood.png", "texture = door.png"))
+    assert bpy.ops.import_scene.joe(directory=str(tmp_path), files=files[1:2]) == {"FINISHED"}
+    assert len(parsed) == 2  # a new import sees the file as it is now
+    assert bpy.data.objects["hood.001"].data.materials[0].name == "door.001"  # (named after its texture)
+
+
 def test_a_failed_import_leaves_no_image_behind(
     tmp_path: Path, extension: ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:
