@@ -97,20 +97,21 @@ def split_planes(boxes: Array, k: float) -> Array:
 
 
 def first_fitting_child(extents: Array, planes: Array, box: Array | None = None) -> Array:
-    """Index 0..7 of the first child of its node that holds each face entirely, or -1. `extents`: the faces' (n, 6)
-    face_extents; `planes`: their nodes' (n, 6) split_planes rows (or one row for all); `box`: their node's box,
-    when faces may reach outside it (the root's: given bounds can leave faces out). Below the root every face is
-    inside its node's box (it fitted it), so only the split planes decide.
+    """Index 0..7 of the first child of its node that holds each face entirely, or -1. `extents`: the faces' (6, n)
+    face_extents; `planes`: their nodes' (6, n) split planes (a column per face, or one (6, 1) column for all);
+    `box`: their node's box, when faces may reach outside it (the root's: given bounds can leave faces out). Below
+    the root every face is inside its node's box (it fitted it), so only the split planes decide.
 
     Children are numbered x = bit 0, y = bit 1, z = bit 2, so the first fitting child takes the low side on
     every axis where the low child holds the face.
     """
-    child = np.zeros(len(extents), np.int8)
-    fits_all = np.ones(len(extents), bool)
-    for axis in range(3):  # (an axis at a time: numpy compares a column of these tables as one strided run)
-        face_min, face_max = extents[:, axis], extents[:, 3 + axis]
-        low_ok = face_max <= planes[:, axis]
-        high_ok = planes[:, 3 + axis] <= face_min
+    count = extents.shape[1]
+    child = np.zeros(count, np.int8)
+    fits_all = np.ones(count, bool)
+    for axis in range(3):  # (rows of (6, n) tables: each comparison runs over contiguous memory)
+        face_min, face_max = extents[axis], extents[3 + axis]
+        low_ok = face_max <= planes[axis]
+        high_ok = planes[3 + axis] <= face_min
         if box is not None:
             low_ok &= box[axis] <= face_min
             high_ok &= face_max <= box[3 + axis]
@@ -149,14 +150,16 @@ def collision_split_rule(local_node: Array, node_count: int, face_ids: Array) ->
 
 
 def face_extents(positions: Array) -> Array:
-    """(F, 6) per face: min and max over its (padded) corners; a NaN coordinate makes the face fit no child."""
-    corners = [positions[:, i] for i in range(positions.shape[1])]
-    extents = np.empty((len(positions), 6), positions.dtype)
-    low, high = extents[:, :3], extents[:, 3:]
-    low[...], high[...] = corners[0], corners[0]
-    for corner in corners[1:]:  # (pairwise: a reduce over the list would first copy every corner into one array)
-        np.minimum(low, corner, out=low)
-        np.maximum(high, corner, out=high)
+    """(6, F) min x, y, z and max x, y, z of each face over its (padded) corners, a row each: the octree compares a
+    row at a time over contiguous memory. A NaN coordinate makes the face fit no child."""
+    extents = np.empty((6, len(positions)), positions.dtype)
+    for axis in range(3):
+        corners = [positions[:, corner, axis] for corner in range(positions.shape[1])]
+        low, high = extents[axis], extents[3 + axis]
+        low[...], high[...] = corners[0], corners[0]
+        for corner in corners[1:]:  # (pairwise: a reduce over the list would first copy every corner into one array)
+            np.minimum(low, corner, out=low)
+            np.maximum(high, corner, out=high)
     return extents
 
 
@@ -168,15 +171,15 @@ def _level_moves(movable: Array, local: Array, level_count: int, level_boxes: Ar
     """Faces of one level that move down: (face ids, their level-local node, child index 0..7)."""
     candidates = split_rule(local, level_count, movable)[local]
     faces, nodes = movable[candidates], local[candidates]
-    planes = split_planes(level_boxes, k)
+    planes = np.ascontiguousarray(split_planes(level_boxes, k).T)
     children = np.empty(len(faces), np.int8)
     for begin in range(0, len(faces), _FACES_AT_A_TIME):
-        part = slice(begin, begin + _FACES_AT_A_TIME)  # (np.take: quicker than indexing for gathering rows)
-        moving = np.take(extents, faces[part], axis=0)
+        part = slice(begin, begin + _FACES_AT_A_TIME)  # (np.take: quicker than indexing for gathering)
+        moving = np.take(extents, faces[part], axis=1)
         if level_count == 1:  # the root (every other level has 8 nodes or more): faces may be outside its box
             children[part] = first_fitting_child(moving, planes, level_boxes[0])
         else:
-            children[part] = first_fitting_child(moving, np.take(planes, nodes[part], axis=0))
+            children[part] = first_fitting_child(moving, np.take(planes, nodes[part], axis=1))
     moved = children >= 0
     return faces[moved], nodes[moved], children[moved]
 
