@@ -28,7 +28,7 @@ from ..common.operators import (
     refuse_if_nothing_left,
     said_once,
 )
-from ..common.progress import progress
+from ..common.progress import Progress, progress
 from ..formats import joe, jpk, vdrift_track
 from ..formats.atomic import write_bytes_atomically, write_files_atomically
 from ..formats.errors import FormatError
@@ -183,10 +183,8 @@ def export_joe(context: bpy.types.Context, path: str, operator: ExportScopeMixin
 def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin) -> Summary:
     summary = Summary(files=1, face_kind="triangles")
     objects = chosen_objects(context, operator)
-    matrix_of = operator.export_matrices()
     with progress(context, len(objects)) as tracker:
-        parts = [(obj, object_triangles(context, obj, operator, matrix_of(obj), materials=False))
-                 for obj in tracker.each(objects)]  # fmt: skip
+        parts = list(zip(objects, member_triangles(context, objects, operator, tracker), strict=True))
     parts = [(obj, part) for obj, part in parts if has_faces(obj.name, part.triangle_count, summary.warnings)]
     summary.warnings += unheld_data([obj for obj, _ in parts], operator)
     refuse_if_nothing_left(len(parts), len(objects))
@@ -234,6 +232,145 @@ def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin
     write_files_atomically([(path, pack), (list_path, vdrift_track.encode(track[1]))])  # both, or neither
     summary.files = 2
     return summary
+
+
+def member_triangles(
+    context: bpy.types.Context, objects: list[bpy.types.Object], operator: ExportScopeMixin, tracker: Progress
+) -> list[mesh_io.Triangles]:
+    """object_triangles of each object, without materials, a step of `tracker` each. Objects whose own mesh is
+    written as it stands (see read_straight) are read together (_straight_triangles); the others one by one. The
+    first error in the objects' order is raised, after the steps of the objects before it, as one by one."""
+    context.evaluated_depsgraph_get()  # (every matrix_world up to date, as object_triangles' first call leaves it)
+    matrix_of = operator.export_matrices()
+    matrices = [matrix_of(obj) for obj in objects]
+    straight = [index for index, (obj, matrix) in enumerate(zip(objects, matrices, strict=True))
+                if read_straight(obj, matrix)]  # fmt: skip
+    made: dict[int, mesh_io.Triangles | Exception] = dict(
+        zip(straight, _straight_triangles([objects[index] for index in straight]), strict=True)
+    )
+    results: list[mesh_io.Triangles] = []
+    for index, obj in enumerate(objects):
+        part = made.get(index)
+        if part is None:
+            try:
+                part = object_triangles(context, obj, operator, matrices[index], materials=False)
+            except Exception as error:  # (raised after the steps of the objects before it)
+                part = error
+        if isinstance(part, Exception):
+            raise part
+        results.append(part)
+        tracker.step(obj.name)
+    return results
+
+
+def read_straight(obj: bpy.types.Object, matrix: Matrix) -> bool:
+    """Whether object_triangles would read the object's own mesh (mesh_io.exported_mesh), as its triangles, in the
+    export's space: all its faces triangles, its export matrix the identity."""
+    if obj.type != "MESH" or obj.modifiers or not mesh_io.is_identity(matrix):
+        return False
+    mesh = obj.data
+    return mesh.shape_keys is None and not mesh.is_editmode and len(mesh.loops) == 3 * len(mesh.polygons)
+
+
+_NO_MATERIALS = np.zeros(0, np.intc)
+
+
+def _straight_triangles(objects: list[bpy.types.Object]) -> list[mesh_io.Triangles | Exception]:
+    """object_triangles (no materials) of objects that read_straight, or the error it raises: the same arrays, read
+    into one array per kind for all of them and checked together (a track's 2,000 small members: numpy's calls
+    for each member cost more than their work)."""
+    meshes = [obj.data for obj in objects]
+    vertex_counts = np.array([len(mesh.vertices) for mesh in meshes], np.intp)
+    corner_counts = np.array([len(mesh.loops) for mesh in meshes], np.intp)
+    vertex_ends, corner_ends = np.cumsum(vertex_counts).tolist(), np.cumsum(corner_counts).tolist()
+    positions = np.empty(3 * sum(vertex_ends[-1:]), np.float32)
+    corner_vert = np.empty(sum(corner_ends[-1:]), np.intc)
+    normals = np.empty(3 * len(corner_vert), np.float32)
+    stored = np.zeros(3 * len(corner_vert), np.float32)
+    uvs = np.empty(2 * len(corner_vert), np.float32)
+    has_stored = np.zeros(len(meshes), bool)
+    has_uvs: list[bool] = []
+    vertex_start = corner_start = 0
+    for number, (mesh, vertex_end, corner_end) in enumerate(zip(meshes, vertex_ends, corner_ends, strict=True)):
+        if vertex_end > vertex_start:
+            mesh.attributes["position"].data.foreach_get("vector", positions[3 * vertex_start : 3 * vertex_end])
+        active_uvs = mesh.uv_layers.active
+        has_uvs.append(active_uvs is not None)
+        if corner_end > corner_start:
+            corners, vectors = slice(corner_start, corner_end), slice(3 * corner_start, 3 * corner_end)
+            mesh.attributes[".corner_vert"].data.foreach_get("value", corner_vert[corners])
+            mesh.corner_normals.foreach_get("vector", normals[vectors])
+            attribute = mesh.attributes.get(STORED_NORMALS)
+            if attribute is not None and attribute.domain == "CORNER" and attribute.data_type == "FLOAT_VECTOR":
+                attribute.data.foreach_get("vector", stored[vectors])
+                has_stored[number] = True
+            if active_uvs is not None:
+                active_uvs.uv.foreach_get("vector", uvs[2 * corner_start : 2 * corner_end])
+        vertex_start, corner_start = vertex_end, corner_end
+    positions, normals = positions.reshape(-1, 3), normals.reshape(-1, 3)
+    corner_member = np.repeat(np.arange(len(meshes)), corner_counts)
+    normals = _prefer_stored_normals(meshes, normals, stored.reshape(-1, 3), has_stored, corner_member, corner_ends)
+    corner_rows = corner_vert + np.repeat(np.cumsum(vertex_counts) - vertex_counts, corner_counts)
+    corner_positions = np.take(positions, corner_rows, axis=0)  # (quicker than indexing the rows)
+    errors = _non_finite(objects, positions, corner_rows, normals, corner_member)
+    uvs = uvs.reshape(-1, 2)
+    results: list[mesh_io.Triangles | Exception] = []
+    vertex_start = corner_start = 0
+    for number, (obj, vertex_end, corner_end) in enumerate(zip(objects, vertex_ends, corner_ends, strict=True)):
+        error = errors.get(number)
+        if error is not None:
+            results.append(error)
+        else:
+            corners = slice(corner_start, corner_end)
+            part = mesh_io.Triangles(
+                corner_positions[corners], normals[corners], uvs[corners] if has_uvs[number] else None,
+                material_indices=_NO_MATERIALS, vertex_positions=positions[vertex_start:vertex_end],
+                corner_vertices=corner_vert[corners],
+            )  # fmt: skip
+            part.source_objects = [obj.name]
+            results.append(part)
+        vertex_start, corner_start = vertex_end, corner_end
+    return results
+
+
+def _prefer_stored_normals(
+    meshes: list[bpy.types.Mesh], normals: np.ndarray, stored: np.ndarray, has_stored: np.ndarray,
+    corner_member: np.ndarray, corner_ends: list[int],
+) -> np.ndarray:  # fmt: skip
+    """mesh_io.prefer_stored_normals of every mesh: the stored vectors of the meshes where all match (an untouched
+    import) at once; each other mesh with stored normals as that function does it."""
+    if not has_stored.any():
+        return normals
+    dot = np.einsum("ij,ij->i", stored, normals)
+    length = np.sqrt(np.einsum("ij,ij->i", stored, stored))
+    changed = ~(dot > np.float32(np.cos(np.radians(3.0))) * length)
+    mixed = np.zeros(len(meshes), bool)
+    mixed[corner_member[changed]] = True
+    mixed &= has_stored
+    if has_stored.all() and not mixed.any():  # (the usual case: a pack imported and left alone)
+        return stored
+    np.copyto(normals, stored, where=(has_stored & ~mixed)[corner_member, None])
+    for number in np.flatnonzero(mixed).tolist():
+        corners = slice(corner_ends[number - 1] if number else 0, corner_ends[number])
+        normals[corners] = mesh_io.prefer_stored_normals(meshes[number], normals[corners].copy(), STORED_NORMALS)
+    return normals
+
+
+def _non_finite(
+    objects: list[bpy.types.Object], positions: np.ndarray, corner_rows: np.ndarray, normals: np.ndarray,
+    corner_member: np.ndarray,
+) -> dict[int, FormatError]:  # fmt: skip
+    """object_triangles' error for each object whose corners have positions or normals that are NaN or infinite
+    (the positions of vertices no corner uses do not count)."""
+    errors: dict[int, FormatError] = {}
+    if np.isfinite(positions).all() and np.isfinite(normals).all():  # (the usual case: no row by row)
+        return errors
+    bad_positions = ~np.isfinite(positions).all(axis=1)[corner_rows]
+    for what, bad in (("normals", ~np.isfinite(normals).all(axis=1)), ("vertex positions", bad_positions)):
+        for number in np.unique(corner_member[bad]).tolist():  # (positions are said first: they replace normals)
+            errors[number] = FormatError(f"object {objects[number].name!r} has {what} that are NaN or infinite; "
+                                         "fix them before exporting")  # fmt: skip
+    return errors
 
 
 THREADED_MEMBER = 5_000  # triangles: smaller members are made all at once (threads would only wait)

@@ -1,6 +1,7 @@
 """The JPK export's shortcuts for a pack's many small members write the bytes the plain path writes: meshes read
-straight from the objects' own data instead of evaluated copies, each object's custom properties read at once
-instead of one by one. The plain path is put back by swapping the shortcuts for what they stand in for."""
+straight from the objects' own data instead of evaluated copies (those of triangles in the export's space read all
+together), each object's custom properties read at once instead of one by one. The plain path is put back by
+swapping the shortcuts for what they stand in for."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from mathutils import Matrix
 from tests.blender.scene_helpers import cube
 from tools.bench_cases import track_pack
 
-CORPUS_PACKS = [Path("/work/corpus/vdrift_tracks") / track / "objects" / "objects.jpk"
-                for track in ("monaco", "zandvoort")]  # fmt: skip
+CORPUS_TRACKS = next((root for root in (Path("/work/corpus/vdrift_tracks"), Path("/work/corpus/vdrift/data/tracks"))
+                      if root.exists()), Path("/work/corpus/vdrift_tracks"))  # fmt: skip
+CORPUS_PACKS = [CORPUS_TRACKS / track / "objects" / "objects.jpk" for track in ("monaco", "zandvoort")]
 OPTIONS: list[dict[str, object]] = [
     {},
     {"global_scale": 2.5},
@@ -41,6 +43,7 @@ def plain_and_shortcut(extension: ModuleType, folder: Path, monkeypatch: pytest.
         mesh_io = extension.common.mesh_io
         patch.setattr(mesh_io, "exported_mesh", mesh_io.evaluated_mesh)
         patch.setattr(extension.common.track_settings, "properties_of", lambda obj: obj)
+        patch.setattr(extension.exporters.joe, "read_straight", lambda obj, matrix: False)
         plain = written(folder / "plain", **options)
     return plain, shortcut
 
@@ -61,6 +64,10 @@ def test_a_generated_track_pack_exports_the_same_bytes(extension, tmp_path: Path
     objects[2].scale = (2.0, 0.5, 1.5)
     objects[3].scale = (-1.0, 1.0, 1.0)
     objects[4]["vdrift_mipmap"] = False  # (a changed setting)
+    objects[5].data.attributes.remove(objects[5].data.attributes["joe_normal"])  # (no stored normals)
+    edited = objects[6].data.attributes["joe_normal"].data  # (stored normals of which some no longer match)
+    edited[0].vector = (1.0, 0.0, 0.0)
+    edited[1].vector = (0.0, -1.0, 0.0)
     assert_same(*plain_and_shortcut(extension, tmp_path, monkeypatch, **options))
 
 
@@ -86,6 +93,24 @@ def test_objects_that_evaluation_changes_export_the_same_bytes(extension, tmp_pa
         tag = "-".join(map(str, options.values())) or "defaults"
         plain, shortcut = plain_and_shortcut(extension, tmp_path / tag, monkeypatch, **options)
         assert_same(plain, shortcut)
+
+
+def test_the_first_object_in_order_with_non_finite_numbers_is_named(tmp_path: Path) -> None:
+    """Objects read together and objects read one by one (a modifier) report the first in the objects' order."""
+    objects = [cube(name) for name in "ABCD"]  # (at the origin, the export matrix the identity: read together)
+    for obj in objects[1:]:
+        obj.data.vertices[0].co = (float("nan"), 0.0, 0.0)
+        obj.data.update()
+    objects[1].modifiers.new("bevel", "BEVEL")  # (B is read alone, before C)
+    with pytest.raises(RuntimeError, match=r"object 'B' has vertex positions that are NaN or infinite"):
+        bpy.ops.export_scene.jpk(filepath=str(tmp_path / "out.jpk"))
+    objects[1].modifiers.clear()
+    objects[1].data.vertices[0].co = (1.0, 1.0, 1.0)
+    objects[1].data.update()
+    objects[3].modifiers.new("bevel", "BEVEL")  # (C, read with the others, before D, read alone)
+    with pytest.raises(RuntimeError, match=r"object 'C' has vertex positions that are NaN or infinite"):
+        bpy.ops.export_scene.jpk(filepath=str(tmp_path / "out.jpk"))
+    assert not (tmp_path / "out.jpk").exists()
 
 
 @pytest.mark.parametrize("pack", CORPUS_PACKS, ids=lambda path: path.parent.parent.name)
