@@ -175,6 +175,26 @@ def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeI
     made = textures.JoeMaterials()  # the materials of the models, by texture
     if options.matrix is not None and mesh_io.is_identity(options.matrix):  # (asked once, not once per member)
         options = dataclasses.replace(options, matrix=None)
+    parsed: list[JoeSource] = []
+    arrays_of: dict[int, list[joe_mesh.MeshArrays]] = {}  # id(source) -> its models' arrays
+
+    def parse(path: str) -> JoeSource:
+        parsed.append(parse_file(path, options.track_settings))
+        return parsed[-1]
+
+    def model_arrays(source: JoeSource) -> list[joe_mesh.MeshArrays]:
+        """The source's mesh arrays; on the first call, those of every file of the import, made together (every
+        file is parsed before any is built): a car's tens of small models cost as one."""
+        if not arrays_of and len(parsed) > 1:
+            try:
+                arrays = iter(of_many([document for each in parsed for _, document in each.models]))
+                arrays_of.update((id(each), [next(arrays) for _ in each.models]) for each in parsed)
+            except FormatError:  # (made again file by file, so that the error names its file)
+                parsed.clear()
+        return arrays_of.pop(id(source), None) or of_many([document for _, document in source.models])
+
+    def of_many(documents: list[joe.JoeDocument]) -> list[joe_mesh.MeshArrays]:
+        return joe_mesh.mesh_arrays_of_many(documents, options.rewind_clockwise, options.apply_normal_swap)
 
     def build(path: str, source: object, summary: Summary) -> None:
         assert isinstance(source, JoeSource)
@@ -187,9 +207,7 @@ def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeI
         meshes: list[tuple[str, bpy.types.Mesh, list[str]]] = []
         # Every mesh with its material first, then the objects: Blender's material append visits every object
         # in the file (a pack's members made one by one would cost the square of their number).
-        documents = [document for _, document in source.models]
-        arrays = joe_mesh.mesh_arrays_of_many(documents, options.rewind_clockwise, options.apply_normal_swap)
-        for (name, document), model in zip(source.models, arrays, strict=True):
+        for (name, document), model in zip(source.models, model_arrays(source), strict=True):
             mesh = build_model_mesh(name, model, options, summary)
             members.append(f"{name}.joe" if packed else os.path.basename(path))
             meshes.append((name, mesh, model.warnings))
@@ -212,7 +230,7 @@ def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeI
 
     textures.new_search()  # (once an import: a car's models share its folder and its .car files)
     with collector_paused():  # (a track's pack and list make tens of thousands of Python objects)
-        return import_all(context, paths, lambda path: parse_file(path, options.track_settings), build)
+        return import_all(context, paths, parse, build)
 
 
 def apply_track_list(track: TrackList, models: list[tuple[str, bpy.types.Object]], packed: bool) -> list[str]:

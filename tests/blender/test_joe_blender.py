@@ -162,6 +162,30 @@ def test_many_files_in_one_import() -> None:
     assert len(bpy.data.objects) == 2 + 37
 
 
+def test_files_imported_at_once_make_the_meshes_each_makes_alone(tmp_path: Path) -> None:
+    """The models of all the files of an import are made into mesh arrays together: the same as file by file."""
+    folder = sample_dir("joe")
+    (tmp_path / "cw.joe").write_bytes(joe.write_joe(fx.clockwise_cube()))
+    (tmp_path / "dof.joe").write_bytes(joe.write_joe(fx.dof2joe_cube()))
+    (tmp_path / "box.joe").write_bytes(fx.cube_bytes(with_texcoords=False))
+    paths = [tmp_path / "cw.joe", tmp_path / "dof.joe", tmp_path / "box.joe"]
+    for name in ("car_360_glass.joe", "trackparts_road_cone.joe", "track_garage_objects.jpk"):
+        (tmp_path / name).write_bytes((folder / name).read_bytes())
+        paths.append(tmp_path / name)
+    alone = {}
+    for path in paths:
+        bpy.ops.wm.read_homefile(use_empty=True)
+        assert import_joe(path) == {"FINISHED"}
+        alone.update({obj.name: mesh_data(obj.data) for obj in bpy.data.objects})
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert import_joe(*paths) == {"FINISHED"}
+    together = {obj.name: mesh_data(obj.data) for obj in bpy.data.objects}
+    assert together.keys() == alone.keys()
+    for name, arrays in together.items():
+        for key, values in arrays.items():
+            np.testing.assert_array_equal(values, alone[name][key], err_msg=f"{name}: {key}")
+
+
 def test_clockwise_faces_are_turned_unless_asked_not_to(tmp_path: Path) -> None:
     path = tmp_path / "cw.joe"
     path.write_bytes(joe.write_joe(fx.clockwise_cube()))
