@@ -260,12 +260,12 @@ def _batch_arrays(plan: _BatchPlan) -> list[_MeshFaces]:
     vertex_bases = np.repeat(np.cumsum(vertex_counts) - vertex_counts, face_counts)[keep]
     corners = np.concatenate([mesh.face_indices for mesh in meshes])[keep] + vertex_bases[:, None]
     order = _reversed_order(sizes == 3)
-    positions = world[:, [0, 2, 1]][_in_order(corners, order)]
+    positions = _rows_taken(np.ascontiguousarray(world[:, [0, 2, 1]]), _in_order(corners, order))
     has_uvs = np.array([mesh.face_uvs is not None for mesh in meshes])
     if has_uvs.any():
-        raw = _in_order(np.concatenate([mesh.face_uvs if mesh.face_uvs is not None else
-                                        np.zeros((len(mesh.face_sizes), 4, 2), np.float32) for mesh in meshes])[keep],
-                        order)  # fmt: skip
+        raw = _in_order(_corner_words(np.concatenate([mesh.face_uvs if mesh.face_uvs is not None else np.zeros(
+            (len(mesh.face_sizes), 4, 2), np.float32) for mesh in meshes])[keep]), order).view(np.float32)
+        raw = raw.reshape(len(raw), 4, 2)
         uvs = np.stack([raw[..., 0], np.float32(1.0) - raw[..., 1]], axis=-1)
         face_texgen = texgen[slots]
         if not has_uvs.all():  # faces of meshes without UVs are generated (their zeros never count)
@@ -296,6 +296,20 @@ def _reversed_order(triangles: Array) -> Array:
         return _REVERSED_CORNERS[4]
     order: Array = np.where(triangles[:, None], _REVERSED_CORNERS[3], _REVERSED_CORNERS[4])
     return order
+
+
+def _rows_taken(table: Array, indices: Array) -> Array:
+    """table[indices] for a contiguous (N, 3) float32 table: each row taken as one 12-byte item, several times
+    quicker than numpy's gather of rows (the same bytes)."""
+    rows: Array = np.take(table.view(np.dtype("V12")).ravel(), indices).view(table.dtype)
+    return rows.reshape(*indices.shape, 3)
+
+
+def _corner_words(uvs: Array) -> Array:
+    """(F, 4, 2) float32 UVs as (F, 4) 8-byte words (a corner's pair in one), which numpy reorders several times
+    quicker than the pairs; the same bytes."""
+    words: Array = np.ascontiguousarray(uvs).view(np.uint64).reshape(uvs.shape[:2])
+    return words
 
 
 def _in_order(corners: Array, order: Array) -> Array:
