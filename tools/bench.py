@@ -16,6 +16,9 @@ Cases of one size each (`--only` names in brackets):
 - [track] a track-like JPK of 2,000 small JOE members (24-300 triangles) sharing 300 tiny PNG textures named by
   a VDrift list.txt beside it: imported (textures found, materials made) and exported again, against OBJ
   importing and exporting the same 2,000 objects (an OBJ with 2,000 `o` objects and a .mtl naming the images);
+- [car] a car-like folder of 30 JOE models (50-2,000 triangles), each with its own PNG, named by two `.car` files
+  beside them: the 30 files imported at once (as selected in the file browser), against OBJ importing the same 30
+  objects with their images;
 - [many] an IQE of 100 small meshes (968 triangles each, a material each), imported and exported, and a QC of 60
   such SMDs ($body), imported, against OBJ importing and exporting the same objects: the cost of each object;
 - [joints] an IQE of 8,000 joints in a tree with their `pq` base poses and no mesh, imported, against the floor:
@@ -57,7 +60,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench_cases import Skeleton, many_meshes_iqe, many_smds_qc, skeleton, track_pack
+from bench_cases import Skeleton, car_folder, many_meshes_iqe, many_smds_qc, skeleton, track_pack
 from bench_report import machine_info, text_table, write_report
 from bench_timing import BenchRow, peak_memory_mb, release_free_memory, reset_peak_memory, whole_process
 from bpy_extension import enable_extension  # must come before `import bpy`
@@ -83,7 +86,7 @@ FORMATS: dict[str, tuple[str, str, str, dict[str, object]]] = {
     "IQM": (".iqm", "import_scene.iqm", "export_scene.iqm", {}),
     "QMAP": (".qmap.tmp", "import_scene.qmap_tmp", "export_scene.qmap_tmp", {"write_desc": False}),
 }
-CASES = ("TRACK", "MANY", "JOINTS", "ANIMATED")  # the cases of one size each (see the module's docstring)
+CASES = ("TRACK", "CAR", "MANY", "JOINTS", "ANIMATED")  # the cases of one size each (see the module's docstring)
 TRACK_MEMBERS, TRACK_TEXTURES = 2000, 300
 JOINTS = 8000
 ANIMATED_SIDE = 224  # 224 quads a side: 100,352 triangles
@@ -228,6 +231,20 @@ def track_rows(repeat: int, folder: Path) -> list[BenchRow]:
         BenchRow("JPK", f"export {case} ({triangles})", ours_export[0], ours_export[1], "OBJ", obj_export[0],
                  obj_export[1]),
     ]
+
+
+def car_rows(repeat: int, folder: Path) -> list[BenchRow]:
+    """A car folder's JOE files imported at once, against OBJ importing the same objects with their images."""
+    car = car_folder(folder / "car")
+    files = [{"name": path.name} for path in car.models]
+    ours_import = timed(repeat, empty, lambda: bpy.ops.import_scene.joe(directory=str(car.models[0].parent),
+                                                                         files=files))  # fmt: skip
+    made = f"{len(bpy.data.objects)} objects, {len(bpy.data.materials)} materials, {len(bpy.data.images)} images made"
+    obj_file = car.models[0].with_name("car.obj")  # beside the images: its .mtl names them relative to it
+    bpy.ops.wm.obj_export(filepath=str(obj_file), export_selected_objects=False, export_materials=True)
+    obj_import = timed(repeat, empty, lambda: bpy.ops.wm.obj_import(filepath=str(obj_file)))
+    case = f"import a car folder: {len(car.models)} files at once ({car.triangles / 1000:.0f}k triangles; {made})"
+    return [BenchRow("JOE", case, ours_import[0], ours_import[1], "OBJ", obj_import[0], obj_import[1])]
 
 
 def many_rows(repeat: int, folder: Path) -> list[BenchRow]:
@@ -457,7 +474,7 @@ def whole_run(sizes: list[str], chosen: set[str], repeat: int, folder: Path, too
             for distinct in (False, True):
                 rows += mesh_rows(name, size, distinct, repeat, folder)
                 print(f"done: {name} {size} {'distinct' if distinct else 'grid'}", flush=True)
-    cases = {"TRACK": track_rows, "MANY": many_rows, "JOINTS": joints_rows, "ANIMATED": animated_rows}
+    cases = {"TRACK": track_rows, "CAR": car_rows, "MANY": many_rows, "JOINTS": joints_rows, "ANIMATED": animated_rows}
     for name, case_rows in cases.items():
         if not chosen or name in chosen:
             rows += case_rows(repeat, folder)
@@ -490,9 +507,9 @@ def main() -> int:
                         "run's figures and every run's ratio (default: 1)")  # fmt: skip
     parser.add_argument("--sizes", default="100k", help="comma-separated: 100k, 1m (default: 100k)")
     parser.add_argument("--only", default="", help="comma-separated: joe, smd, iqe, iqm, qmap (mesh cases at each "
-                        "size), track (JPK of 2,000 members with textures), many (IQE of 100 meshes, QC of 60 SMDs), "
-                        "joints (IQE of 8,000 joints), animated (IQE 100k triangles; 50 joints x 100 frames, 50 x 400, "
-                        "200 x 100), compile (default: all)")
+                        "size), track (JPK of 2,000 members with textures), car (30 JOE files with textures), many "
+                        "(IQE of 100 meshes, QC of 60 SMDs), joints (IQE of 8,000 joints), animated (IQE 100k "
+                        "triangles; 50 joints x 100 frames, 50 x 400, 200 x 100), compile (default: all)")
     parser.add_argument("--tools-exe", default=os.environ.get("IOGF_TOOLS_EXE"),
                         help="Tools.exe, run under Wine (default: $IOGF_TOOLS_EXE)")  # fmt: skip
     parser.add_argument("--write-docs", type=Path, metavar="PAGE.md",

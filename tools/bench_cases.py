@@ -1,6 +1,7 @@
 """Generated inputs of tools/bench.py's cases that are not one large mesh (no bpy here): a track-like JPK pack of
-many small JOE members with a VDrift `list.txt` and tiny PNG textures, an IQE of many small meshes, a QC of many
-small SMDs, and an IQE skeleton without a mesh.
+many small JOE members with a VDrift `list.txt` and tiny PNG textures, a car-like folder of JOE models with a `.car`
+file naming their textures, an IQE of many small meshes, a QC of many small SMDs, and an IQE skeleton without a
+mesh.
 """
 
 from __future__ import annotations
@@ -102,6 +103,37 @@ def track_pack(folder: Path, members: int = 2000, textures: int = 300, smallest:
     path.write_bytes(jpk.write_jpk(jpk.JpkDocument(pack_members)))
     (folder / "list.txt").write_text(list_txt(models, chosen, blended), encoding="ascii")
     return TrackPack(path, members, total, textures)
+
+
+# ------------------------------------------------------------------------------------------------ car folder
+
+
+@dataclass
+class CarFolder:
+    models: list[Path]  # the .joe files; the .car file and the textures are beside them
+    triangles: int
+
+
+def car_folder(folder: Path, models: int = 30, smallest: int = 50, largest: int = 2000, seed: int = 8) -> CarFolder:
+    """`folder` as a VDrift car's: `models` JOE files of `smallest` to `largest` triangles, each with a 4x4 PNG of
+    its own, which a `.car` file's sections name (`mesh`, `texture`; one in five `draw = transparent`), and a second
+    `.car` file of the same sections, as cars have (VDrift's newer and older physics)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    paths, sections, total = [], [], 0
+    for index in range(models):
+        name = f"part{index:02d}"
+        document = _member(rng, int(rng.integers(smallest, largest + 1)), np.array([index * 7.0, 0.0, 0.0]))
+        total += document.first_frame.face_count
+        paths.append(folder / f"{name}.joe")
+        paths[-1].write_bytes(joe.write_joe(document))
+        (folder / f"{name}.png").write_bytes(png_bytes(4, 4, (60 + index * 6, 120, 200 - index * 5, 255)))
+        draw = "draw = transparent\n" if index % 5 == 0 else ""
+        sections.append(f"[body.{name}]\nmesh = {name}.joe\ntexture = {name}.png\n{draw}position = 0, 0, 0\n")
+    physics = "".join(f"[wheel.{side}]\nradius = 0.3\nwidth = 0.2\nmass = 20\n" for side in ("fl", "fr", "rl", "rr"))
+    for car in ("car.car", "car_old.car"):
+        (folder / car).write_text(physics + "\n".join(sections), encoding="ascii")
+    return CarFolder(paths, total)
 
 
 # ------------------------------------------------------------------------------------------------ many meshes
