@@ -263,9 +263,9 @@ def _batch_arrays(plan: _BatchPlan) -> list[_MeshFaces]:
     positions = _rows_taken(np.ascontiguousarray(world[:, [0, 2, 1]]), _in_order(corners, order))
     has_uvs = np.array([mesh.face_uvs is not None for mesh in meshes])
     if has_uvs.any():
-        raw = _in_order(_corner_words(np.concatenate([mesh.face_uvs if mesh.face_uvs is not None else np.zeros(
-            (len(mesh.face_sizes), 4, 2), np.float32) for mesh in meshes])[keep]), order).view(np.float32)
-        raw = raw.reshape(len(raw), 4, 2)
+        words = _corner_words(np.concatenate([mesh.face_uvs if mesh.face_uvs is not None else np.zeros(
+            (len(mesh.face_sizes), 4, 2), np.float32) for mesh in meshes])[keep])
+        raw = np.ascontiguousarray(_in_order(words, order)).view(np.float32).reshape(len(words), 4, 2)
         uvs = np.stack([raw[..., 0], np.float32(1.0) - raw[..., 1]], axis=-1)
         face_texgen = texgen[slots]
         if not has_uvs.all():  # faces of meshes without UVs are generated (their zeros never count)
