@@ -195,7 +195,7 @@ def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin
 
     def member(index: int) -> tuple[list[joe.JoeDocument], list[str]]:  # (no bpy here: it runs on worker threads)
         if index in batched:
-            return [batched[index][0]], batched[index][1]
+            return [], batched[index][1]  # (written already)
         warnings: list[str] = []
         return joe_documents(parts[index][1], labels[index], warnings, operator.split_large_models), warnings
 
@@ -211,12 +211,12 @@ def export_jpk(context: bpy.types.Context, path: str, operator: ExportScopeMixin
             said.setdefault(text.removeprefix(f"{label}: "), []).append(obj.name)
         summary.objects += 1
         summary.faces += triangles.triangle_count
-        stems = numbered(name.removesuffix(".joe"), len(documents), taken)
+        files = [batched[index][0]] if index in batched else [joe.write_joe(document) for document in documents]
+        stems = numbered(name.removesuffix(".joe"), len(files), taken)
         taken.update(stems)
-        if len(documents) > 1:
+        if len(files) > 1:
             summary.warnings.append(split_note(obj.name, triangles.triangle_count, [f"{s}.joe" for s in stems]))
-        members += [jpk.JpkMember(name=f"{stem}.joe", data=joe.write_joe(document, finite=index in batched))
-                    for stem, document in zip(stems, documents, strict=True)]  # fmt: skip
+        members += [jpk.JpkMember(name=f"{stem}.joe", data=data) for stem, data in zip(stems, files, strict=True)]
         listed += [(f"{stem}.joe", obj) for stem in stems]
     summary.warnings += said_once(said, alone=dict(zip([obj.name for obj, _ in parts], labels, strict=True)))
     pack = jpk.write_jpk(jpk.JpkDocument(members=members))  # (checked before any file is written)
@@ -376,32 +376,22 @@ def _non_finite(
 THREADED_MEMBER = 5_000  # triangles: smaller members are made all at once (threads would only wait)
 
 
-def small_members(parts: list[mesh_io.Triangles], labels: list[str]) -> dict[int, tuple[joe.JoeDocument, list[str]]]:
+def small_members(parts: list[mesh_io.Triangles], labels: list[str]) -> dict[int, tuple[bytes, list[str]]]:
     """The members under THREADED_MEMBER triangles made all at once (one numpy call per array for all of them, not
-    for each: a track's 2,000 members), each as joe_document makes it: (document, warnings), by member. A member
-    the one-member path would refuse, split or warn of non-finite numbers for is left out: that path makes it."""
+    for each: a track's 2,000 members), each as joe_document and write_joe make it: (the file, warnings), by member.
+    A member the one-member path would refuse, split or warn of anything but the normal swap for is left out: that
+    path makes it."""
     small = [index for index, part in enumerate(parts) if 0 < part.triangle_count < THREADED_MEMBER]
     if not small:
         return {}
     tables = [_vertex_table(parts[index]) for index in small]
-    made = joe.documents_from_many_triangles(
+    made = joe.files_from_many_triangles(
         [(parts[i].positions, parts[i].normals, parts[i].uvs, table) for i, table in zip(small, tables, strict=True)]
     )
-    documents = [(index, document) for index, document in zip(small, made, strict=True) if document is not None]
-    finite = joe.finite_documents([document for _, document in documents])
-    documents = [pair for pair, ok in zip(documents, finite, strict=True) if ok]
-    swaps = joe.normal_swaps_would_fire([document for _, document in documents])
-    result: dict[int, tuple[joe.JoeDocument, list[str]]] = {}
-    for (index, document), swap in zip(documents, swaps, strict=True):
-        limits: list[str] = []
-        try:
-            joe.check_limits(document, limits, finite=True)  # VDrift's, before anything is written
-        except FormatError:
-            continue  # (said by the one-member path, with its label)
-        warnings = [f"{labels[index]}: {text}" for text in limits]
-        if swap:
-            warnings.append(f"{labels[index]}: {NORMAL_SWAP}")
-        result[index] = (document, warnings)
+    result: dict[int, tuple[bytes, list[str]]] = {}
+    for index, file in zip(small, made, strict=True):
+        if file is not None:
+            result[index] = (file[0], [f"{labels[index]}: {NORMAL_SWAP}"] if file[1] else [])
     return result
 
 

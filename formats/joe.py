@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -583,6 +583,25 @@ def documents_from_many_triangles(members: list[Member]) -> list[JoeDocument | N
     """document_from_triangles(*member) for each member (positions, normals, blender_uvs, vertex_table), in one
     pass; None for a member over VDrift's limits (the one-member function raises OverLimit for it)."""
     results: list[JoeDocument | None] = [None] * len(members)
+    for group in _groups(members):
+        for number, document in zip(group, _split_documents(_made_group([members[i] for i in group])), strict=True):
+            results[number] = document
+    return results
+
+
+def files_from_many_triangles(members: list[Member]) -> list[tuple[bytes, bool] | None]:
+    """For each member: the bytes of write_joe(document_from_triangles(*member)) and whether normal_swap_would_fire
+    on it, in one pass (no document made for each). None for a member that one-member path refuses or warns of
+    (over VDrift's limits or the old tools' signed indices, numbers not finite): it says why."""
+    results: list[tuple[bytes, bool] | None] = [None] * len(members)
+    for group in _groups(members):
+        for number, made in zip(group, _group_files(_made_group([members[i] for i in group])), strict=True):
+            results[number] = made
+    return results
+
+
+def _groups(members: list[Member]) -> Iterator[list[int]]:
+    """The members under VDrift's face limit, a group of about GROUP_CORNERS corners at a time."""
     group: list[int] = []
     corners = 0
     for index, member in enumerate(members):
@@ -591,13 +610,10 @@ def documents_from_many_triangles(members: list[Member]) -> list[JoeDocument | N
         group.append(index)
         corners += len(member[0])
         if corners >= GROUP_CORNERS:
-            for number, document in zip(group, _documents([members[i] for i in group]), strict=True):
-                results[number] = document
+            yield group
             group, corners = [], 0
     if group:
-        for number, document in zip(group, _documents([members[i] for i in group]), strict=True):
-            results[number] = document
-    return results
+        yield group
 
 
 # Members are made a group of about this many corners at a time: the arrays of a group stay in the CPU caches (a
@@ -605,7 +621,17 @@ def documents_from_many_triangles(members: list[Member]) -> list[JoeDocument | N
 GROUP_CORNERS = 1 << 16
 
 
-def _documents(members: list[Member]) -> list[JoeDocument | None]:
+@dataclass
+class _Group:
+    """A group's frames, rows of every member one after another: of positions, normals and texcoords each, the
+    distinct rows, how many each member has and each corner's index among its member's."""
+
+    faces: npt.NDArray[np.int64]  # (M,) triangles of each member
+    textured: npt.NDArray[np.bool_]  # (M,) whether the member has texcoords (else one (0, 0) is written)
+    kinds: tuple[tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.int64]], ...]
+
+
+def _made_group(members: list[Member]) -> _Group:
     faces = np.array([len(member[0]) // 3 for member in members], np.int64)
     corners = 3 * faces
     positions = np.concatenate([np.asarray(member[0], np.float32).reshape(-1, 3) for member in members])
@@ -636,12 +662,64 @@ def _documents(members: list[Member]) -> list[JoeDocument | None]:
         )  # fmt: skip
         texcoord_indices = np.zeros(len(corner_member), np.int64)
         texcoord_indices[with_uvs] = uv_indices
-    return _split_documents(
-        faces, textured,
-        (distinct_positions, position_counts, vertex_indices.astype(np.uint16)),
-        (distinct_normals, normal_counts, normal_indices.astype(np.uint16)),
-        (distinct_texcoords, texcoord_counts, texcoord_indices.astype(np.uint16)),
-    )  # fmt: skip
+    return _Group(faces, textured, (
+        (distinct_positions, position_counts, vertex_indices),
+        (distinct_normals, normal_counts, normal_indices),
+        (distinct_texcoords, texcoord_counts, texcoord_indices),
+    ))  # fmt: skip
+
+
+def _group_files(group: _Group) -> list[tuple[bytes, bool] | None]:
+    """files_from_many_triangles of a group: every member's faces and rows laid out as write_joe lays them out, for
+    all at once, then cut into members; the swap vote and the checks on all rows at once."""
+    member_count = len(group.faces)
+    (positions, position_counts, vertex), (normals, normal_counts, normal), (texcoords, texcoord_counts, texcoord) = (
+        group.kinds)  # fmt: skip
+    counts = np.stack([position_counts, normal_counts, texcoord_counts])
+    bad = np.zeros(member_count, bool)
+    for rows, kind_counts in zip((positions, normals, texcoords), counts, strict=True):
+        if not np.isfinite(rows).all():
+            bad[np.repeat(np.arange(member_count), kind_counts)[~np.isfinite(rows).all(axis=1)]] = True
+    # (an untextured member writes one (0, 0) texcoord; over the old tools' signed indices, check_limits warns)
+    bad |= np.maximum(counts.max(axis=0), 1) - 1 > SIGNED_INDEX_LIMIT
+    corner_member = np.repeat(np.arange(member_count), 3 * group.faces)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # (as _frame_votes_for_swap)
+        perpendicular = perpendicular_faces(
+            np.take(positions, vertex + (np.cumsum(position_counts) - position_counts)[corner_member],
+                    axis=0).reshape(-1, 3, 3),
+            np.take(normals, normal + (np.cumsum(normal_counts) - normal_counts)[corner_member],
+                    axis=0).reshape(-1, 3, 3),
+        )  # fmt: skip
+    face_member = corner_member[::3]
+    swaps = (np.bincount(face_member[perpendicular], minlength=member_count) > group.faces // 4).tolist()
+    faces = np.empty(int(group.faces.sum()), FACE_DTYPE)
+    for name, indices in (("vertex", vertex), ("normal", normal), ("texcoord", texcoord)):
+        faces[name] = indices.astype(np.uint16).reshape(-1, 3)
+    face_bytes = memoryview(faces.tobytes())
+    row_bytes = [memoryview(np.ascontiguousarray(rows, "<f4").tobytes()) for rows in (positions, normals, texcoords)]
+    ends = [np.cumsum(group.faces * FACE_DTYPE.itemsize).tolist()]
+    ends += [np.cumsum(kind_counts * width).tolist() for kind_counts, width in zip(counts, (12, 12, 8), strict=True)]
+    files: list[tuple[bytes, bool] | None] = []
+    starts = [0, 0, 0, 0]
+    for member, (face_count, vertices, normal_rows, texcoord_rows, textured) in enumerate(
+        zip(group.faces.tolist(), *counts.tolist(), group.textured.tolist(), strict=True)
+    ):
+        stops = [kind_ends[member] for kind_ends in ends]
+        if bad[member]:
+            files.append(None)
+        else:
+            own = (face_bytes, *row_bytes) if textured else (face_bytes, *row_bytes[:2])
+            pieces = [view[start:stop] for view, start, stop in zip(own, starts, stops, strict=False)]
+            files.append((b"".join((
+                HEADER.pack(MAGIC_IDP2, VERSION, face_count, 1), pieces[0],
+                COUNTS.pack(vertices, texcoord_rows if textured else 1, normal_rows), pieces[1], pieces[2],
+                pieces[3] if textured else _NO_TEXCOORDS,
+            )), swaps[member]))  # fmt: skip
+        starts = stops
+    return files
+
+
+_NO_TEXCOORDS = np.zeros(2, "<f4").tobytes()  # the one (0, 0) of a model without texcoords
 
 
 def _counter_clockwise_order(positions: FloatArray, normals: FloatArray) -> npt.NDArray[np.intp] | None:
@@ -731,13 +809,10 @@ def _unique_corner_rows_per_member(
     return distinct, corner_labels, counts
 
 
-def _split_documents(
-    faces: npt.NDArray[np.int64],
-    textured: npt.NDArray[np.bool_],
-    *kinds: tuple[FloatArray, npt.NDArray[np.int64], IndexArray],
-) -> list[JoeDocument | None]:
-    """One document per member from the concatenated (distinct rows, rows per member, corner indices) of
-    positions, normals and texcoords; None for a member over the 16-bit index limit."""
+def _split_documents(group: _Group) -> list[JoeDocument | None]:
+    """One document per member of the group; None for a member over the 16-bit index limit."""
+    faces, textured = group.faces, group.textured
+    kinds = [(rows, counts, indices.astype(np.uint16)) for rows, counts, indices in group.kinds]
     row_ends = [np.cumsum(counts).tolist() for _, counts, _ in kinds]
     corner_ends = np.cumsum(3 * faces).tolist()
     documents: list[JoeDocument | None] = []

@@ -103,3 +103,33 @@ def test_perpendicular_normals_fire_in_many_as_in_one() -> None:
     documents = [joe.document_from_triangles(positions, n, None) for n in (flat, sideways, flat)]
     assert joe.normal_swaps_would_fire(documents) == [False, True, False]
     assert [joe.normal_swap_would_fire(d) for d in documents] == [False, True, False]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_many_files_are_the_one_member_bytes_and_swap_votes(seed: int) -> None:
+    rng = np.random.default_rng(200 + seed)
+    kinds = ["plain", "plain", "degenerate", "nan", "signed zeros", "empty"]
+    members = [_member(rng, kinds[int(rng.integers(0, len(kinds)))]) for _ in range(int(rng.integers(1, 30)))]
+    if seed % 3 == 0:  # (perpendicular normals: the swap vote fires)
+        positions = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]] * 4, np.float32)
+        members.insert(0, (positions, np.tile(np.array([1, 0, 0], np.float32), (12, 1)), None, None))
+    for member, made in zip(members, joe.files_from_many_triangles(members), strict=True):
+        one = joe.document_from_triangles(*member)
+        warnings: list[str] = []
+        if joe.non_finite_warnings(one.first_frame):
+            assert made is None
+            continue
+        data = joe.write_joe(one, warnings)
+        assert made == (data, joe.normal_swap_would_fire(one)) and not warnings
+
+
+def test_many_files_leave_members_over_the_limits_and_signed_indices_to_the_one_member_path() -> None:
+    big = np.zeros((3 * (joe.VDRIFT_MAX_FACES + 1), 3), np.float32)
+    soup = np.arange(3 * 3 * 11000, dtype=np.float32).reshape(-1, 3)  # 33,000 distinct vertices: a warning
+    small = np.eye(3, dtype=np.float32)
+    made = joe.files_from_many_triangles([(big, big, None, None), (soup, soup, None, None), (small, small, None, None)])
+    assert made[0] is None and made[1] is None
+    warnings: list[str] = []
+    assert made[2] == (joe.write_joe(joe.document_from_triangles(small, small, None), warnings), False)
+    joe.write_joe(joe.document_from_triangles(soup, soup, None), warnings)
+    assert warnings and "signed 16-bit" in warnings[0]
