@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import overload
 
 import numpy as np
@@ -42,6 +42,9 @@ _QUOTED_OR_WORD = re.compile(r'"([^"]*)"|"|(\S+)')
 _INT32_MAX = 2**31 - 1
 _CHUNK = 32768  # rows gathered at a time
 _BLOCKS = ("nodes", "skeleton", "triangles", "vertexanimation")
+# A `nodes` or `skeleton` block of up to this many characters is parsed once for every file with the same text at the
+# same line (a QC's meshes each repeat their model's bones and rest pose): its numbers are a few, its fixed cost not
+_REPEATED_BLOCK_CHARACTERS = 16384
 
 
 def is_comment(stripped: str) -> bool:
@@ -281,13 +284,21 @@ def _read_version(line: str, line_number: int, warnings: list[str], path: str | 
 
 
 def _read_block(doc: SmdDocument, keyword: str, block: _Block, path: str | None, blank_material: str | None) -> None:
-    if keyword == "nodes":
+    if keyword in ("nodes", "skeleton") and len(block.text) <= _REPEATED_BLOCK_CHARACTERS:
+        try:
+            nodes, frames, warnings = _small_block(keyword, block.first_line, block.text)
+        except FormatError as error:
+            raise error if path is None else error.with_path(path) from None
+        doc.warnings.extend(warnings)
+        if keyword == "nodes":
+            doc.nodes = [SmdNode(*node) for node in nodes]
+        else:
+            doc.skeleton = [SkeletonFrame(time, ids.copy(), positions.copy(), rotations.copy(), comment, line)
+                            for time, ids, positions, rotations, comment, line in frames]  # fmt: skip
+    elif keyword == "nodes":
         doc.nodes = _read_nodes(block, doc.warnings, path)
     elif keyword == "skeleton":
-        doc.skeleton = [
-            SkeletonFrame(time, ids, values[:, :3].copy(), values[:, 3:].copy(), comment, line)
-            for time, comment, ids, values, line in _read_timed_block(block, "bone", path)
-        ]
+        doc.skeleton = _skeleton_frames(block, path)
     elif keyword == "vertexanimation":
         doc.vertex_animation = [
             VertexFrame(time, ids, values[:, :3].copy(), values[:, 3:].copy())
@@ -295,6 +306,38 @@ def _read_block(doc: SmdDocument, keyword: str, block: _Block, path: str | None,
         ]
     else:
         doc.triangles, doc.flavour = _read_triangles(block, doc.warnings, path, blank_material)
+
+
+def _skeleton_frames(block: _Block, path: str | None) -> list[SkeletonFrame]:
+    return [
+        SkeletonFrame(time, ids, values[:, :3].copy(), values[:, 3:].copy(), comment, line)
+        for time, comment, ids, values, line in _read_timed_block(block, "bone", path)
+    ]
+
+
+_SmallBlock = tuple[
+    tuple[tuple[int, str, int], ...],  # nodes: id, name, parent
+    tuple[tuple[int, IntArray, FloatArray, FloatArray, str, int], ...],  # skeleton frames (read-only arrays)
+    tuple[str, ...],  # the warnings its reading gave
+]
+
+
+@lru_cache(maxsize=32)
+def _small_block(keyword: str, first_line: int, text: str) -> _SmallBlock:
+    """A short `nodes` or `skeleton` block read once for every file holding it at the same line: the result
+    depends on nothing else (the path only names the file in an error, and errors are not kept: each file raises
+    its own). Callers copy what they keep."""
+    warnings: list[str] = []
+    block = _Block(first_line, text)
+    if keyword == "nodes":
+        nodes = tuple((node.id, node.name, node.parent) for node in _read_nodes(block, warnings, None))
+        return nodes, (), tuple(warnings)
+    frames = []
+    for frame in _skeleton_frames(block, None):
+        for array in (frame.bone_ids, frame.positions, frame.rotations):
+            array.flags.writeable = False  # (shared by every file with this block)
+        frames.append((frame.time, frame.bone_ids, frame.positions, frame.rotations, frame.comment, frame.line))
+    return (), tuple(frames), tuple(warnings)
 
 
 # ---- nodes -------------------------------------------------------------------------------------------------------

@@ -662,3 +662,36 @@ def test_unknown_bone_warnings_by_range_test_are_those_of_a_membership_test(ids:
     expected = [f"{unknown.size} vertex bone reference(s) name bone ids missing from 'nodes' (e.g. "
                 f"{', '.join(str(i) for i in np.unique(unknown)[:5])})"] if unknown.size else []  # fmt: skip
     assert fast == expected
+
+
+def test_a_repeated_short_block_is_read_once_with_each_file_its_own_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    from formats.smd import reader
+
+    text = ('version 1\nnodes\n0 root -1\n1 "b" 7\n1 "b2" 0\nend\nskeleton\ntime 0\n0 1.5 -0.000000 2 0.1 0.2 0.3\n'
+            "1 0 0 1.250000 0 0 0\ntime 2\n0 1e1 0 0 0 0 0\nend\n" + SKINNED.split("end\n", 2)[2])  # fmt: skip
+    reader._small_block.cache_clear()
+    monkeypatch.setattr(reader, "_REPEATED_BLOCK_CHARACTERS", -1)  # every block read where it stands
+    alone = parse(text)
+    monkeypatch.undo()
+    first, second = parse(text), parse(text)
+    assert reader._small_block.cache_info().hits == 2  # (nodes and skeleton, by the second file)
+    for doc in (first, second):
+        assert doc.warnings == alone.warnings and len(doc.warnings) >= 3  # (unquoted, defined twice, parent)
+        assert [(n.id, n.name, n.parent) for n in doc.nodes] == [(n.id, n.name, n.parent) for n in alone.nodes]
+        assert [(f.time, f.comment, f.line) for f in doc.skeleton] == [(f.time, f.comment, f.line)
+                                                                        for f in alone.skeleton]  # fmt: skip
+        for frame, expected in zip(doc.skeleton, alone.skeleton, strict=True):
+            for name in ("bone_ids", "positions", "rotations"):
+                value, wanted = getattr(frame, name), getattr(expected, name)
+                assert value.dtype == wanted.dtype and value.flags.writeable
+                np.testing.assert_array_equal(value, wanted)
+                assert value.tobytes() == wanted.tobytes()  # (-0.0 as the file's parse gives it)
+    first.nodes[0].name, first.skeleton[0].positions[0, 0] = "changed", 9.0
+    assert second.nodes[0].name == "root" and second.skeleton[0].positions[0, 0] == 1.5
+    assert parse(text).skeleton[0].positions[0, 0] == 1.5
+    assert_same_document(parse(text.replace("version 1\n", "version 1\n\n")), alone)  # (another line: read again)
+    broken = text.replace("1.250000", "1.2x")
+    for _ in range(2):  # an error is raised for every file, naming it
+        with pytest.raises(FormatError) as failure:
+            parse(broken)
+        assert failure.value.path == "fixture.smd" and failure.value.line == 10
