@@ -172,22 +172,30 @@ def _six_decimal_columns(block: Array, starts: Array, ends: Array) -> tuple[Arra
     before the point need a column each. The digits as an integer, whether the token has that shape (at most
     _MOST_WHOLE_DIGITS before the point; the others' integers mean nothing) and whether it is negative."""
     negative = block[starts] == ord("-")
+    if block.shape[0] < 8:  # (no room for the shape: every token goes the general way)
+        return np.zeros(starts.shape[0], np.uint64), np.zeros(starts.shape[0], np.bool_), negative
     body = starts + negative
-    point = np.maximum(ends - 7, 0)
+    point = np.maximum(ends - 7, 0)  # (point + 6 is never past the block: a token's end is at most its length)
     whole = point - body  # digits before the point
     shaped = (whole >= 1) & (whole <= _MOST_WHOLE_DIGITS) & (block[point] == ord("."))
-    mantissa = np.zeros(starts.shape[0], np.uint64)
-    last = block.shape[0] - 1
-    for column in range(min(int(whole.max(initial=0)), _MOST_WHOLE_DIGITS)):
-        active = column < whole
-        digit = block[np.minimum(body + column, last)] - np.uint8(48)  # wraps above 9 for anything but a digit
-        shaped &= ~active | (digit < 10)
-        mantissa = np.where(active, mantissa * np.uint64(10) + digit, mantissa)
+    # The digits before the point from the point leftwards: the first is in every shaped token (`point - 1` of a
+    # token at the block's start is -1, the block's last byte: such a token is not shaped), the others where the
+    # token has that many.
+    units = block[point - 1] - np.uint8(48)  # wraps above 9 for anything but a digit
+    shaped &= units < 10
+    mantissa = units.astype(np.uint64)
+    for place in range(1, min(int(whole.max(initial=0)), _MOST_WHOLE_DIGITS)):
+        present = place < whole
+        digit = block[np.maximum(point - 1 - place, 0)] - np.uint8(48)
+        shaped &= ~present | (digit < 10)
+        mantissa += np.multiply(digit * present, np.uint64(10**place), dtype=np.uint64)  # (uint64 product: numpy
+        # would otherwise take the smallest type that holds the scalar)
+    decimals = np.zeros(starts.shape[0], np.uint32)  # (below 10**6 where shaped: 4-byte arithmetic is enough)
     for place in range(1, 7):
-        digit = block[np.minimum(point + place, last)] - np.uint8(48)
+        digit = block[point + place] - np.uint8(48)
         shaped &= digit < 10
-        mantissa = mantissa * np.uint64(10) + digit
-    return mantissa, shaped, negative
+        decimals = decimals * np.uint32(10) + digit
+    return mantissa * np.uint64(1_000_000) + decimals, shaped, negative
 
 
 def _uints(tokens: _Tokens, which: Array) -> tuple[Array, Array]:
@@ -201,13 +209,15 @@ def _plain_uints(tokens: _Tokens, starts: Array, ends: Array) -> tuple[Array, Ar
     block = tokens.block
     lengths = ends - starts
     plain = (lengths >= 1) & (lengths <= 10) & ((block[starts] != ord("0")) | (lengths == 1))
-    values = np.zeros(starts.shape[0], np.int64)
-    last = block.shape[0] - 1
-    for column in range(min(int(lengths.max(initial=0)), 10)):
-        active = column < lengths
-        digit = block[np.minimum(starts + column, last)] - np.uint8(48)  # wraps above 9 for anything but a digit
-        plain &= ~active | (digit < 10)
-        values = np.where(active, values * 10 + digit, values)
+    # The digits from the token's end leftwards, each times its power of ten (no select per column).
+    ones = block[ends - 1] - np.uint8(48)  # wraps above 9 for anything but a digit
+    plain &= ones < 10
+    values = ones.astype(np.int64)
+    for place in range(1, min(int(lengths.max(initial=0)), 10)):
+        present = place < lengths
+        digit = block[np.maximum(ends - 1 - place, 0)] - np.uint8(48)
+        plain &= ~present | (digit < 10)
+        values += np.multiply(digit * present, np.int64(10**place), dtype=np.int64)
     plain &= values <= _UINT32_MAX
     return values, plain
 
