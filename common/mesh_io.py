@@ -10,7 +10,7 @@ import bpy
 import numpy as np
 from mathutils import Matrix
 
-from ..formats.rows import PreparedNormals, prepared_normals, row_lengths
+from ..formats.rows import PreparedNormals, prepared_normals, row_lengths, rows_at
 from ..formats.rows import unit_vectors as unit_vectors  # (the importers' own, re-exported)
 
 # ------------------------------------------------------------------------------------------------ building
@@ -463,7 +463,7 @@ def prefer_stored_normals(
         return normals
     stored = corner_floats(attribute.data, "vector", 3)
     if corner_vert is not None:
-        stored = stored[corner_vert]
+        stored = rows_at(stored, corner_vert)
     # Blender stores custom normals compressed: up to about 1.2 degrees off on real files. Within 3 degrees the
     # user has not edited the normal, and the file's exact vector is written back. (Blender's normals are unit
     # vectors: the angle is within 3 degrees when stored . normal > cos(3 degrees) |stored|; false for nan.)

@@ -47,7 +47,7 @@ from ..formats import iqe
 from ..formats.atomic import write_bytes_atomically
 from ..formats.errors import FormatError
 from ..formats.pieces import made_in_turn
-from ..formats.rows import any_per_row, count_per_row, row_lengths
+from ..formats.rows import any_per_row, count_per_row, row_lengths, rows_at
 from ..qmap_compiler.parallel import made_on_cores
 from . import iqe_rig
 
@@ -274,7 +274,7 @@ def _split_vertices(vertex_of_corner: np.ndarray, corner_data: np.ndarray) -> tu
     vertex = vertex_of_corner.astype(np.int64)
     corners = _corners_unlike_their_vertex(vertex, corner_data)
     if len(corners):
-        bits = np.ascontiguousarray(corner_data[corners]).view(np.uint32)
+        bits = np.ascontiguousarray(rows_at(corner_data, corners)).view(np.uint32)
         rows = np.ascontiguousarray(np.column_stack((vertex[corners].astype(np.uint32), bits)))
         _, inverse = np.unique(rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))),
                                return_inverse=True)  # fmt: skip
@@ -305,7 +305,7 @@ def _corners_unlike_their_vertex(vertex: np.ndarray, corner_data: np.ndarray) ->
     bits = np.ascontiguousarray(corner_data).view(np.uint32)
     standing = np.empty(int(vertex.max()) + 1, np.int64)
     standing[vertex] = np.arange(len(vertex))
-    other = bits[standing[vertex]]
+    other = rows_at(bits, standing[vertex])
     differs = other[:, 0] != bits[:, 0]
     for column in range(1, bits.shape[1]):
         differs |= other[:, column] != bits[:, column]
@@ -523,21 +523,22 @@ def _blocks(data: _ObjectData, taken: set[tuple[str, str]]) -> list[iqe.IqeMesh]
         if len(loops) == len(data.corner_vert) and np.array_equal(loops, np.arange(len(loops))):
             first, new_vertex = _split_vertices(data.corner_vert, split_table)  # triangles or polygons in order
         else:
-            first, new_vertex = _split_vertices(data.corner_vert[loops], split_table[loops])
+            first, new_vertex = _split_vertices(data.corner_vert[loops], rows_at(split_table, loops))
         if data.file_vertex is not None:
             first, new_vertex = _in_file_order(first, new_vertex, data.file_vertex[loops[first]])
         source_loop = loops[first]
         source_vertex = data.corner_vert[source_loop]
-        mesh = iqe.IqeMesh(_unique_name(data.name, material, taken), material, data.positions[source_vertex])
+        mesh = iqe.IqeMesh(_unique_name(data.name, material, taken), material, rows_at(data.positions, source_vertex))
         offset = 0
+        corner_rows = rows_at(corner_table, source_loop)
         for key, width in zip(corner_keys, widths, strict=True):
-            _set_layer(mesh, key, corner_table[source_loop, offset : offset + width])
+            _set_layer(mesh, key, corner_rows[:, offset : offset + width])
             offset += width
         for key, values in data.layers.point.items():
-            _set_layer(mesh, key, values[source_vertex])
+            _set_layer(mesh, key, rows_at(values, source_vertex))
         if data.weights is not None:
-            mesh.blend_indices = np.ascontiguousarray(data.weights[0][source_vertex], np.int32)
-            mesh.blend_weights = np.ascontiguousarray(data.weights[1][source_vertex], np.float32)
+            mesh.blend_indices = np.ascontiguousarray(rows_at(data.weights[0], source_vertex), np.int32)
+            mesh.blend_weights = np.ascontiguousarray(rows_at(data.weights[1], source_vertex), np.float32)
         mesh.face_sizes = sizes.astype(np.int32)
         corners = new_vertex.astype(np.int32)
         mesh.face_corners = iqe.reverse_face_order(corners, mesh.face_sizes) if data.reverse else corners

@@ -44,6 +44,7 @@ from ..common.selection import scene_armature
 from ..formats import dedup, iqe
 from ..formats.errors import FormatError
 from ..formats.pieces import sequential
+from ..formats.rows import rows_at
 from ..qmap_compiler.parallel import ordered_map
 from . import iqe_smoothing
 
@@ -290,7 +291,7 @@ def _build_object(
     if all(m.texcoords is not None for m in meshes):
         uv_parts = [uv for uv in (parts.texcoords[i] for i in members) if uv is not None]
         uvs = uv_parts[0] if len(uv_parts) == 1 else np.concatenate(uv_parts)
-        mesh_io.add_uv_map(blender_mesh, UV_NAME, uvs[file_corners])
+        mesh_io.add_uv_map(blender_mesh, UV_NAME, rows_at(uvs, file_corners))
         del uvs, uv_parts
     unit_parts = [parts.unit_normals[i] for i in members] if parts.unit_normals else []
     unit_normals = None

@@ -52,3 +52,18 @@ def test_row_lengths_are_numpys_norms_bit_for_bit(dtype: type, shape: tuple[int,
         got = row_lengths(vectors, keepdims=keepdims)
         assert got.dtype == expected.dtype and got.shape == expected.shape
         assert np.array_equal(got, expected)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (50, 0), (1000,), (1000, 2), (1000, 5), (30, 4, 2)])
+def test_rows_at_gathers_what_fancy_indexing_gathers(shape: tuple[int, ...]) -> None:
+    from formats.rows import rows_at
+
+    rng = np.random.default_rng(len(shape))
+    table = rng.normal(size=shape).astype(np.float32)
+    for indices in (rng.integers(-shape[0], shape[0], 700) if shape[0] else np.zeros(0, np.int64),
+                    np.arange(shape[0], dtype=np.int32), np.zeros(0, np.intc)):  # fmt: skip
+        got = rows_at(table, indices)
+        assert got.dtype == table.dtype and got.flags.c_contiguous
+        np.testing.assert_array_equal(got, table[indices])
+    with pytest.raises(IndexError):
+        rows_at(table, [shape[0]])
