@@ -346,7 +346,10 @@ def _object_data(
     try:
         with _modifiers_off(obj, reader, operator.apply_modifiers):
             depsgraph = context.evaluated_depsgraph_get()
-            with mesh_io.evaluated_mesh(obj, depsgraph, operator.apply_modifiers or reader is not None) as mesh:
+            # (the object's own mesh where evaluating could not change it; calc_tangents writes into the mesh it
+            # is given, so tangents are read from a copy)
+            read_mesh = mesh_io.evaluated_mesh if settings.export_tangents else mesh_io.exported_mesh
+            with read_mesh(obj, depsgraph, operator.apply_modifiers or reader is not None) as mesh:
                 if not len(mesh.polygons):  # edges or points only (a curve without bevel): nothing to write
                     return None
                 positions = mesh_io.corner_floats(mesh.attributes["position"].data, "vector", 3)

@@ -207,3 +207,26 @@ def test_normals_handed_over_as_lists_set_what_arrays_set(extension: ModuleType,
         results.append(_encoded_normals(mesh))
     for from_list, from_array in zip(*results, strict=True):
         np.testing.assert_array_equal(from_list, from_array)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_export_reading_the_objects_own_meshes_writes_what_copies_write(
+    tmp_path: Path, extension: ModuleType, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:  # fmt: skip
+    """Objects without modifiers or shape keys are read from their own meshes, not evaluated copies: the same
+    bytes as reading copies (one object with a modifier and one with shape keys still go through copies)."""
+    path = tmp_path / "many.iqe"
+    path.write_text(_varied_text(seed))
+    _imported(extension, path)
+    meshes = [obj for obj in bpy.data.objects if obj.type == "MESH"]
+    meshes[0].modifiers.new("weld", "WELD")
+    if len(meshes) > 1:
+        meshes[1].shape_key_add(name="Basis")
+        meshes[1].shape_key_add(name="Key").data[0].co = (0.5, 0.25, 2.0)
+        meshes[1].data.shape_keys.key_blocks["Key"].value = 0.5
+    own, copies = tmp_path / "own.iqe", tmp_path / "copies.iqe"
+    assert bpy.ops.export_scene.iqe(filepath=str(own)) == {"FINISHED"}
+    mesh_io = extension.common.mesh_io
+    monkeypatch.setattr(mesh_io, "exported_mesh", mesh_io.evaluated_mesh)
+    assert bpy.ops.export_scene.iqe(filepath=str(copies)) == {"FINISHED"}
+    assert own.read_bytes() == copies.read_bytes()
