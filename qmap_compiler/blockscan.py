@@ -146,13 +146,17 @@ def _floats(tokens: _Tokens, which: Array) -> tuple[Array, Array]:
 
 def _doubles(tokens: _Tokens, starts: Array, ends: Array) -> tuple[Array, Array]:
     mantissa, valid, negative = _six_decimal_columns(tokens.block, starts, ends)
-    after_point = np.full(starts.shape[0], 6, np.int64)
-    if not valid.all():  # other spellings (%g, more or fewer decimals, a sign '+'): the general columns
+    values: Array
+    if valid.all():  # (the usual case, every token %f: one power of ten for all)
+        exact = mantissa < np.uint64(_EXACT_MANTISSA)
+        values = mantissa.astype(np.float64) / _POWERS_OF_TEN[6]
+    else:  # other spellings (%g, more or fewer decimals, a sign '+'): the general columns
+        after_point = np.full(starts.shape[0], 6, np.int64)
         others = np.flatnonzero(~valid)
         mantissa[others], after_point[others], valid[others], _ = _digit_columns(tokens.block, starts[others],
                                                                                  ends[others])  # fmt: skip
-    exact = valid & (mantissa < np.uint64(_EXACT_MANTISSA)) & (after_point <= 22)
-    values: Array = mantissa.astype(np.float64) / _POWERS_OF_TEN[np.minimum(after_point, 22)]
+        exact = valid & (mantissa < np.uint64(_EXACT_MANTISSA)) & (after_point <= 22)
+        values = mantissa.astype(np.float64) / _POWERS_OF_TEN[np.minimum(after_point, 22)]
     np.negative(values, out=values, where=negative)
     for index in np.flatnonzero(~exact).tolist():  # exponents, long numbers: few
         try:
@@ -451,9 +455,10 @@ def _group_faces(group: _Group, counts: Array, vertex_counts: Array, has_uv: boo
             numbers[tokens.commas[numbers]])
         values, read = _floats(tokens, numbers)
         good &= ~group.blocks_of(numbers[~read])
-        uvs = np.zeros((first.shape[0], 4, 2), np.float32)
-        uvs[present] = values.reshape(-1, 2)
-        uvs[triangles, 3] = uvs[triangles, 0]
+        words = np.zeros((first.shape[0], 4), np.uint64)  # (a corner's u and v as one 8-byte word: numpy moves
+        words[present] = values.view(np.uint64)  # words several times quicker than pairs of floats; the same bytes)
+        words[triangles, 3] = words[triangles, 0]
+        uvs = words.view(np.float32).reshape(-1, 4, 2)
     else:
         good &= ~group.blocks_of(np.flatnonzero(tokens.commas))
     header = header.reshape(-1, 2)
