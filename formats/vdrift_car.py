@@ -57,16 +57,21 @@ class CarDocument:
     lines: list[CarLine]
     path: str | None = None
     header_lines: dict[str, CarLine] = field(default_factory=dict)  # each section's last header line
+    _key_index: tuple[int, dict[str, dict[str, CarLine]]] | None = field(default=None, init=False, repr=False,
+                                                                         compare=False)
 
     # ------------------------------------------------------------------------------------------- reading
 
     def keys(self, section: str) -> dict[str, CarLine]:
-        """The section's key lines by key, a later line winning, as in VDrift."""
-        found: dict[str, CarLine] = {}
-        for line in self.lines:
-            if line.key is not None and line.section == section:
-                found[line.key] = line
-        return found
+        """The section's key lines by key, a later line winning, as in VDrift (from an index of every section's
+        keys, made again when lines were added: a car's parts ask for hundreds of keys)."""
+        if self._key_index is None or self._key_index[0] != len(self.lines):
+            index: dict[str, dict[str, CarLine]] = {}
+            for line in self.lines:
+                if line.key is not None:
+                    index.setdefault(line.section, {})[line.key] = line
+            self._key_index = (len(self.lines), index)
+        return dict(self._key_index[1].get(section, {}))
 
     def sections(self) -> list[str]:
         """Every section holding a key, in the order of its first key (sub-sections implied by a dotted key too)."""
@@ -446,25 +451,33 @@ def part_folders(car_path: str) -> list[str]:
     return [car_folder, os.path.join(data, "carparts"), os.path.join(data, "trackparts")]
 
 
-def find_part(car_path: str, name: str) -> str | None:
-    """The file a `.car` names, in the folders the game tries; each part of the name matched ignoring case."""
+Listings = dict[str, dict[str, str] | None]  # folder -> its entries by lower-case name (None: not a folder)
+
+
+def find_part(car_path: str, name: str, listings: Listings | None = None) -> str | None:
+    """The file a `.car` names, in the folders the game tries; each part of the name matched ignoring case.
+    `listings`: the folders listed so far, kept by the caller for the next names (a car names tens of files in the
+    same few folders)."""
     parts = [part for part in name.strip().replace("\\", "/").split("/") if part not in ("", ".")]
     if not parts or ".." in parts:
         return None
+    listings = {} if listings is None else listings
     for folder in part_folders(car_path):
-        found = _matching_path(folder, parts)
+        found = _matching_path(folder, parts, listings)
         if found is not None:
             return found
     return None
 
 
-def _matching_path(folder: str, parts: list[str]) -> str | None:
+def _matching_path(folder: str, parts: list[str], listings: Listings) -> str | None:
     for part in parts:
-        try:
-            entries = {entry.lower(): entry for entry in os.listdir(folder)}
-        except OSError:
-            return None
-        if part.lower() not in entries:
+        if folder not in listings:
+            try:
+                listings[folder] = {entry.lower(): entry for entry in os.listdir(folder)}
+            except OSError:
+                listings[folder] = None
+        entries = listings[folder]
+        if entries is None or part.lower() not in entries:
             return None
         folder = os.path.join(folder, entries[part.lower()])
     return folder if os.path.isfile(folder) else None

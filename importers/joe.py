@@ -128,14 +128,17 @@ def read_track_list(model_path: str, warnings: list[str]) -> TrackList | None:
 
 def build_object(
     context: bpy.types.Context, name: str, document: joe.JoeDocument, options: JoeImportOptions, summary: Summary,
-    taken_names: list[tuple[str, str]],
+    taken_names: list[tuple[str, str]], arrays: joe_mesh.MeshArrays | None = None,
 ) -> tuple[bpy.types.Object, list[str]]:
-    """The model's object, and its warnings (without its name: a pack says each once for all its members)."""
-    arrays = joe_mesh.mesh_arrays(document, options.rewind_clockwise, options.apply_normal_swap)
+    """The model's object, and its warnings (without its name: a pack says each once for all its members).
+    `arrays`: the document's mesh arrays, when made ahead (a car's models, some used several times)."""
+    if arrays is None:
+        arrays = joe_mesh.mesh_arrays(document, options.rewind_clockwise, options.apply_normal_swap)
     mesh = build_model_mesh(name, arrays, options, summary)
+    warnings = list(arrays.warnings)  # (the object's own: a name too long for Blender is said of it alone)
     # A member's name is what list.txt and objects.txt call it: kept for export when Blender must number it.
-    obj = mesh_io.link_new_object(context, name, mesh, arrays.warnings, taken_names)
-    return obj, arrays.warnings
+    obj = mesh_io.link_new_object(context, name, mesh, warnings, taken_names)
+    return obj, warnings
 
 
 def build_model_mesh(

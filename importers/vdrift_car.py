@@ -26,7 +26,7 @@ from ..common.operators import (
     import_matrix,
     prepare_layout,
 )
-from ..formats import joe
+from ..formats import joe, joe_mesh
 from ..formats import textures as texture_rules
 from ..formats import vdrift_car as car_format
 from .joe import JoeImportOptions, build_object
@@ -54,6 +54,7 @@ class CarSource:
     car: car_format.Car
     models: dict[str, joe.JoeDocument]  # model name as the .car writes it -> its document
     warnings: list[str] = field(default_factory=list)
+    listings: car_format.Listings = field(default_factory=dict)  # the folders looked in (models, then images)
 
 
 def parse_file(path: str) -> CarSource:
@@ -63,7 +64,7 @@ def parse_file(path: str) -> CarSource:
     names = [part.mesh for part in car.drawables]
     names += [name for wheel in car.wheels for name in (wheel.mesh, wheel.tire_mesh, wheel.brake_mesh) if name]
     for name in dict.fromkeys(names):
-        found = car_format.find_part(path, name)
+        found = car_format.find_part(path, name, source.listings)
         if found is None:
             source.warnings.append(f"model {name!r} not found beside the car, in carparts or in trackparts")
             continue
@@ -81,6 +82,7 @@ class _Builder:
         self.said: dict[str, list[str]] = {}
         self.noted: dict[str, list[str]] = {}
         self.taken_names: list[tuple[str, str]] = []
+        self.arrays: dict[str, joe_mesh.MeshArrays] = {}  # model name -> its mesh arrays, made for all at once
 
     def build(self) -> bpy.types.Object:
         name = os.path.splitext(os.path.basename(self.source.path))[0]
@@ -149,13 +151,24 @@ class _Builder:
             return None
         options = JoeImportOptions(rewind_clockwise=self.options.rewind_clockwise,
                                    use_custom_normals=self.options.use_custom_normals, matrix=matrix)  # fmt: skip
-        obj, warnings = build_object(self.context, name, document, options, self.summary, self.taken_names)
+        obj, warnings = build_object(self.context, name, document, options, self.summary, self.taken_names,
+                                     self.model_arrays(mesh_name))  # fmt: skip
         for text in warnings:
             self.said.setdefault(text, []).append(name)
         for text in document.notes:
             self.noted.setdefault(text, []).append(name)
         self.texture(obj, texture_names, alpha)
         return obj
+
+    def model_arrays(self, mesh_name: str) -> joe_mesh.MeshArrays:
+        """A model's mesh arrays: those of every model the car names, made together on the first call (a car's tens
+        of small models cost as one; a wheel's model is made once for its four wheels)."""
+        if not self.arrays:
+            names, documents = list(self.source.models), list(self.source.models.values())
+            swap = JoeImportOptions().apply_normal_swap  # (as model() builds them)
+            arrays = joe_mesh.mesh_arrays_of_many(documents, self.options.rewind_clockwise, swap)
+            self.arrays = dict(zip(names, arrays, strict=True))
+        return self.arrays[mesh_name]
 
     def generated(self, name: str, shape: car_format.Revolved, texture_names: list[str]) -> bpy.types.Object:
         corners = shape.quads.ravel()
@@ -172,7 +185,7 @@ class _Builder:
         """The first (diffuse) texture, found where the game looks for it, in a material the car's parts share."""
         if not self.options.find_textures or not texture_names:
             return
-        path = car_format.find_part(self.source.path, texture_names[0])
+        path = car_format.find_part(self.source.path, texture_names[0], self.source.listings)
         if path is None:
             self.summary.textures_missing.add(texture_names[0])
             return

@@ -238,6 +238,19 @@ def test_a_missing_section_goes_at_the_end_with_the_files_line_breaks() -> None:
     assert document.to_bytes() == data + b"\r\n[extra]\r\nposition = 1, 2, 3"
 
 
+def test_keys_read_after_a_change_see_it() -> None:
+    """The keys are read from an index, made again when lines are added."""
+    document = car.read_car(CAR)
+    assert document.get("body", "mesh") == "body.joe" and document.get("body", "position") is None
+    document.set_value("body", "mesh", "hood.joe")  # in place
+    document.set_value("body", "position", "0, 1, 0")  # a new line
+    document.set_value("extra", "position", "1, 2, 3")  # a new section
+    assert document.get("body", "mesh") == "hood.joe" and document.get("body", "position") == "0, 1, 0"
+    assert document.get("extra", "position") == "1, 2, 3"
+    assert {key: line.value for key, line in document.keys("body").items()} == {
+        key: line.value for key, line in car.read_car(document.to_bytes()).keys("body").items()}
+
+
 def test_numbers_are_written_short() -> None:
     assert [car.format_number(value) for value in (1.0, -0.0, 0.1 + 0.2, -1e-9, 215.0, 2.5e-7)] == [
         "1", "0", "0.3", "0", "215", "0"]  # fmt: skip
@@ -307,6 +320,12 @@ def test_parts_are_found_beside_the_car_then_in_carparts(tmp_path: Path) -> None
     assert car.find_part(car_path, "wheel/hub.joe") == str(parts / "hub.joe")
     assert car.find_part(car_path, "../XS/body.joe") is None
     assert car.find_part(car_path, "missing.joe") is None
+    listings: car.Listings = {}  # (a car's import lists each folder once for all its names)
+    assert car.find_part(car_path, "BODY.joe", listings) == str(folder / "Body.JOE")
+    assert car.find_part(car_path, "wheel/hub.joe", listings) == str(parts / "hub.joe")
+    (parts / "hub.joe").unlink()
+    assert car.find_part(car_path, "wheel/hub.joe", listings) is None  # (listed, but not a file now)
+    assert set(listings) >= {str(folder), str(tmp_path / "data" / "carparts")}
 
 
 # ------------------------------------------------------------------------------------------------ real cars
