@@ -136,7 +136,7 @@ def tokens(text: str, start: int = 0, stop: int | None = None) -> Iterator[tuple
     """(start, end) of each value the game reads, comments skipped as it skips them: a `#` value and what follows it
     to the end of its line, at most COMMENT_SKIP characters after it. (One scan: a track's list holds 30,000.)"""
     stop = len(text) if stop is None else stop
-    return (match.span() for match in _VALUE_OR_COMMENT.finditer(text, start, stop) if match.lastindex is None)
+    return iter([match.span() for match in _VALUE_OR_COMMENT.finditer(text, start, stop) if match.lastindex is None])
 
 
 # (a comment and what it skips of its line, or a value; the newline itself need not be skipped: it is a space)
@@ -277,7 +277,11 @@ def updated_entry(
     text = entry.text
     pieces: list[str] = []
     cut = 0
-    for spec, (start, end) in zip(LIST_FIELDS, entry.spans, strict=False):
+    fields = zip(LIST_FIELDS, entry.spans, strict=False)
+    numbers = _numbers_said(tuple([text[start:end] for start, end in entry.spans[2 : len(LIST_FIELDS)]]))
+    if numbers is not None and numbers.items() <= settings.items():  # (as same_value would find for each)
+        fields = zip(LIST_FIELDS[:2], entry.spans, strict=False)  # (only the model and texture may differ)
+    for spec, (start, end) in fields:
         raw = text[start:end]
         if spec.name in settings and not same_value(spec, raw, settings[spec.name]):
             replacement = format_value(spec, settings[spec.name])
@@ -294,6 +298,16 @@ def updated_entry(
                                   result[:lead_end], count=1)  # fmt: skip
         result = lead + result[lead_end:]
     return result
+
+
+@lru_cache(maxsize=4096)  # (a track's thousands of entries repeat a few dozen)
+def _numbers_said(values: tuple[str, ...]) -> dict[str, Value] | None:
+    """The settings an entry's values after the model and texture say (None if one is no number). A setting equal
+    to what its value says is what same_value finds the same: equal numbers stay equal as the field's kind."""
+    try:
+        return {spec.name: parse_value(spec, raw) for spec, raw in zip(LIST_FIELDS[2:], values, strict=False)}
+    except ValueError:
+        return None
 
 
 def write_list(head: str, entries: Sequence[str], tail: str) -> str:

@@ -255,3 +255,30 @@ def test_a_bad_number_after_entries_with_the_same_text_is_said_where_it_is() -> 
     with pytest.raises(FormatError, match=re.escape("surface of model 'wall.joe' must be a number")) as raised:
         vt.read_list(text)
     assert (raised.value.line, raised.value.column) == (text.count("\n", 0, text.rindex("1x")) + 1, 1)
+
+
+@pytest.mark.parametrize("value", [True, False, 1, 0, 2, 1.0, 0.5, -0.0, float("nan"), float("inf"), "1", "0", None])
+@pytest.mark.parametrize("field", ["mipmap", "transparent_blend", "bump_wavelength", "surface"])
+def test_an_entry_whose_numbers_say_its_settings_is_written_as_comparing_each(
+    field: str, value: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shortcut for numbers that all say the object's settings gives what comparing each value gives."""
+    document = vt.read_list(listing([ROW, [*ROW[:6], "2", *ROW[7:]]]))
+    for number, entry in enumerate(document.entries):
+        settings = {**vt.entry_settings(entry), "model": "other.joe"}
+        if value is None:
+            del settings[field]
+        else:
+            settings[field] = value  # type: ignore[assignment]
+        kept = vt.parse_entry(entry.text, document.count)
+        try:
+            fast = vt.updated_entry(kept, document.count, settings, number)
+        except (FormatError, ValueError, OverflowError) as error:  # (an int field cannot be NaN or infinite)
+            fast = repr(error)
+        with monkeypatch.context() as patch:
+            patch.setattr(vt, "_numbers_said", lambda values: None)
+            try:
+                plain = vt.updated_entry(kept, document.count, settings, number)
+            except (FormatError, ValueError, OverflowError) as error:
+                plain = repr(error)
+        assert fast == plain
