@@ -842,13 +842,14 @@ class _VertexColumns:
                 link_weights=self.link_weights,
             )
         links = select_links(self.link_counts, corner_lines)
+        # (rows gathered by np.take: 2 to 3 times quicker than indexing for rows of a few numbers, numpy 1.26)
         return Triangles(
             material_names=material_names,
             material_indices=material_indices,
             parent_bones=self.parents[corner_lines].reshape(-1, 3),
-            positions=self.column_block(1, 3)[corner_lines].reshape(-1, 3, 3),
-            normals=self.column_block(4, 3)[corner_lines].reshape(-1, 3, 3),
-            uvs=self.column_block(7, 2)[corner_lines].reshape(-1, 3, 2),
+            positions=np.take(self.column_block(1, 3), corner_lines, axis=0).reshape(-1, 3, 3),
+            normals=np.take(self.column_block(4, 3), corner_lines, axis=0).reshape(-1, 3, 3),
+            uvs=np.take(self.column_block(7, 2), corner_lines, axis=0).reshape(-1, 3, 2),
             link_counts=self.link_counts[corner_lines].reshape(-1, 3),
             link_bones=self.link_bones[links],
             link_weights=self.link_weights[links],
