@@ -271,14 +271,16 @@ def texture_joe_mesh(
     material = made.by_texture.get(key)
     if material is None:
         active = mesh.uv_layers.active  # (every JOE import names its map alike: one serves all the models)
-        material = made.by_texture[key] = _joe_material(texture, active.name if active is not None else None,
+        material = made.by_texture[key] = joe_material(texture, active.name if active is not None else None,
                                                         summary, made)  # fmt: skip
     mesh.materials.append(material)
 
 
-def _joe_material(
+def joe_material(
     texture: textures.Texture, uv_map: str | None, summary: Summary, made: JoeMaterials
 ) -> bpy.types.Material:
+    """A new material named after the texture, wired to it (`uv_map`: the map it samples): a copy of the first of
+    its kind that `made` holds where it can be, else made anew, and held for the next."""
     name = os.path.splitext(os.path.basename(texture.path))[0]
     kind = (texture.use_alpha, uv_map)
     like = made.first_of_kind.get(kind)

@@ -78,7 +78,7 @@ class _Builder:
     def __init__(self, context: bpy.types.Context, source: CarSource, options: CarImportOptions,
                  summary: Summary) -> None:  # fmt: skip
         self.context, self.source, self.options, self.summary = context, source, options, summary
-        self.materials: dict[tuple[str, bool], bpy.types.Material] = {}
+        self.made = textures.JoeMaterials()  # the car's materials, one a texture and alpha, shared by its parts
         self.said: dict[str, list[str]] = {}
         self.noted: dict[str, list[str]] = {}
         self.taken_names: list[tuple[str, str]] = []
@@ -190,12 +190,12 @@ class _Builder:
             self.summary.textures_missing.add(texture_names[0])
             return
         key = (path, alpha)
-        material = self.materials.get(key)
+        material = self.made.by_texture.get(key)
         if material is None:
-            material = self.materials[key] = bpy.data.materials.new(os.path.splitext(os.path.basename(path))[0])
             active = obj.data.uv_layers.active
-            textures.use_texture(material, texture_rules.Texture(path, use_alpha=alpha), self.summary,
-                                 active.name if active is not None else None)  # fmt: skip
+            material = self.made.by_texture[key] = textures.joe_material(
+                texture_rules.Texture(path, use_alpha=alpha), active.name if active is not None else None, self.summary,
+                self.made)  # fmt: skip
         obj.data.materials.append(material)
 
     @staticmethod
