@@ -17,8 +17,9 @@ Cases of one size each (`--only` names in brackets):
   a VDrift list.txt beside it: imported (textures found, materials made) and exported again, against OBJ
   importing and exporting the same 2,000 objects (an OBJ with 2,000 `o` objects and a .mtl naming the images);
 - [car] a car-like folder of 30 JOE models (50-2,000 triangles), each with its own PNG, named by two `.car` files
-  beside them: the 30 files imported at once (as selected in the file browser), against OBJ importing the same 30
-  objects with their images;
+  beside them (29 parts, and four wheels of one model with their tyres): the 30 files imported at once (as selected
+  in the file browser), and the car from its `.car` file (its wheels and tyres placed), each against OBJ importing
+  the same objects with their images;
 - [many] an IQE of 100 small meshes (968 triangles each, a material each), imported and exported, and a QC of 60
   such SMDs ($body), imported, against OBJ importing and exporting the same objects: the cost of each object;
 - [joints] an IQE of 8,000 joints in a tree with their `pq` base poses and no mesh, imported, against the floor:
@@ -234,17 +235,26 @@ def track_rows(repeat: int, folder: Path) -> list[BenchRow]:
 
 
 def car_rows(repeat: int, folder: Path) -> list[BenchRow]:
-    """A car folder's JOE files imported at once, against OBJ importing the same objects with their images."""
+    """A car folder's JOE files imported at once, and the car from its .car file, against OBJ importing the same
+    objects with their images."""
     car = car_folder(folder / "car")
     files = [{"name": path.name} for path in car.models]
-    ours_import = timed(repeat, empty, lambda: bpy.ops.import_scene.joe(directory=str(car.models[0].parent),
-                                                                         files=files))  # fmt: skip
-    made = f"{len(bpy.data.objects)} objects, {len(bpy.data.materials)} materials, {len(bpy.data.images)} images made"
-    obj_file = car.models[0].with_name("car.obj")  # beside the images: its .mtl names them relative to it
-    bpy.ops.wm.obj_export(filepath=str(obj_file), export_selected_objects=False, export_materials=True)
-    obj_import = timed(repeat, empty, lambda: bpy.ops.wm.obj_import(filepath=str(obj_file)))
-    case = f"import a car folder: {len(car.models)} files at once ({car.triangles / 1000:.0f}k triangles; {made})"
-    return [BenchRow("JOE", case, ours_import[0], ours_import[1], "OBJ", obj_import[0], obj_import[1])]
+    obj_file = car.car.with_name("car.obj")  # beside the images: its .mtl names them relative to it
+    rows = []
+    for what, run in (
+        (f"a car folder: {len(car.models)} files at once", lambda: bpy.ops.import_scene.joe(
+            directory=str(car.car.parent), files=files)),
+        ("a car from its .car file", lambda: bpy.ops.import_scene.vdrift_car(filepath=str(car.car))),
+    ):  # fmt: skip
+        ours = timed(repeat, empty, run)
+        meshes = [o for o in bpy.data.objects if o.type == "MESH"]
+        triangles = sum(len(o.data.polygons) for o in meshes)
+        made = f"{len(meshes)} objects, {len(bpy.data.materials)} materials, {len(bpy.data.images)} images made"
+        bpy.ops.wm.obj_export(filepath=str(obj_file), export_selected_objects=False, export_materials=True)
+        obj = timed(repeat, empty, lambda: bpy.ops.wm.obj_import(filepath=str(obj_file)))
+        case = f"import {what} ({triangles / 1000:.0f}k faces; {made})"
+        rows.append(BenchRow("JOE", case, ours[0], ours[1], "OBJ", obj[0], obj[1]))
+    return rows
 
 
 def many_rows(repeat: int, folder: Path) -> list[BenchRow]:

@@ -110,14 +110,16 @@ def track_pack(folder: Path, members: int = 2000, textures: int = 300, smallest:
 
 @dataclass
 class CarFolder:
-    models: list[Path]  # the .joe files; the .car file and the textures are beside them
+    models: list[Path]  # the .joe files; the .car files and the textures are beside them
+    car: Path  # the .car file naming them
     triangles: int
 
 
 def car_folder(folder: Path, models: int = 30, smallest: int = 50, largest: int = 2000, seed: int = 8) -> CarFolder:
-    """`folder` as a VDrift car's: `models` JOE files of `smallest` to `largest` triangles, each with a 4x4 PNG of
-    its own, which a `.car` file's sections name (`mesh`, `texture`; one in five `draw = transparent`), and a second
-    `.car` file of the same sections, as cars have (VDrift's newer and older physics)."""
+    """`folder` as a VDrift car's: `models` JOE files of `smallest` to `largest` triangles (the last one the wheel),
+    each with a 4x4 PNG of its own, which the `.car` file's sections name (`mesh`, `texture`; one in five
+    `draw = transparent`; four wheels of one model with their tyres), and a second `.car` file of the same sections,
+    as cars have (VDrift's newer and older physics)."""
     folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
     paths, sections, total = [], [], 0
@@ -128,12 +130,17 @@ def car_folder(folder: Path, models: int = 30, smallest: int = 50, largest: int 
         paths.append(folder / f"{name}.joe")
         paths[-1].write_bytes(joe.write_joe(document))
         (folder / f"{name}.png").write_bytes(png_bytes(4, 4, (60 + index * 6, 120, 200 - index * 5, 255)))
-        draw = "draw = transparent\n" if index % 5 == 0 else ""
-        sections.append(f"[body.{name}]\nmesh = {name}.joe\ntexture = {name}.png\n{draw}position = 0, 0, 0\n")
-    physics = "".join(f"[wheel.{side}]\nradius = 0.3\nwidth = 0.2\nmass = 20\n" for side in ("fl", "fr", "rl", "rr"))
+        if index < models - 1:
+            draw = "draw = transparent\n" if index % 5 == 0 else ""
+            sections.append(f"[{name}]\nmesh = {name}.joe\ntexture = {name}.png\n{draw}position = 0, 0, 0\n")
+    (folder / "tire.png").write_bytes(png_bytes(4, 4, (30, 30, 30, 255)))
+    for side, (x, y) in {"fl": (-0.8, 1.3), "fr": (0.8, 1.3), "rl": (-0.8, -1.3), "rr": (0.8, -1.3)}.items():
+        sections.append(f"[wheel.{side}]\nposition = {x}, {y}, 0.3\nmesh = {paths[-1].name}\n"
+                        f"texture = {paths[-1].stem}.png\nmass = 20\n[wheel.{side}.tire]\nsize = 215, 45, 17\n"
+                        "texture = tire.png\n")  # fmt: skip
     for car in ("car.car", "car_old.car"):
-        (folder / car).write_text(physics + "\n".join(sections), encoding="ascii")
-    return CarFolder(paths, total)
+        (folder / car).write_text("\n".join(sections), encoding="ascii")
+    return CarFolder(paths, folder / "car.car", total)
 
 
 # ------------------------------------------------------------------------------------------------ many meshes
