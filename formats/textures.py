@@ -420,7 +420,7 @@ def _list_entries(root: str) -> list[tuple[str, str, bool]]:
 def parse_list(text: str) -> list[tuple[str, str, bool]]:
     """The first line is the parameter count N (17 today, at least 14); then N lines per object: model, texture,
     mipmap, nolighting, skybox, transparent_blend (1: alpha blended, 2: double-sided), ..."""
-    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("#")]
+    lines = [line for line in map(str.strip, text.splitlines()) if line and not line.startswith("#")]
     if not lines or not lines[0].isdigit() or int(lines[0]) < MIN_LIST_PARAMETERS:
         return []
     per_object = int(lines[0])
