@@ -35,7 +35,8 @@ from .weights import select_links
 _END_LINE = re.compile(r"\n[ \t]*end[ \t]*(?=\n|\Z)", re.IGNORECASE)  # a leading literal keeps re fast
 _END_LINE_BYTES = re.compile(_END_LINE.pattern.encode(), re.IGNORECASE)
 _MIGHT_START_END = np.isin(np.arange(256), list(b"eE \t"))  # bytes an `end` line can start with
-_WINDOW = 1 << 16  # bytes searched for a block's end by the regular expression alone
+_WINDOW = 1 << 13  # bytes searched for a block's end by the regular expression alone (a longer block: through its
+# line ends, which its reader needs anyway; the expression would scan 64 KB of a triangles block in vain)
 _MOST_CANDIDATES = 1000  # more lines that might be `end`: the regular expression is quicker
 _VERTEX_LIKE = re.compile(r"[-+]?\d+(?:\s+\S+){8}")
 _QUOTED_OR_WORD = re.compile(r'"([^"]*)"|"|(\S+)')
@@ -165,8 +166,10 @@ class _Cursor:
         if window >= len(self.text):
             return _END_LINE_BYTES.search(self.text, start), None
         found = _END_LINE_BYTES.search(self.text, start, window)  # short blocks: no need to look further
-        if found is not None and (found.end() < window or _END_LINE_BYTES.match(self.text, found.start())):
-            return found, None  # (`\Z` matches at `window`: a match reaching it must hold in the whole text)
+        if found is not None and found.end() == window:  # (`\Z` matches at `window`: a match reaching it must
+            found = _END_LINE_BYTES.match(self.text, found.start())  # hold in the whole text, where it may be longer)
+        if found is not None:
+            return found, None
         buffer = np.frombuffer(self.text, dtype=np.uint8)
         line_ends = positions_of(buffer[start:], ord("\n"))
         line_ends += start

@@ -695,3 +695,19 @@ def test_a_repeated_short_block_is_read_once_with_each_file_its_own_copy(monkeyp
         with pytest.raises(FormatError) as failure:
             parse(broken)
         assert failure.value.path == "fixture.smd" and failure.value.line == 10
+
+
+@pytest.mark.parametrize("window", [16, 64, 1 << 13])
+def test_a_block_end_is_found_where_the_expression_alone_finds_it(window: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from formats.smd import reader
+
+    monkeypatch.setattr(reader, "_WINDOW", window)
+    rng = np.random.default_rng(window)
+    pieces = ["0 1.000000 2.000000", " end", "END ", "\tEnd\t", "endx", "e", "  ", "end", "extra 1", ""]
+    for _ in range(200):
+        lines = [pieces[i] for i in rng.integers(0, len(pieces), int(rng.integers(0, 3 * window // 8 + 4)))]
+        text = "\n".join(["triangles", *lines]).encode() + (b"\n" if rng.random() < 0.5 else b"")
+        for start in {0, len(b"triangles"), min(len(text), window)}:
+            found, _ = reader._Cursor(text)._find_end(start)
+            expected = reader._END_LINE_BYTES.search(text, start)
+            assert (found and found.span()) == (expected and expected.span()), (text, start)
