@@ -49,22 +49,42 @@ _FACES_AT_A_TIME = 1 << 17
 _FACES_WRITTEN_AT_A_TIME = 1 << 15  # a deferred table's blocks (about 7 MB): one per core made ahead of the one written
 
 
+# A draw vertex's 14 floats as the byte items of its columns (position, normal, uv, tangent, binormal).
+_DRAW_ROW = np.dtype({"names": ["position", "normal", "uv", "tangent", "binormal"],
+                      "formats": ["V12", "V12", "V8", "V12", "V12"], "offsets": [0, 12, 24, 32, 44], "itemsize": 56})
+
+
+def _items(table: Array, item_bytes: int) -> Array:
+    """The rows of a float32 table (its last axis) as a 1-D array of `item_bytes`-byte items (a view when the table
+    is contiguous, as the front end makes them)."""
+    items: Array = np.ascontiguousarray(table).view(np.dtype(f"V{item_bytes}")).reshape(-1)
+    return items
+
+
 def _vertex_rows(faces: FaceSet, order: Array, sizes: Array, vertex_start: Array, draw: bool,
                  deferred: bool) -> Array | VertexRows:
     """The vertex table of the faces in `order`: 14 columns (position, normal, uv, tangent, binormal) for drawing,
     the positions alone for collision; made a block of faces at a time (small index arrays), now or, `deferred`,
     as it is written."""
     width = 14 if draw else 3
+    # Every row of the tables as one item of bytes (a corner's position, a face's normal...): numpy gathers and
+    # places such items several times quicker than rows of floats, and the bytes are the same.
+    positions = _items(faces.positions, 12)
+    if draw:
+        normals, uvs, tangents, binormals = (_items(faces.normals, 12), _items(faces.uvs, 8),
+                                             _items(faces.tangents, 12), _items(faces.binormals, 12))  # fmt: skip
 
     def fill(rows: Array, begin: int, end: int) -> None:
         face, corner = _emitted_corners(order[begin:end], sizes[begin:end])
-        # (np.take: several times quicker than indexing for gathering rows)
-        rows[:, 0:3] = np.take(faces.positions.reshape(-1, 3), corner, axis=0)
-        if draw:
-            rows[:, 3:6] = np.take(faces.normals, face, axis=0)
-            rows[:, 6:8] = np.take(faces.uvs.reshape(-1, 2), corner, axis=0)
-            rows[:, 8:11] = np.take(faces.tangents, face, axis=0)
-            rows[:, 11:14] = np.take(faces.binormals, face, axis=0)
+        if not draw:
+            np.take(positions, corner, out=rows.view(positions.dtype).reshape(-1))
+            return
+        row = rows.view(_DRAW_ROW).reshape(-1)
+        row["position"] = np.take(positions, corner)
+        row["normal"] = np.take(normals, face)
+        row["uv"] = np.take(uvs, corner)
+        row["tangent"] = np.take(tangents, face)
+        row["binormal"] = np.take(binormals, face)
 
     step = _FACES_WRITTEN_AT_A_TIME if deferred else _FACES_AT_A_TIME
     spans = [(begin, min(begin + step, len(order))) for begin in range(0, len(order), step)]
