@@ -109,18 +109,25 @@ def object_matrices(placements: list[tuple[tuple[float, float, float], ...]]) ->
     return matrices
 
 
-def transform_points(points: Array, matrix: Matrix | Array) -> Array:
+def transform_points(points: Array, matrix: Matrix | Array, counts: Array | None = None) -> Array:
     """`F(((x*m1c + y*m2c) + z*m3c) + m4c)` per column c for (n, 3) points, by one matrix or (n, 4, 4) matrices,
-    one per point (the same arithmetic element by element); float32 result."""
+    one per point (the same arithmetic element by element); float32 result. With `counts`, `matrix` holds (M, 4, 4)
+    matrices, the first for the first counts[0] points and so on: each entry is repeated for its points as a
+    column of its own instead of repeating the whole matrices (16 doubles a point, read strided)."""
     coordinates = points.astype(np.float64)
     rows = np.asarray(matrix, np.float64)
     if not (np.isfinite(coordinates).all() and np.isfinite(rows).all()):
         coordinates = x87_nans(coordinates)
+
+    def entry(row: int, column: int) -> Array:
+        values: Array = rows[..., row, column] if counts is None else np.repeat(rows[:, row, column], counts)
+        return values
+
     x, y, z = (coordinates[:, i] for i in range(3))
     out = np.empty((len(points), 3), dtype=np.float32)
     with np.errstate(invalid="ignore", over="ignore"):
         for c in range(3):
-            out[:, c] = ((x * rows[..., 0, c] + y * rows[..., 1, c]) + z * rows[..., 2, c]) + rows[..., 3, c]
+            out[:, c] = ((x * entry(0, c) + y * entry(1, c)) + z * entry(2, c)) + entry(3, c)
     return out
 
 

@@ -255,8 +255,7 @@ def _batch_arrays(plan: _BatchPlan) -> list[_MeshFaces]:
     sizes = np.concatenate([mesh.face_sizes for mesh in meshes])[keep]
     vertex_counts = np.array([len(mesh.vertices) for mesh in meshes])
     # (each vertex by its object's matrix; non-finite values anywhere in the batch: the x87's NaN signs)
-    world = transform_points(np.concatenate([mesh.vertices for mesh in meshes]),
-                             np.repeat(plan.placements, vertex_counts, axis=0))  # fmt: skip
+    world = transform_points(np.concatenate([mesh.vertices for mesh in meshes]), plan.placements, vertex_counts)
     vertex_bases = np.repeat(np.cumsum(vertex_counts) - vertex_counts, face_counts)[keep]
     corners = np.concatenate([mesh.face_indices for mesh in meshes])[keep] + vertex_bases[:, None]
     order = _reversed_order(sizes == 3)
