@@ -107,7 +107,7 @@ def _group_arrays(
     normals, normal = _joined(frames, "normals", "normal_indices", member_of_face)
     texcoords, texcoord = _joined(frames, "texcoords", "texcoord_indices", member_of_face)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        perpendicular = joe.perpendicular_faces(positions[vertex], normals[normal])
+        perpendicular = joe.perpendicular_faces(np.take(positions, vertex, axis=0), np.take(normals, normal, axis=0))
     fires = np.add.reduceat(perpendicular.astype(np.int64), face_starts) > faces // 4
     flipped = (joe.clockwise_of(positions, vertex, normals, normal) if rewind_clockwise
                else np.zeros(len(vertex), bool))  # fmt: skip
@@ -115,8 +115,9 @@ def _group_arrays(
     corners[flipped] = corners[flipped][:, [0, 2, 1]]
     corners = corners.ravel()
     corner_verts = vertex.ravel()[corners]
-    corner_normals = normals[normal.ravel()[corners]]
-    corner_texcoords = joe.flip_v(texcoords[texcoord.ravel()[corners]])
+    # (np.take: numpy 1.26 indexes rows of small tables several times slower)
+    corner_normals = np.take(normals, normal.ravel()[corners], axis=0)
+    corner_texcoords = joe.flip_v(np.take(texcoords, texcoord.ravel()[corners], axis=0))
     spoiled = dedup.faces_repeating_a_vertex(corner_verts, np.full(len(vertex), 3)) | dedup.later_duplicate_faces(
         corner_verts, np.full(len(vertex), 3))  # fmt: skip
     spoiled_members = np.add.reduceat(spoiled.astype(np.int64), face_starts) > 0
@@ -125,7 +126,7 @@ def _group_arrays(
     unit = unit_vectors(corner_normals)
     per_vertex = np.zeros((len(positions), 3), np.float32)
     per_vertex[corner_verts] = unit
-    same = all_per_row(per_vertex[corner_verts] == unit)
+    same = all_per_row(np.take(per_vertex, corner_verts, axis=0) == unit)
     one_per_vertex = np.logical_and.reduceat(same, 3 * face_starts)
     member_corner_verts = corner_verts - np.repeat(vertex_starts, 3 * faces)  # (each member's own numbering)
     # (numpy's scalars and small slices cost a microsecond each: the loop takes Python numbers)
