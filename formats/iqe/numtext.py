@@ -162,9 +162,17 @@ def _float_words(
     words[:, 0] = whole_word
 
 
+_LOOKUP_FROM = 4096  # integers from this many on: formatted once per distinct value when they span few values
+
+
 def int_fields(values: npt.ArrayLike) -> Fields:
     """Decimal text of integers."""
     numbers = np.asarray(values).ravel().astype(np.int64)
+    if numbers.shape[0] >= _LOOKUP_FROM:
+        lowest, highest = int(numbers.min()), int(numbers.max())
+        few = highest - lowest < numbers.shape[0] // 4  # (a mesh's corners: its few hundred vertex numbers)
+        if few and lowest > -10 * _MAX_WHOLE and highest < 10 * _MAX_WHOLE:  # (all within one word)
+            return _looked_up_int_fields(numbers, lowest, highest)
     negative = numbers < 0
     fast = (numbers > -10 * _MAX_WHOLE) & (numbers < 10 * _MAX_WHOLE)
     magnitude = np.abs(np.where(fast, numbers, 0))
@@ -182,6 +190,19 @@ def int_fields(values: npt.ArrayLike) -> Fields:
         texts = [b"%d" % value for value in numbers[slow].tolist()]
         chars, lengths = _place_texts(chars, lengths, slow, texts)
     return Fields(chars, lengths)
+
+
+def _looked_up_int_fields(numbers: Int64Array, lowest: int, highest: int) -> Fields:
+    """int_fields of numbers within lowest..highest, far fewer values than numbers: the text of each value of the
+    span made once by int_fields, then each number's looked up (the same bytes; its widest is lowest's or
+    highest's, both among the numbers, so the width is the same too)."""
+    table = int_fields(np.arange(lowest, highest + 1, dtype=np.int64))
+    width = table.chars.shape[1]
+    words = np.zeros((highest - lowest + 1, 8), np.uint8)
+    words[:, 8 - width :] = table.chars
+    index = numbers - lowest
+    chars = words.view(np.uint64)[:, 0][index].view(_U8).reshape(numbers.shape[0], 8)[:, 8 - width :]
+    return Fields(chars, table.lengths[index])
 
 
 def _whole_words(whole: UInt64Array, negative: npt.NDArray[np.bool_]) -> tuple[UInt64Array, Int64Array]:

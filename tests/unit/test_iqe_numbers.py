@@ -109,6 +109,21 @@ def test_int_fields() -> None:
     assert fields.lengths.tolist() == [len(token) for token in tokens]
 
 
+@pytest.mark.parametrize(("lowest", "highest"), [(0, 528), (-300, 40), (9_999_000, 9_999_999), (-9_999_999, -9_999_900),
+                                                 (5, 5), (-10_000_000, -9_999_990), (10_000_000, 10_000_100)])
+def test_int_fields_of_few_distinct_values_are_the_plain_ones(lowest: int, highest: int) -> None:
+    """Many integers of a short span (a mesh's corners) are formatted once per value and looked up: the same
+    bytes and lengths as formatting each (also at the limit of one word, and past it, where they are not)."""
+    numbers = np.random.default_rng(abs(highest)).integers(lowest, highest + 1, 20_000)
+    numbers[:2] = lowest, highest
+    looked_up = int_fields(numbers)
+    plain = [int_fields(part) for part in np.array_split(numbers, 10)]  # (too few each for the lookup)
+    assert looked_up.chars.shape[1] == max(part.chars.shape[1] for part in plain)
+    text = compact(table_lines(b"x", [looked_up], None))
+    assert text == b"".join(compact(table_lines(b"x", [part], None)) for part in plain)
+    np.testing.assert_array_equal(looked_up.lengths, np.concatenate([part.lengths for part in plain]))
+
+
 def test_ragged_rows_and_empty_tables() -> None:
     table = [float_fields(np.array([1.5, 2.0, -3.25])), int_fields(np.array([7, 8, 9]))]
     text = compact(table_lines(b"vb", table, np.array([2, 1, 0])))
