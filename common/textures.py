@@ -162,22 +162,24 @@ def texturing_new_materials(
     """Give every material made inside the block the image its name stands for, if it can be found (`search`: a
     Source or GoldSrc model's, by the engine's rules first). Materials the block's new meshes took from the file
     (same name) are the user's: they are left as they are, and counted."""
-    before = {material.as_pointer() for material in bpy.data.materials}
+    # (sets of the blocks themselves, which hash and compare by their pointers: a fifth of the cost of as_pointer()
+    # calls, and a QC's small SMDs each take four such passes over the .blend's materials and meshes)
+    before = set(bpy.data.materials)
     if summary.materials_at_start is None:  # (a material an earlier file of the import made is not the user's)
-        summary.materials_at_start = before
+        summary.materials_at_start = {material.as_pointer() for material in before}
         new_search()  # (once an import: the files of a QC share their folders)
-    meshes_before = {mesh.as_pointer() for mesh in bpy.data.meshes}
+    meshes_before = set(bpy.data.meshes)
     yield
     if not enabled:
         return
     for mesh in bpy.data.meshes:
-        if mesh.as_pointer() not in meshes_before:
+        if mesh not in meshes_before:
             summary.materials_reused.update(original_name(material) for material in mesh.materials
                                             if material is not None
                                             and material.as_pointer() in summary.materials_at_start)  # fmt: skip
     skins = engine_skins(model_path, meshes_before) if search is None else {}
     for material in bpy.data.materials:
-        if material.as_pointer() in before:
+        if material in before:
             continue
         name = original_name(material)
         try:
@@ -191,7 +193,7 @@ def texturing_new_materials(
             use_texture(material, texture, summary)
 
 
-def engine_skins(model_path: str, meshes_before: set[int]) -> dict[int, textures.Texture]:
+def engine_skins(model_path: str, meshes_before: set[bpy.types.Mesh]) -> dict[int, textures.Texture]:
     """The image an IQM's (or IQE's) engine config names for each new material (by pointer), from the meshes using
     it (`iqmskin MESH IMAGE`, "*" for every mesh): Red Eclipse, Tesseract and Sauerbraten skin by mesh, not by
     material. An IQM without a config: the engines' default `skin` image, for a material its own name finds nothing
@@ -203,7 +205,7 @@ def engine_skins(model_path: str, meshes_before: set[int]) -> dict[int, textures
     default = textures.default_skin(model_path) if configured is None and is_iqm else None
     found: dict[int, textures.Texture] = {}
     for mesh in bpy.data.meshes:
-        if mesh.as_pointer() in meshes_before:
+        if mesh in meshes_before:
             continue
         skin = (configured.get(_file_mesh_name(mesh)) or configured.get("*")) if configured else default
         for material in mesh.materials:
