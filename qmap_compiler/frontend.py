@@ -450,6 +450,10 @@ def _place(pieces: list[_Piece], faces: FaceSet, destination: Array, drop: bool)
     """Each piece's faces written to their places in `faces` (`destination`: each face's row, -1 if dropped), pieces
     side by side; per piece its zero-area faces, its kept faces with NaN tangent frames, and those of them with an
     area (the faces dropped, if any, are the zero-area ones)."""
+    tables = (faces.positions, faces.uvs, faces.normals, faces.tangents, faces.binormals)
+    assert all(table.flags.c_contiguous for table in tables)  # (so that their row items are views, written through)
+    outputs = [_row_items(table) for table in tables]
+
     def place(piece: _Piece) -> tuple[int, int, int]:
         uvs, normals, tangents, binormals = _exact_frames(piece.part, piece.part_faces)
         degenerate = nan_in_rows(normals)
@@ -459,13 +463,21 @@ def _place(pieces: list[_Piece], faces: FaceSet, destination: Array, drop: bool)
         if drop:
             chosen = target >= 0
             target = target[chosen]
-        faces.positions[target] = piece.part.positions[piece.part_faces][chosen]
-        for output, values in zip((faces.uvs, faces.normals, faces.tangents, faces.binormals),
-                                  (uvs, normals, tangents, binormals), strict=True):  # fmt: skip
-            output[target] = values[chosen]
+        for output, values in zip(outputs, (piece.part.positions[piece.part_faces], uvs, normals, tangents,
+                                            binormals), strict=True):  # fmt: skip
+            output[target] = _row_items(values[chosen])
         return (int(degenerate.sum()), int(nan_frames[chosen].sum()), int((nan_frames & ~degenerate).sum()))
 
     return ordered_map(place, pieces)
+
+
+def _row_items(table: Array) -> Array:
+    """Each row of a table as one item of bytes (a view of a contiguous table, as `FaceSet`'s are): numpy places
+    rows so up to twice as quickly as rows of floats, the same bytes."""
+    table = np.ascontiguousarray(table)
+    row_values = int(np.prod(table.shape[1:]))
+    items: Array = table.reshape(len(table), row_values).view(np.dtype(f"V{table.itemsize * row_values}"))
+    return items.reshape(len(table))
 
 
 def _joined(arrays: list[Array], dtype: npt.DTypeLike) -> Array:
