@@ -45,6 +45,8 @@ def effective_links(counts: AnyInts, bones: AnyInts, weights: Floats, parents: A
     rigid = counts == 0
     if not rigid.any():
         return counts.astype(np.int64), bones.astype(np.int64), weights.astype(np.float64)
+    if rigid.all() and not bones.size:  # (GoldSrc: no links anywhere, the parent column alone; no sort needed)
+        return np.ones(counts.size, np.int64), parents.reshape(-1).astype(np.int64), np.ones(counts.size)
     corner = np.concatenate([_corners(counts), np.flatnonzero(rigid)])
     all_bones = np.concatenate([bones.astype(np.int64), parents.reshape(-1)[rigid].astype(np.int64)])
     all_weights = np.concatenate([weights.astype(np.float64), np.ones(int(rigid.sum()))])

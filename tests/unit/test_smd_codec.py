@@ -462,6 +462,12 @@ def test_dominant_effective_and_padded_links() -> None:
     eff_counts, eff_bones, eff_weights = effective_links(counts, bones, weights, np.array([0, 2, 0]))
     assert eff_counts.tolist() == [2, 1, 1] and eff_bones.tolist() == [4, 5, 2, 6]
     np.testing.assert_allclose(eff_weights, [0.3, 0.7, 1.0, 1.0])
+    # every corner rigid (GoldSrc): what the general path gives with one linked corner left out of the result
+    parents = np.array([[3, 1, 3], [0, 0, 2]], np.int32)
+    rigid = effective_links(np.zeros((2, 3), np.int32), np.zeros(0, np.int32), np.zeros(0), parents)
+    mixed = effective_links(np.array([0, 0, 0, 0, 0, 0, 1]), np.array([7]), np.array([0.5]), np.r_[parents.ravel(), 9])
+    for got, general in zip(rigid, mixed, strict=True):
+        assert got.dtype == general.dtype and got.tolist() == general[:6].tolist()
     padded_counts, padded_bones, _padded_weights = links_from_padded(
         np.array([[1, 2, -1], [3, -1, -1]]), np.array([[0.5, 0.5, 0.0], [1.0, 0.0, 0.0]])
     )
