@@ -432,38 +432,22 @@ def _votes_for_swap(frame: JoeFrame) -> bool:
 
 
 def perpendicular_faces(corners: FloatArray, normals: FloatArray) -> npt.NDArray[np.bool_]:
-    """Per face ((F, 3, 3) corner positions and normals): whether VDrift counts it as voting for a swap."""
-    normal_sum = (normals[:, 0] + normals[:, 1]) + normals[:, 2]
-    edge_a = corners[:, 2] - corners[:, 0]
-    edge_b = corners[:, 1] - corners[:, 0]
-    geometric = _cross_f32(edge_a, edge_b)
-    geometric_length = _length_f32(geometric)
-    sum_length = _length_f32(normal_sum)
+    """Per face ((F, 3, 3) corner positions and normals): whether VDrift counts it as voting for a swap. (Worked on
+    each coordinate's own contiguous row: the same float32 operations, about twice as fast as on columns.)"""
+    c = np.ascontiguousarray(np.moveaxis(corners, 0, -1), np.float32)  # (corner, axis, face)
+    n = np.ascontiguousarray(np.moveaxis(normals, 0, -1), np.float32)
+    sum_x, sum_y, sum_z = ((n[0, axis] + n[1, axis]) + n[2, axis] for axis in range(3))
+    a_x, a_y, a_z = (c[2, axis] - c[0, axis] for axis in range(3))
+    b_x, b_y, b_z = (c[1, axis] - c[0, axis] for axis in range(3))
+    geometric_x, geometric_y, geometric_z = a_y * b_z - a_z * b_y, a_z * b_x - a_x * b_z, a_x * b_y - a_y * b_x
+    geometric_length = np.sqrt((geometric_x * geometric_x + geometric_y * geometric_y) + geometric_z * geometric_z)
+    sum_length = np.sqrt((sum_x * sum_x + sum_y * sum_y) + sum_z * sum_z)
     usable = (geometric_length.astype(np.float64) > 0.0001) & (sum_length.astype(np.float64) > 0.0001)
-    unit_sum = normal_sum / sum_length[:, None]
-    unit_geometric = geometric / geometric_length[:, None]
-    cosine = (unit_sum[:, 0] * unit_geometric[:, 0] + unit_sum[:, 1] * unit_geometric[:, 1]) + (
-        unit_sum[:, 2] * unit_geometric[:, 2]
-    )
+    cosine = ((sum_x / sum_length) * (geometric_x / geometric_length)
+              + (sum_y / sum_length) * (geometric_y / geometric_length)) + (
+        (sum_z / sum_length) * (geometric_z / geometric_length))  # fmt: skip
     perpendicular: npt.NDArray[np.bool_] = usable & (cosine < 0.5) & (cosine > -0.5)
     return perpendicular
-
-
-def _cross_f32(a: FloatArray, b: FloatArray) -> FloatArray:
-    cross: FloatArray = np.stack(
-        (
-            a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1],
-            a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
-            a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0],
-        ),
-        axis=1,
-    ).astype(np.float32)
-    return cross
-
-
-def _length_f32(v: FloatArray) -> FloatArray:
-    squared = (v[:, 0] * v[:, 0] + v[:, 1] * v[:, 1]) + v[:, 2] * v[:, 2]
-    return np.sqrt(squared).astype(np.float32)
 
 
 def swap_normals(document: JoeDocument) -> None:

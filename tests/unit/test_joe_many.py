@@ -133,3 +133,40 @@ def test_many_files_leave_members_over_the_limits_and_signed_indices_to_the_one_
     assert made[2] == (joe.write_joe(joe.document_from_triangles(small, small, None), warnings), False)
     joe.write_joe(joe.document_from_triangles(soup, soup, None), warnings)
     assert warnings and "signed 16-bit" in warnings[0]
+
+
+def _perpendicular_by_columns(corners: npt.NDArray[np.float32], normals: npt.NDArray[np.float32]) -> Any:
+    """VDrift's NeedsNormalSwap test in float32, on (F, 3) columns as it was first written (the reference)."""
+
+    def cross(a: Any, b: Any) -> Any:
+        return np.stack((a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1], a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
+                         a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]), axis=1).astype(np.float32)  # fmt: skip
+
+    def length(v: Any) -> Any:
+        return np.sqrt((v[:, 0] * v[:, 0] + v[:, 1] * v[:, 1]) + v[:, 2] * v[:, 2]).astype(np.float32)
+
+    normal_sum = (normals[:, 0] + normals[:, 1]) + normals[:, 2]
+    geometric = cross(corners[:, 2] - corners[:, 0], corners[:, 1] - corners[:, 0])
+    geometric_length, sum_length = length(geometric), length(normal_sum)
+    usable = (geometric_length.astype(np.float64) > 0.0001) & (sum_length.astype(np.float64) > 0.0001)
+    unit_sum, unit_geometric = normal_sum / sum_length[:, None], geometric / geometric_length[:, None]
+    cosine = (unit_sum[:, 0] * unit_geometric[:, 0] + unit_sum[:, 1] * unit_geometric[:, 1]) + (
+        unit_sum[:, 2] * unit_geometric[:, 2])  # fmt: skip
+    return usable & (cosine < 0.5) & (cosine > -0.5)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_perpendicular_faces_are_the_column_by_column_test(seed: int) -> None:
+    rng = np.random.default_rng(300 + seed)
+    corners = (rng.normal(size=(5000, 3, 3)) * 10.0 ** rng.integers(-6, 6, (5000, 1, 1))).astype(np.float32)
+    normals = rng.normal(size=(5000, 3, 3)).astype(np.float32)
+    normals[::7] = 0.0
+    normals[3::11, 1] = -normals[3::11, 0]
+    corners[::13, 1] = corners[::13, 0]
+    corners[5::17, 2, 1] = np.nan
+    normals[6::19, 0, 2] = np.inf
+    corners[7::23] *= np.float32(1e30)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        expected = _perpendicular_by_columns(corners, normals)
+        assert np.array_equal(joe.perpendicular_faces(corners, normals), expected)
+        assert np.array_equal(joe.perpendicular_faces(corners[::2], normals[::2]), expected[::2])  # (not contiguous)
