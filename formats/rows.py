@@ -104,5 +104,9 @@ def prepared_unit_normals(
     """prepared_normals of corner normals that are unit vectors already (made once for each of a file's distinct
     lines, say)."""
     per_vertex = np.zeros((vertex_count, 3), np.float32)
-    per_vertex[corner_verts] = unit
-    return PreparedNormals(unit, per_vertex if np.array_equal(per_vertex[corner_verts], unit) else None)
+    if unit.dtype == np.float32 and unit.shape[1:] == (3,):  # each row copied as one 12-byte item: 2 to 3 times
+        items = np.dtype((np.void, 12))  # quicker than rows of 3 floats (numpy 1.26; a QC's small SMDs pay it each)
+        per_vertex.view(items).reshape(-1)[corner_verts] = np.ascontiguousarray(unit).view(items).reshape(-1)
+    else:
+        per_vertex[corner_verts] = unit
+    return PreparedNormals(unit, per_vertex if np.array_equal(rows_at(per_vertex, corner_verts), unit) else None)

@@ -67,3 +67,37 @@ def test_rows_at_gathers_what_fancy_indexing_gathers(shape: tuple[int, ...]) -> 
         np.testing.assert_array_equal(got, table[indices])
     with pytest.raises(IndexError):
         rows_at(table, [shape[0]])
+
+
+def _plain_prepared(corner_verts: np.ndarray, unit: np.ndarray, vertex_count: int) -> np.ndarray | None:
+    per_vertex = np.zeros((vertex_count, 3), np.float32)
+    per_vertex[corner_verts] = unit
+    return per_vertex if np.array_equal(per_vertex[corner_verts], unit) else None
+
+
+@pytest.mark.parametrize("case", ["shared", "split", "signed zero", "nan", "float64", "empty"])
+def test_prepared_unit_normals_are_those_of_plain_row_indexing(case: str) -> None:
+    from formats.rows import prepared_unit_normals
+
+    rng = np.random.default_rng(3)
+    vertex_count = 0 if case == "empty" else 40
+    corner_verts = rng.integers(0, max(vertex_count, 1), 0 if case == "empty" else 120)
+    per_vertex = rng.normal(size=(vertex_count, 3)).astype(np.float32)
+    unit = per_vertex[corner_verts] if vertex_count else np.zeros((0, 3), np.float32)
+    if case == "split":
+        unit[5] += 1
+    elif case == "signed zero":
+        per_vertex[corner_verts[0]] = (-0.0, 0.0, -0.0)
+        unit = per_vertex[corner_verts]
+    elif case == "nan":
+        unit[7, 1] = np.nan
+    elif case == "float64":
+        unit = unit.astype(np.float64)
+    prepared = prepared_unit_normals(corner_verts, unit, vertex_count)
+    expected = _plain_prepared(corner_verts, unit, vertex_count)
+    assert prepared.unit is unit
+    assert (prepared.per_vertex is None) == (expected is None)
+    if expected is not None:
+        assert prepared.per_vertex is not None and prepared.per_vertex.dtype == np.float32
+        assert prepared.per_vertex.tobytes() == expected.tobytes()
+    assert (expected is None) == (case in ("split", "nan"))
