@@ -772,4 +772,6 @@ def _fill_smoothing(mesh: IqeMesh, face_lines: Int64Array, smoothing: _Smoothing
 
 def _state_at(change_lines: Int64Array, values: npt.NDArray[Any], lines: Int64Array) -> npt.NDArray[Any]:
     """The value in force at each line: values[0] is the default, values[k] set at change_lines[k - 1]."""
+    if not change_lines.shape[0]:  # (never set, as in most files: the default everywhere, without a search)
+        return np.full(lines.shape[0], values[0], values.dtype)
     return values[np.searchsorted(change_lines, lines, side="right")]
