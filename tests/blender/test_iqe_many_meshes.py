@@ -178,12 +178,15 @@ def _bumpy_grid(mesh_io: ModuleType, side: int) -> bpy.types.Mesh:
 
 
 def _encoded_normals(mesh: bpy.types.Mesh) -> tuple[np.ndarray, np.ndarray]:
-    """The custom normals as Blender stores them (per corner, relative to each corner's normal space) and the
-    sharp edges Blender marked while setting them."""
-    values = np.empty(len(mesh.loops) * 2, np.int32)
-    mesh.attributes["custom_normal"].data.foreach_get("value", values)
-    sharp = np.empty(len(mesh.edges), np.bool_)
-    mesh.attributes["sharp_edge"].data.foreach_get("value", sharp)
+    """The corner normals the custom normals give (Blender stores them compressed, in each corner's normal space:
+    the same stored values give the same normals; before 4.4 the stored layer is not an attribute Python reads) and
+    the sharp edges Blender marked while setting them."""
+    values = np.empty(len(mesh.loops) * 3, np.float32)
+    mesh.corner_normals.foreach_get("vector", values)
+    sharp = np.zeros(len(mesh.edges), np.bool_)
+    attribute = mesh.attributes.get("sharp_edge")
+    if attribute is not None:
+        attribute.data.foreach_get("value", sharp)
     return values, sharp
 
 
