@@ -451,6 +451,9 @@ def face_materials(mesh: bpy.types.Mesh) -> np.ndarray:
     return indices
 
 
+_UNEDITED_COSINE = np.float32(np.cos(np.radians(3.0)))
+
+
 def prefer_stored_normals(
     mesh: bpy.types.Mesh, normals: np.ndarray, name: str, corner_vert: np.ndarray | None = None
 ) -> np.ndarray:
@@ -462,14 +465,14 @@ def prefer_stored_normals(
     if attribute is None or attribute.domain != domain or attribute.data_type != "FLOAT_VECTOR":
         return normals
     stored = corner_floats(attribute.data, "vector", 3)
+    length = np.sqrt(np.einsum("ij,ij->i", stored, stored))  # (per point when stored so: fewer rows, same values)
     if corner_vert is not None:
-        stored = rows_at(stored, corner_vert)
+        stored, length = rows_at(stored, corner_vert), length[corner_vert]
     # Blender stores custom normals compressed: up to about 1.2 degrees off on real files. Within 3 degrees the
     # user has not edited the normal, and the file's exact vector is written back. (Blender's normals are unit
     # vectors: the angle is within 3 degrees when stored . normal > cos(3 degrees) |stored|; false for nan.)
     dot = np.einsum("ij,ij->i", stored, normals)
-    length = np.sqrt(np.einsum("ij,ij->i", stored, stored))
-    unchanged = dot > np.float32(np.cos(np.radians(3.0))) * length
+    unchanged = dot > _UNEDITED_COSINE * length
     if unchanged.all():  # (the usual case, an untouched import: no choosing row by row)
         return stored
     if corner_vert is None:
