@@ -187,7 +187,10 @@ def _list_text(
         entered.add(obj.name)
         old = properties.get(INDEX) if entry is not None else None
         number = old if isinstance(old, int) else None
-        texts.append(vt.updated_entry(entry, count, settings, len(texts), newline, number))
+        try:
+            texts.append(vt.updated_entry(entry, count, settings, len(texts), newline, number))
+        except FormatError as error:  # (a setting the list cannot hold: said of its object)
+            raise FormatError(f"object {obj.name!r}: {error}") from None
     if not texts:
         return None
     _say_fresh(fresh, vt.LIST_FILE, warnings)

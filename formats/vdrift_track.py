@@ -20,6 +20,7 @@ the objects sorted by name, so their order in the file does not matter; it is ke
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -101,6 +102,8 @@ def parse_value(spec: TrackField, raw: str, ini: bool = False) -> Value:
 def format_value(spec: TrackField, value: Value) -> str:
     if spec.kind is bool:
         return "1" if value else "0"
+    if spec.kind in (int, float) and isinstance(value, float) and not math.isfinite(value):
+        raise FormatError(f"{spec.name} is {value!r}: the game reads a finite number there")
     if spec.kind is int:
         return str(int(value))
     if spec.kind is float:
@@ -113,7 +116,7 @@ def same_value(spec: TrackField, raw: str, value: Value, ini: bool = False) -> b
     """Whether `value` is what `raw` already says (then `raw` is written as it was)."""
     try:
         return parse_value(spec, raw, ini) == (spec.kind(value) if spec.kind is not str else str(value))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # (OverflowError: an infinite value for an int field)
         return False
 
 

@@ -91,6 +91,20 @@ def test_one_changed_setting_changes_only_its_line(tmp_path: Path) -> None:
     assert bpy.data.objects["fence.001"]["vdrift_collidable"] is True
 
 
+@pytest.mark.parametrize(("key", "value"), [("vdrift_surface", float("nan")), ("vdrift_clamptexture", float("inf")),
+                                          ("vdrift_rolling_drag", float("-inf"))])  # fmt: skip
+def test_a_setting_the_list_cannot_hold_is_an_error_naming_its_object(tmp_path: Path, key: str, value: float) -> None:
+    """A number made NaN or infinite (by a script: Blender's fields refuse it) is refused, naming the object and the
+    setting; nothing is written."""
+    import_pack(make_track(tmp_path / "in", ["wall.joe", "fence.joe", "sky.joe"]))
+    bpy.data.objects["fence"][key] = value
+    out = tmp_path / "out" / "objects.jpk"
+    out.parent.mkdir()
+    with pytest.raises(RuntimeError, match=f"object 'fence': {key.removeprefix('vdrift_')} is {value!r}: the game"):
+        bpy.ops.export_scene.jpk(filepath=str(out))
+    assert not any(out.parent.iterdir())
+
+
 def test_entries_follow_the_pack_and_new_objects_get_defaults(tmp_path: Path) -> None:
     members = ["wall.joe", "fence.joe", "sky.joe", "hidden.joe"]
     pack = make_track(tmp_path / "in", members, listed=["sky.joe", "wall.joe", "fence.joe"])
