@@ -7,15 +7,17 @@ holding a link named after the extension id), so relative-import mistakes fail h
 from __future__ import annotations
 
 import atexit
-import contextlib
 import os
 import shutil
-import signal
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+
+try:  # (re-exported; tools/iogf.py takes it before this module, to hold a stop from its first lines)
+    from held_signals import signals_held as signals_held  # (the commands: tools/ on sys.path)
+except ModuleNotFoundError:
+    from tools.held_signals import signals_held as signals_held  # (the tests import tools.bpy_extension)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXTENSION_ID = "io_game_formats"
@@ -27,25 +29,6 @@ def isolate_user_config() -> None:
         user_dir = tempfile.mkdtemp(prefix="iogf-user-")
         os.environ["BLENDER_USER_RESOURCES"] = user_dir
         atexit.register(shutil.rmtree, user_dir, ignore_errors=True)
-
-
-@contextlib.contextmanager
-def signals_held() -> Iterator[list[int]]:
-    """SIGINT and SIGTERM noted, not acted on, while Blender starts: an interrupt raised inside `import bpy` or an
-    add-on's registration leaves a half-started Blender (tracebacks, sometimes a crash, an exit status of 0) and
-    its temporary folders behind. The caller acts on the list once the start is over. A SIGINT ignored (a
-    background job of a script) stays ignored."""
-    caught: list[int] = []
-    previous = {}
-    for number in (signal.SIGINT, signal.SIGTERM):
-        if number == signal.SIGINT and signal.getsignal(number) is not signal.default_int_handler:
-            continue
-        previous[number] = signal.signal(number, lambda received, _frame: caught.append(received))
-    try:
-        yield caught
-    finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
 
 
 def _remove_repo_folder(link: Path) -> None:

@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from bpy_extension import enable_extension, signals_held
+from held_signals import signals_held  # (first, and nothing heavier before it: a stop is held from here on)
 
 if __name__ == "__main__":
     with signals_held() as caught:
+        from bpy_extension import enable_extension
+
         extension = enable_extension()
     if caught:  # (Ctrl-C or SIGTERM while Blender started: nothing was begun)
         print("interrupted: no file was written", file=sys.stderr)

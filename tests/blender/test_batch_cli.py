@@ -285,6 +285,21 @@ def test_a_rerun_reports_the_outputs_it_skipped_as_the_first_run_wrote_them(
     assert all(path.startswith("out/") for entry in reports[0] for path in entry["outputs"])
 
 
+def loading_blender(pid: int, timeout: float = 60.0) -> None:
+    """Wait until the process has begun loading the bpy module (its library is mapped): inside Blender's start
+    (without /proc, a while: its start takes a few seconds)."""
+    if not os.path.exists(f"/proc/{pid}/maps"):
+        time.sleep(0.5)
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/maps") as maps:
+            if "/bpy/" in maps.read():
+                return
+        time.sleep(0.005)
+    raise AssertionError("the command did not start loading Blender")
+
+
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
 def test_a_stop_while_blender_starts_ends_the_command_cleanly(tmp_path: Path, stop: int) -> None:
     """Ctrl-C or SIGTERM during `import bpy` and the extension's registration (which would raise inside Blender's
@@ -296,7 +311,7 @@ def test_a_stop_while_blender_starts_ends_the_command_cleanly(tmp_path: Path, st
     env = {**os.environ, "BLENDER_USER_RESOURCES": str(user)}
     batch = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                              preexec_fn=sigint_as_on_a_terminal)  # fmt: skip
-    time.sleep(0.15)  # (well inside the start)
+    loading_blender(batch.pid)  # (well inside the start, however loaded the machine)
     batch.send_signal(stop)
     _, err = batch.communicate(timeout=120)
     assert batch.returncode == 130, err
