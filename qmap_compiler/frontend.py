@@ -265,6 +265,7 @@ def _batch_arrays(plan: _BatchPlan) -> list[_MeshFaces]:
         words = _corner_words(np.concatenate([mesh.face_uvs if mesh.face_uvs is not None else np.zeros(
             (len(mesh.face_sizes), 4, 2), np.float32) for mesh in meshes])[keep])
         raw = np.ascontiguousarray(_in_order(words, order)).view(np.float32).reshape(len(words), 4, 2)
+        del words  # (not held while the flipped UVs are made: the batch's peak stays that of the float pairs)
         uvs = np.stack([raw[..., 0], np.float32(1.0) - raw[..., 1]], axis=-1)
         face_texgen = texgen[slots]
         if not has_uvs.all():  # faces of meshes without UVs are generated (their zeros never count)
