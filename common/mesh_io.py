@@ -331,13 +331,27 @@ def evaluated_mesh(
         source.to_mesh_clear()
 
 
+_STILL_PARENTS = frozenset(("OBJECT", "BONE", "VERTEX", "VERTEX_3"))  # (an Armature or Lattice parent deforms)
+
+
+def evaluation_keeps_mesh(obj: bpy.types.Object) -> bool:
+    """Whether the object's evaluated mesh is its own mesh as it stands: no modifiers, no shape keys, no parent
+    deforming it (an Armature, Lattice or Curve parent of the deforming kind works without a modifier), not being
+    edited or sculpted (the mesh then lives elsewhere)."""
+    if obj.type != "MESH" or obj.modifiers or obj.mode in ("EDIT", "SCULPT"):
+        return False
+    mesh = obj.data
+    parent_still = obj.parent is None or obj.parent_type in _STILL_PARENTS
+    return parent_still and mesh.shape_keys is None and not mesh.is_editmode
+
+
 @contextmanager
 def exported_mesh(
     obj: bpy.types.Object, depsgraph: bpy.types.Depsgraph, apply_modifiers: bool
 ) -> Iterator[bpy.types.Mesh]:
-    """evaluated_mesh, read straight from the object's own mesh when evaluating could not change it (no modifiers,
-    no shape keys, not being edited): the copy costs more than reading a small mesh (a track's 2,000 members)."""
-    if obj.type == "MESH" and not obj.modifiers and obj.data.shape_keys is None and not obj.data.is_editmode:
+    """evaluated_mesh, read straight from the object's own mesh when evaluating could not change it
+    (evaluation_keeps_mesh): the copy costs more than reading a small mesh (a track's 2,000 members)."""
+    if evaluation_keeps_mesh(obj):
         yield obj.data
         return
     with evaluated_mesh(obj, depsgraph, apply_modifiers) as mesh:

@@ -266,10 +266,9 @@ def member_triangles(
 def read_straight(obj: bpy.types.Object, matrix: Matrix) -> bool:
     """Whether object_triangles would read the object's own mesh (mesh_io.exported_mesh), as its triangles, in the
     export's space: all its faces triangles, its export matrix the identity."""
-    if obj.type != "MESH" or obj.modifiers or not mesh_io.is_identity(matrix):
+    if not mesh_io.evaluation_keeps_mesh(obj) or not mesh_io.is_identity(matrix):
         return False
-    mesh = obj.data
-    return mesh.shape_keys is None and not mesh.is_editmode and len(mesh.loops) == 3 * len(mesh.polygons)
+    return len(obj.data.loops) == 3 * len(obj.data.polygons)
 
 
 _NO_MATERIALS = np.zeros(0, np.intc)

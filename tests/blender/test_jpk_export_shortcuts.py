@@ -133,3 +133,32 @@ def test_is_identity_is_numpys_exact_comparison(extension) -> None:  # type: ign
     for matrix in (Matrix.Identity(4), nearly, negative_zero, not_a_number, Matrix.Scale(2.0, 4), Matrix.Identity(3)):
         expected = np.array(matrix).shape == (4, 4) and bool(np.array_equal(np.array(matrix), np.identity(4)))
         assert is_identity(matrix) == expected
+
+
+@pytest.mark.parametrize("exporter", ["jpk", "iqe"])
+@pytest.mark.parametrize("mode", ["OBJECT", "SCULPT"])
+def test_an_object_its_lattice_parent_deforms_is_written_deformed(tmp_path: Path, exporter: str, mode: str) -> None:
+    """A Lattice parent deforms its child without a modifier: the object's own mesh is not what it shows, so the
+    shortcut is not taken (nor in Sculpt Mode, where the mesh being sculpted may live elsewhere)."""
+    mesh = bpy.data.meshes.new("tri")
+    mesh.from_pydata([(0.0, 0.0, 0.0), (0.4, 0.0, 0.0), (0.0, 0.4, 0.0)], [], [(0, 1, 2)])
+    obj = bpy.data.objects.new("tri", mesh)
+    lattice = bpy.data.objects.new("lattice", bpy.data.lattices.new("lattice"))
+    for each in (obj, lattice):
+        bpy.context.scene.collection.objects.link(each)
+    obj.parent, obj.parent_type = lattice, "LATTICE"
+    for point in lattice.data.points:
+        point.co_deform.z += 1.0
+    if mode != "OBJECT":
+        bpy.context.view_layer.objects.active = obj
+        bpy.ops.object.mode_set(mode=mode)
+    path = tmp_path / f"out.{exporter}"
+    assert getattr(bpy.ops.export_scene, exporter)(filepath=str(path)) == {"FINISHED"}
+    if mode != "OBJECT":
+        bpy.ops.object.mode_set(mode="OBJECT")
+    bpy.ops.wm.read_homefile(use_empty=True)
+    importer = bpy.ops.import_scene.joe if exporter == "jpk" else bpy.ops.import_scene.iqe
+    assert importer(filepath=str(path)) == {"FINISHED"}
+    written = next(each for each in bpy.data.objects if each.type == "MESH")
+    heights = [vertex.co.z for vertex in written.data.vertices]
+    assert heights == pytest.approx([1.0, 1.0, 1.0], abs=1e-5)
