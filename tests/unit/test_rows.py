@@ -61,7 +61,8 @@ def test_rows_at_gathers_what_fancy_indexing_gathers(shape: tuple[int, ...]) -> 
     rng = np.random.default_rng(len(shape))
     table = rng.normal(size=shape).astype(np.float32)
     for indices in (rng.integers(-shape[0], shape[0], 700) if shape[0] else np.zeros(0, np.int64),
-                    np.arange(shape[0], dtype=np.int32), np.zeros(0, np.intc)):  # fmt: skip
+                    np.arange(shape[0], dtype=np.int32), np.zeros(0, np.intc), np.arange(shape[0], dtype=np.uint64),
+                    [], list(range(shape[0]))):  # fmt: skip
         got = rows_at(table, indices)
         assert got.dtype == table.dtype and got.flags.c_contiguous
         np.testing.assert_array_equal(got, table[indices])
