@@ -468,6 +468,16 @@ def face_materials(mesh: bpy.types.Mesh) -> np.ndarray:
 _UNEDITED_COSINE = np.float32(np.cos(np.radians(3.0)))
 
 
+def unedited(stored: np.ndarray, normals: np.ndarray, lengths: np.ndarray | None = None) -> np.ndarray:
+    """(C,) which of Blender's (unit) normals still say the stored file normals (`lengths`: theirs, if known).
+    Blender stores custom normals compressed: up to about 1.2 degrees off on real files. Within 3 degrees the user
+    has not edited the normal, and the file's exact vector is written back. (The angle is within 3 degrees when
+    stored . normal > cos(3 degrees) |stored|; false for nan.)"""
+    lengths = np.sqrt(np.einsum("ij,ij->i", stored, stored)) if lengths is None else lengths
+    kept: np.ndarray = np.einsum("ij,ij->i", stored, normals) > _UNEDITED_COSINE * lengths
+    return kept
+
+
 def prefer_stored_normals(
     mesh: bpy.types.Mesh, normals: np.ndarray, name: str, corner_vert: np.ndarray | None = None
 ) -> np.ndarray:
@@ -482,11 +492,7 @@ def prefer_stored_normals(
     length = np.sqrt(np.einsum("ij,ij->i", stored, stored))  # (per point when stored so: fewer rows, same values)
     if corner_vert is not None:
         stored, length = rows_at(stored, corner_vert), length[corner_vert]
-    # Blender stores custom normals compressed: up to about 1.2 degrees off on real files. Within 3 degrees the
-    # user has not edited the normal, and the file's exact vector is written back. (Blender's normals are unit
-    # vectors: the angle is within 3 degrees when stored . normal > cos(3 degrees) |stored|; false for nan.)
-    dot = np.einsum("ij,ij->i", stored, normals)
-    unchanged = dot > _UNEDITED_COSINE * length
+    unchanged = unedited(stored, normals, length)
     if unchanged.all():  # (the usual case, an untouched import: no choosing row by row)
         return stored
     if corner_vert is None:

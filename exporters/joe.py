@@ -340,9 +340,7 @@ def _prefer_stored_normals(
     import) at once; each other mesh with stored normals as that function does it."""
     if not has_stored.any():
         return normals
-    dot = np.einsum("ij,ij->i", stored, normals)
-    length = np.sqrt(np.einsum("ij,ij->i", stored, stored))
-    changed = ~(dot > np.float32(np.cos(np.radians(3.0))) * length)
+    changed = ~mesh_io.unedited(stored, normals)
     mixed = np.zeros(len(meshes), bool)
     mixed[corner_member[changed]] = True
     mixed &= has_stored
