@@ -466,7 +466,7 @@ def _place(pieces: list[_Piece], faces: FaceSet, destination: Array, drop: bool)
             target = target[chosen]
         for output, values in zip(outputs, (piece.part.positions[piece.part_faces], uvs, normals, tangents,
                                             binormals), strict=True):  # fmt: skip
-            output[target] = _row_items(values[chosen])
+            output[target] = _row_items(values[chosen].astype(np.float32, copy=False))  # (bytes: of float32s)
         return (int(degenerate.sum()), int(nan_frames[chosen].sum()), int((nan_frames & ~degenerate).sum()))
 
     return ordered_map(place, pieces)

@@ -57,7 +57,7 @@ _DRAW_ROW = np.dtype({"names": ["position", "normal", "uv", "tangent", "binormal
 def _items(table: Array, item_bytes: int) -> Array:
     """The rows of a float32 table (its last axis) as a 1-D array of `item_bytes`-byte items (a view when the table
     is contiguous, as the front end makes them)."""
-    items: Array = np.ascontiguousarray(table).view(np.dtype(f"V{item_bytes}")).reshape(-1)
+    items: Array = np.ascontiguousarray(table, np.float32).view(np.dtype(f"V{item_bytes}")).reshape(-1)
     return items
 
 

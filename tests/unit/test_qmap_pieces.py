@@ -308,3 +308,11 @@ def test_stable_order_is_the_stable_argsort(count: int, largest: int, dtype: typ
 
     keys = np.random.default_rng(count).integers(0, largest, count).astype(dtype)
     assert np.array_equal(stable_order(keys), np.argsort(keys, kind="stable"))
+
+
+def test_rows_placed_as_bytes_are_float32_rows_whatever_the_tables_hold() -> None:
+    """The vertex tables' rows are copied as byte items: a table of other floats is made float32 first, never cut."""
+    from qmap_compiler import layout
+
+    table = np.random.default_rng(5).normal(size=(7, 3))
+    assert layout._items(table, 12).tobytes() == table.astype(np.float32).tobytes()
