@@ -188,16 +188,11 @@ def import_joe_files(context: bpy.types.Context, paths: list[str], options: JoeI
     def model_arrays(source: JoeSource) -> list[joe_mesh.MeshArrays]:
         """The source's mesh arrays; on the first call, those of every file of the import, made together (every
         file is parsed before any is built): a car's tens of small models cost as one."""
-        if not arrays_of and len(parsed) > 1:
-            try:
-                arrays = iter(of_many([document for each in parsed for _, document in each.models]))
-                arrays_of.update((id(each), [next(arrays) for _ in each.models]) for each in parsed)
-            except FormatError:  # (made again file by file, so that the error names its file)
-                parsed.clear()
-        return arrays_of.pop(id(source), None) or of_many([document for _, document in source.models])
-
-    def of_many(documents: list[joe.JoeDocument]) -> list[joe_mesh.MeshArrays]:
-        return joe_mesh.mesh_arrays_of_many(documents, options.rewind_clockwise, options.apply_normal_swap)
+        if not arrays_of:
+            documents = [document for each in parsed for _, document in each.models]
+            arrays = iter(joe_mesh.mesh_arrays_of_many(documents, options.rewind_clockwise, options.apply_normal_swap))
+            arrays_of.update((id(each), [next(arrays) for _ in each.models]) for each in parsed)
+        return arrays_of.pop(id(source))
 
     def build(path: str, source: object, summary: Summary) -> None:
         assert isinstance(source, JoeSource)
