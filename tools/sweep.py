@@ -20,7 +20,8 @@ distinct warning and error text (numbers and quoted names replaced by placeholde
 example; every count that differs between the import and a re-import (mesh objects, vertices, triangles, bones,
 actions, animation frames, shape keys) with the warnings the export gave, losses first (vertex counts change with
 how each format shares vertices; SMD and JOE hold one mesh a file); and the files slowest against OBJ
-(our import time over the OBJ import time of the same meshes, and the same for export).
+(our import time over the OBJ import time of the same meshes with their materials and images, and the same for
+export).
 
 Workers are Blender processes (the bpy module of the venv) that take one file at a time, so a crash or a hang
 costs one file: the worker is started again after it. Figures only; the sweep changes no file it reads.
@@ -159,12 +160,13 @@ class Worker:
         return record
 
     def obj_times(self, scratch: str) -> dict[str, float] | None:
-        """Blender's OBJ export of the imported meshes, and its import of that file into an empty scene."""
+        """Blender's OBJ export of the imported meshes with their materials (a .mtl naming their images), and its
+        import of that file into an empty scene: the same objects, materials and images ours made."""
         if not any(obj.type == "MESH" for obj in self.bpy.context.scene.objects):
             return None
         obj_file = os.path.join(scratch, "same.obj")
         started = time.perf_counter()
-        self.bpy.ops.wm.obj_export(filepath=obj_file, export_selected_objects=False, export_materials=False,
+        self.bpy.ops.wm.obj_export(filepath=obj_file, export_selected_objects=False, export_materials=True,
                                    export_animation=False)  # fmt: skip
         export_seconds = time.perf_counter() - started
         self.reset()
