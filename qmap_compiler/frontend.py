@@ -84,6 +84,9 @@ class _NameTable:
     ids: dict[bytes, int] = field(default_factory=dict)
     names: list[bytes] = field(default_factory=list)
     origins: list[tuple[str, int]] = field(default_factory=list)
+    # A mesh's slot tables by its material list (the .qmap.desc is one per run): meshes mostly share a few lists,
+    # and every name of a list seen before is already interned, so a repeat changes nothing here.
+    slot_tables: dict[tuple[bytes, ...], tuple[Array, Array, Array, Array]] = field(default_factory=dict)
 
     def intern(self, name: bytes, origin: tuple[str, int]) -> int:
         if name not in self.ids:
@@ -182,6 +185,16 @@ def _slot_options(mesh: MeshObject, desc: DescDocument | None, names: _NameTable
     return skip, name_ids, texgen, scale
 
 
+def _shared_slot_options(mesh: MeshObject, desc: DescDocument | None, names: _NameTable) -> tuple[
+        Array, Array, Array, Array]:
+    """_slot_options made once per distinct material list (the tables are only read)."""
+    key = tuple(mesh.materials)
+    tables = names.slot_tables.get(key)
+    if tables is None:
+        tables = names.slot_tables[key] = _slot_options(mesh, desc, names)
+    return tables
+
+
 _BATCHES_SIDE_BY_SIDE = 4  # batches whose arrays are made at once: bounded memory (their meshes are held)
 
 
@@ -216,7 +229,7 @@ def _batch_plan(batch: list[tuple[MeshObject, Matrix]], desc: DescDocument | Non
     """The batch's material slots resolved, names interned and warnings given in mesh order."""
     meshes = [mesh for mesh, _ in batch]
     placements = np.array([matrix for _, matrix in batch], np.float64)
-    tables = [_slot_options(mesh, desc, names) for mesh in meshes]
+    tables = [_shared_slot_options(mesh, desc, names) for mesh in meshes]
     face_counts = np.array([len(mesh.face_sizes) for mesh in meshes])
     slot_counts = np.array([len(mesh.materials) for mesh in meshes])
     materials_of_face = np.repeat(slot_counts, face_counts)

@@ -8,6 +8,7 @@ module's token-by-token path, in file order, so that the values and the first er
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -221,8 +222,27 @@ def _quick_mesh_head(tokens: Tokenizer) -> tuple[bytes, Vec3, Vec3, Vec3, float,
     return match.group(1), *vectors, floats[9], has_uv, count
 
 
+@functools.lru_cache(maxsize=64)
+def _quick_string_run(count: int) -> re.Pattern[bytes]:
+    """_QUICK_STRING `count` times over (each match of it is the only one at its place, so the run is too)."""
+    return re.compile(b"(?:" + _QUICK_STRING.pattern + b"){%d}" % count)
+
+
+@functools.lru_cache(maxsize=256)
+def _listed_names(listing: bytes) -> tuple[tuple[bytes, ...], tuple[int, ...]]:
+    """The strings of a run of _QUICK_STRING and where each one's quote is in it (meshes mostly repeat a few
+    material lists: each is read once)."""
+    matches = list(_QUICK_STRING.finditer(listing))
+    return tuple(quick.group(1) for quick in matches), tuple(quick.start(1) - 1 for quick in matches)
+
+
 def _material_names(tokens: Tokenizer, count: int) -> tuple[list[bytes], list[int]]:
     """`count` material names (strings without escapes by a regular expression, others by the tokenizer)."""
+    run = _quick_string_run(count).match(tokens.text, tokens.pos) if count > 0 else None
+    if run is not None:
+        listed, offsets = _listed_names(run.group())
+        tokens.seek(run.end())
+        return list(listed), [run.start() + offset for offset in offsets]
     names: list[bytes] = []
     positions: list[int] = []
     for _ in range(count):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -344,6 +346,39 @@ def test_quick_mesh_heads_read_like_the_tokenizer(monkeypatch: pytest.MonkeyPatc
     quick = outcome()
     monkeypatch.setattr(tmp_parser, "_quick_mesh_head", lambda tokens: None)
     assert quick == outcome()
+
+
+MATERIAL_LISTS = [
+    b'materials 3 { "A" "B"\n\t"C" }',
+    b'materials 3 {"A""B""C"}',  # no blanks between the strings
+    b'materials 3 { "A" "B\\"" "C" }',  # an escape: the tokenizer's way
+    b'materials 3 { "A" /* c */ "B" "C" }',  # a comment
+    b'materials 2 { "A" "B" "C" }',  # more strings than counted
+    b'materials 3 { "A" "B" }',  # fewer
+    b'materials 0 { }',
+]
+
+
+@pytest.mark.parametrize("materials", MATERIAL_LISTS)
+def test_repeated_material_lists_read_like_one_string_at_a_time(monkeypatch: pytest.MonkeyPatch,
+                                                                 materials: bytes) -> None:
+    from qmap_compiler import tmp_parser
+
+    def mesh(name: bytes) -> bytes:
+        return (b"mesh \"" + name + b"\" { 0,0,0 0,0,0 1,1,1 30 1 " + materials + b" " + SQUARE
+                + b" faces 1 { 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1 } }\n")  # fmt: skip
+
+    text = b"QMAP TMP 10\nobjects {\n" + mesh(b"P") + b"  " + mesh(b"Q") + mesh(b"R") + b"}\n"
+
+    def outcome() -> object:
+        try:
+            return [(parsed.materials, parsed.material_pos) for parsed in parse_tmp(text).meshes]
+        except QmapError as error:
+            return str(error)
+
+    run = outcome()
+    monkeypatch.setattr(tmp_parser, "_quick_string_run", lambda count: re.compile(b"(?!)"))
+    assert run == outcome()
 
 
 @pytest.mark.parametrize("blocks", [b"vertices 0 {} faces 0 {}", b"vertices 0 { } faces 0 {\n}"])
