@@ -250,9 +250,10 @@ class _Group:
         self.tokens = scanned[0] if scanned is not None else None
         if self.tokens is not None:
             self.first = np.searchsorted(self.tokens.starts, offsets)  # each block's first token
-            self._owner = (np.searchsorted(offsets, self.tokens.starts, side="right") - 1 if len(spans) > 1
-                           else None)  # fmt: skip
             self.token_counts = np.diff(np.append(self.first, self.tokens.starts.shape[0]))
+            # (a block's tokens are consecutive: its number repeated, in linear time, not a search per token)
+            self._owner = (np.repeat(np.arange(len(spans), dtype=np.intp), self.token_counts) if len(spans) > 1
+                           else None)  # fmt: skip
 
     def owner(self, tokens: Array) -> Array:
         """The block (within the group) of each of these tokens."""
