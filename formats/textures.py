@@ -177,16 +177,26 @@ def find_texture(
 def _image_in(root: str, material: str, prefixes: list[str]) -> Texture | None:
     """An image the name stands for under root (as given, under each prefix, and by its last part alone)."""
     goldsrc_masked = os.path.basename(material.strip()).startswith("{")  # GoldSrc: `{` textures are alpha-tested
+    entries = _entries(root)
     for candidate in candidate_names(material):
         tries = [candidate, *(prefix + candidate for prefix in prefixes)]
         if "/" in candidate:
             tries.append(candidate.rsplit("/", 1)[1])
         for relative in tries:
+            if _first_part_missing(entries, relative):
+                continue
             found = _existing(root, relative)
             if found is not None:
                 key = bmp_key_color(found) if goldsrc_masked else None  # (an 8-bit BMP has no alpha: its key colour)
                 return Texture(found, use_alpha=goldsrc_masked, alpha_test=goldsrc_masked, key_color=key)
     return None
+
+
+def _first_part_missing(entries: dict[str, str], relative: str) -> bool:
+    """Whether `_existing` would find no entry for the path's first part in a folder of these `entries`: told
+    without its call (most names a material stands for are not there: 16 tries a material)."""
+    head = relative.split("/", 1)[0]
+    return head not in ("", ".") and "\\" not in head and head.lower() not in entries
 
 
 # ------------------------------------------------------------------------------------------------ Source

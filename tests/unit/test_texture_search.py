@@ -46,6 +46,16 @@ def test_source_paths_are_tried_under_materials_and_by_their_last_part(tmp_path:
     assert found("models\\props\\crate", tmp_path / "prop.smd") == "crate.png"
 
 
+def test_names_with_dot_parts_and_a_leading_slash_are_found_as_before(tmp_path: Path) -> None:
+    touch(tmp_path, "Skin.PNG", "materials/Sub/Wall.tga")
+    model = tmp_path / "model.iqe"
+    assert found("./skin", model) == "Skin.PNG"
+    assert found("/skin", model) == "Skin.PNG"
+    assert found("sub/./wall", model) == "materials/Sub/Wall.tga"
+    assert found("../skin", model) == "Skin.PNG"  # (by its last part)
+    assert found("", model) is None
+
+
 def test_nothing_outside_the_models_folder_tree(tmp_path: Path) -> None:
     touch(tmp_path, "outside.png")
     (tmp_path / "model").mkdir()
