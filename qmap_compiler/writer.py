@@ -74,12 +74,15 @@ def serialize_tree(nodes: NodeTable, trailer_bytes: Array, trailer_lengths: Arra
     trailer_starts = count * HEADER_BYTES + np.cumsum(trailer_lengths) - trailer_lengths
     starts = np.concatenate([pre * HEADER_BYTES, trailer_starts])[events]
     lengths = np.concatenate([np.full(count, HEADER_BYTES, np.int64), trailer_lengths.astype(np.int64)])[events]
+    index_type = np.int32 if source.shape[0] <= np.iinfo(np.int32).max else np.int64  # (a byte index each: 4-byte
+    # indices are quicker to make and gather with)
     for begin in range(0, 2 * count, _EVENTS_PER_PIECE):
         piece = slice(begin, begin + _EVENTS_PER_PIECE)
         piece_starts, piece_lengths = starts[piece], lengths[piece]
         written_before = np.cumsum(piece_lengths) - piece_lengths
-        gather = np.repeat(piece_starts - written_before, piece_lengths) + np.arange(int(piece_lengths.sum()))
-        yield source[gather].tobytes()
+        gather = np.repeat((piece_starts - written_before).astype(index_type), piece_lengths)
+        gather += np.arange(int(piece_lengths.sum()), dtype=index_type)
+        yield source.take(gather).tobytes()
 
 
 def _draw_trailers(model: QmapModel) -> tuple[Array, Array]:
