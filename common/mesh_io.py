@@ -37,8 +37,10 @@ def remember_file_name(block: bpy.types.ID | bpy.types.Bone, name: str) -> None:
 
 def existing_material(name: str) -> bpy.types.Material | None:
     """The material a file calls `name`, also when Blender had shortened that name; None if there is none."""
+    # (`in` then a lookup: the same test as `.get() == name`, under half the time of the method call, and a QC's
+    # small SMDs each walk every material made before them; the stubs do not declare an ID's `in`)
     for material in bpy.data.materials:
-        if material.name == name or material.get(ORIGINAL_NAME) == name:
+        if material.name == name or (ORIGINAL_NAME in material and material[ORIGINAL_NAME] == name):  # type: ignore[operator]
             return material
     return None
 

@@ -807,6 +807,20 @@ def test_material_names_longer_than_blender_holds_round_trip(tmp_path: Path) -> 
     assert len([m for m in bpy.data.materials if m.name.startswith("materials/")]) == 1
 
 
+def test_a_material_blender_renamed_is_found_by_the_file_name_it_keeps(tmp_path: Path) -> None:
+    """existing_material: a material holding the file's name (as one Blender had shortened does) is the file's
+    material, on every release; other custom properties do not count."""
+    from bl_ext.dev.io_game_formats.common import mesh_io  # type: ignore[import-not-found]
+
+    other = bpy.data.materials.new("other")
+    other["note"] = "skin"
+    shown = bpy.data.materials.new("shown as")
+    shown[mesh_io.ORIGINAL_NAME] = "skin"
+    import_smd(write(tmp_path, "kept.smd", reference_text(material="skin")))
+    assert bpy.data.objects["kept"].material_slots[0].material == shown
+    assert "skin" not in bpy.data.materials
+
+
 def test_export_numbers_corner_lines_by_vertex_normal_and_uv() -> None:
     from bl_ext.dev.io_game_formats.exporters.smd import corner_lines  # type: ignore[import-not-found]
 
