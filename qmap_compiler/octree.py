@@ -174,14 +174,22 @@ def _level_moves(movable: Array, local: Array, level_count: int, level_boxes: Ar
     planes = np.ascontiguousarray(split_planes(level_boxes, k).T)
     children = np.empty(len(faces), np.int8)
     for begin in range(0, len(faces), _FACES_AT_A_TIME):
-        part = slice(begin, begin + _FACES_AT_A_TIME)  # (np.take: quicker than indexing for gathering)
-        moving = np.take(extents, faces[part], axis=1)
+        part = slice(begin, begin + _FACES_AT_A_TIME)
+        moving = _columns(extents, faces[part])
         if level_count == 1:  # the root (every other level has 8 nodes or more): faces may be outside its box
             children[part] = first_fitting_child(moving, planes, level_boxes[0])
         else:
             children[part] = first_fitting_child(moving, np.take(planes, nodes[part], axis=1))
     moved = children >= 0
     return faces[moved], nodes[moved], children[moved]
+
+
+def _columns(table: Array, ascending: Array) -> Array:
+    """table[:, ascending] for strictly ascending column numbers: a view when they are a run of consecutive ones
+    (every face at the root), else a gather (np.take: quicker than indexing)."""
+    if ascending.shape[0] and int(ascending[-1]) - int(ascending[0]) == ascending.shape[0] - 1:
+        return table[:, int(ascending[0]) : int(ascending[-1]) + 1]
+    return np.take(table, ascending, axis=1)
 
 
 def build_tree(positions: Array, root_box: Array, k: float, max_depth: int, split_rule: SplitRule,

@@ -47,3 +47,13 @@ def test_every_face_sits_in_the_deepest_box_that_holds_it(seed: int) -> None:
     outside = np.any((faces.min(axis=1) < root[:3]) | (faces.max(axis=1) > root[3:]), axis=1)
     assert outside.any() and np.all(tree.level[tree.face_node[outside]] == 0)
     assert tree.depth == max_depth
+
+
+def test_columns_of_a_run_are_a_view_and_others_a_gather() -> None:
+    from qmap_compiler.octree import _columns
+
+    table = np.arange(6 * 10, dtype=np.float32).reshape(6, 10)
+    for ascending in ([3, 4, 5, 6], [0, 2, 3, 9], [7], []):
+        columns = np.array(ascending, np.int64)
+        assert np.array_equal(_columns(table, columns), table[:, columns])
+    assert np.shares_memory(_columns(table, np.arange(2, 8)), table)
