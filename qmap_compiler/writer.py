@@ -74,8 +74,8 @@ def serialize_tree(nodes: NodeTable, trailer_bytes: Array, trailer_lengths: Arra
     trailer_starts = count * HEADER_BYTES + np.cumsum(trailer_lengths) - trailer_lengths
     starts = np.concatenate([pre * HEADER_BYTES, trailer_starts])[events]
     lengths = np.concatenate([np.full(count, HEADER_BYTES, np.int64), trailer_lengths.astype(np.int64)])[events]
-    index_type = np.int32 if source.shape[0] <= np.iinfo(np.int32).max else np.int64  # (a byte index each: 4-byte
-    # indices are quicker to make and gather with)
+    # (a byte index each: 4-byte indices are quicker to make and gather with, while the source allows them)
+    index_type = np.int32 if source.shape[0] <= np.iinfo(np.int32).max else np.int64
     for begin in range(0, 2 * count, _EVENTS_PER_PIECE):
         piece = slice(begin, begin + _EVENTS_PER_PIECE)
         piece_starts, piece_lengths = starts[piece], lengths[piece]
