@@ -265,21 +265,24 @@ def _gather_tangents(mesh: bpy.types.Mesh, layers: _Layers, customs: _Customs, f
     layers.corner["tangent"] = tangents
 
 
-def _split_vertices(vertex_of_corner: np.ndarray, corner_data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _split_vertices(
+    vertex_of_corner: np.ndarray, corner_data: np.ndarray | list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
     """New vertices for corners of one block: (a corner of each new vertex, new vertex of each corner).
 
-    Corners share a vertex when they use the same Blender vertex with the same corner data; new vertices are
-    ordered by Blender vertex, so an imported, untouched mesh keeps its vertex order.
+    Corners share a vertex when they use the same Blender vertex with the same corner data (a (C, k) table, or the
+    columns of its 32-bit words); new vertices are ordered by Blender vertex, so an imported, untouched mesh keeps
+    its vertex order.
     """
     vertex = vertex_of_corner.astype(np.int64)
-    corners = _corners_unlike_their_vertex(vertex, corner_data)
+    columns = corner_data if isinstance(corner_data, list) else _word_columns(corner_data)
+    corners = _corners_unlike_their_vertex(vertex, columns)
     if len(corners):
-        bits = np.ascontiguousarray(rows_at(corner_data, corners)).view(np.uint32)
-        rows = np.ascontiguousarray(np.column_stack((vertex[corners].astype(np.uint32), bits)))
+        rows = np.column_stack([vertex[corners].astype(np.uint32), *(rows_at(column, corners) for column in columns)])
         _, inverse = np.unique(rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))),
                                return_inverse=True)  # fmt: skip
         sub = np.zeros(len(vertex), np.int64)
-        sub[corners] = inverse.ravel() + 1
+        sub[corners] = _rank_in_vertex(inverse.ravel(), vertex[corners]) + 1
         key = vertex * (int(sub.max()) + 1) + sub
     else:
         key = vertex
@@ -296,19 +299,40 @@ def _split_vertices(vertex_of_corner: np.ndarray, corner_data: np.ndarray) -> tu
     return owner[present], rank[key]
 
 
-def _corners_unlike_their_vertex(vertex: np.ndarray, corner_data: np.ndarray) -> np.ndarray:
-    """The corners of every vertex whose corners do not all hold the same data, bit for bit."""
-    if not corner_data.shape[1] or not len(vertex) or int(np.bincount(vertex).max()) < 2:
+def _word_columns(table: np.ndarray) -> list[np.ndarray]:
+    """The 32-bit words of each row of a (N, ...) table, a column each (compared column by column, the rows need
+    not be copied side by side)."""
+    words = np.ascontiguousarray(table).reshape(len(table), -1).view(np.uint32)
+    return [words[:, column] for column in range(words.shape[1])]
+
+
+def _rank_in_vertex(distinct: np.ndarray, vertex: np.ndarray) -> np.ndarray:
+    """Each corner's distinct row (numbered in some order) renumbered among its vertex's, in the same order: the
+    keys then count the most rows of one vertex, not of all vertices (a dense table, not a sort, even when many
+    vertices are split)."""
+    vertex_of_row = np.empty(int(distinct.max()) + 1, np.int64)
+    vertex_of_row[distinct] = vertex
+    order = np.argsort(vertex_of_row, kind="stable")
+    group_start = np.searchsorted(vertex_of_row[order], vertex_of_row[order])
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order)) - group_start
+    return rank[distinct]
+
+
+def _corners_unlike_their_vertex(vertex: np.ndarray, corner_data: np.ndarray | list[np.ndarray]) -> np.ndarray:
+    """The corners of every vertex whose corners do not all hold the same data, bit for bit (a (C, k) table, or
+    the columns of its 32-bit words)."""
+    columns = corner_data if isinstance(corner_data, list) else _word_columns(corner_data)
+    if not columns or not len(vertex) or int(np.bincount(vertex).max()) < 2:
         return np.zeros(0, np.int64)  # (only a vertex of several corners can be split)
     # Each corner against one corner of its vertex (all are equal when each equals that one), column by column:
     # a few whole-array steps, where comparing rows as single items goes through numpy's slow path for them
-    bits = np.ascontiguousarray(corner_data).view(np.uint32)
-    standing = np.empty(int(vertex.max()) + 1, np.int64)
+    # (each vertex's own words looked up: a table of one row a vertex stays in the CPU caches)
+    standing = np.zeros(int(vertex.max()) + 1, np.int64)  # (0 for a vertex of no corner: looked up, not used)
     standing[vertex] = np.arange(len(vertex))
-    other = rows_at(bits, standing[vertex])
-    differs = other[:, 0] != bits[:, 0]
-    for column in range(1, bits.shape[1]):
-        differs |= other[:, column] != bits[:, column]
+    differs = rows_at(rows_at(columns[0], standing), vertex) != columns[0]
+    for column in columns[1:]:
+        differs |= rows_at(rows_at(column, standing), vertex) != column
     split = np.zeros(len(standing), bool)
     split[vertex[differs]] = True
     return np.flatnonzero(split[vertex])
@@ -488,31 +512,32 @@ def _material_name(material: bpy.types.Material | None) -> str:
 
 
 _BLOCK_FIELDS = {"texcoord": "texcoords", "normal": "normals", "tangent": "tangents", "color": "colors"}
+_RUN_CORNERS = 1 << 17  # objects are made into blocks in runs of up to this many corners (numpy's cost per call
+# is paid once a run); a larger object is a run of its own
 
 
-def _blocks(data: _ObjectData, taken: set[tuple[str, str]]) -> list[iqe.IqeMesh]:
-    """One IqeMesh per material of the object (slots sharing a material share a block)."""
-    blocks = []
-    corner_keys = sorted(data.layers.corner)
-    corner_table = (
-        np.concatenate([data.layers.corner[key].reshape(len(data.corner_vert), -1) for key in corner_keys], axis=1)
-        if corner_keys
-        else np.zeros((len(data.corner_vert), 0), np.float32)
-    )
-    # Corners of one merged vertex that were different file vertices stay different vertices (the file's own
-    # split, even where their data is equal), in the file's order.
-    split_table = (corner_table if data.file_vertex is None else
-                   np.column_stack([corner_table.astype(np.float32), data.file_vertex.view(np.float32)]))  # fmt: skip
-    widths = [data.layers.corner[key].reshape(len(data.corner_vert), -1).shape[1] for key in corner_keys]
-    materials = np.clip(data.face_materials, 0, len(data.material_names) - 1)
-    names = [data.material_names[i] for i in range(len(data.material_names))]
-    unique_materials: list[str] = []
-    for material in names:
-        if material not in unique_materials:
-            unique_materials.append(material)
+@dataclass
+class _Block:
+    """One block of an object in a run: its material, and its faces' sizes and corners (the object's loops)."""
+
+    owner: int  # the object's place in the run
+    material: str
+    sizes: np.ndarray
+    loops: np.ndarray
+    whole: bool  # every loop of the object, in order
+
+
+def _object_blocks(data: _ObjectData, owner: int) -> list[_Block]:
+    """The object's faces by material, one block per distinct material (slots sharing a material share one)."""
+    names = data.material_names
+    unique_materials = list(dict.fromkeys(names))
+    if len(unique_materials) == 1:  # (every face in one block, whatever its slot)
+        return [_Block(owner, names[0], data.sizes, data.loops, _in_order(data.loops, data.corner_vert))]
+    materials = np.clip(data.face_materials, 0, len(names) - 1)
     material_of_slot = np.array([unique_materials.index(name) for name in names], np.int64)
     face_block = material_of_slot[materials] if len(materials) else np.zeros(0, np.int64)
     face_starts = np.cumsum(data.sizes) - data.sizes
+    blocks = []
     for block_index, material in enumerate(unique_materials):
         faces = np.flatnonzero(face_block == block_index)
         if not len(faces):
@@ -523,35 +548,135 @@ def _blocks(data: _ObjectData, taken: set[tuple[str, str]]) -> list[iqe.IqeMesh]
             sizes = data.sizes[faces]
             corners = np.repeat(face_starts[faces] - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
             loops = data.loops[corners]
-        if len(loops) == len(data.corner_vert) and np.array_equal(loops, np.arange(len(loops))):
-            first, new_vertex = _split_vertices(data.corner_vert, split_table)  # triangles or polygons in order
-        else:
-            first, new_vertex = _split_vertices(data.corner_vert[loops], rows_at(split_table, loops))
-        if data.file_vertex is not None:
-            first, new_vertex = _in_file_order(first, new_vertex, data.file_vertex[loops[first]])
-        source_loop = loops[first]
-        source_vertex = data.corner_vert[source_loop]
-        mesh = iqe.IqeMesh(_unique_name(data.name, material, taken), material, rows_at(data.positions, source_vertex))
-        offset = 0
-        corner_rows = rows_at(corner_table, source_loop)
-        for key, width in zip(corner_keys, widths, strict=True):
-            _set_layer(mesh, key, corner_rows[:, offset : offset + width])
-            offset += width
-        for key, values in data.layers.point.items():
-            _set_layer(mesh, key, rows_at(values, source_vertex))
-        if data.weights is not None:
-            mesh.blend_indices = np.ascontiguousarray(rows_at(data.weights[0], source_vertex), np.int32)
-            mesh.blend_weights = np.ascontiguousarray(rows_at(data.weights[1], source_vertex), np.float32)
-        mesh.face_sizes = sizes.astype(np.int32)
-        corners = new_vertex.astype(np.int32)
-        mesh.face_corners = iqe.reverse_face_order(corners, mesh.face_sizes) if data.reverse else corners
-        blocks.append(mesh)
+        blocks.append(_Block(owner, material, sizes, loops, _in_order(loops, data.corner_vert)))
     return blocks
 
 
-def _in_file_order(first: np.ndarray, new_vertex: np.ndarray, file_vertex: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The new vertices (a corner of each, the vertex of each corner) reordered by their vertex in the file."""
-    order = np.argsort(file_vertex, kind="stable")
+def _in_order(loops: np.ndarray, corner_vert: np.ndarray) -> bool:
+    return len(loops) == len(corner_vert) and bool(np.array_equal(loops, np.arange(len(loops))))
+
+
+def _runs(objects: list[_ObjectData]) -> Iterator[list[_ObjectData]]:
+    """Consecutive objects with the same layers (keys, widths and types), in runs of up to _RUN_CORNERS corners."""
+    run: list[_ObjectData] = []
+    corners = 0
+    for data in objects:
+        if run and (_layout(data) != _layout(run[0]) or corners + len(data.corner_vert) > _RUN_CORNERS):
+            yield run
+            run, corners = [], 0
+        run.append(data)
+        corners += len(data.corner_vert)
+    if run:
+        yield run
+
+
+def _layout(data: _ObjectData) -> tuple[object, ...]:
+    def arrays(layers: dict[str, np.ndarray], rows: int) -> tuple[tuple[str, int, str], ...]:
+        return tuple((key, values.reshape(rows, -1).shape[1], values.dtype.str) for key, values in layers.items())
+
+    weights = None if data.weights is None else (data.weights[0].dtype.str, data.weights[1].dtype.str,
+                                                 data.weights[0].shape[1:], data.weights[1].shape[1:])  # fmt: skip
+    return (arrays(data.layers.corner, len(data.corner_vert)), arrays(data.layers.point, len(data.positions)),
+            weights, data.file_vertex is None, data.positions.dtype.str)  # fmt: skip
+
+
+def _all_blocks(objects: list[_ObjectData], taken: set[tuple[str, str]]) -> list[list[iqe.IqeMesh]]:
+    """Each object's IqeMesh blocks, one per material (see _run_blocks), in order."""
+    return [blocks for run in _runs(objects) for blocks in _run_blocks(run, taken)]
+
+
+def _run_blocks(run: list[_ObjectData], taken: set[tuple[str, str]]) -> list[list[iqe.IqeMesh]]:
+    """The blocks of a run of objects of one layout, worked out for all at once: the objects' arrays stacked (their
+    vertices and corners numbered after the previous objects'), every block's vertices split in one pass, then cut
+    back into blocks. Each block's vertices are numbered after the previous block's (an object of two blocks
+    counts its vertices twice), so no two blocks share a vertex, and within a block they come in the same order
+    as for the object alone: the arrays are those of each object worked out on its own."""
+    blocks = [block for owner, data in enumerate(run) for block in _object_blocks(data, owner)]
+    vertex_counts = [len(data.positions) for data in run]
+    corner_counts = [len(data.corner_vert) for data in run]
+    vertex_starts = np.cumsum([0, *vertex_counts])[:-1]
+    corner_vert = _stacked([data.corner_vert for data in run]).astype(np.int64)
+    corner_vert += np.repeat(vertex_starts, corner_counts)  # (each corner's vertex among the run's)
+    block_corners = np.array([len(block.loops) for block in blocks], np.int64)
+    whole = all(block.whole for block in blocks) and len(blocks) == len(run)
+    if whole:  # one block an object, every corner in order (the usual case): the corners as they stand
+        loops = None
+        split_vertex = corner_vert
+    else:
+        corner_starts = np.cumsum([0, *corner_counts])[:-1]
+        loops = _stacked([block.loops.astype(np.int64) + corner_starts[block.owner] for block in blocks])
+        block_vertex_starts = np.cumsum([0, *(vertex_counts[block.owner] for block in blocks)])[:-1]
+        owners_start = vertex_starts[[block.owner for block in blocks]]
+        split_vertex = corner_vert[loops] + np.repeat(block_vertex_starts - owners_start, block_corners)
+    corner_keys = sorted(run[0].layers.corner)
+    corner_layers = {key: _stacked([data.layers.corner[key].reshape(count, -1) for data, count in
+                                    zip(run, corner_counts, strict=True)]) for key in corner_keys}  # fmt: skip
+    file_vertex = None if run[0].file_vertex is None else _stacked([data.file_vertex for data in run])
+    # The corner data compared: the layers' words side by side, as if in one table (in the order of their keys).
+    # Corners of one merged vertex that were different file vertices stay different vertices (the file's own
+    # split, even where their data is equal), in the file's order.
+    if file_vertex is None:
+        columns = [column for key in corner_keys for column in _word_columns(corner_layers[key])]
+    else:
+        columns = [column for key in corner_keys
+                   for column in _word_columns(corner_layers[key].astype(np.float32, copy=False))]  # fmt: skip
+        columns.append(file_vertex.view(np.uint32))
+    if loops is not None:
+        columns = [rows_at(column, loops) for column in columns]
+    first, new_vertex = _split_vertices(split_vertex, columns)
+    block_of_corner = np.repeat(np.arange(len(blocks)), block_corners)
+    block_of_vertex = block_of_corner[first]  # (new vertices come block by block)
+    if file_vertex is not None:
+        source = first if loops is None else loops[first]
+        first, new_vertex = _in_file_order(first, new_vertex, file_vertex[source], block_of_vertex)
+    source_loop = first if loops is None else loops[first]
+    source_vertex = corner_vert[source_loop]
+    block_vertices = np.bincount(block_of_vertex, minlength=len(blocks))
+    vertex_bounds = np.cumsum([0, *block_vertices.tolist()]).tolist()
+    new_vertex -= np.repeat(np.asarray(vertex_bounds[:-1], np.int64), block_corners)  # (numbered in its block)
+    sizes = _stacked([block.sizes for block in blocks]).astype(np.int32)
+    corners = new_vertex.astype(np.int32)
+    reverse = np.array([run[block.owner].reverse for block in blocks], bool)
+    if reverse.all():
+        corners = iqe.reverse_face_order(corners, sizes)
+    elif reverse.any():
+        corners = np.where(np.repeat(reverse, block_corners), iqe.reverse_face_order(corners, sizes), corners)
+    vertex_layers: dict[str, np.ndarray] = {key: rows_at(values, source_loop) for key, values in corner_layers.items()}
+    for key in run[0].layers.point:
+        vertex_layers[key] = rows_at(_stacked([data.layers.point[key] for data in run]), source_vertex)
+    positions = rows_at(_stacked([data.positions for data in run]), source_vertex)
+    weights = None
+    if run[0].weights is not None:  # (every object of the run has them)
+        weights = [np.ascontiguousarray(rows_at(_stacked([data.weights[part] for data in run if data.weights]),
+                                                source_vertex), dtype)
+                   for part, dtype in ((0, np.int32), (1, np.float32))]  # fmt: skip
+    face_bounds = np.cumsum([0, *(len(block.sizes) for block in blocks)]).tolist()
+    corner_bounds = np.cumsum([0, *block_corners.tolist()]).tolist()
+    made: list[list[iqe.IqeMesh]] = [[] for _ in run]
+    for index, block in enumerate(blocks):
+        vertices = slice(vertex_bounds[index], vertex_bounds[index + 1])
+        data = run[block.owner]
+        mesh = iqe.IqeMesh(_unique_name(data.name, block.material, taken), block.material, positions[vertices])
+        for key, values in vertex_layers.items():
+            _set_layer(mesh, key, values[vertices])
+        if weights is not None:
+            mesh.blend_indices, mesh.blend_weights = weights[0][vertices], weights[1][vertices]
+        mesh.face_sizes = sizes[face_bounds[index] : face_bounds[index + 1]]
+        mesh.face_corners = corners[corner_bounds[index] : corner_bounds[index + 1]]
+        made[block.owner].append(mesh)
+    return made
+
+
+def _stacked(arrays: list[np.ndarray]) -> np.ndarray:
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+
+def _in_file_order(
+    first: np.ndarray, new_vertex: np.ndarray, file_vertex: np.ndarray, block: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The new vertices (a corner of each, the vertex of each corner) reordered by their vertex in the file, within
+    their block (`block`: each one's, in order)."""
+    order = np.lexsort((file_vertex, block))  # (stable: equal file vertices keep their order)
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
     return first[order], rank[new_vertex]
@@ -636,6 +761,7 @@ def build_document(
     skinned_meshes = False
     export_matrix = operator.export_matrices()
     unbound: list[str] = []  # objects neither skinned nor on a bone
+    made: list[_ObjectData] = []  # (their blocks are made for all at once: see _run_blocks)
     with _rest_pose(context, objects, armatures, operator.apply_modifiers), at_rest, progress(
         context, len(objects)
     ) as tracker:
@@ -660,10 +786,11 @@ def build_document(
                                             "joints, which blend indices cannot name; written without weights")
             else:
                 unbound.append(obj.name)
-            blocks = _blocks(data, taken)
-            document.meshes.extend(blocks)
-            summary.objects += 1
-            summary.faces += sum(_counted_faces(block, summary.face_kind) for block in blocks)
+            made.append(data)
+    for blocks in _all_blocks(made, taken):
+        document.meshes.extend(blocks)
+        summary.objects += 1
+    summary.faces += _counted_faces(document.meshes, summary.face_kind)
     if not document.joints:  # a skeleton alone is worth a file; nothing at all is not
         refuse_if_nothing_left(len(document.meshes), len(objects))
     if unbound and any(mesh.blend_indices is not None for mesh in document.meshes):
@@ -694,11 +821,12 @@ def build_document(
     return document
 
 
-def _counted_faces(block: iqe.IqeMesh, kind: str) -> int:
-    """The block's faces as the summary counts them: polygons, or the triangles they make (IQM holds only those)."""
-    if kind != "triangles":
-        return block.face_count
-    return int(np.maximum(np.asarray(block.face_sizes, np.int64) - 2, 0).sum())
+def _counted_faces(blocks: list[iqe.IqeMesh], kind: str) -> int:
+    """The blocks' faces as the summary counts them: polygons, or the triangles they make (IQM holds only those)."""
+    if kind != "triangles" or not blocks:
+        return sum(block.face_count for block in blocks)
+    sizes = np.concatenate([block.face_sizes for block in blocks]).astype(np.int64)
+    return int(np.maximum(sizes - 2, 0).sum())
 
 
 def _parent_joint(

@@ -1,0 +1,114 @@
+"""The IQE exporter makes the blocks of consecutive objects of one layout together (their arrays stacked, their
+vertices split in one pass): the file and the warnings must be those of making each object's blocks on its own, on
+varied scenes: merged file vertices, weights, colours, custom arrays, several materials, polygons, a mirrored
+object, objects of different layouts side by side. Its renumbering of a vertex's distinct corner rows must give
+the vertices the plain rule gives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+
+import bpy
+import numpy as np
+import pytest
+
+from tests.blender.test_iqe_many_meshes import _varied_text
+
+
+def _varied_scene(extension: ModuleType, path: Path, seed: int) -> None:
+    """The varied file imported three times (objects of one layout side by side), then changed so that runs meet
+    every case: a second material on some faces, a mirrored object, a colour attribute on one object alone (a
+    layout of its own amid the others)."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    path.write_text(_varied_text(seed))
+    importer = extension.importers.iqe
+    for _ in range(3):
+        importer.import_iqe_files(bpy.context, [str(path)], importer.IqeImportOptions())
+    meshes = [obj for obj in bpy.data.objects if obj.type == "MESH"]
+    for number, obj in enumerate(meshes):
+        mesh = obj.data
+        if number % 3 == 1 and len(mesh.polygons) > 1:
+            mesh.materials.append(bpy.data.materials.new(f"second{number}"))
+            indices = np.zeros(len(mesh.polygons), np.intc)
+            indices[::2] = len(mesh.materials) - 1
+            mesh.polygons.foreach_set("material_index", indices)
+        if number % 4 == 2:
+            obj.scale = (-1.0, 1.0, 1.0)
+        if number == 1:
+            colors = mesh.color_attributes.new("paint", "FLOAT_COLOR", "CORNER")
+            colors.data.foreach_set("color", np.linspace(0.0, 1.0, len(mesh.loops) * 4, dtype=np.float32))
+    bpy.context.view_layer.update()
+
+
+def _exported(extension: ModuleType, path: Path, **options: object) -> tuple[bytes, list[str]]:
+    assert bpy.ops.export_scene.iqe(filepath=str(path), **options) == {"FINISHED"}
+    summary = extension.common.operators.LAST_SUMMARY[0]
+    return path.read_bytes(), [*summary.warnings, *summary.notes, f"{summary.objects} {summary.faces}"]
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_blocks_made_in_runs_are_those_made_one_object_at_a_time(
+    tmp_path: Path, extension: ModuleType, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:  # fmt: skip
+    _varied_scene(extension, tmp_path / "varied.iqe", seed)
+    options = [{}, {"triangulate": False}, {"export_colors": "LINEAR", "reverse_winding": False}][seed % 3]
+    options["export_attributes"] = "ALL" if seed % 2 else "IQE"
+    together = _exported(extension, tmp_path / "together.iqe", **options)
+    monkeypatch.setattr(extension.exporters.iqe, "_RUN_CORNERS", 0)  # (every object a run of its own)
+    assert _exported(extension, tmp_path / "alone.iqe", **options) == together
+
+
+def test_the_varied_scenes_make_runs_of_several_objects_and_split_vertices(
+    tmp_path: Path, extension: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:  # fmt: skip
+    """(the comparison above would prove little if no run held several objects, or no vertex were split)"""
+    exporter = extension.exporters.iqe
+    runs: list[int] = []
+    split: list[bool] = []
+    original_runs, original_split = exporter._runs, exporter._split_vertices
+
+    def counted_runs(objects: list) -> object:  # type: ignore[type-arg]
+        for run in original_runs(objects):
+            runs.append(len(run))
+            yield run
+
+    def counted_split(vertex: np.ndarray, columns: list) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[type-arg]
+        first, new_vertex = original_split(vertex, columns)
+        split.append(len(first) > len(np.unique(vertex)))
+        return first, new_vertex
+
+    monkeypatch.setattr(exporter, "_runs", counted_runs)
+    monkeypatch.setattr(exporter, "_split_vertices", counted_split)
+    for seed in range(16):
+        _varied_scene(extension, tmp_path / "varied.iqe", seed)
+        _exported(extension, tmp_path / "out.iqe")
+    assert max(runs) >= 5 and sum(length == 1 for length in runs) >= 4 and sum(split) >= 8
+
+
+def _split_by_whole_rows(vertex: np.ndarray, corner_data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The plain rule: new vertices ordered by Blender vertex, then by their corner rows' bytes; the rows of a new
+    vertex (a representative's) and each corner's new vertex."""
+    rows = [bytes(row) for row in np.ascontiguousarray(corner_data)]
+    keys = sorted(set(zip(vertex.tolist(), rows, strict=True)))
+    number = {key: index for index, key in enumerate(keys)}
+    return np.array([key[0] for key in keys], np.int64), np.array(
+        [number[key] for key in zip(vertex.tolist(), rows, strict=True)], np.int64
+    )
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_split_vertices_are_those_of_the_plain_rule(extension: ModuleType, seed: int) -> None:
+    """Each new vertex renumbered among its Blender vertex's (dense keys however many vertices split): the same
+    vertices, in the same order, as numbering the distinct (vertex, row) pairs in sorted order."""
+    rng = np.random.default_rng(seed)
+    corners, width = int(rng.integers(1, 400)), int(rng.integers(0, 4))
+    vertex = rng.integers(0, max(corners // int(rng.integers(1, 6)), 1), corners)
+    choices = np.array([0.0, -0.0, 1.0, 0.5, np.nan], np.float32)
+    corner_data = rng.choice(choices[: int(rng.integers(1, 6))], (corners, width)).astype(np.float32)
+    first, new_vertex = extension.exporters.iqe._split_vertices(vertex, corner_data)
+    vertex_of_new, expected = _split_by_whole_rows(vertex, corner_data)
+    np.testing.assert_array_equal(vertex[first], vertex_of_new)
+    np.testing.assert_array_equal(new_vertex, expected)
+    representative = np.unique(expected, return_index=True)[1]  # (any corner of a new vertex holds its row)
+    np.testing.assert_array_equal(corner_data[first].view(np.uint32), corner_data[representative].view(np.uint32))
