@@ -363,8 +363,12 @@ def _resolved_corners(
         base = np.where(region >= 0, mesh_starts[np.maximum(region, 0)] if mesh_starts.shape[0] else 0, 0)
     else:
         base = np.zeros(lines.shape[0], np.int64)
-    defined_so_far = np.searchsorted(vp_lines, lines)  # what a negative index counts back from
-    resolved = np.where(indices < 0, np.repeat(defined_so_far, counts), np.repeat(base, counts)) + indices
+    backward = indices < 0  # (counted back from the vertices defined so far: rare, so searched only then)
+    if backward.any():
+        defined_so_far = np.searchsorted(vp_lines, lines)
+        resolved = np.where(backward, np.repeat(defined_so_far, counts), np.repeat(base, counts)) + indices
+    else:
+        resolved = np.repeat(base, counts) + indices
     bad = (resolved < 0) | (resolved >= vertex_count)
     if bad.any():
         first = int(np.argmax(bad))
@@ -665,6 +669,9 @@ def _make_mesh(
     corner_ids: Int64Array | slice
     if face_ids.shape[0] == faces.sizes.shape[0]:  # every face (one mesh): no per-corner index arrays
         corner_ids = slice(None)
+    elif face_ids.shape[0] and int(face_ids[-1]) - int(face_ids[0]) + 1 == face_ids.shape[0]:  # one run of faces
+        first_corner = int(face_starts[face_ids[0]])
+        corner_ids = np.arange(first_corner, first_corner + int(sizes.sum()))
     else:
         corner_ids = np.repeat(face_starts[face_ids] - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
     vertex_ids, local_corners = _gather_vertices(owned, faces.corners[corner_ids])

@@ -222,8 +222,9 @@ class ScannedText:
         per line, and their values (None where some token is no number: the slow path then reports it)."""
         text = self._text()
         begin, end = int(self.lines.starts[first]), int(self.lines.starts[last] + self.line_lengths[last])
-        starts, ends = _token_spans(text[begin:end])
-        line_firsts = np.searchsorted(starts, self.lines.starts[first : last + 1] - begin)
+        piece = text[begin:end]  # (offsets below are into the piece)
+        starts, ends = _token_spans(piece, last - first)
+        line_firsts = _line_first_tokens(piece, starts, ends, self.lines.starts[first : last + 1] - begin)
         counts = np.diff(np.append(line_firsts, starts.shape[0]))  # the tokens of each line of the piece
         # The tokens of every request's lines, grouped by request (a stable sort of one small key per token, by
         # radix), are converted together
@@ -240,7 +241,7 @@ class ScannedText:
         order = np.argsort(token_request, kind="stable")
         sizes = np.bincount(token_request, minlength=unasked + 1)[:unasked]
         taken = order[: int(sizes.sum())]
-        values, parsed = parse_decimals(text, starts[taken] + begin, ends[taken] + begin)
+        values, parsed = parse_decimals(piece, starts[taken], ends[taken])
         found: list[tuple[Int64Array, Float64Array | None] | None] = []
         bounds = np.concatenate(([0], np.cumsum(sizes))).tolist()
         for index, piece_lines in enumerate(chosen):
@@ -300,6 +301,8 @@ class ScannedText:
             valid |= ~only
         if not valid.all():
             self._raise_at_value(line_indices, counts, int(np.argmin(valid)), f"{what}: expected an integer")
+        if only is None:  # (every value checked: all within int32 already)
+            return values.astype(np.int64)
         in_range = np.abs(values) < 2.0**62  # (NaN and huge numbers where none was asked for: never cast)
         return np.where(valid & in_range, values, 0.0).astype(np.int64)
 
@@ -389,13 +392,31 @@ def _scan(data: FileBuffer, path: str | None, map_pieces: PieceMap = sequential)
     return scanned
 
 
-def _token_spans(text: npt.NDArray[np.uint8]) -> tuple[Int64Array, Int64Array]:
+def _token_spans(text: npt.NDArray[np.uint8], newlines: int | None = None) -> tuple[Int64Array, Int64Array]:
     """Start and end offsets of the tokens of `text`: where its whitespace mask, with a space before and after the
-    text, flips (the flips alternate start, end, start, ...)."""
+    text, flips (the flips alternate start, end, start, ...). `newlines`: how many '\\n' the text holds, if known:
+    when no other byte is below 32 (no tab, CR or control byte), whitespace is every byte up to 32, one comparison
+    instead of four."""
     space = np.ones(text.shape[0] + 2, np.bool_)
-    space[1:-1] = _is_space(text)
+    if newlines is not None and np.count_nonzero(np.less(text, 32, out=space[1:-1])) == newlines:
+        np.less_equal(text, 32, out=space[1:-1])
+    else:
+        space[1:-1] = _is_space(text)
     flips = np.flatnonzero(space[1:] != space[:-1]).reshape(-1, 2)
     return flips[:, 0], flips[:, 1]
+
+
+def _line_first_tokens(text: npt.NDArray[np.uint8], starts: Int64Array, ends: Int64Array,
+                       line_starts: Int64Array) -> Int64Array:  # fmt: skip
+    """The first token at or after each line start (`_token_spans`' of `text`; `line_starts` ascending): a
+    search, but where every line starts with a token right after the newline that ends the line before (what
+    exporters write), those are the tokens that follow a newline, found in one pass and checked."""
+    if starts.shape[0] and line_starts.shape[0] and starts[0] == line_starts[0]:
+        after_newline = np.flatnonzero(text[ends[:-1]] == 10) + 1
+        if after_newline.shape[0] == line_starts.shape[0] - 1 and np.array_equal(starts[after_newline],
+                                                                                   line_starts[1:]):  # fmt: skip
+            return np.concatenate((np.zeros(1, np.int64), after_newline))
+    return np.searchsorted(starts, line_starts)
 
 
 def _first_token_starts(data: FileBuffer, line_starts: Int64Array, line_lengths: Int64Array) -> Int64Array:

@@ -1,0 +1,100 @@
+"""The IQE reader's shortcuts for text as exporters write it give what the general paths give: token spans with
+whitespace as every byte up to 32, the first token of each line found after newlines instead of searched, integer
+checks, corner indices without a backward search, and a mesh's corners when its faces are one run."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from formats.iqe import IqeDocument, IqeMesh, read_iqe, write_iqe
+from formats.iqe.scan import _line_first_tokens, _token_spans, scan_lines
+
+LAYOUTS = [
+    b"vp 1 2 3\nvt 0.5 0.25\nvn 0 0 1\nfm 0 1 2",  # as exporters write: one space, one newline
+    b"vp 1 2 3\r\nvt 0.5 0.25\r\nfm 0 1 2",  # CR before each newline
+    b"vp\t1 2 3\nvt 0.5\x0b0.25\nfm 0\x0c1 2",  # tab, vertical tab, form feed
+    b"  vp 1 2 3\n\tvt 0.5 0.25\nfm 0 1 2",  # indented lines
+    b"vp 1 2 3 \nvt 0.5 0.25  \nfm 0 1 2 ",  # trailing spaces
+    b"vp 1 2 3\n\n\nvt 0.5 0.25\n \nfm 0 1 2",  # blank lines, one of a space
+    b"vp 1\x012 3\nvt 0.5\x1f0.25\nfm \x00 1 2",  # control bytes that are no whitespace: inside tokens
+    b"vp  1   2 3\nvt 0.5 0.25\nfm 0 1 2\n",  # double spaces, a newline at the end
+    b"\n\nvp 1 2 3",  # blank lines first
+    b"x",
+    b"",
+    b"\n",
+]
+
+
+def _exact_spans(text: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    space = np.ones(text.shape[0] + 2, np.bool_)
+    space[1:-1] = (text == 32) | ((text >= 9) & (text <= 13))
+    flips = np.flatnonzero(space[1:] != space[:-1]).reshape(-1, 2)
+    return flips[:, 0], flips[:, 1]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_token_spans_and_line_first_tokens_equal_the_general_ones(layout: bytes) -> None:
+    text = np.frombuffer(layout, np.uint8)
+    expected_starts, expected_ends = _exact_spans(text)
+    newlines = int(np.count_nonzero(text == 10))
+    for count in (None, newlines):
+        starts, ends = _token_spans(text, count)
+        assert np.array_equal(starts, expected_starts) and np.array_equal(ends, expected_ends)
+    line_starts = np.concatenate(([0], np.flatnonzero(text == 10) + 1)).astype(np.int64)
+    firsts = _line_first_tokens(text, expected_starts, expected_ends, line_starts)
+    assert np.array_equal(firsts, np.searchsorted(expected_starts, line_starts))
+    assert firsts.dtype == np.searchsorted(expected_starts, line_starts).dtype
+
+
+def test_line_first_tokens_of_a_piece_that_starts_a_line_later() -> None:
+    """The lines of a piece start at their own offsets (the first 0 within the piece)."""
+    text = np.frombuffer(b"vp 1 2 3\nvt 4 5\nvn 6 7 8", np.uint8)
+    starts, ends = _token_spans(text, 2)
+    assert np.array_equal(_line_first_tokens(text, starts, ends, np.array([0, 9, 16])), [0, 4, 7])
+    assert np.array_equal(_line_first_tokens(text, starts, ends, np.array([0, 9])), np.searchsorted(starts, [0, 9]))
+
+
+def test_integers_of_checked_values_are_those_of_the_general_path() -> None:
+    scanned = scan_lines(b"# Inter-Quake Export\nfa 0 -0 7 -3 2147483647 -2147483647\n", None)
+    lines = scanned.lines_of("fa")
+    values, counts = scanned.numbers(lines, "'fa'")
+    integers = scanned.integers(values, lines, counts, "'fa' vertex index")
+    assert integers.dtype == np.int64
+    assert integers.tolist() == [0, 0, 7, -3, 2147483647, -2147483647]
+    only = np.array([True, True, False, True, True, True])
+    assert scanned.integers(values, lines, counts, "x", only=only).tolist() == integers.tolist()
+
+
+def _grid_mesh(name: str, material: str, offset: float) -> IqeMesh:
+    positions = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], np.float32) + offset
+    return IqeMesh(name, material, positions, face_corners=np.array([0, 1, 2, 0, 2, 3, 3, 2, 1], np.int32),
+                   face_sizes=np.array([3, 3, 3], np.int32))  # fmt: skip
+
+
+def test_faces_in_one_run_and_in_several_give_each_mesh_its_own_corners() -> None:
+    document = IqeDocument(meshes=[_grid_mesh("a", "m1", 0.0), _grid_mesh("b", "m2", 5.0), _grid_mesh("c", "m1", 9.0)])
+    text = write_iqe(document)
+    read = read_iqe(text)
+    assert [(m.name, m.material) for m in read.meshes] == [("a", "m1"), ("b", "m2"), ("c", "m1")]
+    for mesh, source in zip(read.meshes, document.meshes, strict=True):
+        assert np.array_equal(mesh.positions, source.positions)
+        assert np.array_equal(mesh.face_sizes, source.face_sizes)
+        assert np.array_equal(mesh.face_corners, source.face_corners)
+    # a mesh block whose faces come in two runs (its material changes back and forth): the general path
+    lines = text.decode().splitlines()
+    at = lines.index('material "m1"', lines.index('mesh "a"'))
+    faces = [i for i, line in enumerate(lines) if line.startswith("fm ") and i > at][:3]
+    lines.insert(faces[1], 'material "m3"')
+    lines.insert(faces[2] + 1, 'material "m1"')
+    split = read_iqe("\n".join(lines).encode() + b"\n")
+    keys = [(m.name, m.material, m.face_corners.tolist()) for m in split.meshes]
+    assert keys == [("a", "m1", [0, 1, 2, 3, 2, 1]), ("a", "m3", [0, 1, 2]), ("b", "m2", [0, 1, 2, 0, 2, 3, 3, 2, 1]),
+                    ("c", "m1", [0, 1, 2, 0, 2, 3, 3, 2, 1])]  # fmt: skip
+    assert np.array_equal(split.meshes[1].positions, document.meshes[0].positions[[0, 2, 3]])
+
+
+def test_negative_corner_indices_count_back_from_the_vertices_so_far() -> None:
+    text = b"# Inter-Quake Export\nmesh a\nvp 0 0 0\nvp 1 0 0\nvp 0 1 0\nfa -3 -2 -1\nvp 1 1 0\nfa 1 -1 2\n"
+    mesh = read_iqe(text).meshes[0]
+    assert mesh.face_corners.tolist() == [0, 1, 2, 1, 3, 2]
