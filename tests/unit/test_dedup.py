@@ -57,6 +57,8 @@ def plain_first_equal(rows: np.ndarray) -> list[int]:
 def test_first_equal_rows_by_hashing_and_by_sorting(monkeypatch: pytest.MonkeyPatch) -> None:
     rows = np.random.default_rng(3).integers(-3, 3, (5_000, 4)).astype(np.int64)
     expected = plain_first_equal(rows)
+    assert dedup.first_equal_rows(rows).tolist() == expected  # (by sorting their hashes)
+    monkeypatch.setattr(dedup, "_HASHES_SORTED_UP_TO", 0)  # through the hash table
     assert dedup.first_equal_rows(rows).tolist() == expected
     monkeypatch.setattr(dedup, "_PROBE_ROUNDS", 0)  # as if hashing never settled: grouped by sorting
     assert dedup.first_equal_rows(rows).tolist() == expected
@@ -64,6 +66,26 @@ def test_first_equal_rows_by_hashing_and_by_sorting(monkeypatch: pytest.MonkeyPa
     few = rows[:300]  # (up to _SORTED_BELOW rows: by sorting, the same answer)
     monkeypatch.undo()
     assert dedup.first_equal_rows(few).tolist() == plain_first_equal(few)
+
+
+@pytest.mark.parametrize("count", [1, 2, 399, 400, 2048, 2049, 16384, 16385])
+@pytest.mark.parametrize("hashes_given", [False, True])
+def test_first_equal_rows_alike_whichever_way_rows_are_grouped(count: int, hashes_given: bool) -> None:
+    """Rows sorted whole (a few), grouped by their sorted hashes (up to _HASHES_SORTED_UP_TO rows, or any number
+    of rows whose hashes are given) or through the hash table (more): each row's first equal row, as a dict of
+    their bytes finds it."""
+    rows = np.random.default_rng(count).integers(-3, 3, (count, 3)).astype(np.int64)
+    rows[count // 2 :] += count % 2  # (rows repeated nearby and far apart)
+    hashes = dedup.table_hashes(rows) if hashes_given else None
+    assert dedup.first_equal_rows(rows, hashes).tolist() == plain_first_equal(rows)
+
+
+@pytest.mark.parametrize("count", [2, 3000])
+def test_sorted_hashes_shared_by_different_rows_fall_back_to_sorting_the_rows(count: int) -> None:
+    rows = np.random.default_rng(count).integers(0, 4, (count, 2)).astype(np.int64)
+    colliding = np.zeros(count, np.uint64)  # every row one hash: the whole-row check must notice
+    assert dedup._sorted_equal_rows(rows, colliding) is None
+    assert dedup.first_equal_rows(rows, colliding).tolist() == plain_first_equal(rows)
 
 
 def test_first_equal_lines_compares_whole_lines_wherever_they_sit() -> None:
@@ -252,6 +274,23 @@ def test_triangles_doubled_found_by_packed_keys_as_by_hashed_vertex_sets(count: 
         hashed = dedup.faces_kept_whole(corners, sizes, int(corners.max()) + 1)
     for ours, theirs in zip(fast, hashed, strict=True):
         np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("count", [968, 2048])
+@pytest.mark.parametrize("doubled", ["none", "the last"])
+def test_triangles_of_a_mesh_that_doubles_no_face_or_one(count: int, doubled: str) -> None:
+    """A grid's triangles (no face doubles another: told by sorting their keys alone), or with its last face one
+    of the first's vertices in another order: the faces later_duplicate_faces finds."""
+    side = int(np.sqrt(count // 2)) + 1
+    corner = (np.arange(side)[:, None] * (side + 1) + np.arange(side)[None, :]).ravel()
+    quads = np.stack([corner, corner + side + 1, corner + side + 2, corner + 1], axis=1)
+    corners = np.concatenate([quads[:, [0, 1, 2]], quads[:, [0, 2, 3]]], axis=1).reshape(-1, 3)[:count].copy()
+    if doubled == "the last":
+        corners[-1] = corners[0, [2, 0, 1]]
+    sizes = np.full(count, 3)
+    packed = dedup._later_duplicate_triangles(corners.ravel(), sizes)
+    assert packed is not None and int(packed.sum()) == (doubled == "the last")
+    np.testing.assert_array_equal(packed, dedup.later_duplicate_faces(corners.ravel(), sizes))
 
 
 def test_triangles_too_large_to_pack_or_not_triangles_take_the_hashed_path() -> None:
