@@ -67,28 +67,38 @@ def _tokens(text: bytes, start: int, end: int | None = None, plain: bool = False
         finish = min(begin + _BYTES_AT_A_TIME, block.shape[0])
         if not plain and text[start + begin : start + finish].translate(None, _BLOCK_BYTES):
             return None  # (bytes.translate finds other bytes in a megabyte in well under a ms)
-        # Among those bytes, the number characters are `+` and everything above the comma. `number` also holds
-        # the byte before the piece (none before the block) and the one after it (none after the block).
-        inner = block[begin:finish]
-        number = np.zeros(finish - begin + 2, np.bool_)
-        np.greater(block[max(begin - 1, 0) : min(finish + 1, block.shape[0])], _COMMA_BYTE,
-                   out=number[1 - min(begin, 1) : number.shape[0] - 1 + (finish < block.shape[0])])  # fmt: skip
+        token_starts, is_comma, ends = _piece_tokens(text, start, block, begin, finish)
+        if (block[token_starts] == ord(".")).any():
+            return None  # '.5' is the symbol '.' followed by 5 for the tokenizer
+        starts.append(token_starts)
+        commas.append(is_comma)
+        run_ends.append(ends)
+    token_starts, is_comma = np.concatenate(starts), np.concatenate(commas)
+    token_ends = token_starts + 1
+    token_ends[~is_comma] = np.concatenate(run_ends)
+    return _Tokens(block, token_starts, token_ends, is_comma), end
+
+
+def _piece_tokens(text: bytes, start: int, block: Array, begin: int, finish: int) -> tuple[Array, Array, Array]:
+    """The tokens that start in block[begin:finish]: their starts, whether each is a comma, and the ends of the
+    number runs that end in it (offsets into the block)."""
+    # Among the block's bytes, the number characters are `+` and everything above the comma. `number` also holds
+    # the byte before the piece (none before the block) and the one after it (none after the block).
+    inner = block[begin:finish]
+    number = np.zeros(finish - begin + 2, np.bool_)
+    np.greater(block[max(begin - 1, 0) : min(finish + 1, block.shape[0])], _COMMA_BYTE,
+               out=number[1 - min(begin, 1) : number.shape[0] - 1 + (finish < block.shape[0])])  # fmt: skip
+    if text.find(b"+", start + max(begin - 1, 0), start + min(finish + 1, block.shape[0])) >= 0:  # (seldom)
         number[1:-1] |= inner == _PLUS_BYTE
         if begin > 0:
             number[0] |= block[begin - 1] == _PLUS_BYTE
         if finish < block.shape[0]:
             number[-1] |= block[finish] == _PLUS_BYTE
-        comma = inner == _COMMA_BYTE
-        token_starts = np.flatnonzero((number[1:-1] & ~number[:-2]) | comma)
-        starts.append(token_starts + begin)
-        commas.append(comma[token_starts])
-        run_ends.append(np.flatnonzero(number[1:-1] & ~number[2:]) + begin + 1)
-    token_starts, is_comma = np.concatenate(starts), np.concatenate(commas)
-    token_ends = token_starts + 1
-    token_ends[~is_comma] = np.concatenate(run_ends)
-    if (block[token_starts[~is_comma]] == ord(".")).any():
-        return None  # '.5' is the symbol '.' followed by 5 for the tokenizer
-    return _Tokens(block, token_starts, token_ends, is_comma), end
+    comma = inner == _COMMA_BYTE
+    # (on booleans `a > b` is `a and not b`: a number character after none starts a run, one before none ends it)
+    token_starts = np.flatnonzero(np.greater(number[1:-1], number[:-2]) | comma)
+    run_ends = np.flatnonzero(np.greater(number[1:-1], number[2:])) + (begin + 1)
+    return token_starts + begin, comma[token_starts], run_ends
 
 
 _MOST_COLUMNS = 20  # characters of a `[+-]digits[.digits]` token of at most 19 digits
