@@ -174,19 +174,33 @@ def _parse_mesh(tokens: Tokenizer, head: Token, blocks: _DeferredBlocks) -> Mesh
         has_uv = tokens.get_uint() > 0
         material_count = _counted_header(tokens, b"materials")
     materials, material_pos = _material_names(tokens, material_count)
-    tokens.expect_symbol(b"}")
     mesh = MeshObject(name, position, orientation, size, smooth_angle, has_uv, materials, material_pos,
                       *_NO_GEOMETRY, pos=head.pos)  # fmt: skip
-    vertex_count = _counted_header(tokens, b"vertices")
+    vertex_count = _block_head(tokens, _QUICK_VERTICES_HEAD, b"vertices")
     if not blocks.skip_vertices(mesh, vertex_count):
         mesh.vertices = _parse_vertices(tokens, vertex_count)
-    tokens.expect_symbol(b"}")
-    face_count = _counted_header(tokens, b"faces")
+    face_count = _block_head(tokens, _QUICK_FACES_HEAD, b"faces")
     if not blocks.skip_faces(mesh, face_count, vertex_count):
         _set_faces(mesh, _parse_faces(tokens, face_count, vertex_count, has_uv))
-    tokens.expect_symbol(b"}")
-    tokens.expect_symbol(b"}")
+    quick_end = _QUICK_MESH_END.match(tokens.text, tokens.pos) if tokens.unpeeked() else None
+    if quick_end is not None:
+        tokens.seek(quick_end.end())
+    else:
+        tokens.expect_symbol(b"}")
+        tokens.expect_symbol(b"}")
     return mesh
+
+
+def _block_head(tokens: Tokenizer, quick: re.Pattern[bytes], word: bytes) -> int:
+    """The `}` closing the list before, then `word COUNT {`: the count, checked (by one regular expression in the
+    usual layout, its count read as the tokenizer would read it; token by token otherwise)."""
+    match = quick.match(tokens.text, tokens.pos) if tokens.unpeeked() else None
+    if match is None:
+        tokens.expect_symbol(b"}")
+        return _counted_header(tokens, word)
+    count = _checked_count(tokens, Token(number_kind(match.group(1)), match.group(1), match.start(1)), word)
+    tokens.seek(match.end())
+    return count
 
 
 _BLANKS = rb"[ \t\r\n\x0b]*"
@@ -198,6 +212,10 @@ _QUICK_MESH_HEAD = re.compile(
     + _BLANKS + rb"materials[ \t\r\n\x0b]+" + _NUMBER + _BLANKS + rb"\{"
 )
 _QUICK_STRING = re.compile(_BLANKS + rb'"([^"\\\r\n]*)"')
+# A mesh's tail in the usual layout (no comments): the heads of its vertex and face blocks, and its end.
+_QUICK_VERTICES_HEAD = re.compile(_BLANKS + rb"\}" + _BLANKS + rb"vertices[ \t\r\n\x0b]+" + _NUMBER + _BLANKS + rb"\{")
+_QUICK_FACES_HEAD = re.compile(_BLANKS + rb"\}" + _BLANKS + rb"faces[ \t\r\n\x0b]+" + _NUMBER + _BLANKS + rb"\{")
+_QUICK_MESH_END = re.compile(_BLANKS + rb"\}" + _BLANKS + rb"\}")
 _PLAIN_DECIMAL = re.compile(rb"[+-]?[0-9]{1,30}(?:\.[0-9]{0,30})?")  # read by float() exactly as atof reads it
 
 

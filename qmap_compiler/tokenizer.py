@@ -149,6 +149,10 @@ class Tokenizer:
         self._peeked = None
         return token
 
+    def unpeeked(self) -> bool:
+        """No token is held by peek(): `pos` is where the next token's scan starts."""
+        return self._peeked is None
+
     def seek(self, pos: int) -> None:
         """Continue scanning at joined-text position `pos` (after a region parsed by a fast path)."""
         self._peeked = None

@@ -381,6 +381,45 @@ def test_repeated_material_lists_read_like_one_string_at_a_time(monkeypatch: pyt
     assert run == outcome()
 
 
+TAIL_VARIANTS = [
+    b'} vertices 4 { 0,0,0 1,0,0 1,1,0 0,1,0 } faces 1 { 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1 } }',
+    b'}vertices 4{0,0,0 1,0,0 1,1,0 0,1,0}faces 1{4 0 0 0 0,0 1 1,0 2 1,1 3 0,1}}',  # no blanks where none needed
+    b'}\r\n\tvertices\t4\r\n{ 0,0,0 1,0,0 1,1,0 0,1,0 }\n\tfaces 1\n{ 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1 }\n}',
+    b'} /* c */ vertices 4 { 0,0,0 1,0,0 1,1,0 0,1,0 } faces 1 { 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1 } // c\n}',
+    b'} vertices 4 { 0,0,0 1,0,0 1,1,0 0,1,0 /* c */ } faces 1 { 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1 // c\n} }',
+    b'} vertices 0x4 { 0,0,0 1,0,0 1,1,0 0,1,0 } faces 01 { 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1 } }',  # number spellings
+    b'} vertices 4.0 { 0,0,0 1,0,0 1,1,0 0,1,0 } faces 1 { 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1 } }',  # a float count
+    b'} vertices 99999 { 0,0,0 1,0,0 1,1,0 0,1,0 } faces 1 { 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1 } }',  # too many
+    b'} vertices 4 { 0,0,0 1,0,0 1,1,0 0,1,0 } faces 1-1 { 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1 } }',  # refused number
+    b'} vertices4 { 0,0,0 1,0,0 1,1,0 0,1,0 } faces 1 { 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1 } }',  # one word
+    b'} vertices 4 0,0,0 1,0,0 1,1,0 0,1,0 } faces 1 { 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1 } }',  # no brace
+    b'} vertices 4 { 0,0,0 1,0,0 1,1,0 0,1,0 } faces 1 { 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1 } ',  # the mesh not closed
+    b'} vertices 4 { 0,0,0 1,0,0 1,1,0 0,1,0 } faces 2 { 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1 } }',  # fewer faces
+    b'} faces 1 { 4 0 0 0 0,0 1 1,0 2 1,1 3 0,1 } }',  # no vertex block
+]
+
+
+@pytest.mark.parametrize("tail", TAIL_VARIANTS)
+def test_quick_mesh_tails_read_like_the_tokenizer(monkeypatch: pytest.MonkeyPatch, tail: bytes) -> None:
+    from qmap_compiler import tmp_parser
+
+    mesh = b'mesh "P" { 0,0,0 0,0,0 1,1,1 30 1 materials 1 { "M" ' + tail + b"\n"
+    text = b"QMAP TMP 10\nobjects {\n" + mesh + mesh.replace(b'"P"', b'"Q"') + b"}\n"
+
+    def outcome() -> object:
+        try:
+            return [(parsed.vertices.tobytes(), parsed.face_indices.tobytes(), parsed.face_uvs.tobytes())
+                    for parsed in parse_tmp(text).meshes]  # fmt: skip
+        except QmapError as error:
+            return str(error)
+
+    quick = outcome()
+    never = re.compile(b"(?!)")
+    for pattern in ("_QUICK_VERTICES_HEAD", "_QUICK_FACES_HEAD", "_QUICK_MESH_END"):
+        monkeypatch.setattr(tmp_parser, pattern, never)
+    assert quick == outcome()
+
+
 @pytest.mark.parametrize("blocks", [b"vertices 0 {} faces 0 {}", b"vertices 0 { } faces 0 {\n}"])
 def test_empty_blocks_with_or_without_blanks_give_empty_meshes(blocks: bytes) -> None:
     mesh = b'mesh "E" { 0,0,0 0,0,0 1,1,1 30 1 materials 1 { "M" } ' + blocks + b" }\n"
