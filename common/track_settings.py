@@ -179,7 +179,13 @@ def _list_text(
         if listed and properties.get(UNLISTED) and properties.get(ENTRY) is None and not settings:
             continue  # (the list had no entry for it: none is added, unless the user gave it settings)
         settings["model"] = member
-        entry = _kept_entry(properties, count) if listed and obj.name not in entered else None
+        keeps = listed and obj.name not in entered
+        unchanged = _unchanged_entry(properties, count, settings, len(texts)) if keeps else None
+        if unchanged is not None:
+            entered.add(obj.name)
+            texts.append(unchanged)
+            continue
+        entry = _kept_entry(properties, count) if keeps else None
         if entry is None:
             settings.setdefault("texture", image_name(obj, member))
             if not listed:
@@ -195,6 +201,14 @@ def _list_text(
         return None
     _say_fresh(fresh, vt.LIST_FILE, warnings)
     return vt.write_list(head, texts, tail)
+
+
+def _unchanged_entry(obj: Properties, count: int, settings: dict[str, vt.Value], number: int) -> str | None:
+    """The object's kept entry text when it is written as it is (see vt.unchanged_entry)."""
+    text, old = obj.get(ENTRY), obj.get(INDEX)
+    if not isinstance(text, str) or obj.get(COUNT) != count:
+        return None
+    return vt.unchanged_entry(text, count, settings, number, old if isinstance(old, int) else None)
 
 
 def _kept_entry(obj: Properties, count: int) -> vt.ListEntry | None:

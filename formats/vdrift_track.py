@@ -303,6 +303,48 @@ def updated_entry(
     return result
 
 
+def unchanged_entry(
+    text: str, count: int, settings: Mapping[str, Value], number: int, old_number: int | None = None
+) -> str | None:
+    """`text` when updated_entry(parse_entry(text, count), count, settings, number, old_number=old_number) would
+    write it as it is (every field of `settings` says what it says, every number among them, and the entry keeps its
+    number); None when that cannot be told this quickly (then ask those): a track's thousands of entries, most
+    unchanged since read, without the scan of tokens and the entry's pieces for each."""
+    if old_number is not None and old_number != number:
+        return None
+    values = _plain_values(text)
+    if values is None or len(values) != count:
+        return None
+    numbers = _numbers_said(tuple(values[2 : len(LIST_FIELDS)]))
+    if numbers is None or not numbers.items() <= settings.items():  # (updated_entry's test: the numbers kept)
+        return None
+    for name, raw in zip(("model", "texture"), values, strict=False):  # (LIST_FIELDS' first two, kind str)
+        if name in settings and str(settings[name]) != raw:
+            return None
+    return text
+
+
+# Blank lines and comment lines (a `#` value first on its line), as an entry's `#entry N` lead: no values in them
+# while each comment is shorter than what the game skips of its line (the whole lead is)
+_COMMENT_LINES = re.compile(r"(?:[ \t\v\f\r]*(?:#[^\n]*)?\n)*")
+
+
+def _plain_values(text: str) -> list[str] | None:
+    """The values tokens finds in an entry's text, where every comment is in lines before its values (None: some
+    comment may sit among them)."""
+    start = 0
+    if "#" in text:
+        start = text.find("\n", text.rfind("#")) + 1
+        if not start or start > COMMENT_SKIP or _COMMENT_LINES.fullmatch(text, 0, start) is None:
+            return None
+    if _SPLIT_ALSO.search(text, start) is None:
+        return text[start:].split()  # (quicker than the token pattern)
+    return _TOKEN.findall(text, start)
+
+
+_SPLIT_ALSO = re.compile("[\x1c-\x1f\x85\xa0]")  # what str.split takes for a space in Latin-1 and C does not
+
+
 @lru_cache(maxsize=4096)  # (a track's thousands of entries repeat a few dozen)
 def _numbers_said(values: tuple[str, ...]) -> dict[str, Value] | None:
     """The settings an entry's values after the model and texture say (None if one is no number). A setting equal

@@ -321,3 +321,50 @@ def test_settings_copied_in_bulk_equal_those_set_one_at_a_time(tmp_path: Path, e
                                    {**defaults, **body.settings(objects.lines)})  # fmt: skip
             assert _properties(obj) == _properties(expected), (name, obj.name)
             bpy.data.objects.remove(expected)
+
+
+def test_kept_entries_written_as_they_are_equal_those_updated(tmp_path: Path, extension: ModuleType,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """The list written with unedited entries' texts taken as they are equals the one written updating each (the
+    shortcut refused), after edits of every kind: a setting changed or deleted, a member removed (the entries after
+    it renumbered), one copied, one added without settings, one renamed, a kept entry from a list of another count,
+    a model split in two parts."""
+    members = ["wall.joe", "fence.joe", "sky.joe", "hidden.joe"]
+    pack = make_track(tmp_path / "in", members, listed=["sky.joe", "wall.joe", "fence.joe", "wall.joe"])
+    listed = (pack.parent / "list.txt").read_text("latin-1").replace("#entry 1\n", "#entry 1\n# the wall\n")
+    (pack.parent / "list.txt").write_text(listed.replace("\n2.0\n", "\n2.00\n"), "latin-1")  # (not listedit's)
+    written: dict[str, list[bytes]] = {"shortcut": [], "updated": []}
+    for way in written:
+        bpy.ops.wm.read_homefile(use_empty=True)
+        import_pack(pack)
+        with monkeypatch.context() as patch:
+            if way == "updated":
+                patch.setattr(extension.formats.vdrift_track, "unchanged_entry", lambda *arguments: None)
+            for edit in range(7):
+                objects = bpy.data.objects
+                if edit == 1:
+                    objects["fence"]["vdrift_surface"] = 5
+                    del objects["sky"]["vdrift_friction_tread"]
+                elif edit == 2:
+                    objects.remove(objects["sky"])
+                elif edit == 3:
+                    copy = objects["wall"].copy()
+                    bpy.context.collection.objects.link(copy)
+                    bpy.ops.mesh.primitive_cube_add()
+                elif edit == 4:
+                    objects["fence"].name = "barrier"
+                    objects["wall"]["vdrift_texture"] = "brick.png"
+                elif edit == 5:
+                    objects["wall.001"]["_vdrift_track_count"] = 16
+                elif edit == 6:  # (33,282 triangles: split in two, the first part its kept entry, the second a new)
+                    bpy.ops.mesh.primitive_grid_add(x_subdivisions=130, y_subdivisions=130)
+                    grid = bpy.context.active_object
+                    objects["wall.001"].data = grid.data
+                    objects["wall.001"]["_vdrift_track_count"] = 17
+                    objects.remove(grid)
+                    objects.remove(objects["wall"])
+                    objects["wall.001"].name = "wall"  # (wall.joe: the model its kept entry names)
+                export_pack(tmp_path / way / "objects.jpk")
+                written[way].append((tmp_path / way / "list.txt").read_bytes())
+    assert written["shortcut"] == written["updated"]
+    assert len(set(written["shortcut"])) == 7  # (each edit changed the list)

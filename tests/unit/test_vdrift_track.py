@@ -282,3 +282,77 @@ def test_an_entry_whose_numbers_say_its_settings_is_written_as_comparing_each(
             except FormatError as error:
                 plain = repr(error)
         assert fast == plain
+
+
+def _updated_or_none(text: str, count: int, settings: dict[str, vt.Value], number: int, old: int | None) -> str | None:
+    """What the object list writes for a kept entry text the long way: None where the text is no entry of `count`
+    values (a new entry is written instead), the error's text where a setting cannot be written."""
+    try:
+        entry = vt.parse_entry(text, count)
+    except FormatError:
+        return None
+    try:
+        return vt.updated_entry(entry, count, settings, number, old_number=old)
+    except FormatError as error:
+        return repr(error)
+
+
+def _entry_texts(rng: random.Random) -> list[str]:
+    """Entry texts of varied layouts: leads of blank and comment lines (some past the game's comment skip), values
+    one a line or on one line, comments among and after them, `#` inside values, CRLF, and spaces that Python's
+    str.split takes and C's isspace does not (inside a value: one value to the game)."""
+    texts = []
+    for _ in range(300):
+        values = list(ROW) + [str(rng.randint(0, 9)) for _ in range(rng.choice((0, 0, 1, 3)))]
+        if rng.random() < 0.2:
+            values[rng.randrange(len(values))] += rng.choice(("#x", "\xa0a", "\x85", "\x1cb", "\x1f"))
+        separators = [rng.choice(("\n", "\n", "\n", " ", "\t", "\r\n", "\v", "\f")) for _ in values]
+        if rng.random() < 0.1:
+            separators[rng.randrange(len(values))] = rng.choice((" # note\n", "\n# a line\n", " #\n"))
+        lead = "".join(rng.choice(("\n", "#entry 3\n", "  # the grandstand\n", "\r\n", "#" + "x" * 1030 + "\n",
+                                   "# " + "x" * 1030 + "\n", "# n\xa0b\n", "\t\n", "extra # c\n", "a b #c\n"))
+                       for _ in range(rng.randint(0, 3)))  # fmt: skip
+        end = rng.choice(("", "", " # last", "\n# after\n"))
+        texts.append(lead + "".join(v + s for v, s in zip(values, separators, strict=True)) + end)
+    return texts
+
+
+def test_an_unchanged_entry_is_its_text_as_updated_entry_writes_it() -> None:
+    """unchanged_entry gives the kept text only where parse_entry and updated_entry give that text too, and gives
+    it for every unedited entry of the usual layout."""
+    rng = random.Random(11)
+    taken = 0
+    for text in _entry_texts(rng):
+        for count in (14, 17, 18, 20):
+            try:
+                said = {**vt.entry_settings(vt.parse_entry(text, count)), "model": ROW[0]}
+            except (FormatError, ValueError):
+                said = vt.entry_settings(vt.parse_entry(listing([ROW], tail="").split("\n", 3)[3], 17))
+            variants: list[dict[str, vt.Value]] = [said, {**said, "model": "other.joe"}, {**said, "texture": 5},
+                                                   {**said, "mipmap": not said.get("mipmap")}, {**said, "surface": 1.0},
+                                                   {k: v for k, v in said.items() if k != "friction_tread"},
+                                                   {**said, "texture": "a b"}]  # fmt: skip
+            for settings in variants:
+                for number, old in ((3, 3), (4, 3), (3, None)):
+                    fast = vt.unchanged_entry(text, count, settings, number, old)
+                    if fast is not None:
+                        taken += 1
+                        assert fast == text == _updated_or_none(text, count, settings, number, old)
+    assert taken > 200  # (the shortcut is taken, not only refused)
+    plain = listing([ROW], tail="").split("\n", 3)[3]  # ("\n#entry 0\nwall.joe\n...")
+    settings = vt.entry_settings(vt.parse_entry(plain, 17))
+    assert vt.unchanged_entry(plain, 17, settings, 0, 0) == plain
+    assert vt.unchanged_entry(plain.replace("\n", "\r\n"), 17, settings, 0, 0) == plain.replace("\n", "\r\n")
+
+
+def test_real_track_entries_are_unchanged_entries_when_present() -> None:
+    lists = sorted(Path("/work/corpus/vdrift_tracks").glob("*/objects/list.txt"))
+    if not lists:
+        pytest.skip("no VDrift track lists in /work/corpus/vdrift_tracks")
+    for path in lists:
+        document = vt.read_list(vt.decode(path.read_bytes()), str(path))
+        for number, entry in enumerate(document.entries):
+            settings = vt.entry_settings(entry)
+            assert vt.unchanged_entry(entry.text, document.count, settings, number, number) == entry.text, path
+            changed = {**settings, "surface": int(settings["surface"]) + 1}
+            assert vt.unchanged_entry(entry.text, document.count, changed, number, number) is None, path
