@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from .repeats import repeats_pay, row_sources
+
 Bytes2D = npt.NDArray[np.uint8]
 Int64Array = npt.NDArray[np.int64]
 UInt64Array = npt.NDArray[np.uint64]
@@ -64,9 +66,25 @@ class Fields:
     lengths: Int64Array
 
 
+_REPEATS_FROM = 1024  # columns of this many values on are looked at for repeated values
+_MOST_KEPT = 0.5  # formatting each distinct value once pays when a sample has at most this share of distinct values
+
+
 def float_fields(values: npt.ArrayLike) -> Fields:
     """Text of each value (taken as float32) that reads back to the same float32."""
     single = np.asarray(values, np.float64).ravel().astype(np.float32)
+    if single.shape[0] >= _REPEATS_FROM:
+        # A value's text depends on its float32 bits alone: where a column repeats values (a grid's coordinates,
+        # UVs on a seam's both sides, 0 and 1), each distinct value is formatted once and its text copied.
+        words = single.view(np.uint32)[:, None]
+        if repeats_pay(words, _MOST_KEPT):
+            kept, source = row_sources(words)
+            distinct = _distinct_float_fields(single[kept])
+            return Fields(np.take(distinct.chars, source, axis=0), distinct.lengths[source])
+    return _distinct_float_fields(single)
+
+
+def _distinct_float_fields(single: npt.NDArray[np.float32]) -> Fields:
     count = single.shape[0]
     words = np.empty((count, 3), np.uint64)
     whole_lengths = np.empty(count, np.int64)

@@ -161,7 +161,10 @@ def _require(condition: bool, message: str) -> None:
 
 
 def _check_finite(values: npt.ArrayLike, what: str) -> None:
-    _require(bool(np.isfinite(np.asarray(values, dtype=np.float64)).all()), f"{what} contains NaN or infinity")
+    array = np.asarray(values)
+    if array.dtype.kind != "f":  # (floats are looked at as they are: a float64 copy tells the same)
+        array = np.asarray(values, dtype=np.float64)
+    _require(bool(np.isfinite(array).all()), f"{what} contains NaN or infinity")
 
 
 def _check_shape(array: npt.NDArray[np.generic] | None, rows: int, columns: int, what: str) -> None:
@@ -650,11 +653,21 @@ def _face_text(corners: Int64Array, sizes: Int64Array, flags: Int64Array | None)
     starts = np.cumsum(sizes) - sizes
     widest = int(sizes.max())
     if widest <= _TABLE_CORNERS:  # one row per face, a column per corner (blank past a face's size)
+        parts: list[Bytes2D] = []
+        lengths = np.zeros(sizes.shape[0], np.int64)
+        if (sizes == widest).all():  # (all triangles, say: the corners are the table)
+            for command, values in ((b"fm", corners), (b"fs", flags)):
+                if values is not None:
+                    table = values.reshape(-1, widest)
+                    fields = [int_fields(table[:, column]) for column in range(widest)]
+                    for field in fields:
+                        lengths += field.lengths
+                    lengths += len(command) + 1 + widest
+                    parts.extend(table_lines(command, fields))
+            return compact(parts), np.cumsum(lengths)
         position = np.arange(widest)
         present = position[None, :] < sizes[:, None]
         sources = np.where(present, starts[:, None] + position[None, :], 0)
-        parts: list[Bytes2D] = []
-        lengths = np.zeros(sizes.shape[0], np.int64)
         for command, values in ((b"fm", corners), (b"fs", flags)):
             if values is None:
                 continue
@@ -662,7 +675,7 @@ def _face_text(corners: Int64Array, sizes: Int64Array, flags: Int64Array | None)
             for column, field in enumerate(fields):
                 lengths += np.where(present[:, column], field.lengths + 1, 0)
             lengths += len(command) + 1
-            parts.extend(table_lines(command, fields, None if (sizes == widest).all() else sizes))
+            parts.extend(table_lines(command, fields, sizes))
         return compact(parts), np.cumsum(lengths)
     return _face_text_by_corner(corners, sizes, flags, starts)
 
@@ -742,8 +755,11 @@ def _split_long_faces(
     )
 
 
-def _face_states(mesh: IqeMesh, source: Int64Array) -> Float64Array:
-    """(F, 3) smoothing group, angle and uv flag in force for each written face."""
+def _face_states(mesh: IqeMesh, source: Int64Array) -> Float64Array | None:
+    """(F, 3) smoothing group, angle and uv flag in force for each written face; None when every face has the
+    default state (the mesh holds none)."""
+    if mesh.face_smooth_groups is None and mesh.face_smooth_angles is None and mesh.face_smooth_uv is None:
+        return None
     states = np.empty((source.shape[0], 3))
     states[:] = _DEFAULT_SMOOTHING
     for column, values in enumerate((mesh.face_smooth_groups, mesh.face_smooth_angles, mesh.face_smooth_uv)):
@@ -753,22 +769,31 @@ def _face_states(mesh: IqeMesh, source: Int64Array) -> Float64Array:
 
 
 def _emit_with_smoothing(
-    text: bytes, face_ends: Int64Array, states: Float64Array, current: tuple[int, float, bool], out: _Output
+    text: bytes, face_ends: Int64Array, states: Float64Array | None, current: tuple[int, float, bool], out: _Output
 ) -> tuple[int, float, bool]:
     """Face lines, preceded by smoothing commands wherever the smoothing state changes."""
+    if states is None:  # (one run of faces in the default state)
+        end = int(face_ends[-1])
+        return _emit_run(text if end == len(text) else text[:end], _DEFAULT_SMOOTHING, current, out)
     changes = np.flatnonzero((np.diff(states, axis=0) != 0.0).any(axis=1)) + 1
     run_starts = [0, *changes.tolist()]
     run_ends = [*changes.tolist(), states.shape[0]]
     offsets = [0, *face_ends.tolist()]
     for start, end in zip(run_starts, run_ends, strict=True):
         group, angle, uv = states[start].tolist()
-        wanted = (int(group), float(angle), bool(uv))
-        if wanted[0] != current[0]:
-            out.append(f"smoothgroup {wanted[0]}")
-        if wanted[1] != current[1]:
-            out.append(f"smoothangle {wanted[1]:.9g}")
-        if wanted[2] != current[2]:
-            out.append(f"smoothuv {int(wanted[2])}")
-        current = wanted
-        out.chunks.append(text[offsets[start] : offsets[end]])
+        current = _emit_run(text[offsets[start] : offsets[end]], (int(group), float(angle), bool(uv)), current, out)
     return current
+
+
+def _emit_run(
+    text: bytes, wanted: tuple[int, float, bool], current: tuple[int, float, bool], out: _Output
+) -> tuple[int, float, bool]:
+    """The lines of faces in the state `wanted`, after the commands that change the state `current` to it."""
+    if wanted[0] != current[0]:
+        out.append(f"smoothgroup {wanted[0]}")
+    if wanted[1] != current[1]:
+        out.append(f"smoothangle {wanted[1]:.9g}")
+    if wanted[2] != current[2]:
+        out.append(f"smoothuv {int(wanted[2])}")
+    out.chunks.append(text)
+    return wanted
