@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -59,7 +60,8 @@ _TOKEN = re.compile(rb"[^ \t\n\r\x0b\x0c]+")
 _COMMENT_COMMAND = re.compile(rb"\n[ \t\r\x0b\x0c]*comment(?![^ \t\n\r\x0b\x0c])")
 
 _CODE_TO_ID = np.full(1 << 16, KEYWORD, np.int64)
-_CODE_TO_ID_LE = np.full(1 << 16, KEYWORD, np.int64)  # by the two bytes read as a little-endian number
+_CODE_TO_ID_LE = np.full(1 << 16, KEYWORD, np.int8)  # by the two bytes read as a little-endian number (a small
+# table: its look-ups stay in the caches)
 for _name, _id in COMMAND_ID.items():
     _CODE_TO_ID[ord(_name[0]) << 8 | ord(_name[1])] = _id
     _CODE_TO_ID_LE[ord(_name[0]) | ord(_name[1]) << 8] = _id
@@ -358,7 +360,8 @@ def _line_starts(data: FileBuffer, map_pieces: PieceMap = sequential) -> Int64Ar
 
 def _numeric_lines_with_hash(data: FileBuffer, scanned: ScannedText) -> dict[int, int]:
     """Numeric command lines that contain '#', mapped to the offset of their first '#'."""
-    if data.find(b"#") < 0:
+    after_header = int(scanned.lines.starts[1]) if len(scanned.lines) > 1 else len(data)  # (line 0 is no command)
+    if data.find(b"#", after_header) < 0:  # (the usual file: its header's is the only one)
         return {}
     hashes = positions_of(np.frombuffer(data, np.uint8), 35)
     line_starts = scanned.lines.starts
@@ -426,6 +429,10 @@ def _first_token_starts(data: FileBuffer, line_starts: Int64Array, line_lengths:
     text = np.frombuffer(data, np.uint8)
     first = np.full(line_starts.shape[0], -1, np.int64)
     pending = np.flatnonzero(line_lengths > 0)
+    starts = line_starts[pending]
+    if not _is_space(np.asarray(text[starts], np.uint8)).any():  # (every line that is not blank starts with its token)
+        first[pending] = starts
+        return first
     for step in range(_INDENT_STEPS):
         offsets = line_starts[pending] + step
         found = ~_is_space(np.asarray(text[offsets], np.uint8))
@@ -439,7 +446,7 @@ def _first_token_starts(data: FileBuffer, line_starts: Int64Array, line_lengths:
     return first
 
 
-def _command_ids(text: npt.NDArray[np.uint8], starts: Int64Array) -> Int64Array:
+def _command_ids(text: npt.NDArray[np.uint8], starts: Int64Array) -> npt.NDArray[np.signedinteger[Any]]:
     """Command id of the tokens at these offsets into `text` (a byte past its end reads as 0): the first three
     bytes of each read as one word."""
     if text.shape[0] < 4:

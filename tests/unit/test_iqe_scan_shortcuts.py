@@ -1,14 +1,27 @@
 """The IQE reader's shortcuts for text as exporters write it give what the general paths give: token spans with
-whitespace as every byte up to 32, the first token of each line found after newlines instead of searched, integer
-checks, corner indices without a backward search, and a mesh's corners when its faces are one run."""
+whitespace as every byte up to 32, the first token of each line found after newlines instead of searched, lines
+that start with their token, command ids from a small table, the search for '#' after the header, integer checks,
+corner indices without a backward search, and a mesh's corners when its faces are one run."""
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
 
 from formats.iqe import IqeDocument, IqeMesh, read_iqe, write_iqe
-from formats.iqe.scan import _line_first_tokens, _token_spans, scan_lines
+from formats.iqe.scan import (
+    COMMAND_ID,
+    COMMENT,
+    KEYWORD,
+    _command_ids,
+    _command_ids_bytewise,
+    _first_token_starts,
+    _line_first_tokens,
+    _token_spans,
+    scan_lines,
+)
 
 LAYOUTS = [
     b"vp 1 2 3\nvt 0.5 0.25\nvn 0 0 1\nfm 0 1 2",  # as exporters write: one space, one newline
@@ -98,3 +111,36 @@ def test_negative_corner_indices_count_back_from_the_vertices_so_far() -> None:
     text = b"# Inter-Quake Export\nmesh a\nvp 0 0 0\nvp 1 0 0\nvp 0 1 0\nfa -3 -2 -1\nvp 1 1 0\nfa 1 -1 2\n"
     mesh = read_iqe(text).meshes[0]
     assert mesh.face_corners.tolist() == [0, 1, 2, 1, 3, 2]
+
+
+@pytest.mark.parametrize("layout", [*LAYOUTS, b"vp 1\n  \nvt 2", b"vp 1\nvt 2\n", b"\tvp 1\nvt 2", b"# c\nvp 1"])
+def test_first_token_of_each_line_and_its_command_as_found_one_at_a_time(layout: bytes) -> None:
+    text = np.frombuffer(layout, np.uint8)
+    line_starts = np.concatenate(([0], np.flatnonzero(text == 10) + 1)).astype(np.int64)
+    line_lengths = np.diff(np.append(line_starts, len(layout) + 1)) - 1
+    expected = []
+    for start, length in zip(line_starts.tolist(), line_lengths.tolist(), strict=True):
+        match = re.search(rb"[^ \t\n\r\x0b\x0c]", layout[start : start + length])
+        expected.append(start + match.start() if match else -1)
+    firsts = _first_token_starts(layout, line_starts, line_lengths)
+    assert firsts.dtype == np.int64 and firsts.tolist() == expected
+    with_token = firsts[firsts >= 0]
+    assert _command_ids(text, with_token).tolist() == _command_ids_bytewise(text, with_token).tolist()
+
+
+def test_command_ids_of_every_two_letter_word_equal_those_read_a_byte_at_a_time() -> None:
+    words = [bytes((a, b, c)) for a in b"vfpx#V" for b in b"ptnxbcs0123456789qmaz#" for c in b" \tx"]
+    layout = b"\n".join(words) + b"\nvp"
+    text = np.frombuffer(layout, np.uint8)
+    starts = np.arange(0, 4 * len(words) + 1, 4, dtype=np.int64)
+    ids = _command_ids(text, starts)
+    assert ids.tolist() == _command_ids_bytewise(text, starts).tolist()
+    assert ids[-1] == ids[0] == COMMAND_ID["vp"] and (ids == KEYWORD).any() and (ids == COMMENT).any()
+
+
+def test_a_hash_in_a_numeric_line_ends_it_but_the_header_is_no_command() -> None:
+    header_only = b"# Inter-Quake Export # vp 1 2 3\nmesh a\nvp 1 2 3\nvp 4 5 6\nvp 7 8 9\nfm 0 1 2\n"
+    assert read_iqe(header_only).meshes[0].positions.tolist() == [[1, 2, 3], [4, 5, 6], [7, 8, 9]]
+    commented = header_only.replace(b"vp 4 5 6", b"vp 4 5 6 # 7 8")
+    assert read_iqe(commented).meshes[0].positions.tolist() == [[1, 2, 3], [4, 5, 6], [7, 8, 9]]
+    assert read_iqe(b"# Inter-Quake Export").meshes == []
