@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
 
 from .arrays import Array, nan_in_rows, stable_order
 from .desc_parser import DescDocument, MaterialDesc
@@ -20,6 +20,9 @@ from .f32math import Matrix, cross3, dot3, normalize3, object_matrices, transfor
 from .memory import release_free_memory
 from .parallel import ordered_map
 from .tmp_parser import MeshObject, TmpDocument
+
+if TYPE_CHECKING:
+    import numpy.typing as npt  # (for annotations only: loading it costs every run's start-up about a millisecond)
 
 MAX_NAME_BYTES = 255
 

@@ -255,3 +255,47 @@ def test_a_long_run_of_digits_is_read_at_once_and_refused_in_few_words() -> None
         compile_bytes(_with(b"vertices 4", b"vertices " + b"1" * 16_000))
     assert str(raised.value).endswith("cannot convert '1111111111111111111111111111111111111111...' (16,000 "
                                       "characters) to an unsigned integer")  # fmt: skip
+
+
+@pytest.mark.parametrize("case", ["compiled", "read error", "usage error"])
+def test_the_command_as_a_process_prints_everything_and_exits_with_main_s_code(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str) -> None:
+    """`python -m qmap_compiler` leaves without the interpreter's teardown: its printed lines must still all arrive
+    (through a pipe, buffered as Python buffers one) and its exit code be main()'s."""
+    import os
+    import subprocess
+    import sys
+
+    source = tmp_path / "m.qmap.tmp"
+    source.write_bytes(GOOD if case != "read error" else _with(b"QMAP TMP 10", b"QMAP TMP 11"))
+    argv = [str(source), "-o", str(tmp_path / "m.qmap"), "-v"] + (["--k", "1.5"] if case == "usage error" else [])
+    code = main(argv)
+    expected = capsys.readouterr()
+    environment = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+    run = subprocess.run([sys.executable, "-m", "qmap_compiler", *argv], capture_output=True, text=True,
+                         env=environment, cwd=Path(__file__).resolve().parents[2], check=False)  # fmt: skip
+    assert (run.returncode, case) == ({"compiled": 0, "read error": 1, "usage error": 2}[case], case)
+    assert run.returncode == code
+    assert _without_timings(run.stdout) == _without_timings(expected.out)
+    assert run.stdout.endswith("\n") or not expected.out
+    assert run.stderr == expected.err
+
+
+def _without_timings(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not line.startswith("timing "))
+
+
+def test_a_compile_loads_no_module_that_only_other_commands_use(tmp_path: Path) -> None:
+    """Every run's start-up pays for each module loaded: a small map's compile needs neither the text writer, nor
+    the resource list, nor threads' pools, nor numpy.typing (annotations only)."""
+    import subprocess
+    import sys
+
+    source = tmp_path / "m.qmap.tmp"
+    source.write_bytes(GOOD)
+    script = ("import sys; from qmap_compiler.__main__ import main; code = main(sys.argv[1:]); "
+              "print(sorted(name for name in ('numpy.typing', 'qmap_compiler.text_writer', 'qmap_compiler.resources', "
+              "'concurrent.futures') if name in sys.modules))")  # fmt: skip
+    run = subprocess.run([sys.executable, "-c", script, str(source), "-o", str(tmp_path / "m.qmap")],
+                         capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2], check=True)  # fmt: skip
+    assert run.stdout.splitlines()[-1] == "[]"
