@@ -1,0 +1,63 @@
+"""set_custom_normals leaves Blender's own normals where they already point the file's way: the test compares one
+normal per vertex where that says the same as comparing every corner, and every corner otherwise."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+import bpy
+import numpy as np
+
+
+def _grid(extension: ModuleType, loose_vertex: bool = False, bumpy: bool = False) -> tuple[bpy.types.Mesh, np.ndarray]:
+    """A smooth 4 x 4 grid of triangles (a loose vertex after its own, or heights that bend its normals); its
+    corner vertices."""
+    side = 4
+    ticks = np.linspace(0.0, 1.0, side + 1)
+    x, y = np.meshgrid(ticks, ticks, indexing="ij")
+    heights = np.random.default_rng(1).random(x.size) * 0.3 if bumpy else np.zeros(x.size)
+    positions = np.stack([x.ravel(), y.ravel(), heights], axis=1)
+    if loose_vertex:
+        positions = np.concatenate([positions, [[5.0, 5.0, 5.0]]])
+    corner = (np.arange(side)[:, None] * (side + 1) + np.arange(side)[None, :]).ravel()
+    quads = np.stack([corner, corner + side + 1, corner + side + 2, corner + 1], axis=1)
+    corner_verts = np.concatenate([quads[:, [0, 1, 2]], quads[:, [0, 2, 3]]], axis=1).ravel()
+    mesh = extension.common.mesh_io.new_mesh("grid", positions, corner_verts, np.arange(corner_verts.size // 3) * 3)
+    return mesh, corner_verts
+
+
+def _corner_normals(mesh: bpy.types.Mesh) -> np.ndarray:
+    normals = np.empty(len(mesh.loops) * 3, np.float32)
+    mesh.corner_normals.foreach_get("vector", normals)
+    return normals.reshape(-1, 3)
+
+
+def test_normals_blender_has_already_are_not_set_again(extension: ModuleType) -> None:
+    mesh_io = extension.common.mesh_io
+    mesh, corner_verts = _grid(extension)
+    mesh_io.set_custom_normals(mesh, corner_verts, np.tile([0.0, 0.0, 1.0], (corner_verts.size, 1)))
+    assert not mesh.has_custom_normals
+    bumpy, corner_verts = _grid(extension, bumpy=True)
+    mesh_io.set_custom_normals(bumpy, corner_verts, np.tile([0.0, 0.0, 1.0], (corner_verts.size, 1)))
+    assert bumpy.has_custom_normals
+    np.testing.assert_allclose(_corner_normals(bumpy), np.tile([0.0, 0.0, 1.0], (corner_verts.size, 1)), atol=1e-3)
+
+
+def test_a_loose_vertex_leaves_the_test_to_the_corners(extension: ModuleType) -> None:
+    """A vertex no corner uses has no normal of the file (a zero row per vertex): only the corners can tell that
+    Blender's normals are the file's."""
+    mesh, corner_verts = _grid(extension, loose_vertex=True)
+    extension.common.mesh_io.set_custom_normals(mesh, corner_verts, np.tile([0.0, 0.0, 1.0], (corner_verts.size, 1)))
+    assert not mesh.has_custom_normals
+
+
+def test_normals_set_again_over_custom_ones(extension: ModuleType) -> None:
+    """A mesh with custom normals already: its corners are compared, and the file's normals replace the custom
+    ones even where they are Blender's own vertex normals (4.2's vertex normals leave custom ones out)."""
+    mesh_io = extension.common.mesh_io
+    mesh, corner_verts = _grid(extension)
+    tilted = np.tile(np.array([0.0, 0.6, 0.8]), (corner_verts.size, 1))
+    mesh_io.set_custom_normals(mesh, corner_verts, tilted)
+    assert mesh.has_custom_normals
+    mesh_io.set_custom_normals(mesh, corner_verts, np.tile([0.0, 0.0, 1.0], (corner_verts.size, 1)))
+    np.testing.assert_allclose(_corner_normals(mesh), np.tile([0.0, 0.0, 1.0], (corner_verts.size, 1)), atol=1e-3)
