@@ -153,9 +153,20 @@ class _Cursor:
         else:
             self.pos = match.end() + 1
         if stop > first:
-            self.line += (block.text.count("\n") if isinstance(self.text, str) else int(block.line_ends.size)) + 1
+            self.line += self._line_breaks(first, stop, line_ends, block) + 1
         self.line += match is not None
         return block
+
+    def _line_breaks(
+        self, start: int, stop: int, line_ends: npt.NDArray[np.int64] | None, block: _Block
+    ) -> int:  # fmt: skip
+        """The line ends in text[start:stop], the block just taken: counted in place (a short block's, which
+        numpy would find at several times the cost), or those already found."""
+        if isinstance(self.text, str):
+            return self.text.count("\n", start, stop)
+        if line_ends is not None or not isinstance(self.text, bytes):  # (a file in memory of its own: no count)
+            return int(block.line_ends.size)
+        return self.text.count(b"\n", start, stop)
 
     def _find_end(self, start: int) -> tuple[re.Match[str] | re.Match[bytes] | None, npt.NDArray[np.int64] | None]:
         """The first `end` line at or after `start`, and for a long stretch of bytes the line ends found on the

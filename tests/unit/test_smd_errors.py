@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import random
 
@@ -197,3 +198,26 @@ def test_a_long_run_of_digits_is_refused_at_once_at_its_column(line: int) -> Non
         assert (raised.value.line, raised.value.column) == (line, len(fields[0]) + len(fields[1]) + 3)
     if line != 19:
         assert "a word of 200,001 characters" in str(raised.value)
+
+
+@pytest.mark.parametrize("form", ["bytes", "mapped", "CRLF"])
+@pytest.mark.parametrize(
+    ("line", "text", "column"),
+    [(15, "0 1.000000 1.000000 0.000000 0.000000 0.000000 1.000000 1.000000 1.000000 1.5 0 1", 75),
+     (19, "1 0 0 0 0 0", 12)],
+)  # fmt: skip
+def test_lines_after_blocks_are_numbered_alike_whatever_holds_the_text(
+    form: str, line: int, text: str, column: int
+) -> None:
+    """The lines of each block taken are counted in the bytes of a file read into memory, among the line ends
+    found in a file mapped into memory of its own, and in the text decoded from a file with CR LF line ends."""
+    data = replace_line(line, text)
+    if form == "CRLF":
+        data = data.replace(b"\n", b"\r\n")
+    held: bytes | mmap.mmap = data
+    if form == "mapped":
+        held = mmap.mmap(-1, len(data))
+        held.write(data)
+    with pytest.raises(FormatError) as caught:
+        read_smd(held, "bad.smd")
+    assert (caught.value.line, caught.value.column) == (line, column)
