@@ -10,6 +10,7 @@ column.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -228,29 +229,26 @@ class ScannedText:
         starts, ends = _token_spans(piece, last - first)
         line_firsts = _line_first_tokens(piece, starts, ends, self.lines.starts[first : last + 1] - begin)
         counts = np.diff(np.append(line_firsts, starts.shape[0]))  # the tokens of each line of the piece
-        # The tokens of every request's lines, grouped by request (a stable sort of one small key per token, by
-        # radix), are converted together
-        unasked = len(requests)
-        line_request = np.full(last - first + 1, unasked, np.int8 if unasked < 127 else np.int64)
+        # The tokens of every request's lines but their commands, request by request, are converted together
         chosen: list[Int64Array | None] = []
-        for index, (lines, _) in enumerate(requests):
+        token_parts: list[Int64Array] = []
+        for lines, _ in requests:
             low, high = np.searchsorted(lines, (first, last + 1))
-            chosen.append(lines[low:high] - first if low < high else None)
-            line_request[lines[low:high] - first] = index
-        asked = line_request != unasked
-        token_request = np.repeat(line_request, counts)
-        token_request[line_firsts[asked]] = unasked  # each line's command (a numeric line has one)
-        order = np.argsort(token_request, kind="stable")
-        sizes = np.bincount(token_request, minlength=unasked + 1)[:unasked]
-        taken = order[: int(sizes.sum())]
+            piece_lines = lines[low:high] - first if low < high else None
+            chosen.append(piece_lines)
+            if piece_lines is not None:
+                token_parts.append(_tokens_after_the_first(line_firsts[piece_lines], counts[piece_lines]))
+        taken = np.concatenate(token_parts) if token_parts else np.zeros(0, np.int64)
+        sizes = [part.shape[0] for part in token_parts]
         values, parsed = parse_decimals(piece, starts[taken], ends[taken])
         found: list[tuple[Int64Array, Float64Array | None] | None] = []
-        bounds = np.concatenate(([0], np.cumsum(sizes))).tolist()
-        for index, piece_lines in enumerate(chosen):
+        bounds = np.cumsum([0, *sizes]).tolist()
+        parts = iter(itertools.pairwise(bounds))
+        for piece_lines in chosen:
             if piece_lines is None:
                 found.append(None)
                 continue
-            part = slice(bounds[index], bounds[index + 1])
+            part = slice(*next(parts))
             found.append((counts[piece_lines] - 1, self._converted(values[part], parsed[part], taken[part], starts,
                                                                      ends, begin)))  # fmt: skip
         return found
@@ -393,6 +391,18 @@ def _scan(data: FileBuffer, path: str | None, map_pieces: PieceMap = sequential)
     scanned = ScannedText(path, lines, command_ids, line_lengths, data)
     scanned.text = text
     return scanned
+
+
+def _tokens_after_the_first(line_firsts: Int64Array, counts: Int64Array) -> Int64Array:
+    """The numbers of the tokens of some lines (their first token's number and how many they hold, ascending) but
+    each line's first: for lines of as many tokens each (a vertex array's, a triangle list's), one broadcast sum."""
+    after = counts - 1
+    if not after.shape[0]:
+        return np.zeros(0, np.int64)
+    if (after == after[0]).all():
+        return (line_firsts[:, None] + np.arange(1, int(after[0]) + 1)).ravel()
+    tokens: Int64Array = np.repeat(line_firsts + 1 - (np.cumsum(after) - after), after) + np.arange(int(after.sum()))
+    return tokens
 
 
 def _token_spans(text: npt.NDArray[np.uint8], newlines: int | None = None) -> tuple[Int64Array, Int64Array]:

@@ -1,7 +1,8 @@
 """The IQE reader's shortcuts for text as exporters write it give what the general paths give: token spans with
 whitespace as every byte up to 32, the first token of each line found after newlines instead of searched, lines
-that start with their token, command ids from a small table, the search for '#' after the header, integer checks,
-corner indices without a backward search, and a mesh's corners when its faces are one run."""
+that start with their token, command ids from a small table, the search for '#' after the header, the requested
+tokens gathered line by line instead of sorted, integer checks, corner indices without a backward search, and a
+mesh's corners when its faces are one run."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from formats.iqe.scan import (
     _first_token_starts,
     _line_first_tokens,
     _token_spans,
+    _tokens_after_the_first,
     scan_lines,
 )
 
@@ -144,3 +146,40 @@ def test_a_hash_in_a_numeric_line_ends_it_but_the_header_is_no_command() -> None
     commented = header_only.replace(b"vp 4 5 6", b"vp 4 5 6 # 7 8")
     assert read_iqe(commented).meshes[0].positions.tolist() == [[1, 2, 3], [4, 5, 6], [7, 8, 9]]
     assert read_iqe(b"# Inter-Quake Export").meshes == []
+
+
+def _tokens_by_sorting(line_firsts: np.ndarray, counts: np.ndarray, chosen: list[np.ndarray]) -> np.ndarray:
+    """The tokens of the chosen lines but each line's first, request by request: a stable sort by request."""
+    line_request = np.full(line_firsts.shape[0], len(chosen), np.int8)
+    for index, lines in enumerate(chosen):
+        line_request[lines] = index
+    token_request = np.repeat(line_request, counts)
+    token_request[line_firsts[line_request != len(chosen)]] = len(chosen)
+    order = np.argsort(token_request, kind="stable")
+    return order[: int(np.count_nonzero(token_request != len(chosen)))]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_tokens_of_requested_lines_but_their_commands_equal_a_stable_sort_by_request(seed: int) -> None:
+    random = np.random.default_rng(seed)
+    counts = random.integers(1, 6, 400) if seed % 2 else np.tile([4, 3, 4, 2], 100)  # varied, or vertex-like
+    line_firsts = np.cumsum(counts) - counts
+    owner = random.integers(0, 4, 400) if seed % 3 else np.arange(400) % 4
+    chosen = [np.flatnonzero(owner == request) for request in range(3)]  # (request 3's lines: not asked)
+    expected = _tokens_by_sorting(line_firsts, counts, chosen)
+    parts = [_tokens_after_the_first(line_firsts[lines], counts[lines]) for lines in chosen]
+    assert np.array_equal(np.concatenate(parts), expected)
+    assert [part.dtype for part in parts] == [np.int64] * 3
+    assert _tokens_after_the_first(np.zeros(0, np.int64), np.zeros(0, np.int64)).shape == (0,)
+
+
+def test_numbers_of_interleaved_commands_of_uneven_lines() -> None:
+    lines = ["# Inter-Quake Export", "mesh a", "vp 1 2 3", "vt .5", "vn 0 0 1", "vp 4 5 6 7", "vt .25 .75",
+             "vn 1 0 0", "vp 8 9 10", "vt 1 2 3", "vn 0 1 0", "fm 0 1 2", "fm 2 1 0 1"]  # fmt: skip
+    scanned = scan_lines("\n".join(lines).encode(), None)
+    requests = [(scanned.lines_of(command), command) for command in ("vp", "vt", "vn", "fm")]
+    together = scanned.numbers_of_many(requests)
+    for (request_lines, _), (values, counts) in zip(requests, together, strict=True):
+        expected = [float(token) for line in request_lines.tolist() for token in lines[line].split()[1:]]
+        assert values.tolist() == expected
+        assert counts.tolist() == [len(lines[line].split()) - 1 for line in request_lines.tolist()]
