@@ -16,7 +16,7 @@ from .desc_parser import DescDocument, parse_desc
 from .errors import QmapError
 from .frontend import MAX_NAME_BYTES, FaceSet, FrontEndOptions, FrontEndResult, run_front_end
 from .layout import build_model
-from .memory import freed_memory_kept, release_free_memory
+from .memory import freed_memory_kept, release_stage_memory, stage_memory_kept
 from .model import QmapModel
 from .octree import build_tree, collision_split_rule, draw_split_rule, face_extents, root_bounds
 from .parallel import one_at_a_time, run_together
@@ -122,7 +122,7 @@ def compile_faces(faces: FaceSet, options: CompileOptions | None = None, report:
         partial(build_tree, positions, root, k, options.max_depth, draw_split_rule(faces.material), extents),
         partial(build_tree, positions, root, k, options.max_depth, collision_split_rule, extents))
     del extents
-    release_free_memory()  # what the threads freed stays in their malloc arenas until trimmed
+    release_stage_memory()  # what the threads freed stays in their malloc arenas until trimmed
     model = build_model(faces, draw, collision, deferred)
     if report is not None:
         _fill_report(report, faces, model, root)
@@ -165,7 +165,7 @@ def _front_end(tmp: TmpDocument, desc: DescDocument | None, options: CompileOpti
                release_meshes: bool = False) -> FrontEndResult:
     started = time.perf_counter()
     front = run_front_end(tmp, desc, FrontEndOptions(drop_degenerate=options.drop_degenerate), release_meshes)
-    release_free_memory()
+    release_stage_memory()
     report.timings["front end"] = time.perf_counter() - started
     report.warnings += tmp.warnings + (desc.warnings if desc else []) + front.warnings
     report.skipped_faces = front.skipped_faces
@@ -216,14 +216,14 @@ def _compile_model(read_tmp: Callable[[], bytes], desc_data: bytes | None, optio
     started = time.perf_counter()
     text = read_tmp()
     small = len(text) < _THREADS_FROM_BYTES
-    with np.errstate(all="ignore"), one_at_a_time(small):
+    with np.errstate(all="ignore"), one_at_a_time(small), stage_memory_kept(small):
         tmp = parse_tmp(text, tmp_name, ParseOptions(options.skip_unknown_objects))
         del text
         if tmp.source is not None:  # the text is not needed after the parse, but for a too long name's position
             tmp.source.forget_text(pos for mesh in tmp.meshes for name, pos in zip(mesh.materials, mesh.material_pos,
                                    strict=False) if len(name) > MAX_NAME_BYTES)  # fmt: skip
         desc = parse_desc(desc_data, desc_name) if desc_data is not None else None
-        release_free_memory()
+        release_stage_memory()
         report.timings["parse"] = time.perf_counter() - started
         # (no trim after this one: _front_end has just trimmed, and the meshes left the document as they were read;
         # a second trim here measured 0.1-0.2 s slower on 1M faces for the same peak)

@@ -16,6 +16,7 @@ import contextlib
 import ctypes
 import threading
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # mallopt parameters (malloc.h)
 _HEAP_BLOCKS_UP_TO = 32 << 20  # the largest mmap threshold glibc accepts, and where its own adjustment stops
@@ -48,6 +49,28 @@ def _library() -> _Libc:
 def release_free_memory() -> None:
     """Return memory freed so far to the system (glibc); nothing happens where that is not available."""
     _library().trim(0)
+
+
+_trim_between_stages: ContextVar[bool] = ContextVar("trim_between_stages", default=True)
+
+
+def release_stage_memory() -> None:
+    """release_free_memory between two stages of a compile, unless inside `stage_memory_kept()`."""
+    if _trim_between_stages.get():
+        release_free_memory()
+
+
+@contextlib.contextmanager
+def stage_memory_kept(when: bool = True) -> Iterator[None]:
+    """Within the block (when `when`), what a stage frees stays for the next stages to reuse: for a small map,
+    whose stages soon take that memory again, each page handed back would cost a fault when touched anew (100k
+    faces: about 42,000 faults with the trims, 24,000 without, at the same peak). `freed_memory_kept` still hands
+    everything back at its end."""
+    token = _trim_between_stages.set(not when and _trim_between_stages.get())
+    try:
+        yield
+    finally:
+        _trim_between_stages.reset(token)
 
 
 @contextlib.contextmanager

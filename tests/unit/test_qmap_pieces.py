@@ -299,6 +299,30 @@ def test_freed_memory_is_kept_during_a_compile_and_handed_back_after_it_even_on_
     assert [call[2] for call in libc.calls if call[0] == "mallopt"] == [32 << 20, 1 << 30, 64 << 20]
 
 
+@pytest.mark.parametrize("small", [True, False])
+def test_a_small_map_keeps_freed_memory_between_stages_and_hands_it_back_once(monkeypatch: pytest.MonkeyPatch,
+                                                                            small: bool) -> None:
+    """Below the size where threads start, no stage trims (its freed memory is reused by the next ones); a larger
+    map trims after the parse, the front end and the trees; both hand everything back at the end, with the same
+    bytes."""
+    from qmap_compiler import compiler, memory
+
+    tmp, desc = _scene(4, 3)
+    expected = compile_bytes(tmp, desc)
+    libc = _RecordingLibc()
+    monkeypatch.setattr(memory, "_libc", libc)
+    if not small:
+        monkeypatch.setattr(compiler, "_THREADS_FROM_BYTES", 0)
+    assert compile_bytes(tmp, desc) == expected
+    trims = [call for call in libc.calls if call[0] == "trim"]
+    assert len(trims) == (1 if small else 4) and libc.calls[-1] == ("trim", 0, 0)
+    libc.calls.clear()
+    with memory.stage_memory_kept():  # outside a compile, as in it: a trim between stages is skipped, then not
+        memory.release_stage_memory()
+    memory.release_stage_memory()
+    assert libc.calls == [("trim", 0, 0)]
+
+
 @pytest.mark.parametrize(("count", "largest", "dtype"), [
     (0, 5, np.int64), (1, 5, np.int64), (1000, 7, np.int64), (100_000, 70_000, np.int64),
     (100_000, 2**31, np.int64), (5000, 3, np.int8), (5000, 60_000, np.uint32), (3000, 2**40, np.int64),
