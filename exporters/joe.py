@@ -14,6 +14,7 @@ from mathutils import Matrix
 
 from ..common import mesh_io, track_settings
 from ..common.conventions import JOE_STORED_NORMALS as STORED_NORMALS
+from ..common.conventions import collector_paused
 from ..common.operators import (
     ExportScopeMixin,
     PresetSafeExportHelper,
@@ -511,7 +512,8 @@ class EXPORT_SCENE_OT_jpk(bpy.types.Operator, PresetSafeExportHelper, ExportScop
     )
 
     def execute(self, context: bpy.types.Context) -> set[str]:
-        return guarded(self, lambda: export_jpk(context, self.filepath, self), "Exported")
+        with collector_paused():  # (a track's thousands of members make tens of thousands of Python objects)
+            return guarded(self, lambda: export_jpk(context, self.filepath, self), "Exported")
 
     def draw(self, context: bpy.types.Context) -> None:
         draw_export_options(self.layout, self, context)

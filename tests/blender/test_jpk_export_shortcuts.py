@@ -5,6 +5,7 @@ swapping the shortcuts for what they stand in for."""
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 from types import ModuleType
 
@@ -111,6 +112,32 @@ def test_the_first_object_in_order_with_non_finite_numbers_is_named(tmp_path: Pa
     with pytest.raises(RuntimeError, match=r"object 'C' has vertex positions that are NaN or infinite"):
         bpy.ops.export_scene.jpk(filepath=str(tmp_path / "out.jpk"))
     assert not (tmp_path / "out.jpk").exists()
+
+
+def test_the_pack_is_made_with_the_collector_paused_and_it_runs_again_after(  # type: ignore[no-untyped-def]
+    extension, tmp_path: Path, monkeypatch
+) -> None:
+    """Python's cyclic garbage collector is off while a pack is made (a track's members make tens of thousands of
+    objects: each collection walks every object Blender holds), and on again after an export, failed or not."""
+    seen: list[bool] = []
+    export_jpk = extension.exporters.joe.export_jpk
+    monkeypatch.setattr(extension.exporters.joe, "export_jpk",
+                        lambda *arguments: seen.append(gc.isenabled()) or export_jpk(*arguments))  # fmt: skip
+    cube("A")
+    assert gc.isenabled()
+    assert bpy.ops.export_scene.jpk(filepath=str(tmp_path / "out.jpk")) == {"FINISHED"}
+    bpy.data.objects.remove(bpy.data.objects["A"])
+    with pytest.raises(RuntimeError, match="no mesh objects to export"):
+        bpy.ops.export_scene.jpk(filepath=str(tmp_path / "none.jpk"))
+    assert seen == [False, False] and gc.isenabled()
+    gc.disable()  # (a caller's choice is left as it was)
+    try:
+        with pytest.raises(RuntimeError, match="no mesh objects to export"):
+            bpy.ops.export_scene.jpk(filepath=str(tmp_path / "none.jpk"))
+        still_off = not gc.isenabled()
+    finally:
+        gc.enable()
+    assert still_off
 
 
 @pytest.mark.parametrize("pack", CORPUS_PACKS, ids=lambda path: path.parent.parent.name)
