@@ -512,8 +512,8 @@ def _material_name(material: bpy.types.Material | None) -> str:
 
 
 _BLOCK_FIELDS = {"texcoord": "texcoords", "normal": "normals", "tangent": "tangents", "color": "colors"}
-_RUN_CORNERS = 1 << 17  # objects are made into blocks in runs of up to this many corners (numpy's cost per call
-# is paid once a run); a larger object is a run of its own
+_RUN_CORNERS = 1 << 15  # objects are made into blocks in runs of up to this many corners (numpy's cost per call
+# is paid once a run, and a run's arrays stay in the CPU caches); a larger object is a run of its own
 
 
 @dataclass
