@@ -181,35 +181,58 @@ _MOST_WHOLE_DIGITS = 12
 
 
 def _six_decimal_columns(block: Array, starts: Array, ends: Array) -> tuple[Array, Array, Array]:
-    """_digit_columns for the tokens `[-]digits.dddddd` (printf's %f, as exporters write floats) in about half
-    the passes: the point and the six decimals sit at fixed places before the token's end, so only the digits
-    before the point need a column each. The digits as an integer, whether the token has that shape (at most
-    _MOST_WHOLE_DIGITS before the point; the others' integers mean nothing) and whether it is negative."""
+    """_digit_columns for the tokens `[-]digits.dddddd` (printf's %f, as exporters write floats) in a few passes:
+    the point and the six decimals sit at fixed places before the token's end, so the units digit, the point and
+    the decimals are read as one 8-byte word, and only the digits before the units need a column each. The digits
+    as an integer, whether the token has that shape (at most _MOST_WHOLE_DIGITS before the point; the others'
+    integers mean nothing) and whether it is negative."""
     negative = block[starts] == ord("-")
     if block.shape[0] < 8:  # (no room for the shape: every token goes the general way)
         return np.zeros(starts.shape[0], np.uint64), np.zeros(starts.shape[0], np.bool_), negative
     body = starts + negative
     point = np.maximum(ends - 7, 0)  # (point + 6 is never past the block: a token's end is at most its length)
     whole = point - body  # digits before the point
-    shaped = (whole >= 1) & (whole <= _MOST_WHOLE_DIGITS) & (block[point] == ord("."))
-    # The digits before the point from the point leftwards: the first is in every shaped token (`point - 1` of a
-    # token at the block's start is -1, the block's last byte: such a token is not shaped), the others where the
-    # token has that many.
-    units = block[point - 1] - np.uint8(48)  # wraps above 9 for anything but a digit
-    shaped &= units < 10
-    mantissa = units.astype(np.uint64)
-    for place in range(1, min(int(whole.max(initial=0)), _MOST_WHOLE_DIGITS)):
+    shaped = (whole >= 1) & (whole <= _MOST_WHOLE_DIGITS)
+    # The word from the units digit (`point - 1`: in every shaped token) to the last decimal; as eight digit
+    # characters, '0', the units and the decimals, its value is the units times 10**6 plus the decimals.
+    words = _words_at(block, np.maximum(point - 1, 0))
+    shaped &= (words >> np.uint64(8)) & np.uint64(0xFF) == np.uint64(ord("."))
+    digits = (words & np.uint64(0xFFFF_FFFF_FFFF_0000)) | ((words & np.uint64(0xFF)) << np.uint64(8)) | np.uint64(0x30)
+    shaped &= _eight_digit_characters(digits)
+    mantissa = _eight_digits_value(digits)
+    for place in range(1, min(int(whole.max(initial=0)), _MOST_WHOLE_DIGITS)):  # the digits before the units
         present = place < whole
-        digit = block[np.maximum(point - 1 - place, 0)] - np.uint8(48)
+        digit = block[np.maximum(point - 1 - place, 0)] - np.uint8(48)  # wraps above 9 for anything but a digit
         shaped &= ~present | (digit < 10)
-        mantissa += np.multiply(digit * present, np.uint64(10**place), dtype=np.uint64)  # (uint64 product: numpy
-        # would otherwise take the smallest type that holds the scalar)
-    decimals = np.zeros(starts.shape[0], np.uint32)  # (below 10**6 where shaped: 4-byte arithmetic is enough)
-    for place in range(1, 7):
-        digit = block[point + place] - np.uint8(48)
-        shaped &= digit < 10
-        decimals = decimals * np.uint32(10) + digit
-    return mantissa * np.uint64(1_000_000) + decimals, shaped, negative
+        mantissa += np.multiply(digit * present, np.uint64(10 ** (place + 6)), dtype=np.uint64)  # (uint64
+        # product: numpy would otherwise take the smallest type that holds the scalar)
+    return mantissa, shaped, negative
+
+
+def _words_at(block: Array, offsets: Array) -> Array:
+    """The 8 bytes of the block from each offset (at most its length - 8) as a little-endian uint64."""
+    every_word: Array = np.ndarray((block.shape[0] - 7,), "<u8", block, 0, (1,))  # (a word at every byte: a view)
+    words: Array = every_word.take(offsets).astype(np.uint64, copy=False)
+    return words
+
+
+_HIGH_NIBBLES, _THREES, _SIXES = (np.uint64(0x0101_0101_0101_0101 * byte) for byte in (0xF0, 0x30, 0x06))
+
+
+def _eight_digit_characters(words: Array) -> Array:
+    """Whether each of the words' 8 bytes is '0' to '9' (a high nibble of 3, and a low one that adding 6 keeps
+    below 16: a byte whose sum carries into the next one has a high nibble other than 3 itself)."""
+    checked: Array = ((words & _HIGH_NIBBLES) == _THREES) & (((words + _SIXES) & _HIGH_NIBBLES) == _THREES)
+    return checked
+
+
+def _eight_digits_value(words: Array) -> Array:
+    """The numbers that 8 digit characters spell (the first byte the most significant), by three multiplications:
+    neighbouring digits, then pairs, then quadruples joined (uint64 arithmetic wraps as the steps expect)."""
+    values = ((words & np.uint64(0x0F0F_0F0F_0F0F_0F0F)) * np.uint64(2561)) >> np.uint64(8)
+    values = ((values & np.uint64(0x00FF_00FF_00FF_00FF)) * np.uint64(6553601)) >> np.uint64(16)
+    joined: Array = ((values & np.uint64(0x0000_FFFF_0000_FFFF)) * np.uint64(42949672960001)) >> np.uint64(32)
+    return joined
 
 
 def _uints(tokens: _Tokens, which: Array) -> tuple[Array, Array]:

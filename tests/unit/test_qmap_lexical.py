@@ -568,3 +568,31 @@ def test_quick_number_columns_read_as_the_general_columns() -> None:
     expected = [w.isdigit() and (w[:1] != b"0" or len(w) == 1) and int(w) <= 0xFFFFFFFF for w in words]
     assert plain.tolist() == expected
     assert uints[plain].tolist() == [int(w) for w, ok in zip(words, expected, strict=True) if ok]
+
+
+def test_six_decimal_tokens_read_by_words_match_the_general_columns() -> None:
+    """printf %f tokens, read with their units, point and decimals as one word: their shape is exactly
+    `-?digits{1,12}.dddddd` and their digits those of the general digit columns; near misses (a byte off, a digit
+    too many or too few, other number characters anywhere) are told apart."""
+    from qmap_compiler import blockscan
+
+    rng = np.random.default_rng(21)
+    alphabet = np.frombuffer(b"0123456789+-.eE", np.uint8)
+    words = [b"%.6f" % value for value in rng.standard_normal(3000) * 10.0 ** rng.integers(-3, 14, 3000)]
+    words += [b"1.23456", b"1.2345678", b"12.3456.", b".1234567", b"-.123456", b"+1.000000", b"0.00000e",
+              b"1234567890123.000000", b"123456789012.999999", b"-999999999999.999999", b"0.000000", b"9.99999",
+              b"1:000000", b"1.12345?", b"/.123456", b"1.\xff23456", b"\xfa.123456"]  # fmt: skip
+    for _ in range(3000):  # %f spellings with one byte changed, and random runs of number characters
+        word = bytearray(words[int(rng.integers(0, 3000))])
+        word[int(rng.integers(0, len(word)))] = int(rng.choice(alphabet))
+        words += [bytes(word), bytes(rng.choice(alphabet, int(rng.integers(1, 22))))]
+    text = b" ".join(words)
+    block = np.frombuffer(text, np.uint8)
+    starts = np.cumsum([0] + [len(word) + 1 for word in words[:-1]])
+    ends = starts + np.array([len(word) for word in words])
+    mantissa, shaped, negative = blockscan._six_decimal_columns(block, starts, ends)
+    expected_shape = np.array([re.fullmatch(rb"-?[0-9]{1,12}\.[0-9]{6}", word) is not None for word in words])
+    assert np.array_equal(shaped, expected_shape) and 3000 < shaped.sum() < len(words)
+    general, after_point, valid, general_negative = blockscan._digit_columns(block, starts, ends)
+    assert valid[shaped].all() and (after_point[shaped] == 6).all()
+    assert np.array_equal(mantissa[shaped], general[shaped]) and np.array_equal(negative, general_negative)
