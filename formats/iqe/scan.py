@@ -138,6 +138,7 @@ class _Numbers:
         self.value_parts: list[Float64Array] = []
         self.count_parts: list[Int64Array] = []
         self.failed = False
+        self.usable = True  # every value found within float32's range (checked piece by piece, while at hand)
 
     @property
     def counts(self) -> Int64Array:
@@ -200,19 +201,22 @@ class ScannedText:
             for result, found in zip(results, piece, strict=True):
                 if found is None or result.failed:
                     continue
-                counts, values = found
+                counts, values, usable = found
                 result.count_parts.append(counts)
                 if values is None:
                     result.failed = True
                 else:
                     result.value_parts.append(values)
+                    result.usable &= usable
         return [partial(self._finished, lines, what, result) for (lines, what), result in zip(requests, results,
                                                                                              strict=True)]  # fmt: skip
 
     def _finished(self, lines: Int64Array, what: str, result: _Numbers) -> NumbersAndCounts:
         values = self._numbers_slowly(lines, what) if result.failed else result.values
         counts = result.counts if not result.failed else self._token_counts_slowly(lines)
-        usable = np.abs(values) <= FLOAT32_MAX  # also false for NaN; the document stores float32
+        if result.usable and not result.failed:
+            return values, counts
+        usable = _usable(values)
         if not usable.all():
             message = f"{what}: the number is not finite or too large for a float"
             self._raise_at_value(lines, counts, int(np.argmin(usable)), message)
@@ -220,9 +224,10 @@ class ScannedText:
 
     def _piece_numbers(
         self, requests: list[tuple[Int64Array, str]], first: int, last: int
-    ) -> list[tuple[Int64Array, Float64Array | None] | None]:
+    ) -> list[tuple[Int64Array, Float64Array | None, bool] | None]:
         """For each request, the numbers of its lines among lines first..last (None: it has none there): how many
-        per line, and their values (None where some token is no number: the slow path then reports it)."""
+        per line, their values (None where some token is no number: the slow path then reports it) and whether
+        all are within float32's range."""
         text = self._text()
         begin, end = int(self.lines.starts[first]), int(self.lines.starts[last] + self.line_lengths[last])
         piece = text[begin:end]  # (offsets below are into the piece)
@@ -241,7 +246,7 @@ class ScannedText:
         taken = np.concatenate(token_parts) if token_parts else np.zeros(0, np.int64)
         sizes = [part.shape[0] for part in token_parts]
         values, parsed = parse_decimals(piece, starts[taken], ends[taken])
-        found: list[tuple[Int64Array, Float64Array | None] | None] = []
+        found: list[tuple[Int64Array, Float64Array | None, bool] | None] = []
         bounds = np.cumsum([0, *sizes]).tolist()
         parts = iter(itertools.pairwise(bounds))
         for piece_lines in chosen:
@@ -249,8 +254,8 @@ class ScannedText:
                 found.append(None)
                 continue
             part = slice(*next(parts))
-            found.append((counts[piece_lines] - 1, self._converted(values[part], parsed[part], taken[part], starts,
-                                                                     ends, begin)))  # fmt: skip
+            converted = self._converted(values[part], parsed[part], taken[part], starts, ends, begin)
+            found.append((counts[piece_lines] - 1, converted, converted is not None and bool(_usable(converted).all())))
         return found
 
     def _converted(self, values: Float64Array, parsed: npt.NDArray[np.bool_], tokens: Int64Array, starts: Int64Array,
@@ -391,6 +396,12 @@ def _scan(data: FileBuffer, path: str | None, map_pieces: PieceMap = sequential)
     scanned = ScannedText(path, lines, command_ids, line_lengths, data)
     scanned.text = text
     return scanned
+
+
+def _usable(values: Float64Array) -> npt.NDArray[np.bool_]:
+    """Which values a float32 holds (false for NaN too): the document stores float32."""
+    usable: npt.NDArray[np.bool_] = np.abs(values) <= FLOAT32_MAX
+    return usable
 
 
 def _tokens_after_the_first(line_firsts: Int64Array, counts: Int64Array) -> Int64Array:

@@ -1,8 +1,8 @@
 """The IQE reader's shortcuts for text as exporters write it give what the general paths give: token spans with
 whitespace as every byte up to 32, the first token of each line found after newlines instead of searched, lines
 that start with their token, command ids from a small table, the search for '#' after the header, the requested
-tokens gathered line by line instead of sorted, integer checks, corner indices without a backward search, and a
-mesh's corners when its faces are one run."""
+tokens gathered line by line instead of sorted, float32's range checked piece by piece, integer checks, corner
+indices without a backward search, and a mesh's corners when its faces are one run."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import re
 import numpy as np
 import pytest
 
+from formats.errors import FormatError
 from formats.iqe import IqeDocument, IqeMesh, read_iqe, write_iqe
 from formats.iqe.scan import (
     COMMAND_ID,
@@ -183,3 +184,27 @@ def test_numbers_of_interleaved_commands_of_uneven_lines() -> None:
         expected = [float(token) for line in request_lines.tolist() for token in lines[line].split()[1:]]
         assert values.tolist() == expected
         assert counts.tolist() == [len(lines[line].split()) - 1 for line in request_lines.tolist()]
+
+
+@pytest.mark.parametrize("piece_bytes", [1 << 20, 64])
+@pytest.mark.parametrize(("bad", "line", "token"), [("1e39", 41, 2), ("nan", 42, 1), ("-inf", 89, 3), (None, 0, 0)])
+def test_a_number_float32_cannot_hold_is_reported_where_it_is(
+    monkeypatch: pytest.MonkeyPatch, piece_bytes: int, bad: str | None, line: int, token: int
+) -> None:
+    """Checked piece by piece as the numbers are read (pieces of a few lines here, of a megabyte in files)."""
+    monkeypatch.setattr("formats.iqe.scan._SCAN_BYTES", piece_bytes)
+    lines = ["# Inter-Quake Export", "mesh a"]
+    for vertex in range(50):
+        lines += [f"vp {vertex} {vertex}.5 -{vertex}", f"vt 0.{vertex} {vertex}"]  # vp on odd lines, vt on even
+    lines += ["fa 0 1 2"]
+    if bad is None:
+        assert len(read_iqe("\n".join(lines).encode()).meshes[0].positions) == 50
+        return
+    tokens = lines[line - 1].split()
+    tokens[token] = bad
+    lines[line - 1] = " ".join(tokens)
+    column = len(" ".join(tokens[:token])) + 2
+    with pytest.raises(FormatError) as caught:
+        read_iqe("\n".join(lines).encode(), "x.iqe")
+    assert str(caught.value) == f"x.iqe, line {line}, column {column}: '{tokens[0]}': the number is not finite or " \
+                               "too large for a float"  # fmt: skip
