@@ -296,6 +296,6 @@ def test_a_compile_loads_no_module_that_only_other_commands_use(tmp_path: Path) 
     script = ("import sys; from qmap_compiler.__main__ import main; code = main(sys.argv[1:]); "
               "print(sorted(name for name in ('numpy.typing', 'qmap_compiler.text_writer', 'qmap_compiler.resources', "
               "'concurrent.futures') if name in sys.modules))")  # fmt: skip
-    run = subprocess.run([sys.executable, "-c", script, str(source), "-o", str(tmp_path / "m.qmap")],
-                         capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2], check=True)  # fmt: skip
+    command = [sys.executable, "-c", script, str(source), "-o", str(tmp_path / "m.qmap")]
+    run = subprocess.run(command, capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2], check=True)
     assert run.stdout.splitlines()[-1] == "[]"
