@@ -11,6 +11,10 @@ import os
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
+# Before numpy loads: the compiler makes no BLAS call, and OpenBLAS's threads, started with numpy on every core and
+# spinning there a while, took a 100k-face map's whole process about a tenth of its time on two cores
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 from . import resource_states
 from .compiler import Box, CompileOptions, compile_map
 from .errors import QmapError

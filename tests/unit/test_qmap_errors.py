@@ -299,3 +299,26 @@ def test_a_compile_loads_no_module_that_only_other_commands_use(tmp_path: Path) 
     command = [sys.executable, "-c", script, str(source), "-o", str(tmp_path / "m.qmap")]
     run = subprocess.run(command, capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2], check=True)
     assert run.stdout.splitlines()[-1] == "[]"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts the process's threads in Linux's /proc")
+@pytest.mark.parametrize("given", [None, "2"])
+def test_the_command_starts_no_blas_threads_unless_told(tmp_path: Path, given: str | None) -> None:
+    """OpenBLAS starts a thread on every core with numpy, which the compiler never asks for: the command keeps one
+    unless the environment says otherwise."""
+    import os
+    import subprocess
+    import sys
+
+    script = ("import os, sys; import qmap_compiler.__main__; import numpy; "
+              "print(os.environ['OPENBLAS_NUM_THREADS'], len(os.listdir('/proc/self/task')))")  # fmt: skip
+    environment = {name: value for name, value in os.environ.items() if name != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        environment["OPENBLAS_NUM_THREADS"] = given
+    root = Path(__file__).resolve().parents[2]
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=root, env=environment,
+                         check=True)  # fmt: skip
+    setting, threads = run.stdout.split()
+    assert setting == (given or "1")
+    if given is None:
+        assert threads == "1"
