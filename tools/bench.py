@@ -209,7 +209,8 @@ def mesh_rows(name: str, size: str, distinct: bool, repeat: int, folder: Path) -
 def track_rows(repeat: int, folder: Path) -> list[BenchRow]:
     """A track-like JPK of many small members whose textures list.txt names, against OBJ with the same objects."""
     pack = track_pack(folder / "track", TRACK_MEMBERS, TRACK_TEXTURES)
-    ours_out = folder / "track_out.jpk"
+    ours_out = folder / "track_out" / "track_out.jpk"  # (in a folder of its own: the export writes a list.txt
+    ours_out.parent.mkdir(exist_ok=True)  # beside it, which the other cases' JOE imports would read)
     obj_file = pack.path.with_suffix(".obj")  # beside the images: its .mtl names them relative to it
 
     def import_ours() -> None:
