@@ -179,20 +179,21 @@ def _list_text(
         if listed and properties.get(UNLISTED) and properties.get(ENTRY) is None and not settings:
             continue  # (the list had no entry for it: none is added, unless the user gave it settings)
         settings["model"] = member
-        keeps = listed and obj.name not in entered
-        unchanged = _unchanged_entry(properties, count, settings, len(texts)) if keeps else None
+        kept = _kept_text(properties, count) if listed and obj.name not in entered else None
+        unchanged = None
+        if kept is not None:  # (most entries of a track: written as they were read, when nothing says otherwise)
+            unchanged = vt.unchanged_entry(kept, count, settings, len(texts), _kept_number(properties))
         if unchanged is not None:
             entered.add(obj.name)
             texts.append(unchanged)
             continue
-        entry = _kept_entry(properties, count) if keeps else None
+        entry = _parsed_entry(kept, count) if kept is not None else None
         if entry is None:
             settings.setdefault("texture", image_name(obj, member))
             if not listed:
                 fresh.append(obj.name)
         entered.add(obj.name)
-        old = properties.get(INDEX) if entry is not None else None
-        number = old if isinstance(old, int) else None
+        number = _kept_number(properties) if entry is not None else None
         try:
             texts.append(vt.updated_entry(entry, count, settings, len(texts), newline, number))
         except FormatError as error:  # (a setting the list cannot hold: said of its object)
@@ -203,18 +204,18 @@ def _list_text(
     return vt.write_list(head, texts, tail)
 
 
-def _unchanged_entry(obj: Properties, count: int, settings: dict[str, vt.Value], number: int) -> str | None:
-    """The object's kept entry text when it is written as it is (see vt.unchanged_entry)."""
-    text, old = obj.get(ENTRY), obj.get(INDEX)
-    if not isinstance(text, str) or obj.get(COUNT) != count:
-        return None
-    return vt.unchanged_entry(text, count, settings, number, old if isinstance(old, int) else None)
-
-
-def _kept_entry(obj: Properties, count: int) -> vt.ListEntry | None:
+def _kept_text(obj: Properties, count: int) -> str | None:
+    """The object's entry text as read, when it is an entry of `count` values (None: none kept, or another list's)."""
     text = obj.get(ENTRY)
-    if not isinstance(text, str) or obj.get(COUNT) != count:
-        return None
+    return text if isinstance(text, str) and obj.get(COUNT) == count else None
+
+
+def _kept_number(obj: Properties) -> int | None:
+    old = obj.get(INDEX)
+    return old if isinstance(old, int) else None
+
+
+def _parsed_entry(text: str, count: int) -> vt.ListEntry | None:
     try:
         return vt.parse_entry(text, count)
     except FormatError:

@@ -212,9 +212,15 @@ _QUICK_MESH_HEAD = re.compile(
     + _BLANKS + rb"materials[ \t\r\n\x0b]+" + _NUMBER + _BLANKS + rb"\{"
 )
 _QUICK_STRING = re.compile(_BLANKS + rb'"([^"\\\r\n]*)"')
-# A mesh's tail in the usual layout (no comments): the heads of its vertex and face blocks, and its end.
-_QUICK_VERTICES_HEAD = re.compile(_BLANKS + rb"\}" + _BLANKS + rb"vertices[ \t\r\n\x0b]+" + _NUMBER + _BLANKS + rb"\{")
-_QUICK_FACES_HEAD = re.compile(_BLANKS + rb"\}" + _BLANKS + rb"faces[ \t\r\n\x0b]+" + _NUMBER + _BLANKS + rb"\{")
+
+
+def _quick_block_head(word: bytes) -> re.Pattern[bytes]:
+    """The `}` closing the list before, then `word COUNT {`, in the usual layout (no comments)."""
+    return re.compile(_BLANKS + rb"\}" + _BLANKS + word + rb"[ \t\r\n\x0b]+" + _NUMBER + _BLANKS + rb"\{")
+
+
+# A mesh's tail in the usual layout: the heads of its vertex and face blocks, and its end.
+_QUICK_VERTICES_HEAD, _QUICK_FACES_HEAD = _quick_block_head(b"vertices"), _quick_block_head(b"faces")
 _QUICK_MESH_END = re.compile(_BLANKS + rb"\}" + _BLANKS + rb"\}")
 _PLAIN_DECIMAL = re.compile(rb"[+-]?[0-9]{1,30}(?:\.[0-9]{0,30})?")  # read by float() exactly as atof reads it
 

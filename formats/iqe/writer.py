@@ -653,29 +653,21 @@ def _face_text(corners: Int64Array, sizes: Int64Array, flags: Int64Array | None)
     starts = np.cumsum(sizes) - sizes
     widest = int(sizes.max())
     if widest <= _TABLE_CORNERS:  # one row per face, a column per corner (blank past a face's size)
-        parts: list[Bytes2D] = []
-        lengths = np.zeros(sizes.shape[0], np.int64)
-        if (sizes == widest).all():  # (all triangles, say: the corners are the table)
-            for command, values in ((b"fm", corners), (b"fs", flags)):
-                if values is not None:
-                    table = values.reshape(-1, widest)
-                    fields = [int_fields(table[:, column]) for column in range(widest)]
-                    for field in fields:
-                        lengths += field.lengths
-                    lengths += len(command) + 1 + widest
-                    parts.extend(table_lines(command, fields))
-            return compact(parts), np.cumsum(lengths)
+        uniform = bool((sizes == widest).all())  # (all triangles, say: the corners are the table as they stand)
         position = np.arange(widest)
         present = position[None, :] < sizes[:, None]
-        sources = np.where(present, starts[:, None] + position[None, :], 0)
+        sources = None if uniform else np.where(present, starts[:, None] + position[None, :], 0)
+        parts: list[Bytes2D] = []
+        lengths = np.zeros(sizes.shape[0], np.int64)
         for command, values in ((b"fm", corners), (b"fs", flags)):
             if values is None:
                 continue
-            fields = [int_fields(values[sources[:, column]]) for column in range(widest)]
+            table = values.reshape(-1, widest) if sources is None else values[sources]
+            fields = [int_fields(table[:, column]) for column in range(widest)]
             for column, field in enumerate(fields):
-                lengths += np.where(present[:, column], field.lengths + 1, 0)
+                lengths += field.lengths + 1 if uniform else np.where(present[:, column], field.lengths + 1, 0)
             lengths += len(command) + 1
-            parts.extend(table_lines(command, fields, sizes))
+            parts.extend(table_lines(command, fields, None if uniform else sizes))
         return compact(parts), np.cumsum(lengths)
     return _face_text_by_corner(corners, sizes, flags, starts)
 
