@@ -378,6 +378,21 @@ def corner_floats(collection: bpy.types.bpy_prop_collection, key: str, width: in
     return values.reshape(-1, width)
 
 
+def blender_corner_normals(mesh: bpy.types.Mesh) -> np.ndarray:
+    """(C, 3) the corner normals Blender gives, each that is not finite replaced by its face's normal (or zero):
+    Blender 4.4 at times gives NaN for a corner of a degenerate face, which no exported file can hold."""
+    normals = corner_floats(mesh.corner_normals, "vector", 3)
+    broken = ~np.isfinite(normals).all(axis=1)
+    if broken.any():
+        starts, _ = face_corners(mesh)
+        face_normals = corner_floats(mesh.polygons, "normal", 3)
+        face = np.searchsorted(starts, np.flatnonzero(broken), side="right") - 1
+        replacement = face_normals[face]
+        replacement[~np.isfinite(replacement).all(axis=1)] = 0.0
+        normals[broken] = replacement
+    return normals
+
+
 def mesh_triangles(
     mesh: bpy.types.Mesh,
     matrix: Matrix,
@@ -401,7 +416,7 @@ def mesh_triangles(
     corner_vert = corner_vertices_of(mesh)
     vertex_positions = vertex_positions_of(mesh)
     corner_vertices = corner_vert if in_order else corner_vert[loops]
-    normals = corner_floats(mesh.corner_normals, "vector", 3)
+    normals = blender_corner_normals(mesh)
     if stored_normals:
         normals = prefer_stored_normals(mesh, normals, stored_normals)
     normals = normals if in_order else normals[loops]

@@ -159,7 +159,7 @@ def _gather_layers(
     layers = _Layers()
     if settings.export_normals:
         # (unedited file normals: the stored vectors, exactly)
-        normals = mesh_io.corner_floats(mesh.corner_normals, "vector", 3)
+        normals = mesh_io.blender_corner_normals(mesh)
         stored = mesh.attributes.get(STORED_NORMALS)
         per_vertex = stored is not None and stored.domain == "POINT"  # (per corner once the import merged vertices)
         layers.corner["normal"] = mesh_io.prefer_stored_normals(mesh, normals, STORED_NORMALS,

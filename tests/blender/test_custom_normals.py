@@ -7,6 +7,7 @@ from types import ModuleType
 
 import bpy
 import numpy as np
+import pytest
 
 
 def _grid(extension: ModuleType, loose_vertex: bool = False, bumpy: bool = False) -> tuple[bpy.types.Mesh, np.ndarray]:
@@ -61,3 +62,35 @@ def test_normals_set_again_over_custom_ones(extension: ModuleType) -> None:
     assert mesh.has_custom_normals
     mesh_io.set_custom_normals(mesh, corner_verts, np.tile([0.0, 0.0, 1.0], (corner_verts.size, 1)))
     np.testing.assert_allclose(_corner_normals(mesh), np.tile([0.0, 0.0, 1.0], (corner_verts.size, 1)), atol=1e-3)
+
+
+class _Collection:
+    """What foreach_get reads of a Blender collection: rows of floats."""
+
+    def __init__(self, rows: list[list[float]]) -> None:
+        self.rows = np.array(rows, np.float32)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def foreach_get(self, key: str, out: np.ndarray) -> None:
+        out[:] = self.rows.ravel()
+
+
+def test_a_corner_normal_blender_gives_as_nan_becomes_its_face_s_normal_or_zero(
+    extension: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:  # fmt: skip
+    """(Blender 4.4 at times gives NaN for a corner of a degenerate face: the export takes the face's normal, or
+    zero where that too is no number, instead of refusing the mesh.)"""
+    nan = float("nan")
+    mesh = extension.common.mesh_io.new_mesh("pair", np.eye(3, dtype=np.float32), np.array([0, 1, 2, 0, 2, 1]),
+                                             np.array([0, 3]))  # fmt: skip
+
+    class Mesh:  # (its normals as Blender 4.4 may give them; the face starts are the real mesh's)
+        corner_normals = _Collection([[0, 0, 1], [nan, nan, nan], [0, 0, 1], [nan, 0, 0], [0, 1, 0], [0, 1, 0]])
+        polygons = _Collection([[1, 0, 0], [nan, nan, nan]])
+
+    face_corners = extension.common.mesh_io.face_corners
+    monkeypatch.setattr(extension.common.mesh_io, "face_corners", lambda _mesh: face_corners(mesh))
+    normals = extension.common.mesh_io.blender_corner_normals(Mesh)
+    np.testing.assert_array_equal(normals, [[0, 0, 1], [1, 0, 0], [0, 0, 1], [0, 0, 0], [0, 1, 0], [0, 1, 0]])
