@@ -381,7 +381,12 @@ def corner_floats(collection: bpy.types.bpy_prop_collection, key: str, width: in
 def blender_corner_normals(mesh: bpy.types.Mesh) -> np.ndarray:
     """(C, 3) the corner normals Blender gives, each that is not finite replaced by its face's normal (or zero):
     Blender 4.4 at times gives NaN for a corner of a degenerate face, which no exported file can hold."""
-    normals = corner_floats(mesh.corner_normals, "vector", 3)
+    return finite_corner_normals(mesh, corner_floats(mesh.corner_normals, "vector", 3))
+
+
+def finite_corner_normals(mesh: bpy.types.Mesh, normals: np.ndarray) -> np.ndarray:
+    """normals (C, 3), the mesh's corner normals as Blender gave them, with each that is not finite replaced by its
+    face's normal (or zero), in place."""
     broken = ~np.isfinite(normals).all(axis=1)
     if broken.any():
         starts, _ = face_corners(mesh)

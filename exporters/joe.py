@@ -299,7 +299,7 @@ def _straight_triangles(objects: list[bpy.types.Object]) -> list[mesh_io.Triangl
         if corner_end > corner_start:
             corners, vectors = slice(corner_start, corner_end), slice(3 * corner_start, 3 * corner_end)
             mesh.attributes[".corner_vert"].data.foreach_get("value", corner_vert[corners])
-            mesh.corner_normals.foreach_get("vector", normals[vectors])
+            read_corner_normals(mesh, normals[vectors])
             attribute = mesh.attributes.get(STORED_NORMALS)
             if attribute is not None and attribute.domain == "CORNER" and attribute.data_type == "FLOAT_VECTOR":
                 attribute.data.foreach_get("vector", stored[vectors])
@@ -309,6 +309,7 @@ def _straight_triangles(objects: list[bpy.types.Object]) -> list[mesh_io.Triangl
         vertex_start, corner_start = vertex_end, corner_end
     positions, normals = positions.reshape(-1, 3), normals.reshape(-1, 3)
     corner_member = np.repeat(np.arange(len(meshes)), corner_counts)
+    _mend_broken_normals(meshes, normals, corner_member, corner_ends)
     normals = _prefer_stored_normals(meshes, normals, stored.reshape(-1, 3), has_stored, corner_member, corner_ends)
     corner_rows = corner_vert + np.repeat(np.cumsum(vertex_counts) - vertex_counts, corner_counts)
     corner_positions = np.take(positions, corner_rows, axis=0)  # (quicker than indexing the rows)
@@ -331,6 +332,23 @@ def _straight_triangles(objects: list[bpy.types.Object]) -> list[mesh_io.Triangl
             results.append(part)
         vertex_start, corner_start = vertex_end, corner_end
     return results
+
+
+def read_corner_normals(mesh: bpy.types.Mesh, out: np.ndarray) -> None:
+    """The corner normals Blender gives, into out (flat): as they are, even NaN (see _mend_broken_normals)."""
+    mesh.corner_normals.foreach_get("vector", out)
+
+
+def _mend_broken_normals(
+    meshes: list[bpy.types.Mesh], normals: np.ndarray, corner_member: np.ndarray, corner_ends: list[int]
+) -> None:  # fmt: skip
+    """mesh_io.finite_corner_normals of each mesh with a normal that is not finite (Blender 4.4 at times gives NaN
+    on a degenerate face), in place: the export takes the face's normal as the one-object path does."""
+    if np.isfinite(normals).all():  # (the usual case: no mesh by mesh)
+        return
+    for number in np.unique(corner_member[~np.isfinite(normals).all(axis=1)]).tolist():
+        corners = slice(corner_ends[number - 1] if number else 0, corner_ends[number])
+        mesh_io.finite_corner_normals(meshes[number], normals[corners])
 
 
 def _prefer_stored_normals(

@@ -114,6 +114,27 @@ def test_the_first_object_in_order_with_non_finite_numbers_is_named(tmp_path: Pa
     assert not (tmp_path / "out.jpk").exists()
 
 
+def test_a_corner_normal_blender_gives_as_nan_is_its_face_s_normal_in_members_read_together(  # type: ignore[no-untyped-def]
+    extension, tmp_path: Path, monkeypatch
+) -> None:
+    """(Blender 4.4 at times gives NaN for a corner of a degenerate face.) Members read together take the face's
+    normal there, as one read alone does, instead of refusing the pack: flat faces, so the bytes do not change."""
+    for name in "ABC":  # (triangles at the origin: read together)
+        triangulated = bpy.data.meshes.new(name)
+        triangulated.from_pydata([(0, 0, 0), (1, 0, 0), (0, 1, 0), (1, 1, 1)], [], [(0, 1, 2), (1, 3, 2)])
+        bpy.context.collection.objects.link(bpy.data.objects.new(name, triangulated))
+    untouched = written(tmp_path / "untouched")
+    read_corner_normals = extension.exporters.joe.read_corner_normals
+
+    def broken(mesh: bpy.types.Mesh, out: np.ndarray) -> None:
+        read_corner_normals(mesh, out)
+        if mesh.name == "B":
+            out[3:9] = np.nan  # (two corners of the first face)
+
+    monkeypatch.setattr(extension.exporters.joe, "read_corner_normals", broken)
+    assert written(tmp_path / "broken") == untouched
+
+
 def test_the_pack_is_made_with_the_collector_paused_and_it_runs_again_after(  # type: ignore[no-untyped-def]
     extension, tmp_path: Path, monkeypatch
 ) -> None:
