@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, ClassVar, NoReturn
 
 import bpy
 import numpy as np
@@ -221,6 +221,7 @@ class BlenderOutput:
 
     verbose = False
     terminal_fd: int | None = None  # while Blender's output is caught: where stderr went before, for progress lines
+    swapped: ClassVar[list[BlenderOutput]] = []  # the catches whose streams are swapped in now, innermost last
     naming: str | None = None  # the input being converted, which each warning line names
 
     def __enter__(self) -> BlenderOutput:
@@ -243,14 +244,18 @@ class BlenderOutput:
         self.redirected = contextlib.ExitStack()
         self.redirected.enter_context(contextlib.redirect_stdout(self.python_text))
         self.redirected.enter_context(contextlib.redirect_stderr(self.python_text))
+        BlenderOutput.swapped.append(self)
 
     def __exit__(self, *_: object) -> None:
+        if self not in BlenderOutput.swapped:  # (already put back, by put_back_all after an interrupt)
+            return
         interrupted = _without_interrupts(self._restore)
         self._pass_on()
         if interrupted:
             raise KeyboardInterrupt
 
     def _restore(self) -> None:
+        BlenderOutput.swapped.remove(self)
         BlenderOutput.terminal_fd = None
         self.redirected.close()
         sys.stdout.flush()
@@ -260,6 +265,16 @@ class BlenderOutput:
         os.dup2(self.saved[1], 2)
         for fd in self.saved:
             os.close(fd)
+
+    @classmethod
+    def put_back_all(cls) -> None:
+        """The streams of every catch still swapped in put back, and what each caught passed on. A Ctrl-C can land
+        where neither __enter__ nor __exit__ puts them back (between __enter__'s last step and the with block, or
+        in __exit__ before its first): then the interrupted command's own last lines went to the capture too."""
+        while cls.swapped:
+            capture = cls.swapped[-1]
+            _without_interrupts(capture._restore)
+            capture._pass_on()
 
     def _pass_on(self) -> None:
         """The caught output's warnings (and with --verbose everything) printed on."""
@@ -879,6 +894,7 @@ def run_batch(
     except cluster.SchedulerUnavailable as error:
         raise CliError(str(error)) from None
     except KeyboardInterrupt:  # (what was done before: the summary line still ends the output)
+        BlenderOutput.put_back_all()
         if batch.tally is not None:
             print(batch.tally.line(done))
         raise
@@ -1300,6 +1316,7 @@ def main(argv: Sequence[str], prog: str = f"blender --command {COMMAND_ID}") -> 
         print(f"error: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
+        BlenderOutput.put_back_all()
         print("interrupted: no file was left half-written", file=sys.stderr)
         return 130
     return 0

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pytest
 
 from tools.bpy_extension import REPO_ROOT
@@ -168,6 +169,42 @@ def test_ctrl_c_stops_every_worker_and_a_rerun_converts_what_is_missing(tmp_path
     assert again.returncode == 0, again.stderr
     summary = again.stdout.splitlines()[-1]
     assert summary.startswith(f"{16 - recorded} converted, {recorded} skipped, 0 failed"), summary
+
+
+def _streams() -> tuple[tuple[int, int], tuple[int, int], object, object]:
+    ends = [os.fstat(fd) for fd in (1, 2)]
+    return (ends[0].st_dev, ends[0].st_ino), (ends[1].st_dev, ends[1].st_ino), sys.stdout, sys.stderr
+
+
+def test_a_ctrl_c_anywhere_in_a_catch_of_blender_s_output_leaves_the_streams_put_back(extension: ModuleType) -> None:
+    """The batch's summary line must reach the terminal after Ctrl-C: wherever it lands in the catch of Blender's
+    output, the CLI's interrupt handling puts the standard streams back (put_back_all) before it prints."""
+    output = extension.cli.BlenderOutput
+    before = _streams()
+    output().__enter__()  # (the interrupt __exit__ never sees: after __enter__'s last step, before the with block)
+    assert _streams() != before
+    output.put_back_all()
+    assert _streams() == before
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)  # (Python's own, as in the CLI)
+    previous = signal.signal(signal.SIGALRM, lambda *_: os.kill(os.getpid(), signal.SIGINT))
+    generator = np.random.default_rng(3)
+    interrupted = 0
+    try:
+        for delay in generator.uniform(1e-6, 4e-4, 400).tolist():  # (seen to fail within 100 before the mend)
+            try:
+                signal.setitimer(signal.ITIMER_REAL, delay)
+                with output():
+                    sum(range(50))
+                time.sleep(0.001)
+            except KeyboardInterrupt:
+                interrupted += 1
+                output.put_back_all()
+            assert _streams() == before
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        signal.signal(signal.SIGINT, previous_int)
+    assert interrupted > 300
 
 
 def test_several_blends_export_side_by_side_as_one_at_a_time_and_reruns_skip_them(
