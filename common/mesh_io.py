@@ -387,6 +387,8 @@ def blender_corner_normals(mesh: bpy.types.Mesh) -> np.ndarray:
 def finite_corner_normals(mesh: bpy.types.Mesh, normals: np.ndarray) -> np.ndarray:
     """normals (C, 3), the mesh's corner normals as Blender gave them, with each that is not finite replaced by its
     face's normal (or zero), in place."""
+    if normals.dtype.kind == "f" and np.isfinite(np.add.reduce(normals.reshape(-1))):
+        return normals  # (a finite sum has no NaN nor infinity in it; a sum that overflows is looked at closely)
     broken = ~np.isfinite(normals).all(axis=1)
     if broken.any():
         starts, _ = face_corners(mesh)

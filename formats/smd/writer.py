@@ -272,13 +272,17 @@ class _Corners:
 
     def _equal_to(self, first: LineIndices) -> bool:
         """Whether every corner holds the values of corner first[corner], compared a block of corners at a time
-        (the block's values stay in the CPU caches)."""
-        values = [self.parents, self.positions, self.normals, self.uvs, self.counts]
+        (the block's values stay in the CPU caches). Each axis is compared as a column of its own: gathering single
+        numbers costs half what gathering rows of 2 or 3 does."""
+        values = [self.parents, self.counts]
+        for block in (self.positions, self.normals, self.uvs):
+            values += [block[:, axis] for axis in range(block.shape[1])]
         link_ends = np.cumsum(self.counts)
         link_starts = link_ends - self.counts
         for start in range(0, first.size, _CORNERS_AT_A_TIME):
             block = slice(start, start + _CORNERS_AT_A_TIME)
-            if not all(np.array_equal(column[block], column[first[block]]) for column in values):
+            block_first = first[block]
+            if not all(np.array_equal(column[block], column[block_first]) for column in values):
                 return False
             if self.flavour == "goldsrc":
                 continue

@@ -94,3 +94,10 @@ def test_a_corner_normal_blender_gives_as_nan_becomes_its_face_s_normal_or_zero(
     monkeypatch.setattr(extension.common.mesh_io, "face_corners", lambda _mesh: face_corners(mesh))
     normals = extension.common.mesh_io.blender_corner_normals(Mesh)
     np.testing.assert_array_equal(normals, [[0, 0, 1], [1, 0, 0], [0, 0, 1], [0, 0, 0], [0, 1, 0], [0, 1, 0]])
+    # (a quick sum finds most meshes finite; one whose sum overflows, or holds an infinity, is looked at closely)
+    huge = np.full((6, 3), 3e38, np.float32)
+    assert extension.common.mesh_io.finite_corner_normals(mesh, huge.copy()).tolist() == huge.tolist()
+    infinite = huge.copy()
+    infinite[4, 1] = np.inf
+    fixed = extension.common.mesh_io.finite_corner_normals(mesh, infinite)
+    assert fixed[:4].tolist() == huge[:4].tolist() and np.isfinite(fixed).all()

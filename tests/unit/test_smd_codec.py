@@ -583,6 +583,19 @@ def test_writer_makes_each_line_of_corner_lines_once_after_checking_them(monkeyp
     assert write_smd(doc).count(b"0.250000\n") == 1
     assert write_smd(doc, "goldsrc") == write_smd(SmdDocument(doc.version, doc.flavour, doc.nodes, doc.skeleton,
         Triangles(**{**tris.__dict__, "corner_lines": None})), "goldsrc")  # fmt: skip
+    flat_lines = good_lines.ravel().tolist()
+    repeated = next(c for c in range(len(flat_lines)) if flat_lines[c] in flat_lines[:c])  # (not its line's first)
+    for name in ("positions", "normals", "uvs"):  # one number of that corner differs: every axis is compared
+        kept = getattr(tris, name)
+        for axis in range(kept.shape[-1]):
+            changed = kept.copy()
+            changed.reshape(-1, kept.shape[-1])[repeated, axis] += 0.5
+            setattr(tris, name, changed)
+            tris.corner_lines = None
+            unshared = write_smd(doc)
+            tris.corner_lines = good_lines
+            assert write_smd(doc) == unshared != plain
+        setattr(tris, name, kept)
     for bad in (np.nan, 1e13):  # a number that cannot be written, in every corner of one line: the same error
         tris.positions = tris.positions.copy()
         tris.positions.reshape(-1, 3)[good_lines.ravel() == good_lines.ravel()[4], 1] = bad
