@@ -155,16 +155,21 @@ def _floats(tokens: _Tokens, which: Array) -> tuple[Array, Array]:
 
 
 def _doubles(tokens: _Tokens, starts: Array, ends: Array) -> tuple[Array, Array]:
-    mantissa, valid, negative = _six_decimal_columns(tokens.block, starts, ends)
+    block = tokens.block
     values: Array
-    if valid.all():  # (the usual case, every token %f: one power of ten for all)
+    if block.shape[0] >= 8 and (block[np.maximum(ends - 7, 0)] == ord(".")).all():  # every token may be %f
+        mantissa, valid, negative = _six_decimal_columns(block, starts, ends)
+        after_point = np.full(starts.shape[0], 6, np.int64)
+    else:  # other spellings (%g, more or fewer decimals, a sign '+')
+        mantissa, after_point, valid, negative = _short_decimal_columns(block, starts, ends)
+    others = np.flatnonzero(~valid)
+    if not others.shape[0] and (after_point == 6).all():  # (the usual case, every token %f: one power of ten)
         exact = mantissa < np.uint64(_EXACT_MANTISSA)
         values = mantissa.astype(np.float64) / _POWERS_OF_TEN[6]
-    else:  # other spellings (%g, more or fewer decimals, a sign '+'): the general columns
-        after_point = np.full(starts.shape[0], 6, np.int64)
-        others = np.flatnonzero(~valid)
-        mantissa[others], after_point[others], valid[others], _ = _digit_columns(tokens.block, starts[others],
-                                                                                 ends[others])  # fmt: skip
+    else:
+        if others.shape[0]:  # longer spellings, tokens in the block's first 16 bytes: the general columns
+            mantissa[others], after_point[others], valid[others], _ = _digit_columns(block, starts[others],
+                                                                                     ends[others])  # fmt: skip
         exact = valid & (mantissa < np.uint64(_EXACT_MANTISSA)) & (after_point <= 22)
         values = mantissa.astype(np.float64) / _POWERS_OF_TEN[np.minimum(after_point, 22)]
     np.negative(values, out=values, where=negative)
@@ -209,10 +214,72 @@ def _six_decimal_columns(block: Array, starts: Array, ends: Array) -> tuple[Arra
     return mantissa, shaped, negative
 
 
+_MOST_SHORT_CHARACTERS = 16  # digits and point of a token read as two words
+
+
+def _short_decimal_columns(block: Array, starts: Array, ends: Array) -> tuple[Array, Array, Array, Array]:
+    """_digit_columns for tokens `[+-]digits[.digits]` of at most 16 characters after the sign (as `%.9g` and
+    `%f` write floats) in a fixed number of passes: the 16 bytes that end at the token's end, read as two words
+    with the bytes before the token made '0', are 16 digit characters once the point (if any) is made '0' too.
+    Their value is the digits with a 0 put in at the point; the digits left of the point, read with those from
+    the point on made '0', give the part to take out. The digits as an integer, how many follow the point, whether
+    the token has that shape (the others' integers mean nothing; also any token ending in the block's first 16
+    bytes) and whether it is negative."""
+    first = block[starts]
+    negative = first == ord("-")
+    lengths = ends - starts - (negative | (first == ord("+")))
+    shaped = (lengths >= 1) & (lengths <= _MOST_SHORT_CHARACTERS) & (ends >= _MOST_SHORT_CHARACTERS)
+    if block.shape[0] < _MOST_SHORT_CHARACTERS:
+        return np.zeros(starts.shape[0], np.uint64), np.zeros(starts.shape[0], np.int64), shaped, negative
+    lengths = np.clip(lengths, 0, _MOST_SHORT_CHARACTERS)
+    low = _as_digits(_words_at(block, np.maximum(ends - 8, 0)), _KEEP_HIGH_BYTES[np.minimum(lengths, 8)])
+    high = _as_digits(_words_at(block, np.maximum(ends - 16, 0)), _KEEP_HIGH_BYTES[np.maximum(lengths - 8, 0)])
+    point_low, point_high = _byte_flags(low, _POINTS) >> np.uint64(7), _byte_flags(high, _POINTS) >> np.uint64(7)
+    # (each flag is 1 at the point's byte: at most one point in all)
+    shaped &= ((point_low & (point_low - np.uint64(1))) == 0) & ((point_high & (point_high - np.uint64(1))) == 0)
+    in_low = point_low != 0
+    point = point_low | point_high
+    shaped &= ~in_low | (point_high == 0)
+    has_point = point != 0
+    low ^= point_low * _POINT_TO_ZERO
+    high ^= point_high * _POINT_TO_ZERO
+    shaped &= _eight_digit_characters(low) & _eight_digit_characters(high)
+    shaped &= lengths > has_point  # a digit at least
+    high_value = _eight_digits_value(high)
+    value = high_value * np.uint64(10**8) + _eight_digits_value(low)
+    below_point = point - np.uint64(1)  # (the bytes below the point's: all of them without a point)
+    word = np.where(in_low, low, high)
+    left_part = _eight_digits_value((word & below_point) | (_ZERO_CHARACTERS & ~below_point))
+    left = np.where(in_low, high_value * np.uint64(10**8) + left_part, left_part * np.uint64(10**8))
+    mantissa = np.where(has_point, left // np.uint64(10) + (value - left), value)
+    place = ((point * _BYTE_PLACES) >> np.uint64(56)).astype(np.int64)  # the point's byte in its word
+    after_point = np.where(in_low, 7 - place, np.where(has_point, 15 - place, 0))
+    return mantissa, after_point, shaped, negative
+
+
+def _as_digits(words: Array, keep: Array) -> Array:
+    """The words with the bytes outside `keep` made '0'."""
+    made: Array = (words & keep) | (_ZERO_CHARACTERS & ~keep)
+    return made
+
+
+def _byte_flags(words: Array, pattern: np.uint64) -> Array:
+    """0x80 in each byte of the words that equals the pattern's, 0 in the others (no carry between bytes)."""
+    differ = words ^ pattern
+    flags: Array = ~(((differ & _LOW_SEVEN_BITS) + _LOW_SEVEN_BITS) | differ | _LOW_SEVEN_BITS)
+    return flags
+
+
+_ZERO_CHARACTERS, _POINTS, _LOW_SEVEN_BITS = (np.uint64(0x0101_0101_0101_0101 * byte) for byte in (0x30, 0x2E, 0x7F))
+_POINT_TO_ZERO = np.uint64(ord(".") ^ ord("0"))
+_BYTE_PLACES = np.uint64(0x0001_0203_0405_0607)  # times 1 << 8i: i in the top byte
+_KEEP_HIGH_BYTES = np.array([((1 << 64) - 1) ^ ((1 << (64 - 8 * kept)) - 1) for kept in range(9)], np.uint64)
+
+
 def _words_at(block: Array, offsets: Array) -> Array:
     """The 8 bytes of the block from each offset (at most its length - 8) as a little-endian uint64."""
     every_word: Array = np.ndarray((block.shape[0] - 7,), "<u8", block, 0, (1,))  # (a word at every byte: a view)
-    words: Array = every_word.take(offsets).astype(np.uint64, copy=False)
+    words: Array = every_word[offsets].astype(np.uint64, copy=False)
     return words
 
 

@@ -560,6 +560,10 @@ def test_quick_number_columns_read_as_the_general_columns() -> None:
     assert np.array_equal(quick_negative, negative)
     assert shaped.sum() > 2000 and not (shaped & ~valid).any()
     assert np.array_equal(quick[shaped], mantissa[shaped]) and (after_point[shaped] == 6).all()
+    short, short_after_point, short_shaped, short_negative = blockscan._short_decimal_columns(block, starts, ends)
+    assert np.array_equal(short_negative, negative) and short_shaped.sum() > 3000 and not (short_shaped & ~valid).any()
+    assert np.array_equal(short[short_shaped], mantissa[short_shaped])
+    assert np.array_equal(short_after_point[short_shaped], after_point[short_shaped])
     tokens = blockscan._Tokens(block, starts, ends, np.zeros(len(words), np.bool_))
     values, read = blockscan._doubles(tokens, starts, ends)
     assert [float(word) for word, ok in zip(words, read, strict=True) if ok] == values[read].tolist()
@@ -595,4 +599,37 @@ def test_six_decimal_tokens_read_by_words_match_the_general_columns() -> None:
     assert np.array_equal(shaped, expected_shape) and 3000 < shaped.sum() < len(words)
     general, after_point, valid, general_negative = blockscan._digit_columns(block, starts, ends)
     assert valid[shaped].all() and (after_point[shaped] == 6).all()
+    assert np.array_equal(mantissa[shaped], general[shaped]) and np.array_equal(negative, general_negative)
+
+
+def test_short_decimal_tokens_read_by_words_match_the_general_columns() -> None:
+    """Tokens of at most 16 characters after the sign, read as two words (%.9g and %f spellings, as exporters
+    write floats): their shape is exactly `[+-]?` then digits with at most one point, a digit at least, and their
+    digits and decimals those of the general digit columns; near misses (a byte off, a point too many, a
+    character too many, other number characters or other bytes anywhere, a token in the block's first 16 bytes)
+    are told apart."""
+    from qmap_compiler import blockscan
+
+    rng = np.random.default_rng(21)
+    alphabet = np.frombuffer(b"0123456789+-.eE", np.uint8)
+    scales = 10.0 ** rng.integers(-9, 15, 3000)
+    words = [b"%.9g" % value for value in (rng.standard_normal(3000) * scales).astype(np.float32)]
+    words += [b"%.6f" % value for value in rng.standard_normal(3000) * scales]
+    words += [b"0", b"1.", b".5", b"-.5", b"-.", b".", b"-", b"+", b"+1.5", b"1.2.3", b"--1", b"-+1", b"12.3456.",
+              b"1234567890123456", b"12345678901234567", b"123456789012345.6", b"1234567890123456.",
+              b"-.123456789012345", b"9007199254740993", b"0.000000000000001", b"1:000000", b"1.12345?", b"/.123456",
+              b"1.\xff23456", b"\xfa.123456", b"9" * 16, b"9" * 17]  # fmt: skip
+    for _ in range(4000):  # spellings with one byte changed, and random runs of number characters and of bytes
+        word = bytearray(words[int(rng.integers(0, 6000))])
+        word[int(rng.integers(0, len(word)))] = int(rng.choice(alphabet))
+        words += [bytes(word), bytes(rng.choice(alphabet, int(rng.integers(1, 22))))]
+        words.append(bytes(rng.integers(0, 256, int(rng.integers(1, 19)), dtype=np.uint8)).replace(b" ", b"0"))
+    block, starts, ends = _token_spans(b" ".join(words))
+    mantissa, after_point, shaped, negative = blockscan._short_decimal_columns(block, starts, ends)
+    shapes = [re.fullmatch(rb"[+-]?(?=[0-9.]{1,16}$)[0-9]*\.?[0-9]*", word) and re.search(rb"[0-9]", word)
+              for word in words]  # fmt: skip
+    expected_shape = np.array([shape is not None for shape in shapes]) & (ends >= 16)
+    assert np.array_equal(shaped, expected_shape) and 5000 < shaped.sum() < len(words)
+    general, general_after_point, valid, general_negative = blockscan._digit_columns(block, starts, ends)
+    assert valid[shaped].all() and np.array_equal(after_point[shaped], general_after_point[shaped])
     assert np.array_equal(mantissa[shaped], general[shaped]) and np.array_equal(negative, general_negative)
