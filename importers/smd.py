@@ -77,16 +77,12 @@ from ..common.progress import progress
 from ..common.rollback import rollback_on_error, undo_on_failure
 from ..common.selection import scene_object, selecting_new_objects
 from ..formats import smd
-from ..formats.dedup import faces_kept_whole, first_equal_rows, first_occurrences
 from ..formats.errors import FormatError
-from ..formats.rows import prepared_unit_normals, row_lengths
+from ..formats.rows import row_lengths
+from ..formats.smd.mesh_arrays import MeshArrays, MeshSource, mesh_arrays, mesh_arrays_together
 from ..formats.textures import SourceSearch
 
 BLANK_MATERIAL = "UndefinedMaterial"
-# Corners from which normals are made once a distinct vertex line (then spread to the corners), not once a corner:
-# a 968-triangle mesh's take half the time, a 100k-triangle grid's too; a mesh of a few hundred corners', a little
-# more (the spreading costs more than it saves)
-NORMALS_BY_LINE_FROM = 1 << 10
 
 
 @dataclass
@@ -146,6 +142,7 @@ class ImportState:
     skeletons: list[tuple[object, bpy.types.Object]] = field(default_factory=list)  # references' skeletons, armature
     animated: set[str] = field(default_factory=set)  # armatures given their first action by this import
     bodygroups: dict[str, bpy.types.Collection] = field(default_factory=dict)  # made by this import, by name
+    mesh_arrays: dict[int, MeshArrays] = field(default_factory=dict)  # id(reference) -> its arrays, made ahead
 
 
 @dataclass
@@ -324,85 +321,6 @@ def build_skeleton_object(
 # ------------------------------------------------------------------------------------------------ reference
 
 
-def shared_vertices(positions: np.ndarray, counts: np.ndarray, bones: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """A vertex index per corner (or per vertex line): corners share a vertex when position and weight links (as a
-    set) are equal. Vertices are numbered in order of first appearance."""
-    corner_count = len(positions)
-    if corner_count == 0:
-        return np.zeros(0, np.intc)
-    width = int(counts.max(initial=0))
-    key = np.zeros((corner_count, 3 + 2 * width), np.int64)
-    key[:, :3] = (positions.astype(np.float64) + 0.0).view(np.int64)
-    if width and not _fill_sorted_links(key, counts, bones, weights, width):  # links as a set: sort each by bone
-        starts = np.cumsum(counts) - counts
-        corner = np.repeat(np.arange(corner_count), counts)
-        rank = np.arange(corner.size) - starts[corner]
-        missing = np.iinfo(np.int64).max
-        padded_bones = np.full((corner_count, width), missing, np.int64)
-        padded_weights = np.zeros((corner_count, width), np.float64)
-        padded_bones[corner, rank] = bones
-        padded_weights[corner, rank] = weights + 0.0
-        by_bone = np.argsort(padded_bones, axis=1, kind="stable")
-        padded_bones = np.take_along_axis(padded_bones, by_bone, axis=1)
-        padded_weights = np.take_along_axis(padded_weights, by_bone, axis=1)
-        padded_bones[padded_bones == missing] = -1
-        key[:, 3 : 3 + width] = padded_bones
-        key[:, 3 + width :] = padded_weights.view(np.int64)
-    first = first_equal_rows(key)
-    is_first = first == np.arange(corner_count)
-    number = np.cumsum(is_first) - 1
-    return number[first].astype(np.intc)
-
-
-def _fill_sorted_links(key: np.ndarray, counts: np.ndarray, bones: np.ndarray, weights: np.ndarray, width: int) -> bool:
-    """Each corner's links into key columns 3.. (bones, -1 when missing, then weight bits), rank by rank; False
-    (key unfinished) when some corner's bones are not in increasing order."""
-    first = np.cumsum(counts) - counts
-    last_link = max(bones.size - 1, 0)
-    previous = None
-    for rank in range(width):
-        has = counts > rank
-        at = np.minimum(first + rank, last_link)
-        rank_bones = np.where(has, bones[at], -1)
-        if previous is not None and not np.all((rank_bones >= previous) | ~has):
-            return False
-        key[:, 3 + rank] = rank_bones
-        key[:, 3 + width + rank] = np.where(has, weights[at] + 0.0, 0.0).view(np.int64)
-        previous = rank_bones
-    return True
-
-
-def corner_links(
-    triangles: smd.Triangles, document: smd.SmdDocument, options: SmdImportOptions, warnings: list[str], label: str,
-    corners: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
-    """Per-corner CSR links (counts, node rows, weights) as studiomdl skins: a corner without links is rigid on
-    its parent column; GoldSrc files only have that column. Links to unknown bones are dropped. `corners`: only
-    those corners' links, in that order (the first corner of each vertex line: see smd.Triangles.corner_lines)."""
-    link_counts, link_bones, link_weights = triangles.link_counts, triangles.link_bones, triangles.link_weights
-    parents = triangles.parent_bones
-    if corners is not None:
-        chosen = smd.select_links(link_counts.reshape(-1), corners)
-        link_bones, link_weights = link_bones[chosen], link_weights[chosen]
-        link_counts, parents = link_counts.reshape(-1)[corners], parents.reshape(-1)[corners]
-    counts, bones, weights = smd.effective_links(link_counts, link_bones, link_weights, parents)
-    if options.weight_mode == "STUDIOMDL":
-        counts, bones, weights = smd.balance_links(counts, bones, weights)
-    else:  # a vertex group holds one weight per bone: duplicate links add up, as studiomdl reads them
-        counts, bones, weights = smd.merge_duplicate_links(counts, bones, weights)
-    rows = document.node_rows()
-    ids = np.array(sorted(rows), np.int64)
-    row_of_id = np.array([rows[i] for i in ids.tolist()], np.int64)
-    at = np.minimum(np.searchsorted(ids, bones), max(len(ids) - 1, 0))
-    known = (ids[at] == bones) if len(ids) else np.zeros(len(bones), bool)
-    if not known.all():
-        corner = np.repeat(np.arange(len(counts)), counts)
-        dropped = ~known if corners is None else np.bincount(triangles.corner_lines)[corner[~known]]  # (per corner)
-        warnings.append(f"{label}: {int(dropped.sum())} weight link(s) to unknown bones dropped")
-        counts = np.bincount(corner[known], minlength=len(counts)).astype(np.int64)
-    return counts, row_of_id[at[known]], weights[known]
-
-
 def shared_armature(state: ImportState, parsed: ParsedFile) -> tuple[bpy.types.Object, list[str]] | None:
     """For a mesh of a QC after its first: the first mesh's armature, when it has every bone this file names (the
     model's meshes then share one skeleton, as studiomdl merges them), with the Blender name of each bone. For
@@ -417,6 +335,27 @@ def shared_armature(state: ImportState, parsed: ParsedFile) -> tuple[bpy.types.O
     names = [blender_bone_name(node.name) for node in parsed.document.nodes]
     bones = armature.data.bones
     return (armature, names) if all(bones.get(name) is not None for name in names) else None
+
+
+def mesh_source(parsed: ParsedFile) -> MeshSource:
+    document = parsed.document
+    assert document.triangles is not None
+    return MeshSource(document.triangles, document.node_rows(), len(document.nodes), parsed.stem)
+
+
+def arrays_ahead(parsed: list[ParsedFile], options: SmdImportOptions, state: ImportState) -> None:
+    """The mesh arrays of the references with triangles, made together for the files of one set of options (a QC's
+    meshes: see mesh_arrays_together), kept in `state` for build_reference."""
+    by_options: dict[int, tuple[SmdImportOptions, list[ParsedFile]]] = {}
+    for file in parsed:
+        triangles = file.document.triangles
+        if file.kind == "reference" and triangles is not None and len(triangles):
+            own = file.options or options
+            by_options.setdefault(id(own), (own, []))[1].append(file)
+    for own, files in by_options.values():
+        if len(files) > 1:
+            made = mesh_arrays_together([mesh_source(file) for file in files], own)
+            state.mesh_arrays.update((id(file), arrays) for file, arrays in zip(files, made, strict=True))
 
 
 def build_reference(
@@ -444,49 +383,21 @@ def build_reference(
     if len(triangles) == 0:
         summary.notes.append(f"{name}: no triangles (a skeleton SMD): its armature alone was made")
         return
-    # Rows: the corners, or where the reader knows them each distinct vertex line once (its corners hold the same
-    # values), for the links, positions and vertices
-    lines = triangles.corner_lines
-    line_corner = first_occurrences(lines) if lines is not None else None
-    counts, bones, weights = corner_links(triangles, document, options, summary.warnings, name, line_corner)
-    corner_positions = triangles.positions.reshape(-1, 3)
-    # (rows gathered by np.take: 2 to 3 times quicker than indexing for rows of a few numbers, numpy 1.26)
-    positions = options.points(corner_positions if line_corner is None else np.take(corner_positions, line_corner, 0))
-    row_verts = shared_vertices(positions, counts, bones, weights)
-    corner_verts = row_verts if lines is None else row_verts[lines]
-    # Every triangle arrives: one that uses a vertex twice or doubles another gets copies (studiomdl drops the
-    # degenerate ones when it compiles; an export writes them back as the file had them)
-    first_row = first_occurrences(row_verts)  # each vertex's first row
-    corner_verts, copied = faces_kept_whole(corner_verts, np.full(len(triangles), 3), len(first_row))
-    if copied.size:
-        first_row = np.concatenate([first_row, first_row[copied]])
-    vertex_count = len(first_row)
-    mesh = mesh_io.new_mesh(name, np.take(positions, first_row, 0), corner_verts, np.arange(len(triangles)) * 3)
+    arrays = state.mesh_arrays.pop(id(parsed), None) or mesh_arrays(mesh_source(parsed), options)
+    summary.warnings.extend(arrays.warnings)
+    corner_verts = arrays.corner_verts
+    mesh = mesh_io.new_mesh(name, arrays.positions, corner_verts, np.arange(len(triangles)) * 3)
     mesh_io.add_uv_map(mesh, "UVMap", triangles.uvs.reshape(-1, 2))
     for material_name in triangles.material_names:
         mesh.materials.append(mesh_io.material_named(material_name, summary.warnings))
     mesh_io.set_face_materials(mesh, triangles.material_indices.astype(np.intc))
     mesh_io.set_smooth(mesh)
-    if options.use_custom_normals:
-        file_normals = triangles.normals.reshape(-1, 3)
-        if line_corner is None or len(file_normals) < NORMALS_BY_LINE_FROM:
-            normals = options.directions(file_normals).astype(np.float32)
-            unit = mesh_io.unit_vectors(normals)
-        else:  # (turned and made unit once a distinct vertex line: its corners hold the same normal)
-            line_normals = options.directions(np.take(file_normals, line_corner, 0)).astype(np.float32)
-            normals, unit = np.take(line_normals, lines, 0), np.take(mesh_io.unit_vectors(line_normals), lines, 0)
-        mesh_io.add_corner_vectors(mesh, STORED_NORMALS, normals)
-        mesh_io.set_custom_normals(mesh, corner_verts, normals, prepared_unit_normals(corner_verts, unit, vertex_count))
+    if arrays.normals is not None:
+        mesh_io.add_corner_vectors(mesh, STORED_NORMALS, arrays.normals)
+        mesh_io.set_custom_normals(mesh, corner_verts, arrays.normals, arrays.prepared)
     obj = bpy.data.objects.new(name, mesh)  # linked once weighted: vertex groups go faster on an unlinked object
-    link_rows = smd.select_links(counts, first_row)
-    vertices = np.repeat(np.arange(vertex_count), counts[first_row])
-    used = np.flatnonzero(np.bincount(bones, minlength=len(document.nodes)))
-    group_row = np.full(len(document.nodes), -1, np.int64)
-    group_row[used] = np.arange(len(used))
-    add_vertex_weights(
-        context, obj, [bone_names[row] for row in used.tolist()], vertices, group_row[bones[link_rows]],
-        weights[link_rows],
-    )  # fmt: skip
+    add_vertex_weights(context, obj, [bone_names[row] for row in arrays.used_bones], arrays.link_vertices,
+                       arrays.link_groups, arrays.link_weights)  # fmt: skip
     if parsed.collision:  # the physics hull: seen through, never rendered, not merged into the model on export
         obj.display_type, obj.hide_render = "WIRE", True
         obj[SMD_COLLISION_MODEL] = True
@@ -850,6 +761,7 @@ def import_smd_files(context: bpy.types.Context, paths: list[str], options: SmdI
                                   attachments=item.attachments, qc=item.qc))  # fmt: skip
             tracker.step()
         state = ImportState()
+        arrays_ahead(parsed, options, state)
         for file in parsed:
             if file.kind == "reference" and file.target is not None:
                 state.later_meshes.setdefault(file.target, []).append(file)

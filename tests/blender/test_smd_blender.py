@@ -328,10 +328,9 @@ def test_normals_made_once_a_distinct_line_are_those_made_for_each_corner(
     """Where the reader reads each distinct vertex line once, the import turns and normalises each line's normal
     once (for a mesh of any size here): the same mesh as when every line is read (and every corner's normal made
     on its own)."""
-    from bl_ext.dev.io_game_formats.formats.smd import reader  # type: ignore[import-not-found]
-    from bl_ext.dev.io_game_formats.importers import smd as smd_importer  # type: ignore[import-not-found]
+    from bl_ext.dev.io_game_formats.formats.smd import mesh_arrays, reader  # type: ignore[import-not-found]
 
-    monkeypatch.setattr(smd_importer, "NORMALS_BY_LINE_FROM", 0)
+    monkeypatch.setattr(mesh_arrays, "NORMALS_BY_LINE_FROM", 0)
     path = write(tmp_path, "model.smd", varied_reference(7, per_vertex_normals, unit))
     results = []
     for most_distinct in (1.0, 0.0):  # repeated lines read once (corners grouped by line), then every line read
