@@ -30,7 +30,7 @@ from .document import (
 )
 from .keywords import KeywordEvents, read_keywords
 from .poses import poses_from_pa, poses_from_pm, poses_from_pq
-from .scan import FLOAT32_MAX, NumbersAndCounts, ScannedText, decode_text, scan_lines, split_comment_section
+from .scan import FLOAT32_MAX, FloatArray, NumbersAndCounts, ScannedText, decode_text, scan_lines, split_comment_section
 
 Int64Array = npt.NDArray[np.int64]
 Float64Array = npt.NDArray[np.float64]
@@ -101,7 +101,7 @@ def _warn_long_lines(scanned: ScannedText, warnings: Warnings) -> None:
 
 
 def _padded_rows(
-    values: Float64Array, counts: Int64Array, defaults: tuple[float, ...], dtype: type[np.floating[Any]] = np.float64
+    values: FloatArray, counts: Int64Array, defaults: tuple[float, ...], dtype: type[np.floating[Any]] = np.float64
 ) -> npt.NDArray[np.floating[Any]]:
     """One row per line of `len(defaults)` columns: the line's numbers, then the defaults; extra numbers dropped.
     The rows are of `dtype` (numbers rounded as astype rounds them, without a table of doubles first)."""
@@ -175,7 +175,9 @@ def _read_vertices(scanned: ScannedText, events: KeywordEvents, warnings: Warnin
              if 0 < lines.shape[0] <= _FACE_LINES and lines[0] < last_vertex_line]  # fmt: skip
     blend_lines = scanned.lines_of("vb")
     blends = [("vb", blend_lines)] if blend_lines.shape[0] else []
-    later = scanned.numbers_later([(lines, f"'{command}'") for command, lines in [*present, *blends, *faces]])
+    single = [command not in _DOUBLE_ROWS for command, _ in present]  # (the rows' type: see _padded_rows)
+    later = scanned.numbers_later([(lines, f"'{command}'") for command, lines in [*present, *blends, *faces]],
+                                  single + [False] * (len(blends) + len(faces)))  # fmt: skip
     numbers = [finish() for finish in later[: len(present)]]
     blend_numbers = later[len(present)] if blends else None
     face_numbers = {command: finish for (command, _), finish in zip(faces, later[len(present) + len(blends) :],

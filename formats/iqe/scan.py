@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -27,7 +27,8 @@ from .decimals import parse_decimals
 
 Int64Array = npt.NDArray[np.int64]
 Float64Array = npt.NDArray[np.float64]
-NumbersAndCounts = tuple[Float64Array, Int64Array]  # a request's numbers, flat, and how many each line has
+FloatArray = npt.NDArray[np.float64] | npt.NDArray[np.float32]
+NumbersAndCounts = tuple[FloatArray, Int64Array]  # a request's numbers, flat, and how many each line has
 
 # Two-letter commands whose arguments are all numbers; their id is the position in this tuple.
 NUMERIC_COMMANDS = (
@@ -135,7 +136,7 @@ class _Numbers:
     """The numbers of one `numbers_of_many` request, gathered piece by piece."""
 
     def __init__(self) -> None:
-        self.value_parts: list[Float64Array] = []
+        self.value_parts: list[FloatArray] = []
         self.count_parts: list[Int64Array] = []
         self.failed = False
         self.usable = True  # every value found within float32's range (checked piece by piece, while at hand)
@@ -145,8 +146,8 @@ class _Numbers:
         return np.concatenate(self.count_parts) if self.count_parts else np.zeros(0, np.int64)
 
     @property
-    def values(self) -> Float64Array:
-        return np.concatenate(self.value_parts) if self.value_parts else np.zeros(0, np.float64)
+    def values(self) -> FloatArray:
+        return cast(FloatArray, np.concatenate(self.value_parts)) if self.value_parts else np.zeros(0, np.float64)
 
 
 @dataclass
@@ -182,21 +183,26 @@ class ScannedText:
     def lines_of(self, command: str) -> Int64Array:
         return np.flatnonzero(self.command_ids == COMMAND_ID[command])
 
-    def numbers(self, line_indices: Int64Array, what: str) -> tuple[Float64Array, Int64Array]:
+    def numbers(self, line_indices: Int64Array, what: str) -> NumbersAndCounts:
         """All numbers of the given numeric-command lines, flat, and how many each line has."""
         return self.numbers_of_many([(line_indices, what)])[0]
 
-    def numbers_of_many(self, requests: list[tuple[Int64Array, str]]) -> list[tuple[Float64Array, Int64Array]]:
+    def numbers_of_many(self, requests: list[tuple[Int64Array, str]]) -> list[NumbersAndCounts]:
         """`numbers` of several sets of lines (each ascending), reading the text once for all of them: the
         commands of one vertex are usually on neighbouring lines. Pieces of text are read by `map_pieces`."""
         return [finish() for finish in self.numbers_later(requests)]
 
-    def numbers_later(self, requests: list[tuple[Int64Array, str]]) -> list[Callable[[], NumbersAndCounts]]:
+    def numbers_later(
+        self, requests: list[tuple[Int64Array, str]], single: Sequence[bool] = ()
+    ) -> list[Callable[[], NumbersAndCounts]]:
         """`numbers_of_many`, the text read now, but each request's numbers checked (a bad one reported) only when
         its function is called: a caller that reads its commands' numbers together still reports their errors in
-        the order it checks the commands."""
+        the order it checks the commands. `single`: per request (all False when empty), whether its numbers come
+        as float32, as `astype` rounds them (each piece's once found within float32's range, while at hand: no
+        float64 array of them all is made), not float64."""
+        single = list(single) or [False] * len(requests)
         results = [_Numbers() for _ in requests]
-        for piece in self.map_pieces(lambda bounds: self._piece_numbers(requests, *bounds),
+        for piece in self.map_pieces(lambda bounds: self._piece_numbers(requests, *bounds, single),
                                      list(self._line_pieces(requests))):  # fmt: skip
             for result, found in zip(results, piece, strict=True):
                 if found is None or result.failed:
@@ -208,26 +214,28 @@ class ScannedText:
                 else:
                     result.value_parts.append(values)
                     result.usable &= usable
-        return [partial(self._finished, lines, what, result) for (lines, what), result in zip(requests, results,
-                                                                                             strict=True)]  # fmt: skip
+        return [partial(self._finished, lines, what, wanted, result)
+                for (lines, what), wanted, result in zip(requests, single, results, strict=True)]  # fmt: skip
 
-    def _finished(self, lines: Int64Array, what: str, result: _Numbers) -> NumbersAndCounts:
+    def _finished(self, lines: Int64Array, what: str, single: bool, result: _Numbers) -> NumbersAndCounts:
         values = self._numbers_slowly(lines, what) if result.failed else result.values
         counts = result.counts if not result.failed else self._token_counts_slowly(lines)
         if result.usable and not result.failed:
             return values, counts
+        # (a piece with a number beyond float32 kept its float64 values: a double just past float32's largest
+        # would round down to it)
         usable = _usable(values)
         if not usable.all():
             message = f"{what}: the number is not finite or too large for a float"
             self._raise_at_value(lines, counts, int(np.argmin(usable)), message)
-        return values, counts
+        return (values.astype(np.float32) if single else values), counts
 
     def _piece_numbers(
-        self, requests: list[tuple[Int64Array, str]], first: int, last: int
-    ) -> list[tuple[Int64Array, Float64Array | None, bool] | None]:
+        self, requests: list[tuple[Int64Array, str]], first: int, last: int, single: list[bool]
+    ) -> list[tuple[Int64Array, FloatArray | None, bool] | None]:
         """For each request, the numbers of its lines among lines first..last (None: it has none there): how many
-        per line, their values (None where some token is no number: the slow path then reports it) and whether
-        all are within float32's range."""
+        per line, their values (None where some token is no number: the slow path then reports it; float32 where
+        `single` asks for it and all are within its range) and whether all are within float32's range."""
         text = self._text()
         begin, end = int(self.lines.starts[first]), int(self.lines.starts[last] + self.line_lengths[last])
         piece = text[begin:end]  # (offsets below are into the piece)
@@ -246,16 +254,19 @@ class ScannedText:
         taken = np.concatenate(token_parts) if token_parts else np.zeros(0, np.int64)
         sizes = [part.shape[0] for part in token_parts]
         values, parsed = parse_decimals(piece, starts[taken], ends[taken])
-        found: list[tuple[Int64Array, Float64Array | None, bool] | None] = []
+        found: list[tuple[Int64Array, FloatArray | None, bool] | None] = []
         bounds = np.cumsum([0, *sizes]).tolist()
         parts = iter(itertools.pairwise(bounds))
-        for piece_lines in chosen:
+        for piece_lines, wanted in zip(chosen, single, strict=True):
             if piece_lines is None:
                 found.append(None)
                 continue
             part = slice(*next(parts))
             converted = self._converted(values[part], parsed[part], taken[part], starts, ends, begin)
-            found.append((counts[piece_lines] - 1, converted, converted is not None and bool(_usable(converted).all())))
+            usable = converted is not None and bool(_usable(converted).all())
+            if usable and wanted and converted is not None:
+                converted = converted.astype(np.float32)
+            found.append((counts[piece_lines] - 1, converted, usable))
         return found
 
     def _converted(self, values: Float64Array, parsed: npt.NDArray[np.bool_], tokens: Int64Array, starts: Int64Array,
@@ -294,7 +305,7 @@ class ScannedText:
 
     def integers(
         self,
-        values: Float64Array,
+        values: FloatArray,
         line_indices: Int64Array,
         counts: Int64Array,
         what: str,
@@ -398,7 +409,7 @@ def _scan(data: FileBuffer, path: str | None, map_pieces: PieceMap = sequential)
     return scanned
 
 
-def _usable(values: Float64Array) -> npt.NDArray[np.bool_]:
+def _usable(values: FloatArray) -> npt.NDArray[np.bool_]:
     """Which values a float32 holds (false for NaN too): the document stores float32."""
     usable: npt.NDArray[np.bool_] = np.abs(values) <= FLOAT32_MAX
     return usable

@@ -208,3 +208,39 @@ def test_a_number_float32_cannot_hold_is_reported_where_it_is(
         read_iqe("\n".join(lines).encode(), "x.iqe")
     assert str(caught.value) == f"x.iqe, line {line}, column {column}: '{tokens[0]}': the number is not finite or " \
                                "too large for a float"  # fmt: skip
+
+
+@pytest.mark.parametrize("piece_bytes", [1 << 20, 64])
+@pytest.mark.parametrize("bad", [None, "3.40282350e38", "-3.4028236e38", "1e39", "abc"])
+def test_numbers_asked_for_as_float32_equal_the_doubles_rounded(
+    monkeypatch: pytest.MonkeyPatch, piece_bytes: int, bad: str | None
+) -> None:
+    """Each piece's numbers converted to float32 as they are read give the float64 numbers' astype(float32); a
+    piece holding a double float32 cannot hold (even one that would round down to its largest) reports it as the
+    float64 path does."""
+    monkeypatch.setattr("formats.iqe.scan._SCAN_BYTES", piece_bytes)
+    random = np.random.default_rng(3)
+    lines = ["# Inter-Quake Export", "mesh a"]
+    for x, y, z in random.normal(0, 100, (60, 3)).tolist():
+        lines += [f"vp {x:.9g} {y:.12f} {z:.3e}", "vt 3.4028234e38 .5", "vs 7"]  # (float32's largest, just held)
+    lines += ["fm 0 1 2"]
+    if bad is not None:
+        lines[70] = f"vp 1 {bad} 2"
+    scanned = scan_lines("\n".join(lines).encode(), "x.iqe")
+    requests = [(scanned.lines_of(command), f"'{command}'") for command in ("vp", "vt", "vs", "fm")]
+    outcomes = []
+    for single in ([], [True, True, False, False]):
+        try:
+            outcomes.append([finish() for finish in scanned.numbers_later(requests, single)])
+        except FormatError as error:
+            outcomes.append(str(error))
+    doubles, singles = outcomes
+    if bad is not None:
+        assert isinstance(doubles, str) and singles == doubles and "line 71" in doubles
+        return
+    assert not isinstance(doubles, str) and not isinstance(singles, str)
+    for index, ((values, counts), (single_values, single_counts)) in enumerate(zip(doubles, singles, strict=True)):
+        expected = values.astype(np.float32) if index < 2 else values
+        assert single_values.dtype == expected.dtype
+        assert np.array_equal(single_values.view(np.uint8), expected.view(np.uint8))
+        assert np.array_equal(single_counts, counts)
