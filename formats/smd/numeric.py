@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,14 +32,24 @@ _TRAILING_COMMENT = re.compile(r"//|#|;")
 
 @dataclass
 class NumericLines:
-    """Numbers of many lines, flattened: line i holds values[starts[i] : starts[i] + counts[i]]."""
+    """Numbers of many lines, flattened: line i holds values[starts[i] : starts[i] + counts[i]]. `width`, when
+    set: every line holds that many numbers (values is then a (lines, width) table's rows end to end: `table`)."""
 
     values: npt.NDArray[np.float64]
     counts: npt.NDArray[np.int64]
+    width: int | None = None
 
     @property
     def starts(self) -> npt.NDArray[np.int64]:
+        if self.width is not None:
+            return np.arange(self.counts.size, dtype=np.int64) * self.width
         return np.cumsum(self.counts) - self.counts
+
+    @property
+    def table(self) -> npt.NDArray[np.float64]:
+        """(lines, width) the numbers of each line (a view); only with `width`."""
+        assert self.width is not None
+        return self.values.reshape(-1, self.width)
 
 
 def parse_numeric_lines(lines: Sequence[str], line_numbers: Sequence[int], path: str | None) -> NumericLines:
@@ -103,20 +113,85 @@ def parse_padded_micro_units(
             return None
         line_starts[0] = 0
         np.add(line_ends, 1, out=line_starts[1:])
+    return _parse_segments(size, line_starts, lambda begin, end: (padded, PAD))
+
+
+Blanker = Callable[[npt.NDArray[np.uint8], int, int, int], None]
+
+
+def parse_micro_units_by_segment(
+    text: npt.NDArray[np.uint8], line_starts: npt.NDArray[np.int64], blank: Blanker | None = None
+) -> NumericLines | None:
+    """parse_padded_micro_units of the lines of `text` (unpadded) that start at `line_starts` (the last one
+    running to the text's end; the text before the first is not read), without a padded copy of the whole text:
+    each segment is copied into one small padded frame, where `blank(frame, offset, begin, end)` may blank the
+    bytes of text[begin:end] that are no numbers (text byte i is frame[i + offset]), as the caller would blank a
+    `padded_buffer`. The same result as that buffer's, with a text's worth less memory touched."""
+    size = text.size
+    if not line_starts.size:
+        return NumericLines(np.zeros(0), np.zeros(0, dtype=np.int64))
+    frame = np.empty(0, np.uint8)
+
+    def segment_frame(begin: int, end: int) -> tuple[npt.NDArray[np.uint8], int]:
+        nonlocal frame
+        if frame.size < PAD + end - begin + 1:
+            frame = np.empty(max(PAD + end - begin + 1, min(2 * _SEGMENT, PAD + size + 1)), np.uint8)
+            frame[:PAD] = ord(" ")
+        frame[PAD : PAD + end - begin] = text[begin:end]
+        frame[PAD + end - begin] = ord(" ")  # (read after the text's last segment: as the sentinel's blank)
+        if blank is not None:
+            blank(frame, PAD - begin, begin, end)
+        return frame, PAD - begin
+
+    return _parse_segments(size, line_starts, segment_frame)
+
+
+def _parse_segments(
+    size: int,
+    line_starts: npt.NDArray[np.int64],
+    segment_frame: Callable[[int, int], tuple[npt.NDArray[np.uint8], int]],
+) -> NumericLines | None:
+    """Tier 1 on a text of `size` bytes, a segment of whole lines at a time: segment_frame(begin, end) gives a
+    padded frame holding text[begin:end] and the offset of the text in it (frame[begin + offset] is text[begin];
+    the byte before it blank, and the one after it too for the text's last segment). Where every line holds as
+    many numbers, they are written into one table as they are read (no list of pieces joined at the end)."""
+    line_count = line_starts.size
     cuts = np.unique(np.searchsorted(line_starts, np.arange(_SEGMENT, size, _SEGMENT)))
     # A cut inside the last line finds no line start after it (line_count): that segment is the last one anyway.
     bounds = [0, *cuts[(cuts > 0) & (cuts < line_count)].tolist(), line_count]
     values: list[npt.NDArray[np.float64]] = []
     counts: list[npt.NDArray[np.int64]] = []
+    table: npt.NDArray[np.float64] | None = None  # while every line so far holds `width` numbers
+    width = 0
     for first, stop in itertools.pairwise(bounds):
         begin = int(line_starts[first])
         end = int(line_starts[stop]) if stop < line_count else size
-        parsed = _parse_segment(padded, begin + PAD, end + PAD, line_starts[first:stop] + PAD, stop == line_count)
+        frame, offset = segment_frame(begin, end)
+        parsed = _parse_segment(
+            frame, begin + offset, end + offset, line_starts[first:stop] + offset, stop == line_count
+        )  # fmt: skip
         if parsed is None:
             return None
+        if first == 0 and stop > 0 and _all_equal(parsed.counts):
+            width = int(parsed.counts[0])
+            table = np.empty((line_count, width), np.float64)
+        if table is not None and _all_equal(parsed.counts) and int(parsed.counts[0]) == width:
+            table[first:stop] = parsed.values.reshape(stop - first, width)
+            continue
+        if table is not None:  # a line of another count: the lines before are one piece, the rest go as pieces
+            values.append(table[:first].reshape(-1))
+            counts.append(np.full(first, width, np.int64))
+            table = None
         values.append(parsed.values)
         counts.append(parsed.counts)
+    if table is not None:
+        # (each line's count: one number seen everywhere, as no memory)
+        return NumericLines(table.reshape(-1), np.broadcast_to(np.int64(width), (line_count,)), width)
     return NumericLines(np.concatenate(values), np.concatenate(counts))
+
+
+def _all_equal(counts: npt.NDArray[np.int64]) -> bool:
+    return bool(counts.size) and int(counts.min()) == int(counts.max())
 
 
 def _parse_segment(

@@ -23,10 +23,11 @@ from ..errors import FileBuffer, FormatError
 from .document import Flavour, FloatArray, IntArray, SkeletonFrame, SmdDocument, SmdNode, Triangles, VertexFrame
 from .numeric import (
     PAD,
+    Blanker,
     NumericLines,
     column_of_token,
-    padded_buffer,
     padded_frame,
+    parse_micro_units_by_segment,
     parse_numeric_lines,
     parse_padded_micro_units,
 )
@@ -87,10 +88,13 @@ class _Block:
 
 
 class _LineNumbers(Sequence[int]):
-    """File line numbers of some block lines, computed only when an error needs one."""
+    """File line numbers of some block lines, computed only when an error needs one. With `vertex_lines`, the
+    indexes count the vertex lines of a block of 4 lines per triangle (as _block_line_of_vertex numbers them)."""
 
-    def __init__(self, first: int, indexes: Sequence[int] | npt.NDArray[np.int64]) -> None:
-        self.first, self.indexes = first, indexes
+    def __init__(
+        self, first: int, indexes: Sequence[int] | npt.NDArray[np.int64], vertex_lines: bool = False
+    ) -> None:  # fmt: skip
+        self.first, self.indexes, self.vertex_lines = first, indexes, vertex_lines
 
     def __len__(self) -> int:
         return len(self.indexes)
@@ -103,8 +107,11 @@ class _LineNumbers(Sequence[int]):
 
     def __getitem__(self, index: int | slice) -> int | Sequence[int]:
         if isinstance(index, slice):
-            return [self.first + int(i) for i in self.indexes[index]]
-        return self.first + int(self.indexes[index])
+            return [self._line(int(i)) for i in self.indexes[index]]
+        return self._line(int(self.indexes[index]))
+
+    def _line(self, index: int) -> int:
+        return self.first + (index + index // 3 + 1 if self.vertex_lines else index)
 
 
 class _Cursor:
@@ -569,18 +576,15 @@ def _quick_triangles(block: _Block, warnings: list[str], path: str | None) -> tu
         row_of_raw[raw] = rows.setdefault(name, len(rows))
     vertex_starts, vertex_ends = _vertex_line_bounds(starts, line_ends, buffer.size)
     distinct = _distinct_vertex_lines(buffer, vertex_starts, vertex_ends)
-    if distinct is None:  # every line read where it stands
-        padded = padded_buffer(data, buffer.size)
-        if material_bytes is None:  # one material line throughout: blanked a word at a time
-            _blank_lines(padded, material_starts + PAD, int(lengths[0]))
-        else:
-            padded[material_bytes + PAD] = ord(" ")
-        numbers = parse_padded_micro_units(padded, vertex_starts.size, vertex_starts)
+    if distinct is None:  # every line read where it stands, a segment of the block copied at a time
+        numbers = parse_micro_units_by_segment(buffer, vertex_starts, _material_blanker(material_starts, lengths,
+                                                                                        material_bytes))  # fmt: skip
         lines = _LazyLines(data, vertex_starts, vertex_ends)
-        read_lines = _block_line_of_vertex(np.arange(vertex_starts.size))
+        line_numbers: Sequence[int] = _LineNumbers(block.first_line, range(vertex_starts.size), vertex_lines=True)
     else:  # each distinct line read once, from a text of those lines alone
         first_lines, corner_lines = distinct
         read_lines = _block_line_of_vertex(first_lines)
+        line_numbers = block.numbers(read_lines)
         first_starts, first_ends = vertex_starts[first_lines], vertex_ends[first_lines]
         padded, text_starts = _padded_lines(buffer, first_starts, first_ends)
         numbers = parse_padded_micro_units(padded, read_lines.size, text_starts)
@@ -588,7 +592,7 @@ def _quick_triangles(block: _Block, warnings: list[str], path: str | None) -> tu
     if numbers is None:
         return None
     try:
-        corners = _VertexColumns(numbers, lines, block.numbers(read_lines), path)
+        corners = _VertexColumns(numbers, lines, line_numbers, path)
     except FormatError:
         return None
     extra_fields = corners.extra_fields if distinct is None else int(corners.has_extra_fields[corner_lines].sum())
@@ -602,6 +606,24 @@ def _quick_triangles(block: _Block, warnings: list[str], path: str | None) -> tu
     if distinct is None:
         return corners.triangles(list(rows), material_indices), flavour
     return corners.triangles(list(rows), material_indices, corner_lines), flavour
+
+
+def _material_blanker(
+    material_starts: npt.NDArray[np.int64], lengths: npt.NDArray[np.int64], material_bytes: npt.NDArray[np.int64] | None
+) -> Blanker:
+    """What blanks the material lines (their line ends too) of a piece of the block, for
+    parse_micro_units_by_segment: one material line throughout a word at a time, others byte by byte."""
+
+    def blank(frame: npt.NDArray[np.uint8], offset: int, begin: int, end: int) -> None:
+        if material_bytes is None:
+            inside = material_starts[np.searchsorted(material_starts, begin) : np.searchsorted(material_starts, end)]
+            if inside.size:
+                _blank_lines(frame, inside + offset, int(lengths[0]))
+        else:
+            inside = material_bytes[np.searchsorted(material_bytes, begin) : np.searchsorted(material_bytes, end)]
+            frame[inside + offset] = ord(" ")
+
+    return blank
 
 
 def _vertex_line_bounds(
@@ -821,23 +843,40 @@ class _VertexColumns:
 
     def __init__(self, numbers: NumericLines, lines: Sequence[str], line_numbers: Sequence[int], path: str | None):
         self.numbers, self.lines, self.line_numbers, self.path = numbers, lines, line_numbers, path
-        counts, starts = numbers.counts, numbers.starts
+        counts = numbers.counts
         self._fail_where(counts < 9, 9, "vertex line needs at least 9 numbers (bone x y z nx ny nz u v)")
-        self.starts = starts
-        self.parents = self._integers(starts, 0, 0, "parent bone")
-        has_links = counts >= 10
-        links = np.zeros(counts.size, dtype=np.int64)
-        links[has_links] = self._integers(starts[has_links] + 9, 0, 9, "link count", has_links)
-        short = has_links & (counts < 10 + 2 * links)
+        if numbers.width is None:
+            starts = self.starts
+            self.parents = self._integers(starts, 0, 0, "parent bone")
+            has_links = counts >= 10
+            links = np.zeros(counts.size, dtype=np.int64)
+            links[has_links] = self._integers(starts[has_links] + 9, 0, 9, "link count", has_links)
+        else:  # every line as long: its table's columns, no gathering (nor a start per line)
+            self.parents = self._integers(None, 0, 0, "parent bone", values=numbers.table[:, 0])
+            has_links = np.full(counts.size, numbers.width >= 10)
+            links = np.zeros(counts.size, dtype=np.int64)
+            if numbers.width >= 10:
+                links = self._integers(None, 0, 9, "link count", values=numbers.table[:, 9]).astype(np.int64)
+        needed = 10 + 2 * links
+        short = has_links & (counts < needed)
         self._fail_where(short, 10, "fewer weight links than the link count says", token_of=counts)
-        self.has_extra_fields = has_links & (counts > 10 + 2 * links)
+        self.has_extra_fields = has_links & (counts > needed)
         self.extra_fields = int(np.count_nonzero(self.has_extra_fields))
         self.link_counts = links.astype(np.int32)
+        if not links.any():  # (rigid corners only, the parent column: no link to find)
+            self.link_bones, self.link_weights = np.zeros(0, np.int32), np.zeros(0, np.float64)
+            return
+        starts = self.starts
         corner = np.repeat(np.arange(counts.size), links)
         rank = np.arange(corner.size) - np.repeat(np.cumsum(links) - links, links)
         bone_at = starts[corner] + 10 + 2 * rank
         self.link_bones = self._integers(bone_at, 0, bone_at - starts[corner], "link bone", rows=corner)
         self.link_weights = numbers.values[bone_at + 1].astype(np.float64)
+
+    @cached_property
+    def starts(self) -> npt.NDArray[np.int64]:
+        """Where each line's numbers start in the values."""
+        return self.numbers.starts
 
     def triangles(
         self, material_names: list[str], material_indices: IntArray, corner_lines: npt.NDArray[np.int64] | None = None
@@ -871,27 +910,41 @@ class _VertexColumns:
         )
 
     def column_block(self, first: int, width: int) -> FloatArray:
-        block = np.empty((self.starts.size, width), dtype=np.float64)
+        if self.numbers.width is not None:  # (a view of the table's columns)
+            return self.numbers.table[:, first : first + width]
+        starts = self.starts
+        block = np.empty((starts.size, width), dtype=np.float64)
         offsets = np.arange(first, first + width)
-        for start in range(0, self.starts.size, _CHUNK):  # small index blocks: they stay in the CPU caches
+        for start in range(0, starts.size, _CHUNK):  # small index blocks: they stay in the CPU caches
             part = slice(start, start + _CHUNK)
-            np.take(self.numbers.values, self.starts[part, None] + offsets, out=block[part])
+            np.take(self.numbers.values, starts[part, None] + offsets, out=block[part])
         return block
 
     def _integers(
         self,
-        at: npt.NDArray[np.int64],
+        at: npt.NDArray[np.int64] | None,
         minimum: int,
         token: int | npt.NDArray[np.int64],
         what: str,
         mask: npt.NDArray[np.bool_] | None = None,
         rows: npt.NDArray[np.int64] | None = None,
+        values: FloatArray | None = None,
     ) -> IntArray:
-        row_of = np.flatnonzero(mask) if mask is not None else (rows if rows is not None else np.arange(at.size))
-        values = self.numbers.values[at]
+        """The numbers at `at` (or `values`, the same numbers at hand, one per line; `at` then None) as int32,
+        else FormatError."""
+        if values is None:
+            assert at is not None
+            values = self.numbers.values[at]
+        else:  # (a table's column: one pass to gather it, then checked through its int32 copy)
+            values = np.ascontiguousarray(values)
+            with np.errstate(invalid="ignore"):  # (out of range or NaN: any int32 but the value, found below)
+                whole = values.astype(np.int32)
+            if not ((whole != values) | (whole < minimum)).any():  # (the test below, in two passes fewer)
+                return whole
         bad = (values != np.floor(values)) | (values < minimum) | (values > _INT32_MAX)
         if bad.any():
             first = int(np.flatnonzero(bad)[0])
+            row_of = np.flatnonzero(mask) if mask is not None else (rows if rows is not None else np.arange(bad.size))
             row = int(row_of[first])
             index = token if isinstance(token, int) else int(token[first])
             raise FormatError(
