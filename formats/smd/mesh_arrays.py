@@ -305,7 +305,8 @@ def _together(batch: list[MeshSource], options: MeshOptions) -> list[MeshArrays]
         line_normals = options.directions(np.take(corner_normals, line_corner, 0)).astype(np.float32)
         normals, unit = np.take(line_normals, lines, 0), np.take(unit_vectors(line_normals), lines, 0)
         per_vertex = _spread(corner_verts, unit, len(first_row))
-        same = np.all(np.take(per_vertex, corner_verts, 0) == unit, axis=1)
+        spread = np.take(per_vertex, corner_verts, 0)
+        same = (spread[:, 0] == unit[:, 0]) & (spread[:, 1] == unit[:, 1]) & (spread[:, 2] == unit[:, 2])
         per_vertex_same = np.logical_and.reduceat(same, corner_bounds[:-1])
     link_rows = select_links(counts, first_row)
     vertex_file = np.repeat(np.arange(files), np.diff(vertex_bounds))
@@ -340,7 +341,8 @@ def _together(batch: list[MeshSource], options: MeshOptions) -> list[MeshArrays]
 def _spread(corner_verts: Array, unit: Array, vertex_count: int) -> Array:
     """Each vertex's normal as prepared_unit_normals spreads them (one of its corners'), for its per-file test."""
     per_vertex = np.zeros((vertex_count, 3), np.float32)
-    per_vertex[corner_verts] = unit
+    items = np.dtype((np.void, 12))  # (each row copied as one 12-byte item, as prepared_unit_normals does)
+    per_vertex.view(items).reshape(-1)[corner_verts] = np.ascontiguousarray(unit, np.float32).view(items).reshape(-1)
     return per_vertex
 
 
