@@ -87,6 +87,7 @@ def test_a_corner_normal_blender_gives_as_nan_becomes_its_face_s_normal_or_zero(
                                              np.array([0, 3]))  # fmt: skip
 
     class Mesh:  # (its normals as Blender 4.4 may give them; the face starts are the real mesh's)
+        normals_domain = "CORNER"  # (read from corner_normals)
         corner_normals = _Collection([[0, 0, 1], [nan, nan, nan], [0, 0, 1], [nan, 0, 0], [0, 1, 0], [0, 1, 0]])
         polygons = _Collection([[1, 0, 0], [nan, nan, nan]])
 
@@ -101,3 +102,32 @@ def test_a_corner_normal_blender_gives_as_nan_becomes_its_face_s_normal_or_zero(
     infinite[4, 1] = np.inf
     fixed = extension.common.mesh_io.finite_corner_normals(mesh, infinite)
     assert fixed[:4].tolist() == huge[:4].tolist() and np.isfinite(fixed).all()
+
+
+@pytest.mark.parametrize(
+    "kind", ["smooth", "flat", "one flat face", "a sharp edge", "custom", "flat quads and a triangle"]
+)
+def test_corner_normals_read_from_vertex_or_face_normals_are_blender_s_bit_for_bit(
+    extension: ModuleType, kind: str
+) -> None:  # fmt: skip
+    """(Where the mesh's normals_domain is POINT or FACE, the vertex or face normals are read and copied to the
+    corners: they must be the corner normals Blender gives.)"""
+    mesh, _corner_verts = _grid(extension, bumpy=True)
+    if kind == "flat quads and a triangle":
+        mesh = bpy.data.meshes.new("quads")
+        mesh.from_pydata([(0, 0, 0), (1, 0, 0), (1, 1, 0.3), (0, 1, 0), (2, 0, 0.5), (2, 1, 0)], [],
+                         [(0, 1, 2, 3), (1, 4, 5, 2), (1, 4, 2)])  # fmt: skip
+    flat = kind in ("flat", "one flat face", "flat quads and a triangle")
+    mesh.polygons.foreach_set("use_smooth", np.full(len(mesh.polygons), not flat))
+    if kind == "one flat face":
+        mesh.polygons[3].use_smooth = True
+    if kind == "a sharp edge":
+        mesh.update(calc_edges=True)
+        mesh.edges[5].use_edge_sharp = True
+    if kind == "custom":
+        mesh.normals_split_custom_set([(0.0, 0.6, 0.8)] * len(mesh.loops))
+    mesh.update()
+    expected = {"smooth": "POINT", "flat": "FACE", "flat quads and a triangle": "FACE"}.get(kind, "CORNER")
+    assert mesh.normals_domain == expected
+    normals = extension.common.mesh_io.blender_corner_normals(mesh)
+    assert normals.dtype == np.float32 and normals.tobytes() == _corner_normals(mesh).tobytes()
