@@ -89,6 +89,9 @@ class PreparedNormals:
 
     unit: npt.NDArray[np.float32]  # (C, 3)
     per_vertex: npt.NDArray[np.float32] | None  # (V, 3)
+    # Some vertex has corners whose normals are more than half a degree apart (then no normal of that vertex is
+    # within 0.1 degree of both: Blender's own, one per vertex where faces are smooth, cannot match them)
+    apart: bool = False
 
 
 def prepared_normals(
@@ -109,4 +112,10 @@ def prepared_unit_normals(
         per_vertex.view(items).reshape(-1)[corner_verts] = np.ascontiguousarray(unit).view(items).reshape(-1)
     else:
         per_vertex[corner_verts] = unit
-    return PreparedNormals(unit, per_vertex if np.array_equal(rows_at(per_vertex, corner_verts), unit) else None)
+    spread = rows_at(per_vertex, corner_verts)  # (each corner's vertex's normal of one of its corners)
+    if np.array_equal(spread, unit):
+        return PreparedNormals(unit, per_vertex)
+    return PreparedNormals(unit, None, bool((np.einsum("ij,ij->i", spread, unit) < _APART_COSINE).any()))
+
+
+_APART_COSINE = float(np.cos(np.radians(0.5)))

@@ -131,3 +131,50 @@ def test_corner_normals_read_from_vertex_or_face_normals_are_blender_s_bit_for_b
     assert mesh.normals_domain == expected
     normals = extension.common.mesh_io.blender_corner_normals(mesh)
     assert normals.dtype == np.float32 and normals.tobytes() == _corner_normals(mesh).tobytes()
+
+
+def _tilted(normals: np.ndarray, degrees: float, every: int) -> np.ndarray:
+    """Every `every`-th normal turned by `degrees` about an axis across it; the others as they are."""
+    axis = np.cross(normals, [1.0, 0.0, 0.0])
+    axis /= np.linalg.norm(axis, axis=1, keepdims=True)
+    angle = np.radians(degrees)
+    turned = normals * np.cos(angle) + np.cross(axis, normals) * np.sin(angle)
+    tilted = normals.copy()
+    tilted[::every] = turned[::every]
+    return tilted
+
+
+@pytest.mark.parametrize("degrees", [0.02, 0.3, 0.6, 2.0, 40.0])
+@pytest.mark.parametrize("kind", ["smooth", "a sharp edge", "custom", "flat normals"])
+def test_corners_of_a_vertex_apart_skip_blender_s_normals_to_the_same_result(
+    extension: ModuleType, degrees: float, kind: str
+) -> None:
+    """Where two corners of a vertex have normals more than half a degree apart, no normal of that vertex matches
+    both: set_custom_normals answers so without Blender's normals (smooth faces, no sharp edge, no custom
+    normals) and gives the mesh the general test gives it (the prepared normals without the flag)."""
+    mesh_io, rows = extension.common.mesh_io, extension.formats.rows
+    results = []
+    for shortcut in (True, False):
+        mesh, corner_verts = _grid(extension, bumpy=True)
+        mesh.update(calc_edges=True)
+        if kind == "a sharp edge":
+            mesh.edges[5].use_edge_sharp = True
+        if kind == "custom":
+            mesh.normals_split_custom_set([(0.0, 0.6, 0.8)] * len(mesh.loops))
+        mesh.update()
+        if kind == "flat normals":  # each corner its face's (a hard-surface mesh): faces made flat
+            normals = np.repeat(mesh_io.corner_floats(mesh.polygon_normals, "vector", 3), 3, axis=0)
+        else:
+            normals = _tilted(_corner_normals(mesh).astype(np.float64), degrees, 5)
+        prepared = rows.prepared_normals(corner_verts, normals, len(mesh.vertices))
+        if kind != "a sharp edge":  # (whose corners Blender's normals set apart already)
+            assert prepared.apart == (kind == "flat normals" or degrees > 0.5)
+        if not shortcut:
+            prepared = rows.PreparedNormals(prepared.unit, prepared.per_vertex)
+        mesh_io.set_custom_normals(mesh, corner_verts, normals, prepared)
+        sharp = mesh.attributes.get("sharp_face")
+        flags = np.zeros(len(mesh.polygons), np.bool_)
+        if sharp is not None:
+            sharp.data.foreach_get("value", flags)
+        results.append((mesh.has_custom_normals, flags.tolist(), _corner_normals(mesh).tobytes()))
+    assert results[0] == results[1]
