@@ -295,10 +295,19 @@ def build_skeleton_object(
 ) -> tuple[bpy.types.Object, list[str]]:
     """The armature of a file's skeleton; with `others` (the later meshes of its QC), of their bones too: studiomdl
     makes one skeleton of a model's meshes, its bones merged by name (the first file's rest poses are kept)."""
+    notes_before = len(summary.notes)
     skeleton = rest_skeleton(document, options, summary.notes, name)
+    # (a QC's meshes mostly share one skeleton: each skeleton merged once, its note said again for each file)
+    merged = {(_skeleton_key(document), id(options)): [note[len(name) :] for note in summary.notes[notes_before:]]}
     for other in others:
         own = other.options or options
+        key = (_skeleton_key(other.document), id(own))
+        if key in merged:
+            summary.notes.extend(other.stem + note for note in merged[key])
+            continue
+        notes_before = len(summary.notes)
         skeleton = merged_skeleton(skeleton, rest_skeleton(other.document, own, summary.notes, other.stem))
+        merged[key] = [note[len(other.stem) :] for note in summary.notes[notes_before:]]
     limit = compat.max_bone_name_bytes()
     too_long = [n for n in skeleton.names if len(n.encode()) > limit]
     if too_long:

@@ -66,3 +66,38 @@ def test_a_qc_imports_as_when_each_mesh_is_made_on_its_own(
     assert len(batched[4]) == len(PARTS)
     monkeypatch.setattr(smd_importer, "arrays_ahead", lambda *_args: None)  # (every mesh made on its own)
     assert imported_state(qc, options) == batched
+
+
+def reference_with(nodes: list[str], frame: list[str], x: float) -> str:
+    corners = [f"0 {x} 0 0 0 0 1 0 0", f"0 {x + 1} 0 0 0 0 1 1 0", f"1 {x} 1 0 0 0 1 0 1"]
+    return "\n".join(["version 1", "nodes", *nodes, "end", "skeleton", "time 0", *frame, "end", "triangles", "skin",
+                      *corners, "end", ""])  # fmt: skip
+
+
+def test_a_qc_merges_each_skeleton_once_and_notes_each_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The meshes of a QC that share one skeleton merge it once into the model's armature: the same armature and
+    the same notes (one per file, for the bone its first frame lacks) as when every file's skeleton is merged."""
+    from bl_ext.dev.io_game_formats.importers import smd as smd_importer  # type: ignore[import-not-found]
+
+    shared = ['0 "root" -1', '1 "child" 0']
+    for stem, x in (("a", 0.0), ("b", 2.0), ("c", 4.0)):
+        (tmp_path / f"{stem}.smd").write_text(reference_with(shared, ["0 0 0 0 0 0 0"], x))
+    (tmp_path / "d.smd").write_text(reference_with([*shared, '2 "extra" 1'], ["0 0 0 0 0 0 0", "1 1 0 0 0 0 0",
+                                                                              "2 0 1 0 0 0 0"], 6.0))  # fmt: skip
+    (tmp_path / "e.smd").write_text(reference_with(shared, ["0 0 0 0 0 0 0"], 8.0))
+    qc = tmp_path / "model.qc"
+    qc.write_text("".join(f'$body "{stem}" "{stem}.smd"\n' for stem in "abcde"))
+
+    def imported() -> tuple[object, ...]:
+        bpy.ops.wm.read_homefile(use_empty=True)
+        summary = smd_importer.import_smd_files(bpy.context, [str(qc)], smd_importer.SmdImportOptions())
+        armatures = [obj for obj in bpy.data.objects if obj.type == "ARMATURE"]
+        bones = [[(b.name, tuple(b.head_local), tuple(b.tail_local)) for b in a.data.bones] for a in armatures]
+        return summary.notes, summary.warnings, dump_scene(), bones
+
+    merged_once = imported()
+    missing = [note for note in merged_once[0] if "missing from the first skeleton frame" in note]  # type: ignore[attr-defined]
+    assert [note.split(":")[0] for note in missing] == ["a", "b", "c", "e"]
+    assert [name for name, _, _ in merged_once[3][0]] == ["root", "child", "extra"]  # type: ignore[index]
+    monkeypatch.setattr(smd_importer, "_skeleton_key", lambda _document: object())  # (no two files alike)
+    assert imported() == merged_once
