@@ -323,7 +323,7 @@ class _PointData:
         self.welded = welded
 
     def of(self, per_file_vertex: np.ndarray) -> np.ndarray:
-        return per_file_vertex if self.welded is None else per_file_vertex[self.welded.representative]
+        return per_file_vertex if self.welded is None else rows_at(per_file_vertex, self.welded.representative)
 
 
 def _welded_vertices(
@@ -478,8 +478,8 @@ def _add_normals(
     file_normals = np.concatenate([m.normals for m in meshes]) if all(m.normals is not None for m in meshes) else None
     normals = None if file_normals is None else np.asarray(points.of(file_normals), np.float32)
     if normals is not None and points.welded is not None:
-        corner_normals = np.asarray(file_normals, np.float32)[file_corners]
-        if not np.array_equal(corner_normals.view(np.uint32), normals[corner_verts].view(np.uint32)):
+        corner_normals = rows_at(np.asarray(file_normals, np.float32), file_corners)
+        if not np.array_equal(corner_normals.view(np.uint32), rows_at(normals, corner_verts).view(np.uint32)):
             _add_corner_normals(mesh, corner_normals, corner_verts, options)  # merged vertices with several normals
             return
     if normals is not None:
@@ -567,7 +567,7 @@ def _add_customs(
         if width == 2 and declared.component in IQE_UV_COMPONENTS and len(mesh.uv_layers) < MAX_UV_MAPS:
             flipped = np.array(values, np.float32)
             flipped[:, 1] = 1.0 - flipped[:, 1]
-            mesh_io.add_uv_map(mesh, name, flipped[file_corners])
+            mesh_io.add_uv_map(mesh, name, rows_at(flipped, file_corners))
             tags[mesh.uv_layers[-1].name] = f"{slot} {declared.component} {width} {declared.name}"
             continue
         if width == 4 and declared.component in IQE_COLOR_COMPONENTS and color_mode != "NONE":
