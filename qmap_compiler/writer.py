@@ -7,12 +7,13 @@ collision: index range). The pieces are placed with vectorised offsets instead o
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import os
 import secrets
 import stat
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from queue import Empty, Queue
 from typing import BinaryIO
@@ -209,6 +210,29 @@ def _is_device_or_pipe(path: Path) -> bool:
 
 
 _PIECES_IN_FLIGHT = 8
+_WRITE_BACK_BYTES = 16 << 20  # the kernel starts writing each such stretch to the disk as soon as it is written
+_SYNC_FILE_RANGE_WRITE = 2
+
+
+def _write_back_starter() -> Callable[[int, int, int], object]:
+    """sync_file_range(fd, offset, count, SYNC_FILE_RANGE_WRITE) (Linux): the write-back of that stretch starts
+    now, without waiting for it. Renaming the finished file over an existing one makes ext4 write back every page
+    of the new file not yet written (so that a crash cannot leave it empty): 0.2 s for a 1M-face map's 280 MB,
+    with nothing else left to overlap it. Started stretch by stretch while the pieces are made, little is left
+    for the rename. Elsewhere (no such call): nothing."""
+    with contextlib.suppress(OSError, AttributeError):
+        function = ctypes.CDLL(None).sync_file_range
+        function.argtypes = (ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint)
+        function.restype = ctypes.c_int
+        return lambda handle, offset, count: function(handle, offset, count, _SYNC_FILE_RANGE_WRITE)
+    return lambda _handle, _offset, _count: None
+
+
+def _file_handle(stream: BinaryIO) -> int | None:
+    try:
+        return stream.fileno()
+    except (OSError, AttributeError, ValueError):  # (io.UnsupportedOperation is an OSError and a ValueError)
+        return None
 
 
 _POLL_SECONDS = 0.05  # how soon the writer notices that the other side stopped
@@ -222,7 +246,12 @@ def _write_pieces(stream: BinaryIO, pieces: Iterable[bytes | memoryview]) -> Non
     failure: list[BaseException] = []
     stop = threading.Event()
 
+    start_write_back = _write_back_starter()
+    handle = _file_handle(stream)
+    written = written_back = 0
+
     def write() -> None:
+        nonlocal written, written_back
         while not stop.is_set():
             try:
                 piece = queue.get(timeout=_POLL_SECONDS)
@@ -233,6 +262,10 @@ def _write_pieces(stream: BinaryIO, pieces: Iterable[bytes | memoryview]) -> Non
             if not failure:
                 try:
                     stream.write(piece)
+                    written += memoryview(piece).nbytes
+                    if handle is not None and written - written_back >= _WRITE_BACK_BYTES:
+                        start_write_back(handle, written_back, written - written_back)
+                        written_back = written
                 except BaseException as error:  # handed to the other thread, which raises it
                     failure.append(error)
 

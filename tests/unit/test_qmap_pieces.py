@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -340,3 +341,29 @@ def test_rows_placed_as_bytes_are_float32_rows_whatever_the_tables_hold() -> Non
 
     table = np.random.default_rng(5).normal(size=(7, 3))
     assert layout._items(table, 12).tobytes() == table.astype(np.float32).tobytes()
+
+
+def test_the_write_back_of_the_file_is_started_stretch_by_stretch(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every stretch of _WRITE_BACK_BYTES written is handed to the kernel's write-back once, in order, from the
+    file's start; the file holds the same bytes with the real call (where there is one) and without it."""
+    started: list[tuple[int, int]] = []
+    real_starter = writer._write_back_starter
+    monkeypatch.setattr(writer, "_WRITE_BACK_BYTES", 250_000)
+    monkeypatch.setattr(writer, "_write_back_starter", lambda: lambda _handle, offset, count: started.append(
+        (offset, count)))  # fmt: skip
+    pieces = [bytes([n]) * (100_000 + 777 * n) for n in range(40)]
+    target = tmp_path / "m.qmap"
+    writer.write_atomic(target, iter(pieces))
+    assert target.read_bytes() == b"".join(pieces)
+    ends = np.cumsum([len(piece) for piece in pieces])
+    assert [offset for offset, _ in started] == [0] + [offset + count for offset, count in started[:-1]]
+    assert all(count >= 250_000 for _, count in started) and ends[-1] - sum(count for _, count in started) < 250_000
+    assert {offset + count for offset, count in started} <= set(ends.tolist())
+    monkeypatch.setattr(writer, "_write_back_starter", real_starter)
+    target.write_bytes(b"old")
+    writer.write_atomic(target, iter(pieces))
+    assert target.read_bytes() == b"".join(pieces)
+    stream_without_file = io.BytesIO()  # no file handle: nothing to start, and no error
+    writer._write_pieces(stream_without_file, iter(pieces))
+    assert stream_without_file.getvalue() == b"".join(pieces)
