@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from ..dedup import first_occurrences
 from ..errors import FormatError
+from ..rows import rows_at
 from .document import CornerFloats, Flavour, SkeletonFrame, SmdDocument, SmdNode, Triangles, VertexFrame
 from .render import (
     _LIMIT,
@@ -240,8 +241,9 @@ class _Corners:
 
     def subset(self, corners: npt.NDArray[np.int64]) -> _Corners:
         links = select_links(self.counts, corners)
-        return _Corners(self.flavour, self.parents[corners], self.positions[corners], self.normals[corners],
-                        self.uvs[corners], self.counts[corners], self.bones[links], self.weights[links])  # fmt: skip
+        return _Corners(self.flavour, self.parents[corners], rows_at(self.positions, corners),
+                        rows_at(self.normals, corners), rows_at(self.uvs, corners), self.counts[corners],
+                        self.bones[links], self.weights[links])  # fmt: skip
 
     def columns(self) -> list[WordColumn | NumberColumn]:
         columns: list[WordColumn | NumberColumn] = [number_column(self.parents, False, DOUBLE_SPACE)]
@@ -274,9 +276,9 @@ class _Corners:
         """Whether every corner holds the values of corner first[corner], compared a block of corners at a time
         (the block's values stay in the CPU caches). Each axis is compared as a column of its own: gathering single
         numbers costs half what gathering rows of 2 or 3 does."""
-        values = [self.parents, self.counts]
-        for block in (self.positions, self.normals, self.uvs):
-            values += [block[:, axis] for axis in range(block.shape[1])]
+        values: list[npt.NDArray[Any]] = [self.parents, self.counts]
+        for table in (self.positions, self.normals, self.uvs):
+            values += [table[:, axis] for axis in range(table.shape[1])]
         link_ends = np.cumsum(self.counts)
         link_starts = link_ends - self.counts
         for start in range(0, first.size, _CORNERS_AT_A_TIME):
