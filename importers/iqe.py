@@ -420,7 +420,7 @@ def _spoiled_file_vertices(
         key = face * (int(merged.max()) + 1) + merged[corners]
         _, slot, count = np.unique(key, return_inverse=True, return_counts=True)
         repeated = file_corners[corners][count[slot.ravel()] > 1]
-    duplicated = file_corners[np.repeat(dedup.later_duplicate_faces(merged, sizes), sizes)]
+    duplicated = file_corners[np.repeat(dedup.doubled_faces(merged, sizes), sizes)]
     return np.unique(np.concatenate([repeated, duplicated]))
 
 

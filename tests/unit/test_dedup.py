@@ -301,3 +301,24 @@ def test_triangles_too_large_to_pack_or_not_triangles_take_the_hashed_path() -> 
     renumbered, copied = dedup.faces_kept_whole(np.concatenate([big, [1 << 21, 1, 2]]), np.full(3, 3), (1 << 21) + 1)
     assert copied.tolist() == [1 << 21, 1, 2]  # (the third face is the second again: its vertices copied)
     assert renumbered[6:].tolist() == [(1 << 21) + 1, (1 << 21) + 2, (1 << 21) + 3]
+
+
+@pytest.mark.parametrize("kind", ["triangles", "large numbers", "quads and triangles", "none"])
+def test_doubled_faces_are_later_duplicate_faces_by_packed_keys_where_it_can(kind: str) -> None:
+    """doubled_faces: the faces later_duplicate_faces finds, by _later_duplicate_triangles where every face is a
+    triangle of vertex numbers it packs (the hashed sets are not made then), by the hashed sets otherwise."""
+    rng = np.random.default_rng(len(kind))
+    count = 0 if kind == "none" else 3000
+    sizes = rng.choice([3, 4], count) if kind == "quads and triangles" else np.full(count, 3)
+    faces = [rng.choice(900, size, replace=False) for size in sizes.tolist()]
+    faces += [np.roll(faces[index], index) for index in range(0, min(count, 40), 3)]  # (the same vertices again)
+    if kind == "large numbers":
+        faces[5][0] = 1 << 22
+    corners = np.concatenate(faces) if faces else np.zeros(0, np.int64)
+    sizes = np.array([len(face) for face in faces], np.int64)
+    expected = dedup.later_duplicate_faces(corners, sizes)
+    assert kind == "none" or expected.any()
+    with pytest.MonkeyPatch.context() as patch:
+        if kind == "triangles":
+            patch.setattr(dedup, "later_duplicate_faces", lambda corners, sizes: pytest.fail("hashed"))
+        np.testing.assert_array_equal(dedup.doubled_faces(corners, sizes), expected)
