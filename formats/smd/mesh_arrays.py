@@ -328,8 +328,10 @@ def _together(batch: list[MeshSource], options: MeshOptions) -> list[MeshArrays]
                                                                                link_bounds))  # fmt: skip
         verts = corner_verts[corner] - vertex_bounds[row]
         prepared_here = None
-        if normals is not None and unit is not None:
-            prepared_here = PreparedNormals(unit[corner], per_vertex[vertex] if per_vertex_same[row] else None)
+        if unit is not None and per_vertex_same[row]:  # (as prepared_unit_normals gives it then)
+            prepared_here = PreparedNormals(unit[corner], per_vertex[vertex])
+        elif unit is not None:  # (its further findings made by it, for this file alone)
+            prepared_here = prepared_unit_normals(verts, unit[corner], int(vertex_bounds[row + 1] - vertex_bounds[row]))
         results.append(MeshArrays(
             vertex_positions[vertex], verts, None if normals is None else normals[corner], prepared_here,
             link_vertices[link], link_groups[link], link_weights[link], np.flatnonzero(present[row]).tolist(),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,21 +88,20 @@ def sources() -> list[MeshSource]:
     return made
 
 
+def same_values(a: object, b: object) -> bool:
+    """Equal arrays (dtype, shape and bits), dataclasses field by field, other values by ==."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        left, right = np.asarray(a), np.asarray(b)
+        return (left.dtype, left.shape, left.tobytes()) == (right.dtype, right.shape, right.tobytes())
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        return type(a) is type(b) and all(same_values(getattr(a, f.name), getattr(b, f.name))
+                                          for f in dataclasses.fields(a))  # fmt: skip
+    return a == b
+
+
 def assert_same(a: MeshArrays, b: MeshArrays) -> None:
-    for name in ("positions", "corner_verts", "normals", "link_vertices", "link_groups", "link_weights"):
-        left, right = getattr(a, name), getattr(b, name)
-        if left is None or right is None:
-            assert left is right, name
-            continue
-        left, right = np.asarray(left), np.asarray(right)
-        assert (left.dtype, left.shape, left.tobytes()) == (right.dtype, right.shape, right.tobytes()), name
-    assert (a.prepared is None) == (b.prepared is None)
-    if a.prepared is not None and b.prepared is not None:
-        assert a.prepared.unit.tobytes() == b.prepared.unit.tobytes()
-        assert (a.prepared.per_vertex is None) == (b.prepared.per_vertex is None)
-        if a.prepared.per_vertex is not None and b.prepared.per_vertex is not None:
-            assert a.prepared.per_vertex.tobytes() == b.prepared.per_vertex.tobytes()
-    assert (a.used_bones, a.warnings) == (b.used_bones, b.warnings)
+    for item in dataclasses.fields(MeshArrays):
+        assert same_values(getattr(a, item.name), getattr(b, item.name)), item.name
 
 
 @pytest.mark.parametrize(
