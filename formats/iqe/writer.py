@@ -663,7 +663,10 @@ def _face_text(corners: Int64Array, sizes: Int64Array, flags: Int64Array | None)
             if values is None:
                 continue
             table = values.reshape(-1, widest) if sources is None else values[sources]
-            fields = [int_fields(table[:, column]) for column in range(widest)]
+            # (the whole table formatted at once: its numbers span few values for their count, which each column's
+            # do not, so that each value is formatted once and looked up: 1M triangles 86 -> 45 ms; same text)
+            every = int_fields(table.reshape(-1))
+            fields = [Fields(every.chars[column::widest], every.lengths[column::widest]) for column in range(widest)]
             for column, field in enumerate(fields):
                 lengths += field.lengths + 1 if uniform else np.where(present[:, column], field.lengths + 1, 0)
             lengths += len(command) + 1

@@ -67,3 +67,25 @@ def test_faces_of_one_size_are_written_as_one_by_one(seed: int) -> None:
     flags = rng.integers(0, 2, len(corners)).astype(np.int64) if seed % 2 else None
     text, ends = writer._face_text(corners, sizes, flags)
     assert (text, ends.tolist()) == _faces_one_by_one(corners, sizes, flags)
+
+
+@pytest.mark.parametrize("mixed", [False, True])
+def test_a_grid_s_faces_are_formatted_as_one_table_and_written_as_one_by_one(
+    mixed: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:  # fmt: skip
+    """(A grid's corners span all its vertices in each corner column, but few for the whole table: its numbers
+    are formatted once per value and looked up, and the lines are those written one by one.)"""
+    side = 80
+    corner = (np.arange(side)[:, None] * (side + 1) + np.arange(side)[None, :]).ravel()
+    quads = np.stack([corner, corner + 1, corner + side + 2, corner + side + 1], axis=1)
+    faces = [quads[:, [0, 1, 2]], quads[:, [0, 2, 3]], *([quads[:100]] if mixed else [])]
+    sizes = np.concatenate([np.full(len(part), part.shape[1], np.int64) for part in faces])
+    corners = np.concatenate([part.ravel() for part in faces]).astype(np.int64)
+    flags = np.random.default_rng(1).integers(0, 2, len(corners)).astype(np.int64)
+    looked_up: list[int] = []  # (the highest number of each table looked up)
+    lookup = numtext._looked_up_int_fields
+    monkeypatch.setattr(numtext, "_looked_up_int_fields", lambda *args: looked_up.append(args[2]) or lookup(*args))
+    for face_flags in (None, flags):
+        text, ends = writer._face_text(corners, sizes, face_flags)
+        assert (text, ends.tolist()) == _faces_one_by_one(corners, sizes, face_flags)
+    assert int(corners.max()) in looked_up  # (the corners, not only the flags)
