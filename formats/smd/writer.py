@@ -288,7 +288,7 @@ class _Corners:
             block_first = first[block]
             if not all(np.array_equal(column[block], column[block_first]) for column in values):
                 return False
-            if self.flavour == "goldsrc":
+            if self.flavour == "goldsrc" or not self.bones.size:  # (no links anywhere: equal counts say all)
                 continue
             # (equal counts: the links of the block's corners and those of their first corners line up)
             links = slice(int(link_starts[start]), int(link_ends[block][-1]))
