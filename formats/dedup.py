@@ -251,11 +251,22 @@ def _first_equal_hashes(hashes: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]
     count = hashes.size
     bits = count.bit_length() + 1  # at most half full
     index_type = np.int32 if (1 << bits) < 2**31 else np.int64  # half the memory for the usual sizes
-    slot = (hashes >> np.uint64(64 - bits)).astype(index_type)
+    slot: npt.NDArray[np.integer[Any]] = (hashes >> np.uint64(64 - bits)).astype(index_type)
     table = np.full(1 << bits, count, index_type)  # `count` marks a free slot
     first = np.empty(count, np.int64)
-    pending = np.arange(count, dtype=index_type)
-    for _ in range(_PROBE_ROUNDS):
+    # The first round, every slot free and every row pending: the rounds' steps without gathering through them
+    rows = np.arange(count, dtype=index_type)
+    np.minimum.at(table, slot, rows)  # (of several rows claiming one slot, the first takes it)
+    holder = table[slot]
+    found = holder == rows
+    others = np.flatnonzero(~found)
+    found[others] = hashes[holder[others]] == hashes[others]
+    np.copyto(first, holder, where=found)
+    pending = np.flatnonzero(~found).astype(index_type, copy=False)
+    if not pending.size:
+        return first
+    slot[pending] = (slot[pending] + 1) & index_type((1 << bits) - 1)
+    for _ in range(_PROBE_ROUNDS - 1):
         wanted = slot[pending]
         holder = table[wanted]
         free = holder == count

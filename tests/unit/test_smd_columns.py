@@ -90,6 +90,11 @@ def test_segments_of_the_block_read_as_the_padded_block(
     general = general_columns.triangles(materials, indices)
     assert _as_plain(quick) == _as_plain(general)
     assert _as_plain(document.triangles) == _as_plain(general)
+    # and the corners of repeated lines (a line per corner, as the reader finds them), gathered from the table
+    corner_lines = rng.integers(0, count, 3 * 500)
+    quick_corners = reader._VertexColumns(by_segment, lines, line_numbers, None).triangles(materials, indices[:500],
+                                                                                          corner_lines)  # fmt: skip
+    assert _as_plain(quick_corners) == _as_plain(general_columns.triangles(materials, indices[:500], corner_lines))
 
 
 @pytest.mark.parametrize(

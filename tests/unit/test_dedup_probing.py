@@ -1,0 +1,38 @@
+"""The hash table's first round of probing (every slot free, every row pending) taken without gathering through
+the pending rows: each hash's first occurrence, through several rounds where slots are crowded, and a give-up
+where one slot holds more different hashes than the rounds can pass."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from formats import dedup
+
+
+def _first_occurrences(hashes: npt.NDArray[np.uint64]) -> npt.NDArray[np.int64]:
+    _, first, group = np.unique(hashes, return_index=True, return_inverse=True)
+    found: npt.NDArray[np.int64] = first[group.ravel()]
+    return found
+
+
+@pytest.mark.parametrize("count", [1, 2, 7, 1000, 50_000])
+@pytest.mark.parametrize("kind", ["distinct", "repeated", "one value", "one slot", "crowded slots"])
+def test_first_round_of_its_own_finds_what_the_rounds_alone_find(count: int, kind: str) -> None:
+    rng = np.random.default_rng(count)
+    values = rng.integers(0, 2**63, count, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+    if kind == "repeated":
+        values = values[rng.integers(0, max(count // 5, 1), count)]
+    elif kind == "one value":
+        values[:] = values[0]
+    elif kind == "one slot":  # every hash in one slot, a few different ones: probing gives up past its rounds
+        values = (values % np.uint64(1 << 20)) if count > dedup._PROBE_ROUNDS else values % np.uint64(3)
+    elif kind == "crowded slots":  # high bits shared by many different hashes: several rounds each
+        values = (values >> np.uint64(50)) << np.uint64(50) | (values % np.uint64(7))
+    found = dedup._first_equal_hashes(values.copy())
+    if kind == "one slot" and len(np.unique(values)) > dedup._PROBE_ROUNDS:
+        assert found is None
+        return
+    assert found is not None
+    np.testing.assert_array_equal(found, _first_occurrences(values))
