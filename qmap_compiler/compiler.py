@@ -109,21 +109,22 @@ def compile_faces(faces: FaceSet, options: CompileOptions | None = None, report:
     if faces.face_count == 0:
         raise QmapError("the map is empty: no faces left to compile (every face skipped, or no meshes with faces)")
     positions = faces.positions
+    extents = face_extents(positions)
     if options.bounds is not None and any(options.bounds):
         root = np.array(options.bounds, dtype=np.float32)
         if report is not None and _reaches_outside(positions, root):
             report.warnings.append("the geometry reaches outside the given root box: the faces that do not fit it "
                                    "stay in the root node of both octrees")  # fmt: skip
     else:
-        root = root_bounds(positions, options.fix_bounds)
+        root = root_bounds(positions, options.fix_bounds, extents)
     k = float(np.float32(options.k))
-    extents = face_extents(positions)
     draw, collision = run_together(
         partial(build_tree, positions, root, k, options.max_depth, draw_split_rule(faces.material), extents),
         partial(build_tree, positions, root, k, options.max_depth, collision_split_rule, extents))
     del extents
     release_stage_memory()  # what the threads freed stays in their malloc arenas until trimmed
     model = build_model(faces, draw, collision, deferred)
+    release_stage_memory()  # (the two tables are made side by side too)
     if report is not None:
         _fill_report(report, faces, model, root)
         report.draw_tree = _tree_stats(draw.level, draw.level[draw.face_node])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
+from typing import cast
 
 import numpy as np
 
@@ -13,7 +14,7 @@ from .arrays import Array, stable_order
 from .frontend import FaceSet
 from .model import DrawFragments, NodeTable, QmapModel, VertexRows
 from .octree import Tree, postorder_ranks, preorder_ranks
-from .parallel import made_on_cores
+from .parallel import made_on_cores, run_together
 
 _FACE_INDEX_PATTERN = np.array([0, 1, 2, 0, 2, 3], dtype=np.uint32)  # triangle uses the first 3
 
@@ -106,18 +107,23 @@ def _vertex_rows(faces: FaceSet, order: Array, sizes: Array, vertex_start: Array
 
 def _face_indices(sizes: Array, vertex_start: Array, index_start: Array) -> Array:
     """Triangle v, v+1, v+2; quad v, v+1, v+2, v, v+2, v+3 (the Blender 1-3 diagonal after reversal), a block
-    of faces at a time."""
+    of faces at a time: each index is its face's first vertex plus the pattern's entry at its place in the face."""
     indices = np.empty(int(index_start[-1]), np.uint32)
     for begin in range(0, len(sizes), _FACES_AT_A_TIME):
         end = min(begin + _FACES_AT_A_TIME, len(sizes))
-        mask = np.arange(6, dtype=np.int8)[None, :] < np.where(sizes[begin:end] == 4, 6, 3).astype(np.int8)[:, None]
-        rows = vertex_start[begin:end].astype(np.uint32)[:, None] + _FACE_INDEX_PATTERN[None, :]
-        indices[index_start[begin] : index_start[end]] = rows[mask]
+        first, last = int(index_start[begin]), int(index_start[end])
+        counts = index_start[begin + 1 : end + 1] - index_start[begin:end]
+        place = np.arange(first, last, dtype=np.int64)
+        place -= np.repeat(index_start[begin:end], counts)
+        indices[first:last] = np.repeat(vertex_start[begin:end].astype(np.uint32), counts) + _FACE_INDEX_PATTERN[place]
     return indices
 
 
-def emit_draw(faces: FaceSet, tree: Tree, deferred: bool = False) -> tuple[Array | VertexRows, Array, NodeTable,
-                                                                         DrawFragments]:
+DrawEmitted = tuple[Array | VertexRows, Array, NodeTable, DrawFragments]
+CollisionEmitted = tuple[Array | VertexRows, Array, NodeTable, Array]
+
+
+def emit_draw(faces: FaceSet, tree: Tree, deferred: bool = False) -> DrawEmitted:
     table, pre, post = node_table(tree)
     order = stable_order(post[tree.face_node])
     sizes = faces.sizes[order]
@@ -150,8 +156,7 @@ def _fragments(node_pre: Array, material: Array, vertex_start: Array,
     )
 
 
-def emit_collision(faces: FaceSet, tree: Tree, deferred: bool = False) -> tuple[Array | VertexRows, Array,
-                                                                               NodeTable, Array]:
+def emit_collision(faces: FaceSet, tree: Tree, deferred: bool = False) -> CollisionEmitted:
     table, pre, post = node_table(tree)
     face_post = post[tree.face_node]
     order = stable_order(face_post)
@@ -170,6 +175,9 @@ def emit_collision(faces: FaceSet, tree: Tree, deferred: bool = False) -> tuple[
 def build_model(faces: FaceSet, draw_tree: Tree, collision_tree: Tree, deferred: bool = False) -> QmapModel:
     """Both buffers and node tables. `deferred`: the vertex tables are made as they are written (the faces stay
     until then)."""
-    draw_vb, draw_ib, draw_nodes, fragments = emit_draw(faces, draw_tree, deferred)
-    coll_vb, coll_ib, coll_nodes, ranges = emit_collision(faces, collision_tree, deferred)
+    draw, collision = run_together(  # (side by side: 0.45 s of 1M faces in turn)
+        functools.partial(emit_draw, faces, draw_tree, deferred),
+        functools.partial(emit_collision, faces, collision_tree, deferred))  # fmt: skip
+    draw_vb, draw_ib, draw_nodes, fragments = cast(DrawEmitted, draw)
+    coll_vb, coll_ib, coll_nodes, ranges = cast(CollisionEmitted, collision)
     return QmapModel(faces.materials, draw_vb, draw_ib, draw_nodes, fragments, coll_vb, coll_ib, coll_nodes, ranges)

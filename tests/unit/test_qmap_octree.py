@@ -57,3 +57,30 @@ def test_columns_of_a_run_are_a_view_and_others_a_gather() -> None:
         columns = np.array(ascending, np.int64)
         assert np.array_equal(_columns(table, columns), table[:, columns])
     assert np.shares_memory(_columns(table, np.arange(2, 8)), table)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_root_box_from_the_face_extents_is_the_box_from_the_corners(seed: int) -> None:
+    """Reduced over the faces' extents (an axis without NaN) or over the corners (one with NaN), the root box has
+    the same values and the same signs of zero as over every corner in face order; infinities and FLT_MIN's
+    floor included."""
+    rng = np.random.default_rng(seed)
+    faces = rng.uniform(-5, 5, (300, 4, 3)).astype(np.float32)
+    faces[:, 3] = faces[:, 0]  # (a triangle repeats its first corner)
+    if seed % 2:
+        faces[rng.integers(0, 300, 5), rng.integers(0, 4, 5), rng.integers(0, 3, 5)] = np.nan
+        lowest = int(np.nanargmin(faces[:, :3, 0]))  # a NaN beside the lowest x: its face's extent is NaN there
+        faces[lowest // 3, (lowest % 3 + 1) % 3, 0] = np.nan
+    if seed % 3 == 0:
+        faces[..., 1] = np.abs(faces[..., 1])  # a minimum of zero, met first as -0 or +0
+        faces[rng.integers(0, 300, 8), :, 1] = 0.0
+        faces[int(rng.integers(0, 300)), 2, 1] = -0.0 if seed else 0.0
+        faces[..., 2] = -np.abs(faces[..., 2])  # every z below FLT_MIN: the buggy maximum stays FLT_MIN
+    if seed == 4:
+        faces[17, 1, 0], faces[18, 2, 2] = np.inf, -np.inf
+    if seed == 5:
+        faces[:, :, 0] = np.nan  # a whole axis of NaN
+    extents = octree.face_extents(faces)
+    for fix in (False, True):
+        expected = octree.root_bounds(faces, fix)
+        assert octree.root_bounds(faces, fix, extents).tobytes() == expected.tobytes()

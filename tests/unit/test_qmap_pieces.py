@@ -367,3 +367,17 @@ def test_the_write_back_of_the_file_is_started_stretch_by_stretch(tmp_path: Path
     stream_without_file = io.BytesIO()  # no file handle: nothing to start, and no error
     writer._write_pieces(stream_without_file, iter(pieces))
     assert stream_without_file.getvalue() == b"".join(pieces)
+
+
+@pytest.mark.parametrize("faces_at_a_time", [5, 1 << 17])
+def test_face_indices_follow_each_face_s_pattern(monkeypatch: pytest.MonkeyPatch, faces_at_a_time: int) -> None:
+    """A triangle's indices are v, v+1, v+2 and a quad's v, v+1, v+2, v, v+2, v+3, v its first vertex, in face order
+    (made a block of faces at a time)."""
+    monkeypatch.setattr(layout, "_FACES_AT_A_TIME", faces_at_a_time)
+    sizes = np.random.default_rng(2).choice(np.array([3, 4], np.int8), 1000)
+    vertex_start = layout._exclusive_cumsum(sizes)
+    index_start = layout._exclusive_cumsum(np.where(sizes == 4, 6, 3))
+    expected = [v + step for v, size in zip(vertex_start.tolist(), sizes.tolist(), strict=False)
+                for step in ([0, 1, 2] if size == 3 else [0, 1, 2, 0, 2, 3])]  # fmt: skip
+    indices = layout._face_indices(sizes, vertex_start, index_start)
+    assert indices.dtype == np.uint32 and indices.tolist() == expected
