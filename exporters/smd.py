@@ -429,9 +429,12 @@ def mesh_corners(
     counts_v, bones_v, weights_v = vertex_links(dense, group_bones, settings)
     offsets = np.concatenate([[0], np.cumsum(counts_v)])
     counts = counts_v[corner_vertices]
-    rows = np.repeat(offsets[corner_vertices], counts) + (
-        np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
-    )
+    if not bones_v.size:  # (no weights: no links to gather, and no pass over the corners for them)
+        rows = np.zeros(0, np.int64)
+    else:
+        rows = np.repeat(offsets[corner_vertices], counts) + (
+            np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+        )
     names = [name or NO_MATERIAL for name in geometry.material_names] or [NO_MATERIAL]
     unnamed = [i for i, name in enumerate(geometry.material_names) if not name]
     indices = np.clip(geometry.material_indices, 0, len(names) - 1)
