@@ -19,7 +19,7 @@ token-by-token fallback gives the exact value or the exact error.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -401,6 +401,32 @@ def parse_vertex_blocks(text: bytes, blocks: list[tuple[int, int, int]], plain: 
     """Vertex blocks text[start:end] (after `{`, up to `}`) of `count` vec3s `x,y,z` each: float32 (count, 3)
     arrays, or None for a block to be read another way. Groups of blocks, and the parts of a large block, are read
     side by side. `plain`: the caller has checked that the blocks hold only whitespace, commas and numbers."""
+    return read_together([vertex_plan(text, blocks, plain)])[0]
+
+
+class Plan:
+    """Blocks of one kind cut into groups: each group read on its own (`read`), side by side with the groups of
+    other plans, then the results put back together block by block (`finish`)."""
+
+    def __init__(self, groups: list[list[int]], read: Callable[[list[int]], list[Any]],
+                 finish: Callable[[list[list[Any]]], list[Any]]) -> None:
+        self.groups, self.read, self.finish = groups, read, finish
+
+
+def read_together(plans: Sequence[Plan]) -> list[list[Any]]:
+    """Every plan's results, the groups of all of them read on one set of threads (no core waits for the last
+    group of one kind while the next kind could be read)."""
+    jobs = [(plan, members) for plan in plans for members in plan.groups]
+    found = ordered_map(lambda job: job[0].read(job[1]), jobs)
+    results, first = [], 0
+    for plan in plans:
+        results.append(plan.finish(found[first : first + len(plan.groups)]))
+        first += len(plan.groups)
+    return results
+
+
+def vertex_plan(text: bytes, blocks: list[tuple[int, int, int]], plain: bool = False) -> Plan:
+    """parse_vertex_blocks as a plan: its results are those of parse_vertex_blocks."""
     parts, block_of_part = _parts(text, blocks)
     groups = _groups(parts)
 
@@ -408,11 +434,14 @@ def parse_vertex_blocks(text: bytes, blocks: list[tuple[int, int, int]], plain: 
         return _group_vertices(_Group(text, [(parts[i][0], parts[i][1]) for i in members], plain),
                                np.array([parts[i][2] for i in members], np.int64))  # fmt: skip
 
-    found = _in_block_order(len(parts), groups, ordered_map(read, groups))
-    return _whole_blocks(found, block_of_part, [count for _, _, count in blocks], _joined_vertices)
+    def finish(found: list[list[Array | None]]) -> list[Array | None]:
+        return _whole_blocks(_in_block_order(len(parts), groups, found), block_of_part,
+                             [count for _, _, count in blocks], _joined_vertices)  # fmt: skip
+
+    return Plan(groups, read, finish)
 
 
-def _in_block_order(count: int, groups: list[list[int]], found: list[list[Item]]) -> list[Item | None]:
+def _in_block_order(count: int, groups: list[list[int]], found: list[list[Item | None]]) -> list[Item | None]:
     results: list[Item | None] = [None] * count
     for members, arrays in zip(groups, found, strict=True):
         for index, array in zip(members, arrays, strict=True):
@@ -506,6 +535,11 @@ def parse_face_blocks(text: bytes, blocks: list[tuple[int, int, int, int]], has_
     """Face blocks text[start:end] of `count` faces each, one per line, indices below `vertex_count`, in
     tmp_parser's layout (a triangle repeats corner 0 in slot 3); None for a block to be read another way. Groups of
     blocks, and the parts of a large block, are read side by side."""
+    return read_together([face_plan(text, blocks, has_uv, plain)])[0]
+
+
+def face_plan(text: bytes, blocks: list[tuple[int, int, int, int]], has_uv: bool, plain: bool = False) -> Plan:
+    """parse_face_blocks as a plan: its results are those of parse_face_blocks."""
     parts, block_of_part = _parts(text, blocks)
     groups = _groups(parts)
 
@@ -517,8 +551,11 @@ def parse_face_blocks(text: bytes, blocks: list[tuple[int, int, int, int]], has_
         vertex_counts = np.array([parts[i][3] for i in members], np.int64)
         return _group_faces(group, counts, vertex_counts, has_uv)
 
-    found = _in_block_order(len(parts), groups, ordered_map(read, groups))
-    return _whole_blocks(found, block_of_part, [count for _, _, count, _ in blocks], _joined_faces)
+    def finish(found: list[list[FaceArrays | None]]) -> list[FaceArrays | None]:
+        return _whole_blocks(_in_block_order(len(parts), groups, found), block_of_part,
+                             [count for _, _, count, _ in blocks], _joined_faces)  # fmt: skip
+
+    return Plan(groups, read, finish)
 
 
 def _group_faces(group: _Group, counts: Array, vertex_counts: Array, has_uv: bool) -> list[FaceArrays | None]:

@@ -326,17 +326,19 @@ class _DeferredBlocks:
         """Fill the skipped blocks in; blocks the batch could not read are read one by one in file order."""
         vertex_blocks, face_blocks, self.vertices, self.faces = self.vertices, self.faces, [], []
         text, unread = self.tokens.text, []  # (start, mesh, vertex count, face count or -1 for a vertex block)
-        for (mesh, start, _end, count), vertices in zip(
-                vertex_blocks, blockscan.parse_vertex_blocks(text, [block[1:] for block in vertex_blocks], plain=True),
-                strict=True):  # fmt: skip
+        chosen = [[block for block in face_blocks if block[0].has_uv == has_uv] for has_uv in (False, True)]
+        vertex_found, *face_found = blockscan.read_together(  # (every kind's groups on one set of threads)
+            [blockscan.vertex_plan(text, [block[1:] for block in vertex_blocks], plain=True)]
+            + [blockscan.face_plan(text, [block[1:] for block in chosen[has_uv]], has_uv, plain=True)
+               for has_uv in (False, True)])  # fmt: skip
+        for (mesh, start, _end, count), vertices in zip(vertex_blocks, vertex_found, strict=True):
             if vertices is None:
                 unread.append((start, mesh, count, -1))
             else:
                 mesh.vertices = vertices
         for has_uv in (False, True):
-            chosen = [block for block in face_blocks if block[0].has_uv == has_uv]
-            found = blockscan.parse_face_blocks(text, [block[1:] for block in chosen], has_uv, plain=True)
-            for (mesh, start, _end, count, vertex_count), faces in zip(chosen, found, strict=True):
+            for (mesh, start, _end, count, vertex_count), faces in zip(chosen[has_uv], face_found[has_uv],
+                                                                       strict=True):  # fmt: skip
                 if faces is None:
                     unread.append((start, mesh, vertex_count, count))
                 else:

@@ -381,3 +381,45 @@ def test_face_indices_follow_each_face_s_pattern(monkeypatch: pytest.MonkeyPatch
                 for step in ([0, 1, 2] if size == 3 else [0, 1, 2, 0, 2, 3])]  # fmt: skip
     indices = layout._face_indices(sizes, vertex_start, index_start)
     assert indices.dtype == np.uint32 and indices.tolist() == expected
+
+
+def test_blocks_of_every_kind_read_together_as_each_kind_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Vertex blocks and face blocks (with and without UVs) read in one map over all their groups give what each
+    kind gives read alone, block for block (None where a block does not fit)."""
+    rng = np.random.default_rng(9)
+    text, vertex_blocks, faces_uv, faces_plain = bytearray(b"x"), [], [], []
+    for index in range(30):
+        count = int(rng.integers(1, 40))
+        start = len(text)
+        text += b"".join(b"%.9g,%.9g,%.9g\n" % tuple(row) for row in rng.standard_normal((count, 3)))
+        vertex_blocks.append((start, len(text), count if index != 4 else count + 1))  # (one with the wrong count)
+        text += b"}\n"
+        for has_uv, blocks in ((True, faces_uv), (False, faces_plain)):
+            start = len(text)
+            for _ in range(int(rng.integers(1, 9))):
+                corners = rng.integers(0, count, 4)
+                uvs = [b" %.6f,%.9g" % tuple(rng.random(2)) if has_uv else b"" for _ in range(4)]
+                text += b"4 1 0" + b"".join(b" %d%s" % (c, uv) for c, uv in zip(corners, uvs, strict=True)) + b"\n"
+            blocks.append((start, len(text), text[start:].count(b"\n"), count))
+            text += b"}\n"
+    data = bytes(text)
+    monkeypatch.setattr(blockscan, "_GROUP_BYTES", 200)  # many groups of each kind
+    maps: list[int] = []
+    real_map = blockscan.ordered_map
+    monkeypatch.setattr(blockscan, "ordered_map", lambda *args: maps.append(1) or real_map(*args))
+    together = blockscan.read_together([blockscan.vertex_plan(data, vertex_blocks),
+                                        blockscan.face_plan(data, faces_uv, True),
+                                        blockscan.face_plan(data, faces_plain, False)])  # fmt: skip
+    assert len(maps) == 1
+    alone = [blockscan.parse_vertex_blocks(data, vertex_blocks), blockscan.parse_face_blocks(data, faces_uv, True),
+             blockscan.parse_face_blocks(data, faces_plain, False)]  # fmt: skip
+    assert together[0][4] is None and sum(block is None for block in together[0]) == 1
+    assert all(block is not None for block in together[1] + together[2])
+    for kind_together, kind_alone in zip(together, alone, strict=True):
+        assert len(kind_together) == len(kind_alone) == 30
+        for one, other in zip(kind_together, kind_alone, strict=True):
+            assert (one is None) == (other is None)
+            if one is not None:
+                pairs = zip(*[value if isinstance(value, tuple) else [value] for value in (one, other)], strict=True)
+                for a, b in pairs:
+                    assert (a is None and b is None) or (a.dtype == b.dtype and a.tobytes() == b.tobytes())
