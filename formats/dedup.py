@@ -321,7 +321,9 @@ def first_equal_lines(
     for begin in range(0, lengths.size, _CHUNK):
         rows = slice(begin, begin + _CHUNK)
         hashes[rows] = table_hashes(lines.fill(np.empty((lengths[rows].size, lines.width), np.uint64), rows))
-    first = first_equal_rows(hashes.view(np.int64)[:, None])
+    # (the hashes are mixed already: grouped by them as they are, not hashed again and compared with their firsts)
+    found = _first_equal_hashes(hashes) if lengths.size > _SORTED_BELOW else None
+    first = found if found is not None else first_equal_rows(hashes.view(np.int64)[:, None])
     del hashes
     is_first = first == np.arange(first.size)
     firsts = np.flatnonzero(is_first)

@@ -36,3 +36,24 @@ def test_first_round_of_its_own_finds_what_the_rounds_alone_find(count: int, kin
         return
     assert found is not None
     np.testing.assert_array_equal(found, _first_occurrences(values))
+
+
+@pytest.mark.parametrize("grouping", ["as found", "given up", "every hash one"])
+def test_lines_hashed_for_a_large_text_are_grouped_by_their_hashes_alone(
+    monkeypatch: pytest.MonkeyPatch, grouping: str
+) -> None:
+    rng = np.random.default_rng(9)
+    pool = [f"{i % 5} {rng.integers(0, 99)}.250000 {rng.integers(0, 9)}.000000".encode() for i in range(400)]
+    lines = [pool[i] for i in rng.integers(0, len(pool), 6000)]
+    buffer = np.frombuffer(b"\n".join(lines) + b"\n", np.uint8)
+    ends = np.flatnonzero(buffer == ord("\n"))
+    starts = np.concatenate([[0], ends[:-1] + 1])
+    monkeypatch.setattr(dedup, "_WHOLE_KEYS_BYTES", 0)  # (the hashed path, as for a file of a million triangles)
+    if grouping == "given up":  # too many rounds: the rows' own grouping decides
+        monkeypatch.setattr(dedup, "_first_equal_hashes", lambda hashes: None)
+    elif grouping == "every hash one":  # a collision everywhere: the word check finds it
+        monkeypatch.setattr(dedup, "_first_equal_hashes", lambda hashes: np.zeros(hashes.size, np.int64))
+        assert dedup.first_equal_lines(buffer, starts, ends) is None
+        return
+    found = dedup.first_equal_lines(buffer, starts, ends)
+    assert found is not None and found.tolist() == [lines.index(line) for line in lines]
