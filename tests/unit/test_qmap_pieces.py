@@ -423,3 +423,24 @@ def test_blocks_of_every_kind_read_together_as_each_kind_alone(monkeypatch: pyte
                 pairs = zip(*[value if isinstance(value, tuple) else [value] for value in (one, other)], strict=True)
                 for a, b in pairs:
                     assert (a is None and b is None) or (a.dtype == b.dtype and a.tobytes() == b.tobytes())
+
+
+def test_a_parse_alone_keeps_freed_memory_while_it_reads_the_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """parse_tmp on its own (an import) keeps what the block groups free for the next groups and hands it back at
+    the end; inside a compile it leaves the compile's settings alone."""
+    from qmap_compiler import memory
+
+    tmp, _desc = _scene(3, 4)
+    libc = _RecordingLibc()
+    monkeypatch.setattr(memory, "_libc", libc)
+    expected = parse_tmp(tmp)
+    assert [call for call in libc.calls if call[0] == "mallopt"] == [("mallopt", -3, 32 << 20),
+                                                                     ("mallopt", -1, 1 << 30),
+                                                                     ("mallopt", -1, 64 << 20)]  # fmt: skip
+    assert libc.calls[-1] == ("trim", 0, 0)
+    libc.calls.clear()
+    with memory.freed_memory_kept():
+        again = parse_tmp(tmp)
+        assert [call for call in libc.calls if call[0] == "mallopt"] == [("mallopt", -3, 32 << 20),
+                                                                         ("mallopt", -1, 1 << 30)]  # fmt: skip
+    assert [mesh.vertices.tobytes() for mesh in again.meshes] == [mesh.vertices.tobytes() for mesh in expected.meshes]
