@@ -336,7 +336,9 @@ def build_skeleton_object(
     model_size = None  # (the bones alone give no size for one bone: the mesh's extent does)
     if triangles is not None and len(triangles):
         with np.errstate(invalid="ignore"):  # (a NaN or infinite size is no size: bone_lengths falls back)
-            model_size = float(np.max(column_spans(triangles.positions.reshape(-1, 3)))) * options.global_scale
+            corners = triangles.line_rows("positions")  # (held per line by the reader: every line's, once)
+            corners = triangles.positions.reshape(-1, 3) if corners is None else corners
+            model_size = float(np.max(column_spans(corners))) * options.global_scale
     lengths = bone_lengths(skeleton, model_size)
     armature, bone_names = build_armature(context, f"{name}_skeleton", skeleton, bone_axis=options.bone_axis,
                                           lengths=lengths)  # fmt: skip
@@ -413,7 +415,10 @@ def build_reference(
     summary.warnings.extend(arrays.warnings)
     corner_verts = arrays.corner_verts
     mesh = mesh_io.new_mesh(name, arrays.positions, corner_verts, np.arange(len(triangles)) * 3)
-    mesh_io.add_uv_map(mesh, "UVMap", triangles.uvs.reshape(-1, 2))
+    line_uvs = triangles.line_rows("uvs")  # (held per line by the reader: spread to the corners once float32)
+    corner_uvs = triangles.uvs.reshape(-1, 2) if line_uvs is None else np.take(line_uvs.astype(np.float32),
+                                                                               triangles.corner_lines, 0)  # fmt: skip
+    mesh_io.add_uv_map(mesh, "UVMap", corner_uvs)
     for material_name in triangles.material_names:
         mesh.materials.append(mesh_io.material_named(material_name, summary.warnings))
     mesh_io.set_face_materials(mesh, triangles.material_indices.astype(np.intc))

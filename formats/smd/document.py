@@ -69,6 +69,39 @@ class Triangles:
     def __len__(self) -> int:
         return int(self.material_indices.shape[0])
 
+    # Per-corner columns held per distinct vertex line (see hold_per_line): made per corner when first asked for.
+    _PER_LINE = ("positions", "normals", "uvs")
+
+    def hold_per_line(self, columns: dict[str, FloatArray]) -> None:
+        """Hold these per-corner columns (of positions, normals, uvs) as the rows of the distinct vertex lines (row
+        i: line i of corner_lines) instead: each is made per corner, the same array as before, when first asked
+        for, and until then `line_rows` gives the lines' rows (an importer that groups corners by line needs no
+        more; a 1M-triangle grid's three per-corner columns are 190 MB)."""
+        assert self.corner_lines is not None and set(columns) <= set(self._PER_LINE)
+        for name in columns:
+            delattr(self, name)
+        self.__dict__["_per_line"] = (self.corner_lines, columns)
+
+    def __getattr__(self, name: str) -> FloatArray:
+        """A column held per line (hold_per_line), made per corner now and kept."""
+        held = self.__dict__.get("_per_line")
+        if held is None or name not in held[1]:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        lines, columns = held
+        table = columns[name]
+        value: FloatArray = np.take(table, lines, axis=0).reshape(-1, 3, table.shape[1])
+        setattr(self, name, value)
+        return value
+
+    def line_rows(self, name: str) -> FloatArray | None:
+        """The distinct lines' rows of a column held per line and not made per corner yet, while corner_lines is
+        the one it was held with; else None (take the per-corner column)."""
+        held = self.__dict__.get("_per_line")
+        if held is None or name in self.__dict__ or name not in held[1] or held[0] is not self.corner_lines:
+            return None
+        rows: FloatArray = held[1][name]
+        return rows
+
     def link_offsets(self) -> npt.NDArray[np.int64]:
         """(3T + 1,) start of each corner's links in link_bones / link_weights, plus the end."""
         offsets = np.zeros(self.link_counts.size + 1, dtype=np.int64)

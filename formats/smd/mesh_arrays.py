@@ -182,9 +182,14 @@ def mesh_arrays(source: MeshSource, options: MeshOptions) -> MeshArrays:
     line_corner = first_occurrences(lines) if lines is not None else None
     counts, bones, weights = corner_links(triangles, source.node_rows, options.weight_mode, warnings, source.label,
                                           line_corner)  # fmt: skip
-    corner_positions = triangles.positions.reshape(-1, 3)
-    # (rows gathered by np.take: 2 to 3 times quicker than indexing for rows of a few numbers, numpy 1.26)
-    positions = options.points(corner_positions if line_corner is None else np.take(corner_positions, line_corner, 0))
+    line_positions = triangles.line_rows("positions")  # (held per line by the reader: the rows of line_corner)
+    if line_positions is not None:
+        positions = options.points(line_positions)
+    else:
+        corner_positions = triangles.positions.reshape(-1, 3)
+        # (rows gathered by np.take: 2 to 3 times quicker than indexing for rows of a few numbers, numpy 1.26)
+        positions = options.points(corner_positions if line_corner is None else np.take(corner_positions, line_corner,
+                                                                                        0))  # fmt: skip
     row_verts = shared_vertices(positions, counts, bones, weights)
     corner_verts = row_verts if lines is None else row_verts[lines]
     # Every triangle arrives: one that uses a vertex twice or doubles another gets copies (studiomdl drops the
@@ -196,12 +201,16 @@ def mesh_arrays(source: MeshSource, options: MeshOptions) -> MeshArrays:
     vertex_count = len(first_row)
     normals = prepared = None
     if options.use_custom_normals:
-        file_normals = triangles.normals.reshape(-1, 3)
-        if line_corner is None or lines is None or len(file_normals) < NORMALS_BY_LINE_FROM:
-            normals = options.directions(file_normals).astype(np.float32)
+        held_normals = triangles.line_rows("normals")  # (held per line by the reader: the rows of line_corner)
+        if held_normals is None and (line_corner is None or lines is None or 3 * len(triangles) < NORMALS_BY_LINE_FROM):
+            normals = options.directions(triangles.normals.reshape(-1, 3)).astype(np.float32)
             unit = unit_vectors(normals)
         else:  # (turned and made unit once a distinct vertex line: its corners hold the same normal)
-            line_normals = options.directions(np.take(file_normals, line_corner, 0)).astype(np.float32)
+            assert lines is not None and line_corner is not None
+            file_lines = held_normals
+            if file_lines is None:
+                file_lines = np.take(triangles.normals.reshape(-1, 3), line_corner, 0)
+            line_normals = options.directions(file_lines).astype(np.float32)
             normals, unit = np.take(line_normals, lines, 0), np.take(unit_vectors(line_normals), lines, 0)
         prepared = prepared_unit_normals(corner_verts, unit, vertex_count)
     link_rows = select_links(counts, first_row)

@@ -20,7 +20,17 @@ import numpy.typing as npt
 from ..bytescan import positions_of
 from ..dedup import LineWords, byte_words, first_equal_lines
 from ..errors import FileBuffer, FormatError
-from .document import Flavour, FloatArray, IntArray, SkeletonFrame, SmdDocument, SmdNode, Triangles, VertexFrame
+from .document import (
+    Flavour,
+    FloatArray,
+    IntArray,
+    SkeletonFrame,
+    SmdDocument,
+    SmdNode,
+    Triangles,
+    VertexFrame,
+    empty_floats,
+)
 from .numeric import (
     PAD,
     Blanker,
@@ -838,6 +848,12 @@ def _build_triangles(
     return triangles, flavour
 
 
+_FLOAT_COLUMNS = (("positions", 1, 3), ("normals", 4, 3), ("uvs", 7, 2))  # name, first number, count
+# Corners of repeated lines from which the document holds positions, normals and UVs per line until asked for them
+# per corner (Triangles.hold_per_line): a small mesh's are made at once, as before
+_PER_LINE_FROM = 1 << 15
+
+
 class _VertexColumns:
     """Vertex lines split into columns: parent, position, normal, uv, then `links (bone weight)*` (Source)."""
 
@@ -895,24 +911,31 @@ class _VertexColumns:
                 link_weights=self.link_weights,
             )
         links = select_links(self.link_counts, corner_lines)
-        # (rows gathered by np.take: 2 to 3 times quicker than indexing for rows of a few numbers, numpy 1.26; into
-        # arrays of their own, not views of one gathered block: the importer gathers their rows again, 10 times
-        # slower from a view)
-        positions = np.take(self.column_block(1, 3), corner_lines, axis=0)
-        normals = np.take(self.column_block(4, 3), corner_lines, axis=0)
-        uvs = np.take(self.column_block(7, 2), corner_lines, axis=0)
-        return Triangles(
+        line_columns = {name: self.column_block(first, width) for name, first, width in _FLOAT_COLUMNS}
+        per_line = corner_lines.size >= _PER_LINE_FROM
+        if per_line:  # (each line's row once, in an array of its own: made per corner when asked for)
+            line_columns = {name: np.ascontiguousarray(rows) for name, rows in line_columns.items()}
+            corner_columns = {name: empty_floats(0, 3, width) for name, _first, width in _FLOAT_COLUMNS}
+        else:  # (rows gathered by np.take: 2 to 3 times quicker than indexing for rows of a few numbers, numpy 1.26;
+            # into arrays of their own, not views of one gathered block: the importer gathers their rows again, 10
+            # times slower from a view)
+            corner_columns = {name: np.take(rows, corner_lines, axis=0).reshape(-1, 3, rows.shape[1])
+                              for name, rows in line_columns.items()}  # fmt: skip
+        triangles = Triangles(
             material_names=material_names,
             material_indices=material_indices,
             parent_bones=self.parents[corner_lines].reshape(-1, 3),
-            positions=positions.reshape(-1, 3, 3),
-            normals=normals.reshape(-1, 3, 3),
-            uvs=uvs.reshape(-1, 3, 2),
+            positions=corner_columns["positions"],
+            normals=corner_columns["normals"],
+            uvs=corner_columns["uvs"],
             link_counts=self.link_counts[corner_lines].reshape(-1, 3),
             link_bones=self.link_bones[links],
             link_weights=self.link_weights[links],
             corner_lines=corner_lines,
         )
+        if per_line:
+            triangles.hold_per_line(line_columns)
+        return triangles
 
     def column_block(self, first: int, width: int) -> FloatArray:
         if self.numbers.width is not None:  # (a view of the table's columns)

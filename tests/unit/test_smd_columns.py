@@ -132,3 +132,30 @@ def test_line_numbers_of_every_vertex_line_as_counted() -> None:
     assert numbers[2:7] == expected[2:7] and numbers[-1] == expected[-1] and len(numbers) == 12
     with pytest.raises(IndexError):
         numbers[12]
+
+
+def test_columns_held_per_line_are_made_per_corner_as_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(4)
+    pool = [_line(rng, int(links)) for links in rng.integers(0, 3, 200)]
+    lines = [pool[i] for i in rng.integers(0, len(pool), 3 * 4000)]  # (repeated lines: read once each)
+    data = _text(lines, ["skin", "metal"])
+    monkeypatch.setattr(reader, "_PER_LINE_FROM", 1 << 40)
+    at_once = read_smd(data, "t.smd").triangles
+    monkeypatch.setattr(reader, "_PER_LINE_FROM", 1)
+    held = read_smd(data, "t.smd").triangles
+    assert at_once is not None and held is not None and held.corner_lines is not None
+    assert at_once.line_rows("positions") is None
+    line_corner = np.unique(held.corner_lines, return_index=True)[1]
+    for name in ("positions", "normals", "uvs"):
+        rows = held.line_rows(name)
+        assert rows is not None  # the lines' rows: those of each line's first corner
+        np.testing.assert_array_equal(rows, getattr(at_once, name).reshape(-1, rows.shape[1])[line_corner])
+    assert _as_plain(held) == _as_plain(at_once)  # (every column asked for: made per corner)
+    assert held.line_rows("positions") is None  # made: the per-corner array is the one to take
+    again = read_smd(data, "t.smd").triangles
+    assert again is not None
+    again.corner_lines = None  # (per-corner arrays changed: their rows per line no longer stand for them)
+    assert again.line_rows("normals") is None
+    np.testing.assert_array_equal(again.normals, at_once.normals)
+    with pytest.raises(AttributeError):
+        again.not_a_column  # noqa: B018
