@@ -149,6 +149,9 @@ def first_equal_rows(
     first = None
     if 0 < count <= _HASHES_SORTED_UP_TO and (hashes is not None or count >= _HASHES_SORTED_FROM):
         first = _sorted_equal_rows(key, hashes)
+    elif count > _SORTED_BELOW and hashes is None and key.shape[1] == 1:
+        # (one column: its mix is a hash no two different keys share, the mix being invertible; no row check)
+        first = _first_equal_hashes(_mixed(key[:, 0].astype(np.uint64)))
     elif count > _SORTED_BELOW:
         first = _probe_equal_rows(key, hashes)
     if first is not None:

@@ -57,3 +57,16 @@ def test_lines_hashed_for_a_large_text_are_grouped_by_their_hashes_alone(
         return
     found = dedup.first_equal_lines(buffer, starts, ends)
     assert found is not None and found.tolist() == [lines.index(line) for line in lines]
+
+
+@pytest.mark.parametrize("spread", [3, 1000, 2**40])
+def test_one_column_keys_grouped_by_their_mix_alone_as_by_checked_hashes(spread: int) -> None:
+    rng = np.random.default_rng(spread)
+    keys = rng.integers(-spread, spread, (40_000, 1), dtype=np.int64)
+    keys[::7] = np.iinfo(np.int64).min  # (the extremes too: the mix takes the bits as they are)
+    keys[1::7] = np.iinfo(np.int64).max
+    found = dedup.first_equal_rows(keys)
+    checked = dedup._probe_equal_rows(keys)  # (hashed as any table, then every row compared with its first)
+    assert checked is not None
+    np.testing.assert_array_equal(found, checked)
+    np.testing.assert_array_equal(found, _first_occurrences(keys[:, 0].view(np.uint64)))
