@@ -46,6 +46,7 @@ from ..common.progress import progress
 from ..formats import iqe
 from ..formats.atomic import write_bytes_atomically
 from ..formats.errors import FormatError
+from ..formats.names import UNQUOTABLE
 from ..formats.pieces import made_in_turn
 from ..formats.rows import any_per_row, count_per_row, row_lengths, rows_at
 from ..qmap_compiler.parallel import made_on_cores
@@ -422,8 +423,13 @@ def _file_vertices(mesh: bpy.types.Mesh) -> np.ndarray | None:
     return values
 
 
+_UNQUOTABLE = frozenset(UNQUOTABLE)
+
+
 def _clean(name: str, what: str, warnings: list[str]) -> str:
     """`name` with the characters IQE cannot quote replaced (`"` by `'`), saying so."""
+    if not _UNQUOTABLE.intersection(name):  # (the usual name: no copy made character by character)
+        return name
     cleaned, changed = iqe.sanitize_name(name)
     if changed:
         message = (f"{what} {name!r} written as {cleaned!r}: IQE names (and IQM's, kept alike) cannot hold double "
@@ -562,10 +568,14 @@ def _runs(objects: list[_ObjectData]) -> Iterator[list[_ObjectData]]:
     """Consecutive objects with the same layers (keys, widths and types), in runs of up to _RUN_CORNERS corners."""
     run: list[_ObjectData] = []
     corners = 0
+    run_layout: tuple[object, ...] = ()
     for data in objects:
-        if run and (_layout(data) != _layout(run[0]) or corners + len(data.corner_vert) > _RUN_CORNERS):
+        layout = _layout(data)
+        if run and (layout != run_layout or corners + len(data.corner_vert) > _RUN_CORNERS):
             yield run
             run, corners = [], 0
+        if not run:
+            run_layout = layout
         run.append(data)
         corners += len(data.corner_vert)
     if run:

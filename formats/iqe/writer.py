@@ -160,18 +160,27 @@ def _require(condition: bool, message: str) -> None:
         raise FormatError(message)
 
 
-def _check_finite(values: npt.ArrayLike, what: str) -> None:
+def _check_finite(values: npt.ArrayLike, what: str, label: str = "") -> None:
+    """That `values` hold no NaN nor infinity (`what` and `label` name them in the error, joined by a space)."""
     array = np.asarray(values)
     if array.dtype.kind != "f":  # (floats are looked at as they are: a float64 copy tells the same)
         array = np.asarray(values, dtype=np.float64)
-    _require(bool(np.isfinite(array).all()), f"{what} contains NaN or infinity")
+    if not np.isfinite(array).all():  # (the message made only then: a file's meshes are checked one by one)
+        raise FormatError(f"{what} {label} contains NaN or infinity" if label else f"{what} contains NaN or infinity")
 
 
-def _check_shape(array: npt.NDArray[np.generic] | None, rows: int, columns: int, what: str) -> None:
+def _check_shape(
+    array: npt.NDArray[np.generic] | None, rows: int, columns: int, what: str, label: str = "", finite: bool = False
+) -> None:
+    """That the array (if any) is (rows, columns) and finite (`finite`: known to be); `what` and `label` name it
+    (joined by a space)."""
     if array is None:
         return
-    _require(array.shape == (rows, columns), f"{what} must have shape ({rows}, {columns}), not {array.shape}")
-    _check_finite(array, what)
+    if array.shape != (rows, columns):
+        named = f"{what} {label}" if label else what
+        raise FormatError(f"{named} must have shape ({rows}, {columns}), not {array.shape}")
+    if not finite:
+        _check_finite(array, what, label)
 
 
 def _check_document(document: IqeDocument) -> None:
@@ -179,18 +188,44 @@ def _check_document(document: IqeDocument) -> None:
     _check_joints(document.joints)
     seen: set[tuple[str, str]] = set()
     previous: tuple[str, str] | None = None
+    finite = _all_finite(document.meshes)  # (then no mesh's arrays are looked at again for that, one by one)
     for mesh in document.meshes:
         key = (mesh.name, mesh.material)
-        _require(
-            key == previous or key not in seen,
-            f"mesh {mesh.name!r} with material {mesh.material!r} appears again after other meshes; the reference "
-            "compiler loses triangles of such repeated blocks (merge them or give them distinct names)",
-        )
+        if key != previous and key in seen:
+            raise FormatError(
+                f"mesh {mesh.name!r} with material {mesh.material!r} appears again after other meshes; the "
+                "reference compiler loses triangles of such repeated blocks (merge them or give them distinct names)"
+            )
         seen.add(key)
         previous = key
-        _check_mesh(mesh, len(document.joints), document)
+        _check_mesh(mesh, len(document.joints), document, finite)
     for animation in document.animations:
         _check_animation(animation, len(document.joints))
+
+
+def _vertex_tables(mesh: IqeMesh) -> list[npt.NDArray[np.generic] | None]:
+    """The mesh's per-vertex tables that _check_mesh checks for shape and finite values."""
+    return [mesh.positions, mesh.texcoords, mesh.normals, mesh.tangents, mesh.bitangents, mesh.colors,
+            mesh.blend_weights, mesh.blend_indices, *mesh.custom.values()]  # fmt: skip
+
+
+def _all_finite(meshes: list[IqeMesh]) -> bool:
+    """Whether every per-vertex table of the meshes is known to be finite, looked at all at once (a file of many
+    small meshes: a few numpy calls instead of a few per table). False only says "not known": each table is then
+    checked on its own, for the error that names it."""
+    floats: list[npt.NDArray[np.generic]] = []
+    for mesh in meshes:
+        for table in _vertex_tables(mesh):
+            if table is None:
+                continue
+            if not isinstance(table, np.ndarray):
+                return False
+            kind = table.dtype.kind
+            if kind == "f":
+                floats.append(table.reshape(-1))
+            elif kind not in "biu":  # (integers and booleans are finite; anything else is checked on its own)
+                return False
+    return not floats or bool(np.isfinite(np.concatenate(floats)).all())
 
 
 def _check_vertex_array_formats(formats: list[IqeVertexArrayFormat]) -> None:
@@ -212,10 +247,11 @@ def _check_joints(joints: list[IqeJoint]) -> None:
         _check_finite((*joint.translation, *joint.rotation, *joint.scale), f"base pose of joint {joint.name!r}")
 
 
-def _check_mesh(mesh: IqeMesh, joint_count: int, document: IqeDocument) -> None:
+def _check_mesh(mesh: IqeMesh, joint_count: int, document: IqeDocument, finite: bool = False) -> None:
+    """`finite`: every per-vertex table of the mesh is known to be finite (_all_finite)."""
     what = f"mesh {mesh.name!r}"
     count = mesh.positions.shape[0] if mesh.positions.ndim == 2 else -1
-    _check_shape(mesh.positions, count, 3, f"{what} positions")
+    _check_shape(mesh.positions, count, 3, what, "positions", finite)
     for array, columns, label in (
         (mesh.texcoords, 2, "texcoords"),
         (mesh.normals, 3, "normals"),
@@ -225,7 +261,7 @@ def _check_mesh(mesh: IqeMesh, joint_count: int, document: IqeDocument) -> None:
         (mesh.blend_weights, MAX_INFLUENCES, "blend weights"),
         (mesh.blend_indices, MAX_INFLUENCES, "blend indices"),
     ):
-        _check_shape(array, count, columns, f"{what} {label}")
+        _check_shape(array, count, columns, what, label, finite)
     _require(mesh.bitangents is None or mesh.tangents is not None, f"{what} has bitangents without tangents")
     _require(
         (mesh.blend_indices is None) == (mesh.blend_weights is None), f"{what} needs both blend indices and weights"
@@ -241,7 +277,7 @@ def _check_mesh(mesh: IqeMesh, joint_count: int, document: IqeDocument) -> None:
     for slot, values in mesh.custom.items():
         _require(slot in range(10), f"{what} custom slot {slot} is not 0..9")
         _require(values.ndim == 2 and 1 <= values.shape[1] <= 4, f"{what} custom{slot} must be (V, 1..4)")
-        _check_shape(values, count, values.shape[1], f"{what} custom{slot}")
+        _check_shape(values, count, values.shape[1], what, f"custom{slot}", finite)
         declared = document.custom_format(slot).size
         _require(
             values.shape[1] == declared or not _is_declared(document, slot),
@@ -257,12 +293,11 @@ def _is_declared(document: IqeDocument, slot: int) -> bool:
 def _check_faces(mesh: IqeMesh, vertex_count: int, what: str) -> None:
     sizes, corners = mesh.face_sizes, mesh.face_corners
     _require(sizes.ndim == 1 and corners.ndim == 1, f"{what} faces must be flat arrays")
-    _require(bool((sizes >= 3).all()), f"{what} has faces with fewer than 3 corners")
+    if len(sizes) and int(sizes.min()) < 3:
+        raise FormatError(f"{what} has faces with fewer than 3 corners")
     _require(int(sizes.sum()) == corners.shape[0], f"{what} face_sizes do not add up to the number of corners")
-    _require(
-        bool(((corners >= 0) & (corners < vertex_count)).all()),
-        f"{what} has face corners outside 0..{vertex_count - 1}",
-    )
+    if len(corners) and (int(corners.min()) < 0 or int(corners.max()) >= vertex_count):
+        raise FormatError(f"{what} has face corners outside 0..{vertex_count - 1}")
     if mesh.edge_smooth is not None:
         _require(mesh.edge_smooth.shape == corners.shape, f"{what} edge_smooth needs one flag per corner")
     faces = sizes.shape[0]
