@@ -114,3 +114,44 @@ def test_split_vertices_are_those_of_the_plain_rule(extension: ModuleType, seed:
     np.testing.assert_array_equal(new_vertex, expected)
     representative = np.unique(expected, return_index=True)[1]  # (any corner of a new vertex holds its row)
     np.testing.assert_array_equal(corner_data[first].view(np.uint32), corner_data[representative].view(np.uint32))
+
+
+def test_counted_triangles_are_those_of_each_face(extension: ModuleType) -> None:
+    """The summary's triangles, counted from the blocks' face sizes without int64 copies, as each face makes them
+    (a size below 3, which no block should have, makes none)."""
+    iqe = extension.formats.iqe
+    counted = extension.exporters.iqe._counted_faces
+    rng = np.random.default_rng(5)
+    for low in (3, 0):
+        blocks = []
+        for _ in range(6):
+            block = iqe.IqeMesh("m", "x", np.zeros((3, 3), np.float32))
+            block.face_sizes = rng.integers(low, 9, rng.integers(0, 40)).astype(np.int32)
+            blocks.append(block)
+        sizes = np.concatenate([block.face_sizes for block in blocks]).astype(np.int64)
+        assert counted(blocks, "triangles") == int(np.maximum(sizes - 2, 0).sum())
+        assert counted(blocks, "polygons") == len(sizes)
+    assert counted([], "triangles") == 0
+
+
+def test_writing_keeps_freed_memory_for_a_small_file_only_meanwhile(
+    tmp_path: Path, extension: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small file's text is made and written with freed memory kept for reuse (memory.freed_memory_kept), and
+    glibc's settings are restored afterwards; a large one's (made on several cores) is not."""
+    memory = extension.qmap_compiler.memory
+    exporter = extension.exporters.iqe
+    _varied_scene(extension, tmp_path / "varied.iqe", 1)
+    depths: list[int] = []
+    pieces = exporter.iqe.iqe_pieces
+
+    def recorded(*args: object, **kwargs: object) -> object:
+        depths.append(memory._kept_depth)
+        return pieces(*args, **kwargs)
+
+    monkeypatch.setattr(exporter.iqe, "iqe_pieces", recorded)
+    kept = _exported(extension, tmp_path / "kept.iqe")
+    monkeypatch.setattr(exporter, "_THREADS_FROM_VERTICES", 0)  # (every file large)
+    assert _exported(extension, tmp_path / "large.iqe") == kept
+    expected = [1, 0] if memory._library().mallopt is not None else [0, 0]
+    assert depths == expected and memory._kept_depth == 0
