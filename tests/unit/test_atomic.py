@@ -280,23 +280,3 @@ def test_a_name_that_is_not_utf8_is_written_like_any_other(tmp_path: Path) -> No
     long_name = "é" * 125 + ".qmap"  # 255 bytes: the temporary file's name is cut
     writer.write_atomic(tmp_path / long_name, b"map")
     assert (tmp_path / long_name).read_bytes() == b"map"
-
-
-def test_a_new_file_takes_its_name_once_the_old_one_has_been_moved_aside(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:  # fmt: skip
-    """(A rename over an existing file makes ext4 write the renamed file out to the disk at once: 0.2 s of waiting
-    for a 250 MB file. The new file is renamed over nothing; the old one, long written, is what moves.)"""
-    target = tmp_path / "out.txt"
-    target.write_bytes(b"old")
-    renames: list[tuple[str, bool]] = []
-    replace = os.replace
-
-    def recording(source: str, destination: str) -> None:
-        renames.append((os.path.basename(source), os.path.exists(destination)))
-        replace(source, destination)
-
-    monkeypatch.setattr(atomic.os, "replace", recording)
-    atomic.write_bytes_atomically(target, [b"new ", b"text"])
-    assert target.read_bytes() == b"new text" and os.listdir(tmp_path) == ["out.txt"]
-    assert [over for source, over in renames if source.endswith(".tmp")] == [False]
