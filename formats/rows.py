@@ -106,16 +106,24 @@ def prepared_unit_normals(
 ) -> PreparedNormals:
     """prepared_normals of corner normals that are unit vectors already (made once for each of a file's distinct
     lines, say)."""
+    per_vertex = spread_to_vertices(corner_verts, unit, vertex_count)
+    spread = rows_at(per_vertex, corner_verts)  # (each corner's vertex's normal of one of its corners)
+    if np.array_equal(spread, unit):
+        return PreparedNormals(unit, per_vertex)
+    return PreparedNormals(unit, None, bool((np.einsum("ij,ij->i", spread, unit) < _APART_COSINE).any()))
+
+
+def spread_to_vertices(
+    corner_verts: npt.NDArray[np.integer[Any]], unit: npt.NDArray[np.float32], vertex_count: int
+) -> npt.NDArray[np.float32]:
+    """(V, 3) each vertex's normal taken from one of its corners (zero for a vertex no corner uses)."""
     per_vertex = np.zeros((vertex_count, 3), np.float32)
     if unit.dtype == np.float32 and unit.shape[1:] == (3,):  # each row copied as one 12-byte item: 2 to 3 times
         items = np.dtype((np.void, 12))  # quicker than rows of 3 floats (numpy 1.26; a QC's small SMDs pay it each)
         per_vertex.view(items).reshape(-1)[corner_verts] = np.ascontiguousarray(unit).view(items).reshape(-1)
     else:
         per_vertex[corner_verts] = unit
-    spread = rows_at(per_vertex, corner_verts)  # (each corner's vertex's normal of one of its corners)
-    if np.array_equal(spread, unit):
-        return PreparedNormals(unit, per_vertex)
-    return PreparedNormals(unit, None, bool((np.einsum("ij,ij->i", spread, unit) < _APART_COSINE).any()))
+    return per_vertex
 
 
 _APART_COSINE = float(np.cos(np.radians(0.5)))

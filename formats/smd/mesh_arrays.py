@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..dedup import faces_kept_whole, first_equal_rows, first_occurrences
-from ..rows import PreparedNormals, prepared_unit_normals, unit_vectors
+from ..rows import PreparedNormals, prepared_unit_normals, spread_to_vertices, unit_vectors
 from .document import Triangles
 from .weights import balance_links, effective_links, merge_duplicate_links, select_links
 
@@ -313,7 +313,7 @@ def _together(batch: list[MeshSource], options: MeshOptions) -> list[MeshArrays]
         corner_normals = np.concatenate([t.normals.reshape(-1, 3) for t in triangle_sets])
         line_normals = options.directions(np.take(corner_normals, line_corner, 0)).astype(np.float32)
         normals, unit = np.take(line_normals, lines, 0), np.take(unit_vectors(line_normals), lines, 0)
-        per_vertex = _spread(corner_verts, unit, len(first_row))
+        per_vertex = spread_to_vertices(corner_verts, unit, len(first_row))  # (as prepared_unit_normals, per file)
         spread = np.take(per_vertex, corner_verts, 0)
         same = (spread[:, 0] == unit[:, 0]) & (spread[:, 1] == unit[:, 1]) & (spread[:, 2] == unit[:, 2])
         per_vertex_same = np.logical_and.reduceat(same, corner_bounds[:-1])
@@ -347,14 +347,6 @@ def _together(batch: list[MeshSource], options: MeshOptions) -> list[MeshArrays]
             warnings[row],
         ))  # fmt: skip
     return results
-
-
-def _spread(corner_verts: Array, unit: Array, vertex_count: int) -> Array:
-    """Each vertex's normal as prepared_unit_normals spreads them (one of its corners'), for its per-file test."""
-    per_vertex = np.zeros((vertex_count, 3), np.float32)
-    items = np.dtype((np.void, 12))  # (each row copied as one 12-byte item, as prepared_unit_normals does)
-    per_vertex.view(items).reshape(-1)[corner_verts] = np.ascontiguousarray(unit, np.float32).view(items).reshape(-1)
-    return per_vertex
 
 
 def _node_rows_of(batch: list[MeshSource], bones: Array, link_file: Array) -> Array | None:
