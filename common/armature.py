@@ -383,6 +383,8 @@ def add_vertex_weights(
     """Vertex groups from (vertex, group row, weight) triples, in bulk: a group whose weights take few values
     gets one VertexGroup.add per value; any other is written as a float attribute and converted in C."""
     mesh = obj.data
+    if _one_group_one_weight(obj, group_names, vertices, groups, weights):
+        return
     vertex_count = len(mesh.vertices)
     order = np.lexsort((vertices, groups))
     vertices, groups, weights = vertices[order], groups[order], weights[order].astype(np.float32)
@@ -412,6 +414,22 @@ def add_vertex_weights(
         leftover = mesh.attributes.get(TEMPORARY_ATTRIBUTE)
         if leftover is not None:
             mesh.attributes.remove(leftover)
+
+
+def _one_group_one_weight(
+    obj: bpy.types.Object, group_names: Sequence[str], vertices: np.ndarray, groups: np.ndarray, weights: np.ndarray
+) -> bool:
+    """add_vertex_weights of links that all name one group with one weight (a rigid mesh of one bone, as a QC's
+    small parts are), without sorting them: the group and its one VertexGroup.add, as the general way makes them
+    (the order in which one add lists the vertices changes nothing). False, with nothing done, otherwise."""
+    if not len(groups) or int(groups.min()) != int(groups.max()):
+        return False
+    values = weights.astype(np.float32)
+    if float(values.min()) != float(values.max()):
+        return False
+    group = obj.vertex_groups.new(name=group_names[int(groups[0])])
+    group.add(vertices.tolist(), float(values[0]), "REPLACE")
+    return True
 
 
 def skin_to_armature(obj: bpy.types.Object, armature_object: bpy.types.Object) -> None:

@@ -101,3 +101,40 @@ def test_a_qc_merges_each_skeleton_once_and_notes_each_file(tmp_path: Path, monk
     assert [name for name, _, _ in merged_once[3][0]] == ["root", "child", "extra"]  # type: ignore[index]
     monkeypatch.setattr(smd_importer, "_skeleton_key", lambda _document: object())  # (no two files alike)
     assert imported() == merged_once
+
+
+@pytest.mark.parametrize(
+    "links",
+    [([0, 1, 2, 3], [0, 0, 0, 0], [1.0, 1.0, 1.0, 1.0]), ([3, 1, 1, 0], [1, 1, 1, 1], [0.5, 0.5, 0.5, 0.5]),
+     ([2, 0, 1], [0, 0, 0], [0.0, 0.0, 0.0]), ([0, 1, 2], [0, 0, 0], [1.0, 0.5, 1.0]),
+     ([0, 1, 2], [0, 1, 0], [1.0, 1.0, 1.0]), ([0, 1], [1, 1], [0.1, 0.1 + 1e-12]), ([], [], [])],
+    ids=["one bone", "second of two, repeated vertices", "weight 0", "two weights", "two groups",
+         "one float32 weight", "no links"],
+)  # fmt: skip
+def test_one_group_of_one_weight_is_made_as_the_general_way_makes_it(
+    monkeypatch: pytest.MonkeyPatch, links: tuple[list[int], list[int], list[float]]
+) -> None:
+    """add_vertex_weights' quick way for links of one group and one weight (a QC's rigid parts) makes the groups
+    and weights the general way makes; other links take the general way."""
+    import numpy as np
+    from bl_ext.dev.io_game_formats.common import armature  # type: ignore[import-not-found]
+
+    taken: list[bool] = []
+    quick_way = armature._one_group_one_weight
+
+    def made() -> tuple[object, ...]:
+        bpy.ops.wm.read_homefile(use_empty=True)
+        mesh = bpy.data.meshes.new("m")
+        mesh.vertices.add(4)
+        obj = bpy.data.objects.new("m", mesh)
+        vertices, groups, weights = (np.array(values, dtype) for values, dtype in
+                                     zip(links, (np.int64, np.int64, np.float64), strict=True))  # fmt: skip
+        armature.add_vertex_weights(bpy.context, obj, ["a", "b"], vertices, groups, weights)
+        return [group.name for group in obj.vertex_groups], [[(g.group, g.weight) for g in v.groups]
+                                                             for v in mesh.vertices]  # fmt: skip
+
+    monkeypatch.setattr(armature, "_one_group_one_weight", lambda *a: taken.append(quick_way(*a)) or taken[-1])
+    quick = made()
+    assert taken == [len(set(links[1])) == 1 and len(set(np.float32(links[2]).tolist())) == 1]
+    monkeypatch.setattr(armature, "_one_group_one_weight", lambda *_args: False)
+    assert made() == quick
