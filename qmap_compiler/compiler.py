@@ -6,7 +6,6 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -18,8 +17,8 @@ from .frontend import MAX_NAME_BYTES, FaceSet, FrontEndOptions, FrontEndResult, 
 from .layout import build_model
 from .memory import freed_memory_kept, release_stage_memory, stage_memory_kept
 from .model import QmapModel
-from .octree import build_tree, collision_split_rule, draw_split_rule, face_extents, root_bounds
-from .parallel import one_at_a_time, run_together
+from .octree import build_trees, collision_split_rule, draw_split_rule, face_extents, root_bounds
+from .parallel import one_at_a_time
 from .reader import read_input_file
 from .tmp_parser import ParseOptions, TmpDocument, parse_tmp
 from .writer import serialize, serialize_parts, write_atomic
@@ -118,9 +117,8 @@ def compile_faces(faces: FaceSet, options: CompileOptions | None = None, report:
     else:
         root = root_bounds(positions, options.fix_bounds, extents)
     k = float(np.float32(options.k))
-    draw, collision = run_together(
-        partial(build_tree, positions, root, k, options.max_depth, draw_split_rule(faces.material), extents),
-        partial(build_tree, positions, root, k, options.max_depth, collision_split_rule, extents))
+    draw, collision = build_trees(positions, root, k, options.max_depth,
+                                  [draw_split_rule(faces.material), collision_split_rule], extents)  # fmt: skip
     del extents
     release_stage_memory()  # what the threads freed stays in their malloc arenas until trimmed
     model = build_model(faces, draw, collision, deferred)

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
 from .arrays import Array
 from .f32math import FLT_MAX, FLT_MIN, f32
+from .parallel import ordered_map, run_together
 
 DRAW_FACES_PER_BATCH = 500
 DRAW_SPLIT_WEIGHT = 2
@@ -174,21 +176,35 @@ def face_extents(positions: Array) -> Array:
 _FACES_AT_A_TIME = 1 << 17  # faces tested against their node's children at a time (bounded temporaries)
 
 
-def _level_moves(movable: Array, local: Array, level_count: int, level_boxes: Array, extents: Array, k: float,
-                 split_rule: SplitRule) -> tuple[Array, Array, Array]:
-    """Faces of one level that move down: (face ids, their level-local node, child index 0..7)."""
-    candidates = split_rule(local, level_count, movable)[local]
-    faces, nodes = movable[candidates], local[candidates]
+def _level_moves(movable: Array, local: Array, wants: Array, level_boxes: Array, extents: Array, k: float,
+                 side_by_side: bool = False) -> tuple[Array, Array, Array]:
+    """Faces of one level that move down: (face ids, their level-local node, child index 0..7). `wants`: per node of
+    the level, whether its split rule asks it to split. `side_by_side`: the parts of the faces tested on the
+    machine's cores (for a caller not on a thread of its own)."""
+    faces, nodes = movable, local
+    if not wants.all():  # (near the root every node splits: no copy)
+        candidates = wants[local]
+        faces, nodes = movable[candidates], local[candidates]
     planes = np.ascontiguousarray(split_planes(level_boxes, k).T)
-    children = np.empty(len(faces), np.int8)
-    for begin in range(0, len(faces), _FACES_AT_A_TIME):
+    root = len(level_boxes) == 1  # (every other level has 8 nodes or more): faces may be outside its box
+
+    def part_children(begin: int) -> Array:
         part = slice(begin, begin + _FACES_AT_A_TIME)
         moving = _columns(extents, faces[part])
-        if level_count == 1:  # the root (every other level has 8 nodes or more): faces may be outside its box
-            children[part] = first_fitting_child(moving, planes, level_boxes[0])
-        else:
-            children[part] = first_fitting_child(moving, np.take(planes, nodes[part], axis=1))
+        if root:
+            return first_fitting_child(moving, planes, level_boxes[0])
+        return first_fitting_child(moving, np.take(planes, nodes[part], axis=1))
+
+    begins = range(0, len(faces), _FACES_AT_A_TIME)
+    if side_by_side and len(begins) > 1:
+        children = np.concatenate(ordered_map(part_children, begins))
+    else:
+        children = np.empty(len(faces), np.int8)
+        for begin in begins:
+            children[begin : begin + _FACES_AT_A_TIME] = part_children(begin)
     moved = children >= 0
+    if moved.all():
+        return faces, nodes, children
     return faces[moved], nodes[moved], children[moved]
 
 
@@ -200,6 +216,68 @@ def _columns(table: Array, ascending: Array) -> Array:
     return np.take(table, ascending, axis=1)
 
 
+class _Growth:
+    """A tree being built level by level: each face's node, and per level its nodes' boxes, levels and first
+    children."""
+
+    def __init__(self, face_count: int, root_box: Array) -> None:
+        self.face_node = np.zeros(face_count, dtype=np.int64)
+        self.boxes = [root_box.reshape(1, 6).astype(np.float32)]
+        self.levels = [np.zeros(1, dtype=np.int64)]
+        self.first_children = [np.full(1, -1, dtype=np.int64)]
+        self.level_start, self.node_total, self.level = 0, 1, 0
+        self.movable = np.arange(face_count)
+        self._local: Array | None = np.zeros(face_count, dtype=np.int64)  # (known as a level is made)
+        self.finished = False
+
+    def copy(self) -> _Growth:
+        """A growth of its own from here (the face nodes are written in place; the level lists only appended to
+        or their entries replaced)."""
+        twin = _Growth.__new__(_Growth)
+        twin.__dict__.update(self.__dict__)
+        twin.face_node = self.face_node.copy()
+        twin.boxes, twin.levels, twin.first_children = list(self.boxes), list(self.levels), list(self.first_children)
+        return twin
+
+    def local(self) -> Array:
+        """The level-local node of each face that may still move."""
+        local = self._local if self._local is not None else self.face_node[self.movable] - self.level_start
+        self._local = None  # (handed out once: the caller may keep it while this growth goes on)
+        return local
+
+    def wants(self, split_rule: SplitRule, local: Array) -> Array:
+        return split_rule(local, len(self.levels[self.level]), self.movable)
+
+    def advance(self, local: Array, wants: Array, extents: Array, k: float, side_by_side: bool = False) -> None:
+        """One level down: every splitting node moves the faces that fit a child; finished when none moves."""
+        level = self.level
+        faces, nodes, child = _level_moves(self.movable, local, wants, self.boxes[level], extents, k, side_by_side)
+        if len(faces) == 0:
+            self.finished = True
+            return
+        level_count = len(self.levels[level])
+        splitting = np.zeros(level_count, dtype=bool)
+        splitting[nodes] = True
+        parents = np.flatnonzero(splitting)
+        first_child = np.full(level_count, -1, dtype=np.int64)
+        first_child[parents] = self.node_total + 8 * np.arange(len(parents))
+        self.first_children[level] = first_child
+        moved_to = first_child[nodes] + child
+        self.face_node[faces] = moved_to
+        self.boxes.append(child_boxes(self.boxes[level][parents], k))
+        self.levels.append(np.full(8 * len(parents), level + 1, dtype=np.int64))
+        self.first_children.append(np.full(8 * len(parents), -1, dtype=np.int64))
+        self.level_start, self.node_total = self.node_total, self.node_total + 8 * len(parents)
+        self.movable = faces
+        moved_to -= self.level_start
+        self._local = moved_to  # (the next level's local nodes of the faces that may move, without a gather)
+        self.level += 1
+
+    def tree(self) -> Tree:
+        return Tree(np.concatenate(self.boxes), np.concatenate(self.levels), np.concatenate(self.first_children),
+                    self.face_node)
+
+
 def build_tree(positions: Array, root_box: Array, k: float, max_depth: int, split_rule: SplitRule,
                extents: Array | None = None) -> Tree:
     """Level-synchronous loose octree: at each level, every splitting node moves the faces that fit a child.
@@ -209,31 +287,44 @@ def build_tree(positions: Array, root_box: Array, k: float, max_depth: int, spli
     `face_extents`, when already computed.
     """
     extents = face_extents(positions) if extents is None else extents
-    face_node = np.zeros(len(positions), dtype=np.int64)
-    boxes = [root_box.reshape(1, 6).astype(np.float32)]
-    levels = [np.zeros(1, dtype=np.int64)]
-    first_children = [np.full(1, -1, dtype=np.int64)]
-    level_start, node_total = 0, 1
-    movable = np.arange(len(positions))
-    for level in range(max_depth):
-        local = face_node[movable] - level_start
-        faces, nodes, child = _level_moves(movable, local, len(levels[level]), boxes[level], extents, k, split_rule)
-        if len(faces) == 0:
-            break
-        level_count = len(levels[level])
-        splitting = np.zeros(level_count, dtype=bool)
-        splitting[nodes] = True
-        parents = np.flatnonzero(splitting)
-        first_child = np.full(level_count, -1, dtype=np.int64)
-        first_child[parents] = node_total + 8 * np.arange(len(parents))
-        first_children[level] = first_child
-        face_node[faces] = first_child[nodes] + child
-        boxes.append(child_boxes(boxes[level][parents], k))
-        levels.append(np.full(8 * len(parents), level + 1, dtype=np.int64))
-        first_children.append(np.full(8 * len(parents), -1, dtype=np.int64))
-        level_start, node_total = node_total, node_total + 8 * len(parents)
-        movable = faces
-    return Tree(np.concatenate(boxes), np.concatenate(levels), np.concatenate(first_children), face_node)
+    growth = _Growth(len(positions), root_box)
+    while growth.level < max_depth and not growth.finished:
+        local = growth.local()
+        growth.advance(local, growth.wants(split_rule, local), extents, k)
+    return growth.tree()
+
+
+def build_trees(positions: Array, root_box: Array, k: float, max_depth: int, split_rules: list[SplitRule],
+                extents: Array | None = None) -> list[Tree]:
+    """[build_tree(..., rule, extents) for rule in split_rules], the levels where every rule splits the same nodes
+    built once (the trees are the same down to there: near the root every node of a large map splits under both
+    the draw and the collision rule), the parts of their faces side by side; then each tree on a thread of its
+    own."""
+    extents = face_extents(positions) if extents is None else extents
+    shared = _Growth(len(positions), root_box)
+    local = shared.local()
+    wants = [shared.wants(rule, local) for rule in split_rules]
+    while shared.level < max_depth and not shared.finished and all(np.array_equal(wants[0], other)
+                                                                   for other in wants[1:]):  # fmt: skip
+        shared.advance(local, wants[0], extents, k, side_by_side=True)
+        if shared.level < max_depth and not shared.finished:
+            local = shared.local()
+            wants = [shared.wants(rule, local) for rule in split_rules]
+    if shared.level >= max_depth or shared.finished:
+        return [shared.tree() if index == 0 else shared.copy().tree() for index in range(len(split_rules))]
+    growths = [shared] + [shared.copy() for _ in split_rules[1:]]
+
+    def grow(growth: _Growth, split_rule: SplitRule, wanted: Array) -> Tree:
+        growth_local = local
+        while True:
+            growth.advance(growth_local, wanted, extents, k)
+            if growth.level >= max_depth or growth.finished:
+                return growth.tree()
+            growth_local = growth.local()
+            wanted = growth.wants(split_rule, growth_local)
+
+    return run_together(*(partial(grow, growth, rule, wanted)
+                          for growth, rule, wanted in zip(growths, split_rules, wants, strict=True)))  # fmt: skip
 
 
 def preorder_ranks(tree: Tree) -> tuple[Array, Array]:

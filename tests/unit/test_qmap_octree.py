@@ -84,3 +84,34 @@ def test_the_root_box_from_the_face_extents_is_the_box_from_the_corners(seed: in
     for fix in (False, True):
         expected = octree.root_bounds(faces, fix)
         assert octree.root_bounds(faces, fix, extents).tobytes() == expected.tobytes()
+
+
+def _same_tree(one: octree.Tree, other: octree.Tree) -> None:
+    for name in ("boxes", "level", "first_child", "face_node"):
+        np.testing.assert_array_equal(getattr(one, name), getattr(other, name), err_msg=name)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_trees_built_together_are_the_trees_built_alone(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """build_trees shares the levels where every rule splits the same nodes, then grows each tree on its own; the
+    trees are build_tree's for each rule: rules that part at the root, deeper, or never; faces outside the given
+    root, NaN corners, a depth reached before they part, parts of faces tested side by side."""
+    monkeypatch.setattr(octree, "_FACES_AT_A_TIME", 97)  # (many parts, so that they run side by side)
+    rng = np.random.default_rng(seed)
+    count = 3000
+    centres = rng.uniform(-1.2, 1.2, (count, 1, 3))
+    sizes = 10.0 ** rng.uniform(-4, -0.5 if seed % 2 else -2, (count, 1, 1))
+    faces = (centres + sizes * rng.uniform(-1, 1, (count, 4, 3))).astype(np.float32)
+    faces[rng.integers(0, count, 3), 1, rng.integers(0, 3, 3)] = np.nan
+    material = rng.integers(0, 1 + 4 * seed, count)
+    root = np.array([-1, -1, -1, 1, 1, 1], np.float32) if seed % 3 == 0 else octree.root_bounds(faces)
+    every_node = lambda local, nodes, ids: np.ones(nodes, bool)  # noqa: E731
+    rules = [octree.draw_split_rule(material), octree.collision_split_rule, every_node]
+    for max_depth in (0, 1, 3, 9):
+        for chosen in (rules[:2], rules[1:], [rules[2], rules[2]], rules, rules[:1]):
+            together = octree.build_trees(faces, root, 0.25, max_depth, chosen)
+            assert len(together) == len(chosen)
+            for rule, tree in zip(chosen, together, strict=True):
+                _same_tree(tree, octree.build_tree(faces, root, 0.25, max_depth, rule))
+            if len(chosen) > 1:
+                assert not np.shares_memory(together[0].face_node, together[1].face_node)
