@@ -164,8 +164,12 @@ def _gather_layers(
         normals = mesh_io.blender_corner_normals(mesh)
         stored = mesh.attributes.get(STORED_NORMALS)
         per_vertex = stored is not None and stored.domain == "POINT"  # (per corner once the import merged vertices)
-        layers.corner["normal"] = mesh_io.prefer_stored_normals(mesh, normals, STORED_NORMALS,
-                                                                corner_vert if per_vertex else None)  # fmt: skip
+        point_normals = _unedited_point_normals(stored, normals, corner_vert) if per_vertex else None
+        if point_normals is not None:
+            layers.point["normal"] = point_normals
+        else:
+            layers.corner["normal"] = mesh_io.prefer_stored_normals(mesh, normals, STORED_NORMALS,
+                                                                    corner_vert if per_vertex else None)  # fmt: skip
     handled = {STORED_NORMALS}
     tags = _custom_tags(obj)
     if settings.export_uvs and len(mesh.uv_layers):
@@ -204,6 +208,23 @@ def _gather_layers(
     if settings.export_tangents:
         _gather_tangents(mesh, layers, customs, settings.flip_v)
     return layers
+
+
+_POINT_NORMALS = True  # (tests switch it off: every normal per corner, as prefer_stored_normals gives them)
+
+
+def _unedited_point_normals(
+    attribute: bpy.types.Attribute, normals: np.ndarray, corner_vert: np.ndarray
+) -> np.ndarray | None:
+    """The stored normals per point (V, 3), when they are a float vector attribute on points and every corner's
+    normal still says its point's: prefer_stored_normals would give each corner its point's row, the same numbers,
+    and a point layer keeps them once a vertex (its corners are not compared, nor gathered, nor stacked: a
+    100-mesh file's 290k corner rows). None otherwise."""
+    if not _POINT_NORMALS or attribute.data_type != "FLOAT_VECTOR":
+        return None
+    stored = mesh_io.corner_floats(attribute.data, "vector", 3)
+    length = np.sqrt(np.einsum("ij,ij->i", stored, stored))  # (as prefer_stored_normals: per point, then spread)
+    return stored if mesh_io.unedited(rows_at(stored, corner_vert), normals, length[corner_vert]).all() else None
 
 
 def _custom_tags(obj: bpy.types.Object) -> dict[str, str]:
@@ -401,6 +422,8 @@ def _object_data(
     mirrored = matrix.determinant() < 0.0  # a mirroring transform turns faces inside out: their order turns back
     if not mesh_io.is_identity(matrix):
         positions = mesh_io.transform_points(positions, matrix).astype(np.float32)
+        if "normal" in layers.point:  # (transformed per corner, as always: the same rows, the same numbers)
+            layers.corner["normal"] = rows_at(layers.point.pop("normal"), corner_vert)
         if "normal" in layers.corner:
             layers.corner["normal"] = mesh_io.transform_normals(layers.corner["normal"], matrix).astype(np.float32)
         if "tangent" in layers.corner:

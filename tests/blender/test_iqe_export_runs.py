@@ -155,3 +155,49 @@ def test_writing_keeps_freed_memory_for_a_small_file_only_meanwhile(
     assert _exported(extension, tmp_path / "large.iqe") == kept
     expected = [1, 0] if memory._library().mallopt is not None else [0, 0]
     assert depths == expected and memory._kept_depth == 0
+
+
+def test_normals_kept_per_point_give_the_file_of_normals_per_corner(
+    tmp_path: Path, extension: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:  # fmt: skip
+    """Unedited file normals stored per point are kept as a point layer (_unedited_point_normals), not spread to
+    the corners: the IQE and IQM files and the warnings must be those of the normals per corner, with objects
+    mirrored or moved (their normals transformed per corner), edited normals on some corners, and merged vertices
+    (normals stored per corner) beside them. The point layer must have been taken, and turned down."""
+    exporter = extension.exporters.iqe
+    taken: list[bool] = []
+    original = exporter._unedited_point_normals
+
+    def recorded(*args: object) -> object:
+        result = original(*args)
+        taken.append(result is not None)
+        return result
+
+    monkeypatch.setattr(exporter, "_unedited_point_normals", recorded)
+    for seed in range(12):
+        _varied_scene(extension, tmp_path / "varied.iqe", seed)
+        meshes = [obj for obj in bpy.data.objects if obj.type == "MESH"]
+        for number, obj in enumerate(meshes):
+            if number % 5 == 3:
+                obj.location = (1.0, 2.0, 0.5)
+                obj.rotation_euler = (0.3, 0.0, 1.1)
+            if number % 4 == 0 and len(obj.data.loops):  # some corners' normals edited (more than 3 degrees)
+                normals = np.tile(np.array([0.0, 0.0, 1.0], np.float32), (len(obj.data.loops), 1))
+                normals[::2] = (1.0, 0.0, 0.0)
+                obj.data.normals_split_custom_set(normals.tolist())
+        bpy.context.view_layer.update()
+        options = [{}, {"triangulate": False}, {"export_colors": "LINEAR", "reverse_winding": False}][seed % 3]
+        monkeypatch.setattr(exporter, "_POINT_NORMALS", True)
+        per_point = [_exported(extension, tmp_path / "point.iqe", **options),
+                     _exported_iqm(extension, tmp_path / "point.iqm")]  # fmt: skip
+        monkeypatch.setattr(exporter, "_POINT_NORMALS", False)
+        per_corner = [_exported(extension, tmp_path / "corner.iqe", **options),
+                      _exported_iqm(extension, tmp_path / "corner.iqm")]  # fmt: skip
+        assert per_point == per_corner, seed
+    assert any(taken) and not all(taken)
+
+
+def _exported_iqm(extension: ModuleType, path: Path) -> tuple[bytes, list[str]]:
+    assert bpy.ops.export_scene.iqm(filepath=str(path)) == {"FINISHED"}
+    summary = extension.common.operators.LAST_SUMMARY[0]
+    return path.read_bytes(), [*summary.warnings, *summary.notes, f"{summary.objects} {summary.faces}"]
