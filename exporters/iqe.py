@@ -6,7 +6,7 @@ The whole document is built and checked before anything is written, and the file
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
@@ -42,7 +42,7 @@ from ..common.operators import (
     prepare_layout,
     refuse_if_nothing_left,
 )
-from ..common.progress import progress
+from ..common.progress import Progress, progress
 from ..formats import iqe
 from ..formats.atomic import write_bytes_atomically
 from ..formats.errors import FormatError
@@ -588,7 +588,7 @@ def _in_order(loops: np.ndarray, corner_vert: np.ndarray) -> bool:
     return len(loops) == len(corner_vert) and bool(np.array_equal(loops, np.arange(len(loops))))
 
 
-def _runs(objects: list[_ObjectData]) -> Iterator[list[_ObjectData]]:
+def _runs(objects: Iterable[_ObjectData]) -> Iterator[list[_ObjectData]]:
     """Consecutive objects with the same layers (keys, widths and types), in runs of up to _RUN_CORNERS corners."""
     run: list[_ObjectData] = []
     corners = 0
@@ -616,7 +616,7 @@ def _layout(data: _ObjectData) -> tuple[object, ...]:
             weights, data.file_vertex is None, data.positions.dtype.str)  # fmt: skip
 
 
-def _all_blocks(objects: list[_ObjectData], taken: set[tuple[str, str]]) -> list[list[iqe.IqeMesh]]:
+def _all_blocks(objects: Iterable[_ObjectData], taken: set[tuple[str, str]]) -> list[list[iqe.IqeMesh]]:
     """Each object's IqeMesh blocks, one per material (see _run_blocks), in order."""
     return [blocks for run in _runs(objects) for blocks in _run_blocks(run, taken)]
 
@@ -794,13 +794,11 @@ def build_document(
     customs = _Customs()
     taken: set[tuple[str, str]] = set()
     at_rest = armature_helpers.bone_children_at_rest(context, objects)  # (a hat on the head bone: as at rest)
-    skinned_meshes = False
     export_matrix = operator.export_matrices()
     unbound: list[str] = []  # objects neither skinned nor on a bone
-    made: list[_ObjectData] = []  # (their blocks are made for all at once: see _run_blocks)
-    with _rest_pose(context, objects, armatures, operator.apply_modifiers), at_rest, progress(
-        context, len(objects)
-    ) as tracker:
+    skinned_objects: list[str] = []
+
+    def objects_data(tracker: Progress) -> Iterator[_ObjectData]:
         for obj in tracker.each(objects):
             skinned = joint_of_name is not None and _uses_armature(obj, armatures)
             data = _object_data(context, obj, operator, settings, customs, joint_of_name if skinned else None,
@@ -808,7 +806,8 @@ def build_document(
             if data is None:
                 has_faces(obj.name, 0, summary.warnings)
                 continue
-            skinned_meshes = skinned_meshes or skinned
+            if skinned:
+                skinned_objects.append(obj.name)
             note = mesh_io.unheld_data_note(obj, file_kind, one_uv_map=False, colors=True,
                                             shapes_applied=operator.apply_modifiers)  # fmt: skip
             summary.warnings += [note] if note else []
@@ -822,10 +821,17 @@ def build_document(
                                             "joints, which blend indices cannot name; written without weights")
             else:
                 unbound.append(obj.name)
-            made.append(data)
-    for blocks in _all_blocks(made, taken):
-        document.meshes.extend(blocks)
-        summary.objects += 1
+            yield data
+
+    with _rest_pose(context, objects, armatures, operator.apply_modifiers), at_rest, progress(
+        context, len(objects)
+    ) as tracker:
+        # (each run's blocks made as soon as its objects are read: their arrays are then freed, and the next
+        # run's take the same memory again instead of fresh pages)
+        for blocks in _all_blocks(objects_data(tracker), taken):
+            document.meshes.extend(blocks)
+            summary.objects += 1
+    skinned_meshes = bool(skinned_objects)
     summary.faces += _counted_faces(document.meshes, summary.face_kind)
     if not document.joints:  # a skeleton alone is worth a file; nothing at all is not
         refuse_if_nothing_left(len(document.meshes), len(objects))

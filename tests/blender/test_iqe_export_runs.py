@@ -201,3 +201,39 @@ def _exported_iqm(extension: ModuleType, path: Path) -> tuple[bytes, list[str]]:
     assert bpy.ops.export_scene.iqm(filepath=str(path)) == {"FINISHED"}
     summary = extension.common.operators.LAST_SUMMARY[0]
     return path.read_bytes(), [*summary.warnings, *summary.notes, f"{summary.objects} {summary.faces}"]
+
+
+def test_runs_made_as_their_objects_are_read_give_the_file_of_all_read_first(
+    tmp_path: Path, extension: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:  # fmt: skip
+    """Each run's blocks are made as soon as its objects are read (their arrays then freed for the next run's): the
+    file and the warnings must be those of reading every object first, and runs must have been made before the
+    last object was read."""
+    exporter = extension.exporters.iqe
+    events: list[str] = []
+    read, made = exporter._object_data, exporter._run_blocks
+
+    def recorded_read(*args: object, **kwargs: object) -> object:
+        events.append("read")
+        return read(*args, **kwargs)
+
+    def recorded_made(*args: object, **kwargs: object) -> object:
+        events.append("made")
+        return made(*args, **kwargs)
+
+    monkeypatch.setattr(exporter, "_object_data", recorded_read)
+    monkeypatch.setattr(exporter, "_run_blocks", recorded_made)
+    original = exporter._all_blocks
+    for seed in range(8):
+        _varied_scene(extension, tmp_path / "varied.iqe", seed)
+        options = [{}, {"triangulate": False}][seed % 2]
+        events.clear()
+        streamed = [_exported(extension, tmp_path / "streamed.iqe", **options)]
+        last_read = len(events) - 1 - events[::-1].index("read")
+        assert "made" in events[:last_read]  # (a run made before the last object was read)
+        streamed.append(_exported_iqm(extension, tmp_path / "streamed.iqm"))
+        monkeypatch.setattr(exporter, "_all_blocks", lambda objects, taken: original(list(objects), taken))
+        first = [_exported(extension, tmp_path / "first.iqe", **options),
+                 _exported_iqm(extension, tmp_path / "first.iqm")]  # fmt: skip
+        monkeypatch.setattr(exporter, "_all_blocks", original)
+        assert streamed == first, seed
