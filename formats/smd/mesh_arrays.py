@@ -297,8 +297,7 @@ def _together(batch: list[MeshSource], options: MeshOptions) -> list[MeshArrays]
         counts = np.bincount(link_line[known], minlength=len(counts)).astype(np.int64)
         link_file = link_file[known]
     bones, weights = rows[known], weights[known]
-    corner_positions = np.concatenate([t.positions.reshape(-1, 3) for t in triangle_sets])
-    positions = options.points(np.take(corner_positions, line_corner, 0))
+    positions = options.points(_line_rows(triangle_sets, "positions", line_corner, line_bounds, corner_bounds))
     row_verts = shared_vertices(positions, counts, bones, weights, line_file).astype(np.int64)
     corner_verts = row_verts[lines]
     first_row = first_occurrences(row_verts)
@@ -310,8 +309,8 @@ def _together(batch: list[MeshSource], options: MeshOptions) -> list[MeshArrays]
     per_vertex_same = np.zeros(files, bool)
     per_vertex = np.zeros((0, 3), np.float32)
     if options.use_custom_normals:
-        corner_normals = np.concatenate([t.normals.reshape(-1, 3) for t in triangle_sets])
-        line_normals = options.directions(np.take(corner_normals, line_corner, 0)).astype(np.float32)
+        line_normals = options.directions(
+            _line_rows(triangle_sets, "normals", line_corner, line_bounds, corner_bounds)).astype(np.float32)
         normals, unit = np.take(line_normals, lines, 0), np.take(unit_vectors(line_normals), lines, 0)
         per_vertex = spread_to_vertices(corner_verts, unit, len(first_row))  # (as prepared_unit_normals, per file)
         spread = np.take(per_vertex, corner_verts, 0)
@@ -347,6 +346,22 @@ def _together(batch: list[MeshSource], options: MeshOptions) -> list[MeshArrays]
             warnings[row],
         ))  # fmt: skip
     return results
+
+
+def _line_rows(
+    triangle_sets: list[Triangles], name: str, line_corner: Array, line_bounds: Array, corner_bounds: Array
+) -> Array:  # fmt: skip
+    """The (positions or normals) rows of every file's lines, numbered together: those the reader holds per line
+    (Triangles.line_rows), else the rows of each line's first corner (`line_corner`, all files' corners numbered
+    together). The same rows either way."""
+    parts = []
+    for row, triangles in enumerate(triangle_sets):
+        held = triangles.line_rows(name)
+        if held is None:
+            first_corners = line_corner[line_bounds[row] : line_bounds[row + 1]] - corner_bounds[row]
+            held = np.take(getattr(triangles, name).reshape(-1, 3), first_corners, 0)
+        parts.append(held)
+    return np.concatenate(parts)
 
 
 def _node_rows_of(batch: list[MeshSource], bones: Array, link_file: Array) -> Array | None:

@@ -850,8 +850,9 @@ def _build_triangles(
 
 _FLOAT_COLUMNS = (("positions", 1, 3), ("normals", 4, 3), ("uvs", 7, 2))  # name, first number, count
 # Corners of repeated lines from which the document holds positions, normals and UVs per line until asked for them
-# per corner (Triangles.hold_per_line): a small mesh's are made at once, as before
-_PER_LINE_FROM = 1 << 15
+# per corner (Triangles.hold_per_line): every mesh's, as the importer takes the lines' rows (a QC's 60 small SMDs:
+# their per-corner columns were 11 MB of fresh pages, then gathered back by line)
+_PER_LINE_FROM = 1
 
 
 class _VertexColumns:

@@ -582,7 +582,7 @@ def test_writer_makes_each_line_of_corner_lines_once_after_checking_them(monkeyp
     tris.link_weights[-1] = 0.25  # a corner's links now differ from its line's first corner
     assert write_smd(doc).count(b"0.250000\n") == 1
     assert write_smd(doc, "goldsrc") == write_smd(SmdDocument(doc.version, doc.flavour, doc.nodes, doc.skeleton,
-        Triangles(**{**tris.__dict__, "corner_lines": None})), "goldsrc")  # fmt: skip
+        dataclasses.replace(tris, corner_lines=None)), "goldsrc")  # fmt: skip
     flat_lines = good_lines.ravel().tolist()
     repeated = next(c for c in range(len(flat_lines)) if flat_lines[c] in flat_lines[:c])  # (not its line's first)
     for name in ("positions", "normals", "uvs"):  # one number of that corner differs: every axis is compared

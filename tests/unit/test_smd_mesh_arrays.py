@@ -142,3 +142,23 @@ def test_batches_of_any_size_give_the_same(batch_corners: int, monkeypatch: pyte
     for single, batched in zip([mesh_arrays(s, Options()) for s in files], mesh_arrays_together(files, Options()),
                                strict=True):  # fmt: skip
         assert_same(single, batched)
+
+
+def test_rows_held_per_line_or_per_corner_give_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch takes the positions and normals of the lines the reader holds per line (Triangles.line_rows), and
+    those of each line's first corner for a file that holds none: every file held, none, or some, the same
+    arrays as every file made at once gives."""
+    from formats.smd import reader
+
+    monkeypatch.setattr(reader, "_PER_LINE_FROM", 1 << 40)
+    at_once = sources()
+    assert all(f.triangles.line_rows("positions") is None for f in at_once)
+    monkeypatch.setattr(reader, "_PER_LINE_FROM", 1)
+    held = sources()
+    assert sum(f.triangles.line_rows("positions") is not None for f in held) > 1
+    mixed = [file if row % 2 else held[row] for row, file in enumerate(at_once)]
+    for options in (Options(), Options(up_axis="Y", global_scale=0.5)):
+        expected = mesh_arrays_together(at_once, options)
+        for files in (held, mixed):
+            for made, wanted in zip(mesh_arrays_together(files, options), expected, strict=True):
+                assert_same(made, wanted)
