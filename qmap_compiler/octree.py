@@ -14,7 +14,7 @@ import numpy as np
 
 from .arrays import Array
 from .f32math import FLT_MAX, FLT_MIN, f32
-from .parallel import ordered_map, run_together
+from .parallel import ordered_map, run_together, worker_count
 
 DRAW_FACES_PER_BATCH = 500
 DRAW_SPLIT_WEIGHT = 2
@@ -176,32 +176,23 @@ def face_extents(positions: Array) -> Array:
 _FACES_AT_A_TIME = 1 << 17  # faces tested against their node's children at a time (bounded temporaries)
 
 
-def _level_moves(movable: Array, local: Array, wants: Array, level_boxes: Array, extents: Array, k: float,
-                 side_by_side: bool = False) -> tuple[Array, Array, Array]:
+def _level_moves(movable: Array, local: Array, wants: Array, level_boxes: Array, extents: Array,
+                 k: float) -> tuple[Array, Array, Array]:
     """Faces of one level that move down: (face ids, their level-local node, child index 0..7). `wants`: per node of
-    the level, whether its split rule asks it to split. `side_by_side`: the parts of the faces tested on the
-    machine's cores (for a caller not on a thread of its own)."""
+    the level, whether its split rule asks it to split."""
     faces, nodes = movable, local
     if not wants.all():  # (near the root every node splits: no copy)
         candidates = wants[local]
         faces, nodes = movable[candidates], local[candidates]
     planes = np.ascontiguousarray(split_planes(level_boxes, k).T)
-    root = len(level_boxes) == 1  # (every other level has 8 nodes or more): faces may be outside its box
-
-    def part_children(begin: int) -> Array:
+    children = np.empty(len(faces), np.int8)
+    for begin in range(0, len(faces), _FACES_AT_A_TIME):
         part = slice(begin, begin + _FACES_AT_A_TIME)
         moving = _columns(extents, faces[part])
-        if root:
-            return first_fitting_child(moving, planes, level_boxes[0])
-        return first_fitting_child(moving, np.take(planes, nodes[part], axis=1))
-
-    begins = range(0, len(faces), _FACES_AT_A_TIME)
-    if side_by_side and len(begins) > 1:
-        children = np.concatenate(ordered_map(part_children, begins))
-    else:
-        children = np.empty(len(faces), np.int8)
-        for begin in begins:
-            children[begin : begin + _FACES_AT_A_TIME] = part_children(begin)
+        if len(level_boxes) == 1:  # the root (every other level has 8 nodes or more): faces may be outside its box
+            children[part] = first_fitting_child(moving, planes, level_boxes[0])
+        else:
+            children[part] = first_fitting_child(moving, np.take(planes, nodes[part], axis=1))
     moved = children >= 0
     if moved.all():
         return faces, nodes, children
@@ -214,6 +205,12 @@ def _columns(table: Array, ascending: Array) -> Array:
     if ascending.shape[0] and int(ascending[-1]) - int(ascending[0]) == ascending.shape[0] - 1:
         return table[:, int(ascending[0]) : int(ascending[-1]) + 1]
     return np.take(table, ascending, axis=1)
+
+
+def _parts(count: int, pieces: int) -> list[slice]:
+    """`count` items in up to `pieces` consecutive parts of nearly equal size (one part for few items)."""
+    pieces = max(1, min(pieces, count // _FACES_AT_A_TIME))
+    return [slice(count * piece // pieces, count * (piece + 1) // pieces) for piece in range(pieces)]
 
 
 class _Growth:
@@ -249,28 +246,44 @@ class _Growth:
         return split_rule(local, len(self.levels[self.level]), self.movable)
 
     def advance(self, local: Array, wants: Array, extents: Array, k: float, side_by_side: bool = False) -> None:
-        """One level down: every splitting node moves the faces that fit a child; finished when none moves."""
-        level = self.level
-        faces, nodes, child = _level_moves(self.movable, local, wants, self.boxes[level], extents, k, side_by_side)
-        if len(faces) == 0:
+        """One level down: every splitting node moves the faces that fit a child; finished when none moves.
+        `side_by_side`: the level's faces in a part per core, each part's moves found and placed on a thread of its
+        own (for a caller not on a thread itself)."""
+        level, level_count = self.level, len(self.levels[self.level])
+        parts = _parts(len(self.movable), worker_count() if side_by_side else 1)
+
+        def moves(part: slice) -> tuple[Array, Array, Array, Array]:
+            faces, nodes, child = _level_moves(self.movable[part], local[part], wants, self.boxes[level], extents, k)
+            splitting = np.zeros(level_count, dtype=bool)
+            splitting[nodes] = True
+            return faces, nodes, child, splitting
+
+        found = ordered_map(moves, parts)
+        if all(len(faces) == 0 for faces, *_ in found):
             self.finished = True
             return
-        level_count = len(self.levels[level])
-        splitting = np.zeros(level_count, dtype=bool)
-        splitting[nodes] = True
+        splitting = found[0][3]
+        for *_, more in found[1:]:
+            splitting |= more
         parents = np.flatnonzero(splitting)
         first_child = np.full(level_count, -1, dtype=np.int64)
         first_child[parents] = self.node_total + 8 * np.arange(len(parents))
         self.first_children[level] = first_child
-        moved_to = first_child[nodes] + child
-        self.face_node[faces] = moved_to
         self.boxes.append(child_boxes(self.boxes[level][parents], k))
         self.levels.append(np.full(8 * len(parents), level + 1, dtype=np.int64))
         self.first_children.append(np.full(8 * len(parents), -1, dtype=np.int64))
         self.level_start, self.node_total = self.node_total, self.node_total + 8 * len(parents)
-        self.movable = faces
-        moved_to -= self.level_start
-        self._local = moved_to  # (the next level's local nodes of the faces that may move, without a gather)
+
+        def place(move: tuple[Array, Array, Array, Array]) -> Array:
+            faces, nodes, child, _ = move
+            moved_to: Array = first_child[nodes] + child
+            self.face_node[faces] = moved_to  # (the parts' faces are distinct)
+            moved_to -= self.level_start  # the next level's local nodes of the faces that may move (no gather)
+            return moved_to
+
+        placed = ordered_map(place, found)
+        self.movable = found[0][0] if len(found) == 1 else np.concatenate([faces for faces, *_ in found])
+        self._local = placed[0] if len(placed) == 1 else np.concatenate(placed)
         self.level += 1
 
     def tree(self) -> Tree:
@@ -303,13 +316,13 @@ def build_trees(positions: Array, root_box: Array, k: float, max_depth: int, spl
     extents = face_extents(positions) if extents is None else extents
     shared = _Growth(len(positions), root_box)
     local = shared.local()
-    wants = [shared.wants(rule, local) for rule in split_rules]
+    wants = run_together(*(partial(shared.wants, rule, local) for rule in split_rules))
     while shared.level < max_depth and not shared.finished and all(np.array_equal(wants[0], other)
                                                                    for other in wants[1:]):  # fmt: skip
         shared.advance(local, wants[0], extents, k, side_by_side=True)
         if shared.level < max_depth and not shared.finished:
             local = shared.local()
-            wants = [shared.wants(rule, local) for rule in split_rules]
+            wants = run_together(*(partial(shared.wants, rule, local) for rule in split_rules))
     if shared.level >= max_depth or shared.finished:
         return [shared.tree() if index == 0 else shared.copy().tree() for index in range(len(split_rules))]
     growths = [shared] + [shared.copy() for _ in split_rules[1:]]
