@@ -78,6 +78,7 @@ from ..formats.atomic import Content, write_files_atomically
 from ..formats.dedup import first_equal_rows, first_occurrences
 from ..formats.errors import FormatError
 from ..formats.names import quotable_name
+from ..formats.rows import rows_at
 from ..formats.smd.limits import flex_warnings, goldsrc_parts, limit_warnings, material_warnings, triangle_range
 from ..formats.smd.qc_writer import QcModel, qc_text
 from . import smd_qc, smd_textures
@@ -552,6 +553,7 @@ def reference_document(
     elif table.armature is not None and unweighted.any():
         warnings.append(f"{int(unweighted.sum())} corner(s) without weights were bound to the root bone "
                         f"{table.skeleton.names[0]!r}")  # fmt: skip
+    firsts = None
     if lines is not None:  # one answer per distinct line
         firsts = first_occurrences(lines)
         links = smd.select_links(counts, firsts)
@@ -580,6 +582,9 @@ def reference_document(
         link_weights=weights,
         corner_lines=lines,
     )
+    if firsts is not None:  # (the lines' values once each: the writer neither checks nor gathers them per corner)
+        triangles.hold_per_line({name: rows_at(getattr(triangles, name).reshape(-1, width), firsts)
+                                 for name, width in (("positions", 3), ("normals", 3), ("uvs", 2))})  # fmt: skip
     flavour = "goldsrc" if settings.flavour == "GOLDSRC" else "source"
     _name_warnings(list(material_names), [node.name for node in table.nodes()], flavour, warnings)
     if flavour == "goldsrc" and bool((counts > 1).any()):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -141,13 +141,11 @@ def _interleave(
     return b"".join(parts)
 
 
-def _check_triangles(tris: Triangles) -> None:
+def _check_triangles(tris: Triangles, held: dict[str, CornerFloats]) -> None:
     count = len(tris)
     shapes = {
         "parent_bones": (tris.parent_bones.shape, (count, 3)),
-        "positions": (tris.positions.shape, (count, 3, 3)),
-        "normals": (tris.normals.shape, (count, 3, 3)),
-        "uvs": (tris.uvs.shape, (count, 3, 2)),
+        **{name: (_corner_shape(tris, name, held), (count, 3, width)) for name, width in _FLOAT_COLUMNS},
         "link_counts": (tris.link_counts.shape, (count, 3)),
     }
     for name, (actual, expected) in shapes.items():
@@ -166,6 +164,27 @@ def _check_triangles(tris: Triangles) -> None:
         _check_material_name(name)
 
 
+_FLOAT_COLUMNS = (("positions", 3), ("normals", 3), ("uvs", 2))
+
+
+def _held_per_line(tris: Triangles) -> dict[str, CornerFloats]:
+    """The float columns the document holds per distinct vertex line (Triangles.hold_per_line), as those rows."""
+    held = {name: tris.line_rows(name) for name, _ in _FLOAT_COLUMNS}
+    return {name: rows for name, rows in held.items() if rows is not None}
+
+
+def _corner_shape(tris: Triangles, name: str, held: dict[str, CornerFloats]) -> tuple[int, ...]:
+    """The shape of a per-corner column, without making one held per line: what its making gives (a line without
+    a row of its own is refused when the lines are taken, as making the column would)."""
+    rows = held.get(name)
+    if rows is None:
+        shape: tuple[int, ...] = getattr(tris, name).shape
+        return shape
+    lines = tris.corner_lines
+    assert lines is not None
+    return (lines.size // 3, 3, rows.shape[1]) if rows.ndim == 2 and lines.size % 3 == 0 else (-1,)
+
+
 def _check_material_name(name: str) -> None:
     if not name or name != name.strip() or "\n" in name or "\r" in name:
         raise FormatError(f"material name must be non-empty, one line, without outer spaces: {name!r}")
@@ -177,11 +196,12 @@ def _triangles_text(tris: Triangles, flavour: Flavour) -> Iterable[bytes]:
     """The triangles block: a material line per triangle, then its 3 vertex lines. Where the document says which
     corners repeat one line (`corner_lines`: a vertex is written once per triangle using it), each line is made
     once and reused."""
-    _check_triangles(tris)
+    held = _held_per_line(tris)
+    _check_triangles(tris, held)
     count = len(tris)
     if count == 0:
         return [b"triangles\nend\n"]
-    corners = _Corners.of(tris, flavour)
+    corners = _Corners.of(tris, flavour, held)
     names = [f"{name}\n".encode() for name in tris.material_names]
     distinct = corners.distinct(tris.corner_lines)
     if distinct is not None:  # (every corner equals its line's first: checking those checks every number)
@@ -192,6 +212,7 @@ def _triangles_text(tris: Triangles, flavour: Flavour) -> Iterable[bytes]:
         order[:, 0] = tris.material_indices
         order[:, 1:] = rank.reshape(count, 3) + len(names)
         return itertools.chain([b"triangles\n"], _pooled_lines(pool, order.reshape(-1)), [b"end\n"])
+    corners = corners.made_per_corner(tris)
     columns = corners.columns()  # (checks every number can be written)
     if any(b"\0" in name for name in names):  # cannot sit in a NUL-padded table: join line by line
         return [_join_by_triangle(names, tris.material_indices, columns)]
@@ -221,39 +242,53 @@ LineIndices = npt.NDArray[np.int64]
 
 @dataclass
 class _Corners:
-    """Per-corner values as written: parent column, position, normal, uv, then (Source) CSR weight links."""
+    """Per-corner values as written: parent column, position, normal, uv, then (Source) CSR weight links. A float
+    column the document holds per distinct vertex line (Triangles.hold_per_line) is kept as those rows (`held`)
+    and not made per corner: its corners hold their line's values by the making, so they need no check, and the
+    lines' rows are those rows."""
 
     flavour: Flavour
     parents: npt.NDArray[np.int64]
-    positions: CornerFloats  # (C, 3)
-    normals: CornerFloats
-    uvs: CornerFloats  # (C, 2)
+    floats: dict[str, CornerFloats]  # per corner: positions (C, 3), normals (C, 3), uvs (C, 2), unless held
     counts: npt.NDArray[np.int64]
     bones: npt.NDArray[Any]
     weights: npt.NDArray[Any]
+    held: dict[str, CornerFloats] = field(default_factory=dict)  # per line, of the lines the check is given
 
     @classmethod
-    def of(cls, tris: Triangles, flavour: Flavour) -> _Corners:
+    def of(cls, tris: Triangles, flavour: Flavour, held: dict[str, CornerFloats] | None = None) -> _Corners:
         counts = tris.link_counts.reshape(-1).astype(np.int64)
         parents = tris.parent_bones.reshape(-1).astype(np.int64)
         if flavour == "goldsrc":
             parents = dominant_bones(counts, tris.link_bones, tris.link_weights, parents)
-        return cls(flavour, parents, tris.positions.reshape(-1, 3), tris.normals.reshape(-1, 3),
-                   tris.uvs.reshape(-1, 2), counts, tris.link_bones, tris.link_weights)  # fmt: skip
+        held = held or {}
+        floats = {name: getattr(tris, name).reshape(-1, width) for name, width in _FLOAT_COLUMNS if name not in held}
+        return cls(flavour, parents, floats, counts, tris.link_bones, tris.link_weights, held)
+
+    def made_per_corner(self, tris: Triangles) -> _Corners:
+        """These corners with every float column per corner (those held per line made now)."""
+        if not self.held:
+            return self
+        floats = {name: getattr(tris, name).reshape(-1, width) for name, width in _FLOAT_COLUMNS}
+        return replace(self, floats=floats, held={})
 
     def subset(self, corners: npt.NDArray[np.int64]) -> _Corners:
+        """The corners `corners`; where columns are held per line, they must be the lines' first corners, in order
+        (`distinct`'s first)."""
         links = select_links(self.counts, corners)
-        return _Corners(self.flavour, self.parents[corners], rows_at(self.positions, corners),
-                        rows_at(self.normals, corners), rows_at(self.uvs, corners), self.counts[corners],
-                        self.bones[links], self.weights[links])  # fmt: skip
+        floats = {name: rows_at(table, corners) for name, table in self.floats.items()}
+        floats.update({name: rows[: corners.size] for name, rows in self.held.items()})
+        return _Corners(self.flavour, self.parents[corners], floats, self.counts[corners], self.bones[links],
+                        self.weights[links])  # fmt: skip
 
     def columns(self) -> list[WordColumn | NumberColumn]:
         columns: list[WordColumn | NumberColumn] = [number_column(self.parents, False, DOUBLE_SPACE)]
-        for block in (self.positions, self.normals):
+        for block in (self.floats["positions"], self.floats["normals"]):
             for axis in range(3):
                 columns.append(number_column(block[:, axis], True, SPACE if axis < 2 else DOUBLE_SPACE))
-        columns.append(number_column(self.uvs[:, 0], True, SPACE))
-        columns.append(number_column(self.uvs[:, 1], True, NEWLINE if self.flavour == "goldsrc" else SPACE))
+        uvs = self.floats["uvs"]
+        columns.append(number_column(uvs[:, 0], True, SPACE))
+        columns.append(number_column(uvs[:, 1], True, NEWLINE if self.flavour == "goldsrc" else SPACE))
         if self.flavour != "goldsrc":
             columns += _link_words(self.counts, self.bones, self.weights)
         return columns
@@ -271,6 +306,8 @@ class _Corners:
             return None
         if not np.array_equal(corner_lines[first_corners], np.arange(first_corners.size)):
             return None  # not numbered in order of first appearance
+        if any(len(rows) < first_corners.size for rows in self.held.values()):
+            raise FormatError("triangles: a column held per line has fewer rows than corner_lines has lines")
         first = first_corners[corner_lines]
         return (first_corners, corner_lines) if self._equal_to(first) else None
 
@@ -279,16 +316,19 @@ class _Corners:
         (the block's values stay in the CPU caches). Each axis is compared as a column of its own: gathering single
         numbers costs half what gathering rows of 2 or 3 does."""
         values: list[npt.NDArray[Any]] = [self.parents, self.counts]
-        for table in (self.positions, self.normals, self.uvs):
+        for table in self.floats.values():  # (not those held per line: equal by the making)
             values += [table[:, axis] for axis in range(table.shape[1])]
-        link_ends = np.cumsum(self.counts)
-        link_starts = link_ends - self.counts
+        linked = self.flavour != "goldsrc" and self.bones.size > 0  # (no links anywhere: equal counts say all)
+        link_starts = link_ends = self.counts  # (unused without links)
+        if linked:
+            link_ends = np.cumsum(self.counts)
+            link_starts = link_ends - self.counts
         for start in range(0, first.size, _CORNERS_AT_A_TIME):
             block = slice(start, start + _CORNERS_AT_A_TIME)
             block_first = first[block]
             if not all(np.array_equal(column[block], column[block_first]) for column in values):
                 return False
-            if self.flavour == "goldsrc" or not self.bones.size:  # (no links anywhere: equal counts say all)
+            if not linked:
                 continue
             # (equal counts: the links of the block's corners and those of their first corners line up)
             links = slice(int(link_starts[start]), int(link_ends[block][-1]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,7 @@ from formats.smd import (
     write_smd,
     write_vta,
 )
+from formats.smd.document import Flavour
 from tests.sample_paths import sample_dir, sample_files
 
 TOLERANCE = 1e-5
@@ -606,6 +608,124 @@ def test_writer_makes_each_line_of_corner_lines_once_after_checking_them(monkeyp
                 write_smd(doc)
             messages.append(str(caught.value))
         assert messages[0] == messages[1] and "cannot write the number" in messages[0]
+
+
+def _held_per_line(doc: SmdDocument) -> SmdDocument:
+    """doc with its positions, normals and UVs held per line (the rows of each line's first corner), as the reader
+    of a large mesh and the SMD exporter hand them over."""
+    tris = doc.triangles
+    assert tris is not None and tris.corner_lines is not None
+    firsts = np.unique(tris.corner_lines, return_index=True)[1]
+    held = _per_corner(tris)
+    held.corner_lines = tris.corner_lines.copy()
+    held.hold_per_line({name: getattr(tris, name).reshape(-1, width)[firsts]
+                        for name, width in (("positions", 3), ("normals", 3), ("uvs", 2))})  # fmt: skip
+    return SmdDocument(doc.version, doc.flavour, doc.nodes, doc.skeleton, held)
+
+
+def _per_corner(tris: Triangles, **changes: object) -> Triangles:
+    """A copy of tris with every column per corner (those held per line made) and `changes`."""
+    return Triangles(**{**{field.name: getattr(tris, field.name) for field in dataclasses.fields(tris)}, **changes})
+
+
+def _random_shared_document(rng: np.random.Generator, seams: float, links: bool) -> SmdDocument:
+    """Triangles over a few vertices whose corners mostly repeat their vertex's line; `seams` of the corners get a
+    normal or UV of their own; `links`: weights per vertex (else none anywhere)."""
+    vertices, count = 40, 300
+    corner_vertex = rng.integers(0, vertices, 3 * count)
+    values = {"positions": rng.normal(size=(vertices, 3)), "normals": rng.normal(size=(vertices, 3)),
+              "uvs": rng.random((vertices, 2))}  # fmt: skip
+    corners = {name: table[corner_vertex].astype(np.float32) for name, table in values.items()}
+    seam = rng.random(3 * count) < seams
+    corners["uvs"][seam, 0] += 0.25
+    key = np.column_stack([corner_vertex, seam])
+    _, firsts, lines = np.unique(key, axis=0, return_index=True, return_inverse=True)
+    rank = np.empty(firsts.size, np.int64)
+    rank[np.argsort(firsts, kind="stable")] = np.arange(firsts.size)
+    vertex_counts = rng.integers(1, 3, vertices) if links else np.zeros(vertices, np.int64)
+    counts = vertex_counts[corner_vertex]
+    vertex_bones = rng.integers(0, 2, (vertices, 2))
+    vertex_weights = rng.random((vertices, 2)).round(3)
+    rows = np.flatnonzero(np.arange(2)[None, :] < counts[:, None]) if links else np.zeros(0, np.int64)
+    corner_of_link, rank_of_link = np.divmod(rows, 2)
+    tris = Triangles(
+        material_names=["skin", "metal"], material_indices=rng.integers(0, 2, count).astype(np.int32),
+        parent_bones=rng.integers(0, 2, vertices)[corner_vertex].reshape(count, 3).astype(np.int32),
+        positions=corners["positions"].reshape(count, 3, 3), normals=corners["normals"].reshape(count, 3, 3),
+        uvs=corners["uvs"].reshape(count, 3, 2), link_counts=counts.reshape(count, 3).astype(np.int32),
+        link_bones=vertex_bones[corner_vertex[corner_of_link], rank_of_link].astype(np.int32),
+        link_weights=vertex_weights[corner_vertex[corner_of_link], rank_of_link],
+        corner_lines=rank[lines.reshape(-1)],
+    )  # fmt: skip
+    return SmdDocument(nodes=[SmdNode(0, "root", -1), SmdNode(1, "arm", 0)],
+                       skeleton=[SkeletonFrame(0, np.arange(2, dtype=np.int32), np.zeros((2, 3)), np.zeros((2, 3)))],
+                       triangles=tris)  # fmt: skip
+
+
+@pytest.mark.parametrize("flavour", ["source", "goldsrc"])
+def test_lines_held_per_line_write_what_the_corners_write(flavour: Flavour, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A document whose float columns are held per line (Triangles.hold_per_line: the SMD exporter's, a large read
+    file's) writes the bytes of the same corners held per corner, with corner_lines or without, and the held
+    columns are not made per corner on the way where the lines are written once each."""
+    from formats.smd import writer
+
+    monkeypatch.setattr(writer, "_CORNERS_AT_A_TIME", 64)  # (the check in several blocks)
+    rng = np.random.default_rng(12)
+    for seams, links in ((0.0, True), (0.2, True), (0.1, False), (0.9, True)):
+        doc = _random_shared_document(rng, seams, links)
+        held = _held_per_line(doc)
+        tris = held.triangles
+        assert tris is not None and doc.triangles is not None
+        expected = write_smd(doc, flavour)
+        without = _per_corner(doc.triangles, corner_lines=None)
+        assert expected == write_smd(replace_triangles(doc, without), flavour)
+        assert write_smd(held, flavour) == expected
+        if seams < 0.5:  # (most lines repeat: written once each, from the held rows)
+            assert all(name not in tris.__dict__ for name in ("positions", "normals", "uvs"))
+    doc = _random_shared_document(rng, 0.1, True)
+    plain = write_smd(doc, flavour)
+    assert doc.triangles is not None
+    for change in ("links", "parents", "order"):  # a corner unlike its line's first, or lines out of order
+        held = _held_per_line(doc)
+        tris = held.triangles
+        assert tris is not None and tris.corner_lines is not None
+        if change == "links":
+            tris.link_weights = tris.link_weights.copy()
+            tris.link_weights[-1] += 0.5
+        elif change == "parents":
+            tris.parent_bones = tris.parent_bones.copy()
+            tris.parent_bones[-1, -1] = 1 - tris.parent_bones[-1, -1]
+        else:
+            tris.corner_lines[[0, 1]] = tris.corner_lines[[1, 0]]  # (the lines the rows are held with)
+        written = write_smd(held, flavour)
+        assert written == write_smd(replace_triangles(doc, _per_corner(tris, corner_lines=None)), flavour)
+        if flavour == "source":  # (GoldSrc writes a linked corner's heaviest bone, which may not change)
+            assert written != plain
+    for bad in (np.nan, 1e13):  # a number that cannot be written in a held row: the error of the corners
+        held = _held_per_line(doc)
+        tris = held.triangles
+        assert tris is not None
+        rows = tris.line_rows("normals")
+        assert rows is not None
+        rows[3, 2] = bad
+        messages = []
+        for document in (held, replace_triangles(doc, _per_corner(tris, corner_lines=None))):
+            with pytest.raises(FormatError) as caught:
+                write_smd(document, flavour)
+            messages.append(str(caught.value))
+        assert messages[0] == messages[1] and "cannot write the number" in messages[0]
+    held = _held_per_line(doc)
+    tris = held.triangles
+    assert tris is not None
+    rows = tris.line_rows("uvs")
+    assert rows is not None
+    tris.__dict__["_per_line"][1]["uvs"] = rows[:-1]  # a line without its row
+    with pytest.raises((FormatError, IndexError)):
+        write_smd(held, flavour)
+
+
+def replace_triangles(doc: SmdDocument, triangles: Triangles) -> SmdDocument:
+    return SmdDocument(doc.version, doc.flavour, doc.nodes, doc.skeleton, triangles)
 
 
 def test_a_block_of_distinct_lines_is_read_where_it_stands() -> None:
