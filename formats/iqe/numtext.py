@@ -72,7 +72,11 @@ _MOST_KEPT = 0.5  # formatting each distinct value once pays when a sample has a
 
 def float_fields(values: npt.ArrayLike) -> Fields:
     """Text of each value (taken as float32) that reads back to the same float32."""
-    single = np.asarray(values, np.float64).ravel().astype(np.float32)
+    given = np.asarray(values)
+    if given.dtype == np.float32:  # (as they are: through float64 and back, each finite value is itself again)
+        single = np.ascontiguousarray(given).ravel()
+    else:
+        single = np.asarray(given, np.float64).ravel().astype(np.float32)
     if single.shape[0] >= _REPEATS_FROM:
         # A value's text depends on its float32 bits alone: where a column repeats values (a grid's coordinates,
         # UVs on a seam's both sides, 0 and 1), each distinct value is formatted once and its text copied.

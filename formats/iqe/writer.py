@@ -685,13 +685,14 @@ _TABLE_CORNERS = 16  # faces up to this size are written as a table, one row per
 def _face_text(corners: Int64Array, sizes: Int64Array, flags: Int64Array | None) -> tuple[bytes, Int64Array]:
     """The `fm` lines of all faces (each followed by its `fs` line when flags are given), and where each
     face's text ends."""
-    starts = np.cumsum(sizes) - sizes
     widest = int(sizes.max())
     if widest <= _TABLE_CORNERS:  # one row per face, a column per corner (blank past a face's size)
         uniform = bool((sizes == widest).all())  # (all triangles, say: the corners are the table as they stand)
         position = np.arange(widest)
-        present = position[None, :] < sizes[:, None]
-        sources = None if uniform else np.where(present, starts[:, None] + position[None, :], 0)
+        present = sources = None  # (neither made for a uniform table: a pass over every face each)
+        if not uniform:
+            present = position[None, :] < sizes[:, None]
+            sources = np.where(present, (np.cumsum(sizes) - sizes)[:, None] + position[None, :], 0)
         parts: list[Bytes2D] = []
         lengths = np.zeros(sizes.shape[0], np.int64)
         for command, values in ((b"fm", corners), (b"fs", flags)):
@@ -703,11 +704,11 @@ def _face_text(corners: Int64Array, sizes: Int64Array, flags: Int64Array | None)
             every = int_fields(table.reshape(-1))
             fields = [Fields(every.chars[column::widest], every.lengths[column::widest]) for column in range(widest)]
             for column, field in enumerate(fields):
-                lengths += field.lengths + 1 if uniform else np.where(present[:, column], field.lengths + 1, 0)
+                lengths += field.lengths + 1 if present is None else np.where(present[:, column], field.lengths + 1, 0)
             lengths += len(command) + 1
             parts.extend(table_lines(command, fields, None if uniform else sizes))
         return compact(parts), np.cumsum(lengths)
-    return _face_text_by_corner(corners, sizes, flags, starts)
+    return _face_text_by_corner(corners, sizes, flags, np.cumsum(sizes) - sizes)
 
 
 def _face_text_by_corner(

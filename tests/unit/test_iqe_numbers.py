@@ -101,6 +101,25 @@ def test_float_fields_read_back_to_the_same_float32(seed: int) -> None:
     assert _tokens([float_fields(special)])[:6] == [b"0", b"-0", b"1", b"-1", b"0.100000001", b"0.5"]
 
 
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_float32_fields_are_those_of_their_float64_values(seed: int) -> None:
+    """float32 values are formatted as they are (no float64 copy and back): the same bytes and lengths as the same
+    values given as float64, for a column of a table (strided), a whole array, few values and repeated ones, NaN
+    and infinity among them."""
+    random = np.random.default_rng(seed)
+    bits = random.integers(0, 2**32, 30_000, dtype=np.uint64).astype(np.uint32)
+    table = bits.view(np.float32).reshape(-1, 3).copy()
+    for offset, special in enumerate((np.nan, np.inf, -np.inf, 0.0, -0.0)):
+        table[offset::7, 1] = special
+    table[:, 2] = random.choice(np.array([0.0, 0.25, -3.5, 1e-3], np.float32), len(table))  # (repeats: looked up)
+    with np.errstate(invalid="ignore"):  # (NaN and infinity cast along the way, then written with %.9g)
+        for values in (table[:, 0], table[:, 1], table[:, 2], table.ravel(), table[:50, 0], table[:0, 0]):
+            single, double = float_fields(values), float_fields(values.astype(np.float64))
+            assert single.chars.tobytes() == double.chars.tobytes() and single.chars.shape == double.chars.shape
+            assert single.lengths.tolist() == double.lengths.tolist()
+
+
 def test_int_fields() -> None:
     numbers = np.concatenate((np.arange(-1050, 1050), [0, 9_999_999, 10**7, -(10**7), 2**40, -(2**40), 2**31 - 1]))
     fields = int_fields(numbers)
