@@ -30,7 +30,16 @@ from .document import (
 )
 from .keywords import KeywordEvents, read_keywords
 from .poses import poses_from_pa, poses_from_pm, poses_from_pq
-from .scan import FLOAT32_MAX, FloatArray, NumbersAndCounts, ScannedText, decode_text, scan_lines, split_comment_section
+from .scan import (
+    FLOAT32_MAX,
+    FloatArray,
+    NumbersAndCounts,
+    ScannedText,
+    decode_text,
+    scan_lines,
+    split_comment_section,
+    uniform_count,
+)
 
 Int64Array = npt.NDArray[np.int64]
 Float64Array = npt.NDArray[np.float64]
@@ -101,13 +110,18 @@ def _warn_long_lines(scanned: ScannedText, warnings: Warnings) -> None:
 
 
 def _padded_rows(
-    values: FloatArray, counts: Int64Array, defaults: tuple[float, ...], dtype: type[np.floating[Any]] = np.float64
+    values: FloatArray, counts: Int64Array, defaults: tuple[float, ...], dtype: type[np.floating[Any]] = np.float64,
+    used: int | None = None,
 ) -> npt.NDArray[np.floating[Any]]:
     """One row per line of `len(defaults)` columns: the line's numbers, then the defaults; extra numbers dropped.
-    The rows are of `dtype` (numbers rounded as astype rounds them, without a table of doubles first)."""
+    The rows are of `dtype` (numbers rounded as astype rounds them, without a table of doubles first). `used`: how
+    many columns the caller reads (all when None): where every line gives as many, the rows may be that narrower
+    (the numbers as they are, no copy: a position's w, a UV's third and fourth are never used)."""
     width = len(defaults)
-    if counts.shape[0] and (counts == counts[0]).all() and counts[0] <= width:  # the usual file: one shape
-        given = int(counts[0])
+    given = uniform_count(counts)
+    if given is not None and used is not None and used <= given <= width:
+        return np.asarray(values.reshape(-1, given), dtype)
+    if given is not None and given <= width:  # the usual file: one shape
         if given == width:
             return np.asarray(values.reshape(-1, width), dtype)
         uniform = np.empty((counts.shape[0], width), dtype)
@@ -128,7 +142,7 @@ def _padded_rows(
 @dataclass
 class _Attribute:
     lines: Int64Array
-    rows: npt.NDArray[np.float32] | Float64Array  # float32 but for _DOUBLE_ROWS
+    rows: npt.NDArray[np.float32] | Float64Array  # float32 but for _DOUBLE_ROWS; _COLUMNS_USED's may be narrower
     counts: Int64Array
 
 
@@ -156,6 +170,9 @@ _ATTRIBUTE_DEFAULTS: dict[str, tuple[float, ...]] = {
     "vs": (0.0,),
     **{f"v{slot}": (0.0, 0.0, 0.0, 0.0) for slot in range(10)},
 }
+
+
+_COLUMNS_USED = {"vp": 3, "vt": 2}  # of the rows of these commands only the first columns are read (`_make_mesh`)
 
 
 _FaceNumbers = dict[str, Callable[[], NumbersAndCounts]]  # the face lines' numbers, read with the vertices'
@@ -187,7 +204,8 @@ def _read_vertices(scanned: ScannedText, events: KeywordEvents, warnings: Warnin
         if command == "vs":
             scanned.integers(values, lines, counts, "'vs' smoothing index")
         # (the document stores float32 but for _DOUBLE_ROWS; the range was checked by `numbers`)
-        rows = _padded_rows(values, counts, defaults, np.float64 if command in _DOUBLE_ROWS else np.float32)
+        rows = _padded_rows(values, counts, defaults, np.float64 if command in _DOUBLE_ROWS else np.float32,
+                            _COLUMNS_USED.get(command))  # fmt: skip
         attributes[command] = _Attribute(lines, rows, counts)
     vp_lines = attributes["vp"].lines if "vp" in attributes else np.zeros(0, np.int64)
     mesh_lines = np.array([line for line, _ in events.meshes], np.int64)
@@ -364,15 +382,19 @@ def _resolved_corners(
         region = np.searchsorted(mesh_lines, lines, side="right") - 1
         base = np.where(region >= 0, mesh_starts[np.maximum(region, 0)] if mesh_starts.shape[0] else 0, 0)
     else:
-        base = np.zeros(lines.shape[0], np.int64)
-    backward = indices < 0  # (counted back from the vertices defined so far: rare, so searched only then)
-    if backward.any():
+        base = None  # (every index counts from the file's first vertex)
+    backward = indices.shape[0] and int(indices.min()) < 0  # (counted back from the vertices defined so far: rare)
+    if backward:
         defined_so_far = np.searchsorted(vp_lines, lines)
-        resolved = np.where(backward, np.repeat(defined_so_far, counts), np.repeat(base, counts)) + indices
+        base = np.zeros(lines.shape[0], np.int64) if base is None else base
+        resolved = np.where(indices < 0, np.repeat(defined_so_far, counts), np.repeat(base, counts)) + indices
+    elif base is None:
+        resolved = indices
     else:
-        resolved = np.repeat(base, counts) + indices
-    bad = (resolved < 0) | (resolved >= vertex_count)
-    if bad.any():
+        per_line = uniform_count(counts)  # (a scalar repeat where every face has as many corners)
+        resolved = np.repeat(base, counts if per_line is None else per_line) + indices
+    if resolved.shape[0] and (int(resolved.min()) < 0 or int(resolved.max()) >= vertex_count):
+        bad = (resolved < 0) | (resolved >= vertex_count)
         first = int(np.argmax(bad))
         message = (
             f"'{command}' vertex index {indices[first]} refers to vertex {resolved[first]}, "
@@ -667,13 +689,16 @@ def _make_mesh(
     events: KeywordEvents,
     smoothing: _SmoothingTables,
 ) -> IqeMesh:
-    sizes = faces.sizes[face_ids]
+    taken: Int64Array | slice = face_ids
+    if face_ids.shape[0] and int(face_ids[-1]) - int(face_ids[0]) + 1 == face_ids.shape[0]:  # one run of faces
+        taken = slice(int(face_ids[0]), int(face_ids[-1]) + 1)  # (its arrays sliced, not gathered)
+    sizes = faces.sizes[taken]
     corner_ids: Int64Array | slice
-    if face_ids.shape[0] == faces.sizes.shape[0]:  # every face (one mesh): no per-corner index arrays
+    if sizes.shape[0] == faces.sizes.shape[0]:  # every face (one mesh): no per-corner index arrays
         corner_ids = slice(None)
-    elif face_ids.shape[0] and int(face_ids[-1]) - int(face_ids[0]) + 1 == face_ids.shape[0]:  # one run of faces
-        first_corner = int(face_starts[face_ids[0]])
-        corner_ids = np.arange(first_corner, first_corner + int(sizes.sum()))
+    elif isinstance(taken, slice):
+        first_corner = int(face_starts[taken.start])
+        corner_ids = slice(first_corner, first_corner + int(sizes.sum()))
     else:
         corner_ids = np.repeat(face_starts[face_ids] - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
     vertex_ids, local_corners = _gather_vertices(owned, faces.corners[corner_ids])
@@ -683,7 +708,7 @@ def _make_mesh(
     mesh.face_sizes = sizes.astype(np.int32)
     if faces.edge_flags is not None:
         mesh.edge_smooth = faces.edge_flags[corner_ids]
-    _fill_smoothing(mesh, faces.lines[face_ids], smoothing)
+    _fill_smoothing(mesh, faces.lines[taken], smoothing)
     return mesh
 
 

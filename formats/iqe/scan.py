@@ -143,7 +143,14 @@ class _Numbers:
 
     @property
     def counts(self) -> Int64Array:
-        return np.concatenate(self.count_parts) if self.count_parts else np.zeros(0, np.int64)
+        """The pieces' counts joined; where every line of every piece has as many numbers (a vertex array's, a
+        triangle list's), a read-only view of that one count (no array per line: 24 MB at 3M lines)."""
+        parts = self.count_parts
+        if parts and all(part.strides == (0,) for part in parts) and len({int(part[0]) for part in parts if
+                                                                           part.shape[0]}) <= 1:  # fmt: skip
+            total = sum(part.shape[0] for part in parts)
+            return np.broadcast_to(parts[0][:1] if parts[0].shape[0] else np.zeros(1, np.int64), (total,))
+        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
     @property
     def values(self) -> FloatArray:
@@ -245,18 +252,26 @@ class ScannedText:
         # The tokens of every request's lines but their commands, request by request, are converted together
         chosen: list[Int64Array | None] = []
         token_parts: list[Int64Array] = []
+        line_counts: list[Int64Array] = []
         for lines, _ in requests:
             low, high = np.searchsorted(lines, (first, last + 1))
             piece_lines = lines[low:high] - first if low < high else None
             chosen.append(piece_lines)
             if piece_lines is not None:
-                token_parts.append(_tokens_after_the_first(line_firsts[piece_lines], counts[piece_lines]))
+                tokens_per_line = counts[piece_lines]
+                if uniform_count(tokens_per_line) is not None:  # (see _Numbers.counts)
+                    tokens_per_line = np.broadcast_to(tokens_per_line[:1], tokens_per_line.shape)
+                    line_counts.append(np.broadcast_to(tokens_per_line[:1] - 1, tokens_per_line.shape))
+                else:
+                    line_counts.append(tokens_per_line - 1)
+                token_parts.append(_tokens_after_the_first(line_firsts[piece_lines], tokens_per_line))
         taken = np.concatenate(token_parts) if token_parts else np.zeros(0, np.int64)
         sizes = [part.shape[0] for part in token_parts]
         values, parsed = parse_decimals(piece, starts[taken], ends[taken])
         found: list[tuple[Int64Array, FloatArray | None, bool] | None] = []
         bounds = np.cumsum([0, *sizes]).tolist()
         parts = iter(itertools.pairwise(bounds))
+        numbers_per_line = iter(line_counts)
         for piece_lines, wanted in zip(chosen, single, strict=True):
             if piece_lines is None:
                 found.append(None)
@@ -266,7 +281,7 @@ class ScannedText:
             usable = converted is not None and bool(_usable(converted).all())
             if usable and wanted and converted is not None:
                 converted = converted.astype(np.float32)
-            found.append((counts[piece_lines] - 1, converted, usable))
+            found.append((next(numbers_per_line), converted, usable))
         return found
 
     def _converted(self, values: Float64Array, parsed: npt.NDArray[np.bool_], tokens: Int64Array, starts: Int64Array,
@@ -415,13 +430,22 @@ def _usable(values: FloatArray) -> npt.NDArray[np.bool_]:
     return usable
 
 
+def uniform_count(counts: Int64Array) -> int | None:
+    """The one count of these lines' numbers when every line has as many (None otherwise, or for no lines)."""
+    if not counts.shape[0]:
+        return None
+    if counts.strides == (0,) or (counts == counts[0]).all():
+        return int(counts[0])
+    return None
+
+
 def _tokens_after_the_first(line_firsts: Int64Array, counts: Int64Array) -> Int64Array:
     """The numbers of the tokens of some lines (their first token's number and how many they hold, ascending) but
     each line's first: for lines of as many tokens each (a vertex array's, a triangle list's), one broadcast sum."""
-    after = counts - 1
+    after = counts - 1 if counts.strides != (0,) else np.broadcast_to(counts[:1] - 1, counts.shape)
     if not after.shape[0]:
         return np.zeros(0, np.int64)
-    if (after == after[0]).all():
+    if after.strides == (0,) or (after == after[0]).all():
         return (line_firsts[:, None] + np.arange(1, int(after[0]) + 1)).ravel()
     tokens: Int64Array = np.repeat(line_firsts + 1 - (np.cumsum(after) - after), after) + np.arange(int(after.sum()))
     return tokens

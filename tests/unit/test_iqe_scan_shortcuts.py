@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from formats.errors import FormatError
-from formats.iqe import IqeDocument, IqeMesh, read_iqe, write_iqe
+from formats.iqe import IqeDocument, IqeMesh, read_iqe, reader, write_iqe
 from formats.iqe.scan import (
     COMMAND_ID,
     COMMENT,
@@ -24,6 +24,7 @@ from formats.iqe.scan import (
     _token_spans,
     _tokens_after_the_first,
     scan_lines,
+    uniform_count,
 )
 
 LAYOUTS = [
@@ -244,3 +245,80 @@ def test_numbers_asked_for_as_float32_equal_the_doubles_rounded(
         assert single_values.dtype == expected.dtype
         assert np.array_equal(single_values.view(np.uint8), expected.view(np.uint8))
         assert np.array_equal(single_counts, counts)
+
+
+@pytest.mark.parametrize("piece_bytes", [1 << 20, 48])
+def test_counts_of_lines_of_one_shape_are_one_count_and_equal_each_lines(
+    monkeypatch: pytest.MonkeyPatch, piece_bytes: int
+) -> None:
+    """A request whose every line has as many numbers gives its counts as a view of that one count (no array per
+    line); pieces of different shapes, or lines of several, give them line by line: the same counts either way."""
+    monkeypatch.setattr("formats.iqe.scan._SCAN_BYTES", piece_bytes)
+    lines = ["# Inter-Quake Export", "mesh a"]
+    for index in range(40):
+        lines += [f"vp {index} 1 2", f"vt .5 .{index}", "vn 0 0 1" if index < 25 else "vn 0 0 1 7"]
+    lines += ["fa 0 1 2", "fa 2 1 0", "fa 0 1 2 3 4", "fa 1 2 3"]
+    scanned = scan_lines("\n".join(lines).encode(), None)
+    requests = [(scanned.lines_of(command), command) for command in ("vp", "vt", "vn", "fa")]
+    for (request_lines, _), (values, counts) in zip(requests, scanned.numbers_of_many(requests), strict=True):
+        expected = [len(lines[line].split()) - 1 for line in request_lines.tolist()]
+        assert counts.tolist() == expected
+        assert values.tolist() == [float(t) for line in request_lines.tolist() for t in lines[line].split()[1:]]
+        assert (counts.strides == (0,)) == (len(set(expected)) == 1)  # (the one-count view where it applies)
+        assert uniform_count(counts) == (expected[0] if len(set(expected)) == 1 else None)
+
+
+@pytest.mark.parametrize("piece_bytes", [1 << 20, 40])
+def test_rows_of_positions_and_uvs_given_in_every_width_are_the_padded_ones(
+    monkeypatch: pytest.MonkeyPatch, piece_bytes: int
+) -> None:
+    """Positions and UVs are kept as narrow as the columns read from them where every line gives as many numbers
+    (a view of the numbers): each mesh's arrays are those of the padded rows, whatever the lines give."""
+    monkeypatch.setattr("formats.iqe.scan._SCAN_BYTES", piece_bytes)
+    random = np.random.default_rng(4)
+    for vp_width, vt_width in [(3, 2), (4, 4), (1, 1), (2, 3), (3, 0), ("mixed", "mixed")]:
+        lines = ["# Inter-Quake Export"]
+        positions, uvs = [], []
+        for mesh in range(3):
+            lines.append(f"mesh m{mesh}")
+            for _ in range(5):
+                vp = int(random.integers(1, 5)) if vp_width == "mixed" else int(vp_width)
+                vt = int(random.integers(1, 5)) if vt_width == "mixed" else int(vt_width)
+                numbers = random.normal(0, 10, 4).round(3).tolist()
+                lines.append("vp " + " ".join(map(str, numbers[:vp])))
+                positions.append([*numbers[:vp], 0.0, 0.0, 0.0][:3])
+                if vt_width:
+                    lines.append("vt " + " ".join(map(str, numbers[:vt])))
+                    uvs.append([*numbers[:vt], 0.0, 0.0][:2])
+            lines += ["fm 0 1 2", "fm 2 3 4"]
+        document = read_iqe("\n".join(lines).encode())
+        got = np.concatenate([mesh.positions for mesh in document.meshes])
+        assert all(mesh.positions.flags.c_contiguous and mesh.positions.dtype == np.float32 for mesh in document.meshes)
+        assert np.array_equal(got, np.array(positions, np.float32))
+        if vt_width:
+            assert all(mesh.texcoords.shape[1] == 2 and mesh.texcoords.flags.c_contiguous for mesh in document.meshes)
+            assert np.array_equal(np.concatenate([m.texcoords for m in document.meshes]), np.array(uvs, np.float32))
+
+
+def test_corner_indices_of_fa_and_fm_resolve_as_the_general_sum() -> None:
+    """`fa` indices (from the file's first vertex) are taken as they are, `fm` ones counted from their mesh's first
+    vertex (one count repeated where every face has as many corners): the file's vertex of each corner as the
+    general sum gives it (base + index, or the vertices so far + a negative index), for faces of one size and of
+    several; an index past the vertices is reported."""
+    head = ["# Inter-Quake Export", "mesh a", *["vp 0 0 0"] * 4, "mesh b", *["vp 1 1 1"] * 4]
+    for faces, expected in [
+        (["fm 0 1 2", "fm 1 2 3"], {"fm": [4, 5, 6, 5, 6, 7]}),
+        (["fm 0 1 2 3", "fm 1 2 3"], {"fm": [4, 5, 6, 7, 5, 6, 7]}),
+        (["fa 0 5 6", "fa 6 7 1"], {"fa": [0, 5, 6, 6, 7, 1]}),
+        (["fa 0 5 6 1", "fa 6 7 1"], {"fa": [0, 5, 6, 1, 6, 7, 1]}),
+        (["fa -1 -2 -3", "fm 0 1 2"], {"fa": [7, 6, 5], "fm": [4, 5, 6]}),
+        (["fm -1 0 1", "fa 0 1 2 3"], {"fm": [7, 4, 5], "fa": [0, 1, 2, 3]}),
+    ]:
+        scanned = scan_lines("\n".join([*head, *faces]).encode(), None)
+        vp_lines, mesh_lines = scanned.lines_of("vp"), np.array([1, 6], np.int64)
+        for command, corners in expected.items():
+            _, counts, resolved = reader._resolved_faces(scanned, command, vp_lines, mesh_lines, 8, None)
+            assert resolved.tolist() == corners and counts.sum() == len(corners)
+    for bad in (["fa 0 1 8"], ["fm 0 1 4"], ["fa -9 0 1"], ["fm 0 1 2", "fm 0 1 4"]):
+        with pytest.raises(FormatError, match="refers to vertex"):
+            read_iqe("\n".join([*head, *bad]).encode())
