@@ -601,8 +601,10 @@ def _group_faces(group: _Group, counts: Array, vertex_counts: Array, has_uv: boo
         good &= ~group.blocks_of(np.flatnonzero(tokens.commas))
     header = header.reshape(-1, 2)
     line_counts = np.where(good, face_counts, 0)
-    kept = good[line_owner]
-    columns = [sizes[kept].astype(np.int8), header[kept, 0], header[kept, 1] > 0, indices[kept]]
+    kept: Array | slice = slice(None)  # (the usual case, every line kept: no copy of the group's tables)
+    if not good.all():
+        kept = good[line_owner]
+    columns = [sizes[kept].astype(np.int8), np.ascontiguousarray(header[kept, 0]), header[kept, 1] > 0, indices[kept]]
     if uvs is not None:
         columns.append(uvs[kept])
     face_sizes, materials, smooth, corners, *uv_parts = [group.split(column, line_counts) for column in columns]
