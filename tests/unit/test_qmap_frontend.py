@@ -323,3 +323,48 @@ def test_concave_quads_are_reported() -> None:
         reports.append(any("1 concave quad(s)" in w for w in report.warnings))
     # corners 1-3 of the dart run from its notch up through it; started one corner on, they run below it, outside
     assert reports == [False, False, True]
+
+
+def _odd_quads_one_corner_at_a_time(faces: object, tolerance: float = 1e-4) -> tuple[int, int]:
+    """odd_quads as it was: each corner gathered on its own, every difference made where it is used."""
+    sizes, positions, normals = faces.sizes, faces.positions, faces.normals  # type: ignore[attr-defined]
+    quads = np.flatnonzero(sizes == 4)
+    corners = [positions[quads, corner].astype(np.float64) for corner in range(4)]
+    with np.errstate(invalid="ignore", over="ignore"):
+        from qmap_compiler.f32math import dot3
+
+        offset = np.abs(dot3(corners[3] - corners[0], normals[quads].astype(np.float64)))
+        size = np.linalg.norm(corners[2] - corners[0], axis=1)
+        first = np.cross(corners[1] - corners[0], corners[2] - corners[0])
+        second = np.cross(corners[2] - corners[0], corners[3] - corners[0])
+        folded = np.einsum("ij,ij->i", first, second) < 0
+    return int(np.count_nonzero(offset > tolerance * size)), int(np.count_nonzero(folded))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_odd_quads_counts_as_one_corner_at_a_time(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The quads' corners gathered as one item each and widened per corner count the same bent and folded quads as
+    corners gathered one at a time: near-planar quads on the tolerance, folded ones, NaN and infinite corners,
+    pieces of faces (several, side by side)."""
+    from types import SimpleNamespace
+
+    from qmap_compiler import frontend
+
+    monkeypatch.setattr(frontend, "_FACES_PER_PIECE", 257)
+    rng = np.random.default_rng(seed)
+    count = 2000
+    positions = rng.uniform(-3, 3, (count, 4, 3)).astype(np.float32)
+    flat = rng.random(count) < 0.5  # corner 3 on the plane of 0-2 (nearly: the tolerance decides)
+    positions[flat, 3] = (positions[flat, 0] + positions[flat, 2] - positions[flat, 1]
+                          + rng.normal(0, 1e-4, (int(flat.sum()), 3))).astype(np.float32)  # fmt: skip
+    positions[rng.integers(0, count, 5), rng.integers(0, 4, 5), rng.integers(0, 3, 5)] = np.nan
+    positions[rng.integers(0, count, 3), 1, 0] = np.inf
+    edge1, edge2 = positions[:, 1] - positions[:, 0], positions[:, 2] - positions[:, 0]
+    with np.errstate(invalid="ignore", over="ignore"):
+        normals = np.cross(edge1, edge2)
+        normals = (normals / np.linalg.norm(normals, axis=1)[:, None]).astype(np.float32)
+    sizes = np.where(rng.random(count) < 0.8, 4, 3).astype(np.int8)
+    faces = SimpleNamespace(sizes=sizes, positions=np.ascontiguousarray(positions), normals=normals)
+    bent, folded = frontend.odd_quads(faces)  # type: ignore[arg-type]
+    assert (bent, folded) == _odd_quads_one_corner_at_a_time(faces)
+    assert 0 < bent < np.count_nonzero(sizes == 4) and folded > 0
