@@ -429,7 +429,7 @@ def mesh_corners(
         group_bones = np.array([bone_row[name] for name in groups], np.int64)
     counts_v, bones_v, weights_v = vertex_links(dense, group_bones, settings)
     offsets = np.concatenate([[0], np.cumsum(counts_v)])
-    counts = counts_v[corner_vertices]
+    counts = counts_v.astype(np.int32)[corner_vertices]  # (as the document holds them)
     if not bones_v.size:  # (no weights: no links to gather, and no pass over the corners for them)
         rows = np.zeros(0, np.int64)
     else:
@@ -470,6 +470,9 @@ def require_writable(obj: bpy.types.Object, what: str, values: np.ndarray) -> No
                           "or more); fix them before exporting")  # fmt: skip
 
 
+_CORNERS_AT_A_TIME = 1 << 16  # corners compared with their vertex's first at a time (the block stays in cache)
+
+
 def corner_lines(corner_vertices: np.ndarray, normals: np.ndarray, uvs: np.ndarray) -> np.ndarray | None:
     """Number the distinct (vertex, normal, UV) corners in order of first appearance: the weights, and so the
     parent column, belong to the vertex, so such corners are written as one line. None when most corners differ
@@ -478,25 +481,38 @@ def corner_lines(corner_vertices: np.ndarray, normals: np.ndarray, uvs: np.ndarr
     normal_bits = np.ascontiguousarray(normals, np.float32).view(np.uint32)
     uv_bits = np.ascontiguousarray(uvs, np.float32).view(np.uint32)
     # Most corners match the first corner of their vertex (no seam, smooth shading there): only the others are
-    # grouped by hashing.
+    # grouped by hashing. A block of corners at a time: no per-corner temporaries but the answer.
     first_of_vertex = np.full(int(corner_vertices.max(initial=-1)) + 1, count, np.int64)
-    np.minimum.at(first_of_vertex, corner_vertices, np.arange(count))
-    first = first_of_vertex[corner_vertices]
-    unlike = np.zeros(count, np.bool_)
-    for bits in (normal_bits, uv_bits):  # (a column at a time: gathering single numbers costs half what rows do)
-        for axis in range(bits.shape[1]):
-            column = bits[:, axis]
-            unlike |= column != column[first]
-    differs = np.flatnonzero(unlike)
-    if differs.size > 0.75 * count:
+    differs = []
+    for start in range(0, count, _CORNERS_AT_A_TIME):
+        block = slice(start, start + _CORNERS_AT_A_TIME)
+        np.minimum.at(first_of_vertex, corner_vertices[block], np.arange(start, min(count, start + _CORNERS_AT_A_TIME)))
+    for start in range(0, count, _CORNERS_AT_A_TIME):
+        block = slice(start, start + _CORNERS_AT_A_TIME)
+        first = first_of_vertex[corner_vertices[block]]
+        unlike = np.zeros(first.size, np.bool_)
+        for bits in (normal_bits, uv_bits):  # (a column at a time: gathering single numbers costs half what rows do)
+            for axis in range(bits.shape[1]):
+                column = bits[:, axis]
+                unlike |= column[block] != column[first]
+        differs.append(np.flatnonzero(unlike) + start)
+    differing = np.concatenate(differs) if differs else np.zeros(0, np.int64)
+    if differing.size > 0.75 * count:
         return None  # flat shading: hardly a line repeats, the writer would not use the numbers
-    if differs.size:
-        key = np.empty((differs.size, 3), np.uint64)
-        normal_bits, uv_bits = normal_bits[differs].astype(np.uint64), uv_bits[differs].astype(np.uint64)
-        key[:, 0] = (corner_vertices[differs].astype(np.uint64) << np.uint64(32)) | uv_bits[:, 0]
-        key[:, 1] = (uv_bits[:, 1] << np.uint64(32)) | normal_bits[:, 0]
-        key[:, 2] = (normal_bits[:, 1] << np.uint64(32)) | normal_bits[:, 2]
-        first[differs] = differs[first_equal_rows(key.view(np.int64))]
+    if not differing.size:  # (every corner is its vertex's line: the lines are the vertices in order of first use)
+        firsts = np.zeros(count, np.bool_)
+        firsts[first_of_vertex[first_of_vertex < count]] = True
+        line_starts = np.flatnonzero(firsts)
+        vertex_line = np.empty(first_of_vertex.size, np.int64)
+        vertex_line[corner_vertices[line_starts]] = np.arange(line_starts.size)
+        return vertex_line[corner_vertices]
+    first = first_of_vertex[corner_vertices]
+    key = np.empty((differing.size, 3), np.uint64)
+    normal_bits, uv_bits = normal_bits[differing].astype(np.uint64), uv_bits[differing].astype(np.uint64)
+    key[:, 0] = (corner_vertices[differing].astype(np.uint64) << np.uint64(32)) | uv_bits[:, 0]
+    key[:, 1] = (uv_bits[:, 1] << np.uint64(32)) | normal_bits[:, 0]
+    key[:, 2] = (normal_bits[:, 1] << np.uint64(32)) | normal_bits[:, 2]
+    first[differing] = differing[first_equal_rows(key.view(np.int64))]
     is_first = first == np.arange(count)
     return (np.cumsum(is_first) - 1)[first]
 
@@ -539,15 +555,15 @@ def reference_document(
     limits: bool = True,
 ) -> smd.SmdDocument:
     positions = joined([p.positions for p in parts], (0, 3))
-    counts = joined([p.counts for p in parts], (0,), np.int64)
+    counts = joined([p.counts for p in parts], (0,), np.int32)
     bones = joined([p.bones for p in parts], (0,), np.int64)
     weights = joined([p.weights for p in parts], (0,))
     lines = numbered_after([p.lines for p in parts])
     unweighted = counts == 0
-    fallback = np.zeros(len(counts), np.int64)
+    fallback = 0  # (the bone of a corner without weights)
     if table.armature is not None and unweighted.any() and settings.motionless_bone:
         table.implicit = len(table.skeleton)
-        fallback[:] = table.implicit
+        fallback = table.implicit
         warnings.append(f"{int(unweighted.sum())} corner(s) without weights were bound to the motionless bone "
                         f"{IMPLICIT_BONE!r}")  # fmt: skip
     elif table.armature is not None and unweighted.any():
@@ -557,9 +573,11 @@ def reference_document(
     if lines is not None:  # one answer per distinct line
         firsts = first_occurrences(lines)
         links = smd.select_links(counts, firsts)
-        parent_column = smd.dominant_bones(counts[firsts], bones[links], weights[links], fallback[firsts])[lines]
+        line_parents = smd.dominant_bones(counts[firsts], bones[links], weights[links],
+                                          np.full(firsts.size, fallback, np.int64))  # fmt: skip
+        parent_column = np.take(line_parents.astype(np.int32), lines)
     else:
-        parent_column = smd.dominant_bones(counts, bones, weights, fallback)
+        parent_column = smd.dominant_bones(counts, bones, weights, np.full(len(counts), fallback, np.int64))
     material_names: dict[str, int] = {}
     used_indices = []
     for p in parts:  # materials in order of first use, as the file lists them
@@ -573,11 +591,11 @@ def reference_document(
     triangles = smd.Triangles(
         material_names=list(material_names),
         material_indices=material_indices,
-        parent_bones=parent_column.reshape(-1, 3).astype(np.int32),
+        parent_bones=parent_column.reshape(-1, 3).astype(np.int32, copy=False),
         positions=positions.reshape(-1, 3, 3),
         normals=joined([p.normals for p in parts], (0, 3)).reshape(-1, 3, 3),
         uvs=joined([p.uvs for p in parts], (0, 2)).reshape(-1, 3, 2),
-        link_counts=counts.reshape(triangle_count, 3).astype(np.int32),
+        link_counts=counts.reshape(triangle_count, 3).astype(np.int32, copy=False),
         link_bones=bones.astype(np.int32),
         link_weights=weights,
         corner_lines=lines,

@@ -401,16 +401,25 @@ def byte_words(text: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64]:
     return words
 
 
+_FIRSTS_AT_A_TIME = 1 << 16  # (3M numbers whole: 24 MB of running maxima, fresh pages each time)
+
+
 def first_occurrences(numbers: npt.NDArray[np.integer[Any]]) -> npt.NDArray[np.int64]:
     """Where each of 0, 1, 2... first occurs in `numbers`, which must number things in order of first appearance
     (each new one is the largest so far plus 1)."""
     if not numbers.size:
         return np.zeros(0, np.int64)
-    largest_before = np.maximum.accumulate(numbers)
-    new = np.empty(numbers.size, bool)
-    new[0] = True
-    np.greater(largest_before[1:], largest_before[:-1], out=new[1:])
-    return np.flatnonzero(new)
+    found = []
+    largest = numbers[0]
+    for start in range(0, numbers.size, _FIRSTS_AT_A_TIME):  # (a block at a time: its temporaries stay in cache)
+        largest_before = np.maximum.accumulate(numbers[start : start + _FIRSTS_AT_A_TIME])
+        np.maximum(largest_before, largest, out=largest_before)
+        new = np.empty(largest_before.size, bool)
+        new[0] = start == 0 or largest_before[0] > largest
+        np.greater(largest_before[1:], largest_before[:-1], out=new[1:])
+        found.append(np.flatnonzero(new) + start)
+        largest = largest_before[-1]
+    return found[0] if len(found) == 1 else np.concatenate(found)
 
 
 def faces_repeating_a_vertex(corners: npt.ArrayLike, sizes: npt.ArrayLike) -> npt.NDArray[np.bool_]:

@@ -31,8 +31,10 @@ def _corners(counts: AnyInts) -> Ints:
 def select_links(counts: AnyInts, corners: AnyInts, first: Ints | None = None) -> Ints:
     """Where the links of `corners` (in that order, repeats allowed) sit in the flat link arrays (`first`: where
     each corner's links start, when known)."""
+    chosen = np.asarray(counts[corners], np.int64)
+    if first is None and not chosen.any():  # (no links to find: no offsets of every corner's)
+        return np.zeros(0, np.int64)
     counts = np.asarray(counts, np.int64)  # (no copy when it is already int64)
-    chosen = counts[corners]
     first = np.cumsum(counts) - counts if first is None else first
     at = np.repeat(first[corners] - (np.cumsum(chosen) - chosen), chosen)
     at += np.arange(at.size)

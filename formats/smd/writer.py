@@ -207,11 +207,12 @@ def _triangles_text(tris: Triangles, flavour: Flavour) -> Iterable[bytes]:
     if distinct is not None:  # (every corner equals its line's first: checking those checks every number)
         first, rank = distinct
         lines, _ = rows_text(first.size, corners.subset(first).columns(), lengths=False)
-        pool = names + b"".join(lines).splitlines(keepends=True)
-        order = np.empty((count, 4), np.int64)
-        order[:, 0] = tris.material_indices
-        order[:, 1:] = rank.reshape(count, 3) + len(names)
-        return itertools.chain([b"triangles\n"], _pooled_lines(pool, order.reshape(-1)), [b"end\n"])
+        pool = list(names)
+        for part in lines:  # (each part split where it stands: no copy of the whole text to split)
+            pool += part.splitlines(keepends=True)
+        del lines
+        pooled = _pooled_lines(pool, tris.material_indices, rank.reshape(count, 3), len(names))
+        return itertools.chain([b"triangles\n"], pooled, [b"end\n"])
     corners = corners.made_per_corner(tris)
     columns = corners.columns()  # (checks every number can be written)
     if any(b"\0" in name for name in names):  # cannot sit in a NUL-padded table: join line by line
@@ -224,15 +225,29 @@ def _triangles_text(tris: Triangles, flavour: Flavour) -> Iterable[bytes]:
 _POOLED_LINES_AT_A_TIME = 1 << 14  # (lines of a block stay in cache: 1 << 17 wrote 40% slower)
 
 
-def _pooled_lines(pool: list[bytes], order: npt.NDArray[np.int64]) -> Iterator[bytes]:
-    """The lines pool[order[0]], pool[order[1]]... joined a block at a time, each block made when taken: the text of
-    a million triangles is never held, nor a Python number per line: the lines of a block are picked from an
-    array of the pool's objects by numpy (1M triangles: 187 -> 158 ms against operator.itemgetter of each block's
-    numbers as a list)."""
+def _pooled_lines(
+    pool: list[bytes], materials: npt.NDArray[np.integer[Any]], corners: LineIndices, first_line: int
+) -> Iterator[bytes]:
+    """Each triangle's material line pool[materials[t]] and its corners' lines pool[first_line + corners[t, k]],
+    joined a block at a time, each block made when taken: the text of a million triangles is never held, nor a
+    Python number per line, nor the order of every line (a block's is made with it): the lines of a block are
+    picked from an array of the pool's objects by numpy (1M triangles: 187 -> 158 ms against operator.itemgetter
+    of each block's numbers as a list)."""
     lines = np.empty(len(pool), object)
     lines[:] = pool
-    for start in range(0, order.size, _POOLED_LINES_AT_A_TIME):
-        yield b"".join(lines[order[start : start + _POOLED_LINES_AT_A_TIME]].tolist())
+    triangles = max(1, _POOLED_LINES_AT_A_TIME // 4)
+    order = np.empty((triangles, 4), np.int64)
+    for start in range(0, len(materials), triangles):
+        block = order[: min(triangles, len(materials) - start)]
+        block[:, 0] = materials[start : start + triangles]
+        np.add(corners[start : start + triangles], first_line, out=block[:, 1:])
+        yield b"".join(lines[block.reshape(-1)].tolist())
+
+
+def _integers(values: npt.NDArray[Any]) -> npt.NDArray[np.integer[Any]]:
+    """The values in one row, as they are when they are integers (a view), else as int64."""
+    flat = values.reshape(-1)
+    return flat if flat.dtype.kind in "iu" else flat.astype(np.int64)
 
 
 _CORNERS_AT_A_TIME = 1 << 15
@@ -248,17 +263,16 @@ class _Corners:
     lines' rows are those rows."""
 
     flavour: Flavour
-    parents: npt.NDArray[np.int64]
+    parents: npt.NDArray[np.integer[Any]]
     floats: dict[str, CornerFloats]  # per corner: positions (C, 3), normals (C, 3), uvs (C, 2), unless held
-    counts: npt.NDArray[np.int64]
+    counts: npt.NDArray[np.integer[Any]]
     bones: npt.NDArray[Any]
     weights: npt.NDArray[Any]
     held: dict[str, CornerFloats] = field(default_factory=dict)  # per line, of the lines the check is given
 
     @classmethod
     def of(cls, tris: Triangles, flavour: Flavour, held: dict[str, CornerFloats] | None = None) -> _Corners:
-        counts = tris.link_counts.reshape(-1).astype(np.int64)
-        parents = tris.parent_bones.reshape(-1).astype(np.int64)
+        counts, parents = _integers(tris.link_counts), _integers(tris.parent_bones)  # (as they are: no copies)
         if flavour == "goldsrc":
             parents = dominant_bones(counts, tris.link_bones, tris.link_weights, parents)
         held = held or {}
@@ -308,31 +322,30 @@ class _Corners:
             return None  # not numbered in order of first appearance
         if any(len(rows) < first_corners.size for rows in self.held.values()):
             raise FormatError("triangles: a column held per line has fewer rows than corner_lines has lines")
-        first = first_corners[corner_lines]
-        return (first_corners, corner_lines) if self._equal_to(first) else None
+        return (first_corners, corner_lines) if self._equal_to(first_corners, corner_lines) else None
 
-    def _equal_to(self, first: LineIndices) -> bool:
-        """Whether every corner holds the values of corner first[corner], compared a block of corners at a time
-        (the block's values stay in the CPU caches). Each axis is compared as a column of its own: gathering single
-        numbers costs half what gathering rows of 2 or 3 does."""
+    def _equal_to(self, first_corners: LineIndices, corner_lines: LineIndices) -> bool:
+        """Whether every corner holds the values of its line's first corner, compared a block of corners at a time
+        (the block's values, and its corners' first corners, stay in the CPU caches). Each axis is compared as a
+        column of its own: gathering single numbers costs half what gathering rows of 2 or 3 does."""
         values: list[npt.NDArray[Any]] = [self.parents, self.counts]
         for table in self.floats.values():  # (not those held per line: equal by the making)
             values += [table[:, axis] for axis in range(table.shape[1])]
         linked = self.flavour != "goldsrc" and self.bones.size > 0  # (no links anywhere: equal counts say all)
-        link_starts = link_ends = self.counts  # (unused without links)
+        counts = link_starts = link_ends = np.asarray(self.counts if linked else (), np.int64)  # (unused unlinked)
         if linked:
-            link_ends = np.cumsum(self.counts)
-            link_starts = link_ends - self.counts
-        for start in range(0, first.size, _CORNERS_AT_A_TIME):
+            link_ends = np.cumsum(counts)
+            link_starts = link_ends - counts
+        for start in range(0, corner_lines.size, _CORNERS_AT_A_TIME):
             block = slice(start, start + _CORNERS_AT_A_TIME)
-            block_first = first[block]
+            block_first = first_corners[corner_lines[block]]
             if not all(np.array_equal(column[block], column[block_first]) for column in values):
                 return False
             if not linked:
                 continue
             # (equal counts: the links of the block's corners and those of their first corners line up)
             links = slice(int(link_starts[start]), int(link_ends[block][-1]))
-            first_links = select_links(self.counts, first[block], link_starts)
+            first_links = select_links(counts, block_first, link_starts)
             if not (np.array_equal(self.bones[links], self.bones[first_links])
                     and np.array_equal(self.weights[links], self.weights[first_links])):  # fmt: skip
                 return False
@@ -340,7 +353,7 @@ class _Corners:
 
 
 def _link_words(
-    counts: npt.NDArray[np.int64], bones: npt.NDArray[Any], weights: npt.NDArray[Any]
+    counts: npt.NDArray[np.integer[Any]], bones: npt.NDArray[Any], weights: npt.NDArray[Any]
 ) -> list[WordColumn | NumberColumn]:
     """`links (bone weight)*` of Source corner lines; links a corner does not have are left blank."""
     columns: list[WordColumn | NumberColumn] = [
@@ -369,7 +382,7 @@ class _RankLinks:
     """Link `rank` of every corner (bone or weight; `missing` where a corner has fewer links), made on demand."""
 
     def __init__(
-        self, counts: npt.NDArray[np.int64], first: npt.NDArray[np.int64], source: npt.NDArray[Any], rank: int,
+        self, counts: npt.NDArray[np.integer[Any]], first: npt.NDArray[np.int64], source: npt.NDArray[Any], rank: int,
         missing: float,
     ) -> None:  # fmt: skip
         self.counts, self.first, self.source, self.rank, self.missing = counts, first, source, rank, missing

@@ -839,6 +839,29 @@ def test_export_numbers_corner_lines_by_vertex_normal_and_uv() -> None:
     assert lines is not None and lines.tolist() == expected
 
 
+@pytest.mark.parametrize("block", [7, 1 << 16])
+def test_corner_lines_a_block_at_a_time_as_numbered_one_by_one(block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Corners compared with their vertex's first a block at a time, blocks splitting a vertex's corners; smooth
+    meshes (every corner its vertex's line: numbered without the per-corner ranks), seams, unused vertices and
+    vertices first used out of order, against numbering each (vertex, normal, UV) in turn."""
+    from bl_ext.dev.io_game_formats.exporters import smd as smd_export  # type: ignore[import-not-found]
+
+    monkeypatch.setattr(smd_export, "_CORNERS_AT_A_TIME", block)
+    rng = np.random.default_rng(9)
+    for vertices, corners, seams in ((50, 300, 0.0), (50, 300, 0.05), (1000, 300, 0.0), (8, 3000, 0.3), (1, 3, 0.0),
+                                     (10, 0, 0.0)):  # fmt: skip
+        corner_vertices = rng.permutation(vertices)[rng.integers(0, vertices, corners)].astype(np.intc)
+        normals = rng.normal(size=(vertices, 3)).astype(np.float32)[corner_vertices]
+        uvs = rng.random((vertices, 2)).astype(np.float32)[corner_vertices]
+        seam = rng.random(corners) < seams
+        uvs[seam, 1] = rng.integers(0, 3, int(seam.sum()))
+        seen: dict[tuple[object, ...], int] = {}
+        expected = [seen.setdefault((int(v), n.tobytes(), uv.tobytes()), len(seen))
+                    for v, n, uv in zip(corner_vertices, normals, uvs, strict=True)]  # fmt: skip
+        lines = smd_export.corner_lines(corner_vertices, normals, uvs)
+        assert lines is not None and lines.dtype == np.int64 and lines.tolist() == expected
+
+
 def test_constraints_are_baked_frame_by_frame_and_the_scene_is_left_as_it_was(tmp_path: Path) -> None:
     armature, _limit = limited_root_rig()
     bpy.context.scene.frame_set(3)

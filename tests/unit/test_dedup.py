@@ -109,6 +109,29 @@ def test_first_occurrences() -> None:
     assert dedup.first_occurrences(np.zeros(0, np.int64)).tolist() == []
 
 
+def _running_maxima_rises(numbers: np.ndarray) -> np.ndarray:
+    """first_occurrences as the whole array's running maximum gives it: where it rises (and the first place)."""
+    largest_before = np.maximum.accumulate(numbers)
+    return np.flatnonzero(np.concatenate([[True], largest_before[1:] > largest_before[:-1]]))
+
+
+@pytest.mark.parametrize("block", [1, 3, 64, 1 << 16])
+def test_first_occurrences_a_block_at_a_time_as_whole(block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks carry the running maximum over: a new number at a block's first place, or one seen in an earlier
+    block, is found as the whole array's running maximum finds it (numbers in order and not, of several types)."""
+    monkeypatch.setattr(dedup, "_FIRSTS_AT_A_TIME", block)
+    rng = np.random.default_rng(3)
+    for size in (1, 2, 63, 64, 65, 200, 5000):
+        steps = rng.random(size) < 0.3
+        in_order = np.cumsum(steps) - steps[0]  # each new number the largest so far plus 1
+        lines = in_order[np.minimum(np.arange(size), rng.integers(0, size, size)) if size > 1 else [0]]
+        for numbers in (in_order, lines, rng.integers(-5, 50, size), in_order.astype(np.int32),
+                        in_order.astype(np.uint32)):  # fmt: skip
+            found = dedup.first_occurrences(np.asarray(numbers))
+            assert found.dtype == np.int64
+            np.testing.assert_array_equal(found, _running_maxima_rises(np.asarray(numbers)))
+
+
 # Limits of held keys: 0 hashes every line and reads each line's first line from the text; the other hashes
 # every line but holds the first lines' words
 @pytest.mark.parametrize("limit", [0, 50], ids=["first lines read", "first lines held"])

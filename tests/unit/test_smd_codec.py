@@ -670,6 +670,7 @@ def test_lines_held_per_line_write_what_the_corners_write(flavour: Flavour, monk
     from formats.smd import writer
 
     monkeypatch.setattr(writer, "_CORNERS_AT_A_TIME", 64)  # (the check in several blocks)
+    monkeypatch.setattr(writer, "_POOLED_LINES_AT_A_TIME", 28)  # (7 triangles a block: the last one short)
     rng = np.random.default_rng(12)
     for seams, links in ((0.0, True), (0.2, True), (0.1, False), (0.9, True)):
         doc = _random_shared_document(rng, seams, links)
@@ -850,3 +851,19 @@ def test_a_block_end_is_found_where_the_expression_alone_finds_it(window: int, m
             found, _ = reader._Cursor(text)._find_end(start)
             expected = reader._END_LINE_BYTES.search(text, start)
             assert (found and found.span()) == (expected and expected.span()), (text, start)
+
+
+def test_select_links_of_corners_without_links() -> None:
+    """Corners that have no links select none, whether or not other corners have some (the quick answer), and with
+    links the flat positions of each chosen corner's links in order."""
+    from formats.smd.weights import select_links
+
+    counts = np.array([2, 0, 1, 0, 3, 0], np.int32)
+    for corners in ([1, 3, 5, 1], [], [0, 2, 4, 2, 1]):
+        chosen = np.array(corners, np.int64)
+        starts = np.cumsum(counts) - counts
+        expected = [start + rank for corner in corners for start in [starts[corner]] for rank in range(counts[corner])]
+        for first in (None, starts.astype(np.int64)):
+            found = select_links(counts, chosen, first)
+            assert found.dtype == np.int64 and found.tolist() == expected
+    assert select_links(np.zeros(4, np.int64), np.arange(4)).tolist() == []
