@@ -447,6 +447,135 @@ def _file_vertices(mesh: bpy.types.Mesh) -> np.ndarray | None:
     return values
 
 
+
+_STRAIGHT = True  # (tests switch it off: every object read by _object_data)
+_STRAIGHT_CORNERS = 1 << 16  # consecutive objects read together, up to about this many corners at a time
+
+
+def _reads_straight(
+    obj: bpy.types.Object, settings: ExportSettings, export_matrix: Callable[[bpy.types.Object], Matrix]
+) -> bool:
+    """Whether _object_data, for an object that is not skinned, would read its own mesh as it stands (see
+    mesh_io.exported_mesh), all triangles, in the export's space, with nothing to read but positions, corners,
+    materials, normals and one UV map that is the texture coordinates: then _straight_objects_data reads it with
+    its neighbours."""
+    if not _STRAIGHT or settings.export_tangents or not mesh_io.evaluation_keeps_mesh(obj):
+        return False
+    mesh = obj.data
+    if not len(mesh.polygons) or len(mesh.loops) != 3 * len(mesh.polygons) or len(mesh.color_attributes):
+        return False
+    if not mesh_io.is_identity(export_matrix(obj)):
+        return False
+    tags = _custom_tags(obj)
+    if settings.export_attributes == "ALL" or (settings.export_attributes == "IQE" and tags):
+        return False  # (generic attributes to look at)
+    uv_maps = mesh.uv_layers if settings.export_uvs else ()
+    return len(uv_maps) == 0 or (len(uv_maps) == 1 and uv_maps[0].name not in tags)
+
+
+def _straight_objects_data(
+    objects: list[bpy.types.Object], settings: ExportSettings, customs: _Customs
+) -> list[_ObjectData]:
+    """_object_data of objects that _reads_straight, each kind of array read into one array for all of them and
+    worked on at once (their UVs flipped, their stored normals checked against Blender's), then cut back into
+    views: the same arrays, the same warnings in the same order (a file of many small meshes: numpy's and bpy's
+    cost per call, paid for each object, was more than their work)."""
+    if not objects:
+        return []
+    meshes = [obj.data for obj in objects]
+    vertex_ends = np.cumsum([len(mesh.vertices) for mesh in meshes]).tolist()
+    corner_ends = np.cumsum([len(mesh.loops) for mesh in meshes]).tolist()
+    face_ends = np.cumsum([len(mesh.polygons) for mesh in meshes]).tolist()
+    bounds = list(zip([0, *vertex_ends[:-1]], vertex_ends, [0, *corner_ends[:-1]], corner_ends,
+                      [0, *face_ends[:-1]], face_ends, strict=True))  # fmt: skip
+    positions = np.empty((vertex_ends[-1], 3), np.float32)
+    corner_vert = np.empty(corner_ends[-1], np.intc)
+    materials = np.zeros(face_ends[-1], np.intc)
+    uvs = np.empty((corner_ends[-1], 2), np.float32)
+    stored = np.zeros((vertex_ends[-1], 3), np.float32)  # (file normals on points, where _unedited_point_normals
+    # would look at them)
+    normals: list[np.ndarray] = []
+    on_points: list[bool] = []  # the file normals are stored per point (then corner_vert picks them)
+    checked: list[int] = []
+    has_uvs: list[bool] = []
+    for number, (mesh, (vertex_start, vertex_end, corner_start, corner_end, face_start, face_end)) in enumerate(
+        zip(meshes, bounds, strict=True)
+    ):
+        mesh.attributes["position"].data.foreach_get("vector", positions[vertex_start:vertex_end].reshape(-1))
+        mesh.attributes[".corner_vert"].data.foreach_get("value", corner_vert[corner_start:corner_end])
+        attribute = mesh.attributes.get("material_index")  # (as mesh_io.face_materials)
+        if attribute is not None and attribute.domain == "FACE" and attribute.data_type == "INT":
+            attribute.data.foreach_get("value", materials[face_start:face_end])
+        if settings.export_normals:
+            normals.append(mesh_io.blender_corner_normals(mesh))
+            attribute = mesh.attributes.get(STORED_NORMALS)
+            on_points.append(attribute is not None and attribute.domain == "POINT")
+            if on_points[-1] and _POINT_NORMALS and attribute.data_type == "FLOAT_VECTOR":
+                attribute.data.foreach_get("vector", stored[vertex_start:vertex_end].reshape(-1))
+                checked.append(number)
+        has_uvs.append(settings.export_uvs and len(mesh.uv_layers) == 1)
+        if has_uvs[-1]:
+            mesh.uv_layers[0].uv.foreach_get("vector", uvs[corner_start:corner_end].reshape(-1))
+    if settings.flip_v:
+        uvs[:, 1] = 1.0 - uvs[:, 1]
+    unedited = _unedited_on_points(stored, corner_vert, normals, bounds, checked)
+    identity = np.arange(max(len(mesh.loops) for mesh in meshes), dtype=np.intc)  # (each object's loops: in order)
+    threes = np.full(max(len(mesh.polygons) for mesh in meshes), 3, np.int64)
+    made = []
+    for number, (obj, mesh, (vertex_start, vertex_end, corner_start, corner_end, face_start, face_end)) in enumerate(
+        zip(objects, meshes, bounds, strict=True)
+    ):
+        corners = corner_vert[corner_start:corner_end]
+        layers = _Layers()
+        if settings.export_normals:
+            if number in unedited:
+                layers.point["normal"] = stored[vertex_start:vertex_end]
+            else:
+                per_vertex = corners if on_points[number] else None
+                layers.corner["normal"] = mesh_io.prefer_stored_normals(mesh, normals[number], STORED_NORMALS,
+                                                                        per_vertex)  # fmt: skip
+        if has_uvs[number]:
+            layers.corner["texcoord"] = uvs[corner_start:corner_end]
+        file_vertex = _file_vertices(mesh)
+        material_names = [_material_name(slot.material) for slot in obj.material_slots] or [""]
+        name = _clean(str(obj.get(rig_math.ORIGINAL_NAME, obj.name)), "mesh", customs.warnings)
+        material_names = [_clean(material, "material", customs.warnings) for material in material_names]
+        made.append(_ObjectData(name, positions[vertex_start:vertex_end], corners, layers, identity[: len(corners)],
+                                threes[: face_end - face_start], materials[face_start:face_end], material_names,
+                                None, reverse=settings.reverse_winding, file_vertex=file_vertex))  # fmt: skip
+    return made
+
+
+def _unedited_on_points(
+    stored: np.ndarray, corner_vert: np.ndarray, normals: list[np.ndarray], bounds: list[tuple[int, ...]],
+    checked: list[int],
+) -> set[int]:
+    """The `checked` objects (by number) whose every corner normal still says its point's file normal, as
+    _unedited_point_normals finds it (the same numbers, row by row), for a few objects at once: a few thousand
+    corners, whose temporaries stay in the CPU caches and take the same memory again chunk after chunk."""
+    unedited: set[int] = set()
+    chunk: list[int] = []
+    corners = 0
+    for position, number in enumerate(checked):
+        chunk.append(number)
+        corners += bounds[number][3] - bounds[number][2]
+        if corners < _CHECKED_CORNERS and position + 1 < len(checked):
+            continue
+        vertices = slice(bounds[chunk[0]][0], bounds[chunk[-1]][1])
+        length = np.sqrt(np.einsum("ij,ij->i", stored[vertices], stored[vertices]))
+        rows = _stacked([corner_vert[bounds[number][2] : bounds[number][3]].astype(np.intp)
+                         + (bounds[number][0] - vertices.start) for number in chunk])  # fmt: skip
+        kept = mesh_io.unedited(rows_at(stored[vertices], rows), _stacked([normals[number] for number in chunk]),
+                                length[rows])  # fmt: skip
+        starts = np.cumsum([0, *(bounds[number][3] - bounds[number][2] for number in chunk)])[:-1]
+        unedited.update(number for number, every in zip(chunk, np.logical_and.reduceat(kept, starts).tolist(),
+                                                         strict=True) if every)  # fmt: skip
+        chunk, corners = [], 0
+    return unedited
+
+
+_CHECKED_CORNERS = 1 << 13
+
 _UNQUOTABLE = frozenset(UNQUOTABLE)
 
 
@@ -798,30 +927,49 @@ def build_document(
     unbound: list[str] = []  # objects neither skinned nor on a bone
     skinned_objects: list[str] = []
 
+    def finished(obj: bpy.types.Object, data: _ObjectData, skinned: bool) -> _ObjectData:
+        if skinned:
+            skinned_objects.append(obj.name)
+        note = mesh_io.unheld_data_note(obj, file_kind, one_uv_map=False, colors=True,
+                                        shapes_applied=operator.apply_modifiers)  # fmt: skip
+        summary.warnings += [note] if note else []
+        if skinned:
+            _note_unweighted(obj.name, data, summary.notes)
+        elif (joint := _parent_joint(obj, armatures, joint_of_name, summary.warnings)) is not None:
+            if joint < MAX_SKINNED_JOINTS:
+                data.weights = _rigid_weights(len(data.positions), joint)
+            else:
+                summary.warnings.append(f"{obj.name}: hangs from a bone beyond the first {MAX_SKINNED_JOINTS} "
+                                        "joints, which blend indices cannot name; written without weights")
+        else:
+            unbound.append(obj.name)
+        return data
+
+    def read_together(group: list[bpy.types.Object]) -> Iterator[_ObjectData]:
+        for obj, data in zip(group, _straight_objects_data(group, settings, customs), strict=True):
+            yield finished(obj, data, False)
+
     def objects_data(tracker: Progress) -> Iterator[_ObjectData]:
+        group: list[bpy.types.Object] = []  # (consecutive objects read together: see _straight_objects_data)
+        corners = 0
         for obj in tracker.each(objects):
             skinned = joint_of_name is not None and _uses_armature(obj, armatures)
+            if not skinned and _reads_straight(obj, settings, export_matrix):
+                group.append(obj)
+                corners += len(obj.data.loops)
+                if corners >= _STRAIGHT_CORNERS:
+                    yield from read_together(group)
+                    group, corners = [], 0
+                continue
+            yield from read_together(group)
+            group, corners = [], 0
             data = _object_data(context, obj, operator, settings, customs, joint_of_name if skinned else None,
                                 export_matrix)  # fmt: skip
             if data is None:
                 has_faces(obj.name, 0, summary.warnings)
                 continue
-            if skinned:
-                skinned_objects.append(obj.name)
-            note = mesh_io.unheld_data_note(obj, file_kind, one_uv_map=False, colors=True,
-                                            shapes_applied=operator.apply_modifiers)  # fmt: skip
-            summary.warnings += [note] if note else []
-            if skinned:
-                _note_unweighted(obj.name, data, summary.notes)
-            elif (joint := _parent_joint(obj, armatures, joint_of_name, summary.warnings)) is not None:
-                if joint < MAX_SKINNED_JOINTS:
-                    data.weights = _rigid_weights(len(data.positions), joint)
-                else:
-                    summary.warnings.append(f"{obj.name}: hangs from a bone beyond the first {MAX_SKINNED_JOINTS} "
-                                            "joints, which blend indices cannot name; written without weights")
-            else:
-                unbound.append(obj.name)
-            yield data
+            yield finished(obj, data, skinned)
+        yield from read_together(group)
 
     with _rest_pose(context, objects, armatures, operator.apply_modifiers), at_rest, progress(
         context, len(objects)

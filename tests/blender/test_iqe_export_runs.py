@@ -237,3 +237,88 @@ def test_runs_made_as_their_objects_are_read_give_the_file_of_all_read_first(
                  _exported_iqm(extension, tmp_path / "first.iqm")]  # fmt: skip
         monkeypatch.setattr(exporter, "_all_blocks", original)
         assert streamed == first, seed
+
+
+def _straight_scene(extension: ModuleType, folder: Path, seed: int) -> None:
+    """The varied scene (one in three objects moved, some normals edited, as above) beside objects the exporter
+    reads together (_reads_straight): small patches imported from an IQE (file normals on points, a UV map), one
+    with two materials, one with edited normals, one named with a quote, one without UV map, Blender-made
+    triangle meshes without file normals, one of them moved."""
+    from tools.bench_cases import many_meshes_iqe
+
+    _varied_scene(extension, folder / "varied.iqe", seed)
+    many_meshes_iqe(folder / "patches.iqe", count=6, seed=seed)
+    extension.importers.iqe.import_iqe_files(bpy.context, [str(folder / "patches.iqe")],
+                                             extension.importers.iqe.IqeImportOptions())  # fmt: skip
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2, location=(0.0, 0.0, 0.0))
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=1, location=(3.0, 0.0, 0.0))
+    meshes = [obj for obj in bpy.data.objects if obj.type == "MESH"]
+    rng = np.random.default_rng(seed)
+    for number, obj in enumerate(meshes):
+        mesh = obj.data
+        if number % 5 == 3 and obj.name.startswith("part"):
+            obj.location = (1.0, 2.0, 0.5)
+        if number % 4 == 0 and len(mesh.loops):  # some corners' normals edited (more than 3 degrees)
+            normals = np.tile(np.array([0.0, 0.0, 1.0], np.float32), (len(mesh.loops), 1))
+            normals[:: int(rng.integers(2, 40))] = (1.0, 0.0, 0.0)
+            mesh.normals_split_custom_set(normals.tolist())
+        if number % 7 == 2 and len(mesh.polygons) > 1:
+            mesh.materials.append(bpy.data.materials.new(f"other{number}"))
+            indices = (rng.random(len(mesh.polygons)) < 0.5).astype(np.intc) * (len(mesh.materials) - 1)
+            mesh.polygons.foreach_set("material_index", indices)
+        if number % 6 == 5 and len(mesh.uv_layers):
+            mesh.uv_layers.remove(mesh.uv_layers[0])
+        if number % 9 == 4:
+            obj.name = 'quoted "part"'
+            if obj.material_slots and obj.material_slots[0].material is not None:
+                obj.material_slots[0].material.name = 'quoted "material"'
+    bpy.context.view_layer.update()
+
+
+def test_objects_read_together_give_the_file_of_objects_read_one_by_one(
+    tmp_path: Path, extension: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:  # fmt: skip
+    """Consecutive objects that _reads_straight are read together (_straight_objects_data: one array per kind for
+    all of them, their UVs flipped and their file normals checked at once): the IQE and IQM files and the warnings
+    must be those of _object_data reading each, with other objects among them, on several export options and
+    object counts (groups and checked chunks cut anywhere). The objects must have been read together, not all."""
+    exporter = extension.exporters.iqe
+    together: list[int] = []
+    on_points: list[bool] = []  # (whether each object read together keeps its normals on points)
+    one_at_a_time: list[str] = []
+    original, read_alone = exporter._straight_objects_data, exporter._object_data
+
+    def recorded(objects: list, *args: object) -> object:  # type: ignore[type-arg]
+        together.append(len(objects))
+        made = original(objects, *args)
+        on_points.extend("normal" in data.layers.point for data in made)
+        return made
+
+    def recorded_alone(context: object, obj: bpy.types.Object, *args: object) -> object:
+        one_at_a_time.append(obj.name)
+        return read_alone(context, obj, *args)
+
+    monkeypatch.setattr(exporter, "_straight_objects_data", recorded)
+    monkeypatch.setattr(exporter, "_object_data", recorded_alone)
+    counts: list[tuple[int, int]] = []  # (most objects read together, objects read alone) of each seed
+    for seed in range(9):
+        _straight_scene(extension, tmp_path, seed)
+        options = [{}, {"triangulate": False, "flip_v": False}, {"export_normals": False},
+                   {"export_uvs": False, "export_attributes": "NONE"},
+                   {"reverse_winding": False}][seed % 5]  # fmt: skip
+        monkeypatch.setattr(exporter, "_STRAIGHT_CORNERS", [1 << 16, 1, 500][seed % 3])
+        monkeypatch.setattr(exporter, "_CHECKED_CORNERS", [1 << 13, 1, 300][seed % 3])
+        monkeypatch.setattr(exporter, "_STRAIGHT", True)
+        read_together = [_exported(extension, tmp_path / "together.iqe", **options),
+                         _exported_iqm(extension, tmp_path / "together.iqm")]  # fmt: skip
+        counts.append((max(together, default=0), len(one_at_a_time)))
+        if options.get("export_normals", True):  # (edited normals on some: per corner)
+            assert any(on_points) and not all(on_points), seed
+        on_points.clear()
+        together.clear()
+        one_at_a_time.clear()
+        monkeypatch.setattr(exporter, "_STRAIGHT", False)
+        one_by_one = [_exported(extension, tmp_path / "alone.iqe", **options),
+                      _exported_iqm(extension, tmp_path / "alone.iqm")]  # fmt: skip
+        assert read_together == one_by_one, seed
+    assert all(most >= 2 and alone for most, alone in counts[::3])  # (seeds 1, 2, ... read one object a group)
