@@ -45,6 +45,7 @@ from ..formats import dedup, iqe
 from ..formats.errors import FormatError
 from ..formats.pieces import sequential
 from ..formats.rows import rows_at
+from ..qmap_compiler.memory import freed_memory_kept
 from ..qmap_compiler.parallel import ordered_map
 from . import iqe_smoothing
 
@@ -277,7 +278,7 @@ def _build_object(
     del sizes
     points = _PointData(welded)
     corner_verts = file_corners if welded is None else welded.vertex_of_file_vertex[file_corners].astype(np.intc)
-    blender_mesh = mesh_io.new_mesh(name or "mesh", points.of(np.concatenate([m.positions for m in meshes])),
+    blender_mesh = mesh_io.new_mesh(name or "mesh", points.of(_joined([m.positions for m in meshes])),
                                     corner_verts, loop_starts)  # fmt: skip
     del loop_starts
     if welded is not None:  # the file's vertex order, for export
@@ -350,14 +351,14 @@ def _welded_vertices(
 
 def _weld_table(meshes: list[iqe.IqeMesh], document: iqe.IqeDocument, options: IqeImportOptions) -> np.ndarray:
     """(V, k) int32: the bits of what must be equal for the meshes' file vertices to become one Blender vertex."""
-    columns = [np.concatenate([m.positions for m in meshes]).astype(np.float32).view(np.int32)]
+    columns = [_joined([m.positions for m in meshes]).astype(np.float32, copy=False).view(np.int32)]
     if any(m.blend_indices is not None for m in meshes):
         indices, weights = _file_blend(meshes)
         columns += [indices.astype(np.int32), weights.astype(np.float32).view(np.int32)]
     if options.import_colors != "NONE" and any(m.colors is not None for m in meshes):
         columns.append(_file_colors(meshes).astype(np.float32).view(np.int32))
     if not options.use_custom_normals and all(m.normals is not None for m in meshes):
-        columns.append(np.concatenate([m.normals for m in meshes]).astype(np.float32).view(np.int32))
+        columns.append(_joined([m.normals for m in meshes]).astype(np.float32, copy=False).view(np.int32))
     uv_maps_left = MAX_UV_MAPS - all(m.texcoords is not None for m in meshes)
     for slot in sorted({slot for m in meshes for slot in m.custom}):
         width = next(m.custom[slot].shape[1] for m in meshes if slot in m.custom)
@@ -366,7 +367,12 @@ def _weld_table(meshes: list[iqe.IqeMesh], document: iqe.IqeDocument, options: I
             continue
         columns.append(np.concatenate([m.custom[slot] if slot in m.custom else np.zeros((m.vertex_count, width))
                                        for m in meshes]).astype(np.float32).view(np.int32))  # fmt: skip
-    return np.concatenate(columns, axis=1)
+    return columns[0] if len(columns) == 1 else np.concatenate(columns, axis=1)
+
+
+def _joined(arrays: list[np.ndarray]) -> np.ndarray:
+    """The arrays concatenated; one array as it is (a large mesh's rows are not copied to be read)."""
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
 
 def _first_equal_vertices(
@@ -475,7 +481,7 @@ def _add_normals(
     unit_normals: np.ndarray | None = None,
 ) -> None:
     """`unit_normals`: the file normals as unit vectors, made already (per file vertex)."""
-    file_normals = np.concatenate([m.normals for m in meshes]) if all(m.normals is not None for m in meshes) else None
+    file_normals = _joined([m.normals for m in meshes]) if all(m.normals is not None for m in meshes) else None
     normals = None if file_normals is None else np.asarray(points.of(file_normals), np.float32)
     if normals is not None and points.welded is not None:
         corner_normals = rows_at(np.asarray(file_normals, np.float32), file_corners)
@@ -878,7 +884,8 @@ def import_iqe_files(
             new_actions = [action for action in bpy.data.actions if action.as_pointer() not in actions_before]
             finish(document, objects, new_actions, summary)
 
-    return import_all(context, paths, load, build)
+    with freed_memory_kept():  # (the reader's temporaries, freed, taken again by the build: no page fault each)
+        return import_all(context, paths, load, build)
 
 
 # ------------------------------------------------------------------------------------------------- operator

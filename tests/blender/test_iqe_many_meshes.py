@@ -6,6 +6,7 @@ find what comparing whole rows finds."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import random
 from pathlib import Path
@@ -234,3 +235,27 @@ def test_export_reading_the_objects_own_meshes_writes_what_copies_write(
     monkeypatch.setattr(mesh_io, "exported_mesh", mesh_io.evaluated_mesh)
     assert bpy.ops.export_scene.iqe(filepath=str(copies), **options) == {"FINISHED"}
     assert own.read_bytes() == copies.read_bytes()
+
+
+def test_an_import_keeps_freed_memory_meanwhile_and_makes_the_same_data(
+    tmp_path: Path, extension: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files are read and built with freed memory kept for reuse (memory.freed_memory_kept: the reader's
+    temporaries taken again by the build, without a page fault each), glibc's settings restored afterwards; the
+    Blender data is that of an import without it."""
+    memory = extension.qmap_compiler.memory
+    importer = extension.importers.iqe
+    path = tmp_path / "many.iqe"
+    path.write_text(_varied_text(3))
+    depths: list[int] = []
+    build = importer.build_document
+
+    def recorded(*args: object, **kwargs: object) -> object:
+        depths.append(memory._kept_depth)
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(importer, "build_document", recorded)
+    kept = _imported(extension, path)
+    monkeypatch.setattr(importer, "freed_memory_kept", contextlib.nullcontext)
+    assert _imported(extension, path) == kept
+    assert depths == ([1, 0] if memory._library().mallopt is not None else [0, 0]) and memory._kept_depth == 0
