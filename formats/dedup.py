@@ -470,6 +470,10 @@ def doubled_faces(corners: npt.NDArray[np.integer[Any]], sizes: npt.NDArray[np.i
 
 
 _PACKED_BITS = 21  # bits of each vertex number in a triangle's key: three fit in a 64-bit integer
+# Triangles up to which a sort of their keys tells whether any face is doubled, not the hash table: 10k faces (a
+# QC's batch of meshes) 0.07 against 0.30 ms, numpy 1.26 with AVX-512; without it (introsort) 0.40 against 0.87 ms,
+# and it loses from about 50k
+_DOUBLED_SORTED_UP_TO = 1 << 15
 
 
 def _later_duplicate_triangles(
@@ -488,7 +492,7 @@ def _later_duplicate_triangles(
     lowest, middle = np.minimum(low, c), np.maximum(low, c)
     middle, highest = np.minimum(high, middle), np.maximum(high, middle)
     keys = (lowest << (2 * _PACKED_BITS)) | (middle << _PACKED_BITS) | highest
-    if count <= _SORTED_BELOW:
+    if count <= _DOUBLED_SORTED_UP_TO:
         ordered = np.sort(keys)  # (the usual mesh doubles no face: a sort tells, 5 times quicker than np.unique)
         if not (ordered[1:] == ordered[:-1]).any():
             return np.zeros(count, bool)

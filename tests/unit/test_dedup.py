@@ -278,10 +278,11 @@ def test_faces_kept_whole_leaves_good_faces_as_they_are() -> None:
     assert copied.size == 0
 
 
-@pytest.mark.parametrize("count", [1, 7, 968, 2048, 2049, 30000])
+@pytest.mark.parametrize("count", [1, 7, 968, 2048, 2049, 30000, 1 << 15, (1 << 15) + 1, 40000])
 def test_triangles_doubled_found_by_packed_keys_as_by_hashed_vertex_sets(count: int) -> None:
-    """Triangles' later duplicates found by their packed sorted vertices (exact, small tables by np.unique, large
-    ones by first_equal_rows) are those later_duplicate_faces finds; faces_kept_whole gives the same either way."""
+    """Triangles' later duplicates found by their packed sorted vertices (exact, up to _DOUBLED_SORTED_UP_TO by
+    np.unique, more by first_equal_rows) are those later_duplicate_faces finds; faces_kept_whole gives the same
+    either way."""
     rng = np.random.default_rng(count)
     corners = rng.integers(0, max(2, count // 2), 3 * count)
     repeats = rng.integers(0, count, count // 5 + 1)  # the same vertices again, in another order
@@ -299,7 +300,7 @@ def test_triangles_doubled_found_by_packed_keys_as_by_hashed_vertex_sets(count: 
         np.testing.assert_array_equal(ours, theirs)
 
 
-@pytest.mark.parametrize("count", [968, 2048])
+@pytest.mark.parametrize("count", [968, 2048, 10648, 1 << 15, 40000])
 @pytest.mark.parametrize("doubled", ["none", "the last"])
 def test_triangles_of_a_mesh_that_doubles_no_face_or_one(count: int, doubled: str) -> None:
     """A grid's triangles (no face doubles another: told by sorting their keys alone), or with its last face one
