@@ -60,17 +60,28 @@ def _headers(nodes: NodeTable) -> Array:
 _EVENTS_PER_PIECE = 1 << 15
 
 
+def _event_order(nodes: NodeTable) -> Array:
+    """The order of the 2N events (node i's opening is event i, its closing event N + i): opening node i happens at
+    (i, 1); closing it at (i + subtree_size, 0), deeper nodes closing first. The three keys joined into one
+    integer and sorted stably: the order of np.lexsort of the three (openings come in order, closings nearly so:
+    numpy's stable sort of one key runs through them several times quicker)."""
+    count = nodes.count
+    pre = np.arange(count, dtype=np.int64)
+    deepest = int(nodes.depth.max()) if count else 0
+    # (position, phase, depth key) as ((position * 2 + phase) * (deepest + 1) + depth key + deepest): every part
+    # within its range, so that the integers sort as the keys do
+    opening = (pre * 2 + 1) * (deepest + 1) + deepest
+    closing = (pre + nodes.subtree_size.astype(np.int64)) * 2 * (deepest + 1) + (deepest - nodes.depth.astype(np.int64))
+    events: Array = np.argsort(np.concatenate([opening, closing]), kind="stable")
+    return events
+
+
 def serialize_tree(nodes: NodeTable, trailer_bytes: Array, trailer_lengths: Array) -> Iterator[bytes]:
     """Headers (pre-order) interleaved with trailers (written when a node's subtree closes), as pieces of a
     bounded size: each piece gathers its bytes from one buffer holding every header, then every trailer."""
     count = nodes.count
     pre = np.arange(count)
-    # Opening node i happens at (i, 1); closing it at (i + subtree_size, 0), deeper nodes closing first.
-    position = np.concatenate([pre, pre + nodes.subtree_size])
-    phase = np.concatenate([np.ones(count, np.int8), np.zeros(count, np.int8)])
-    depth_key = np.concatenate([np.zeros(count, np.int64), -nodes.depth])
-    events = np.lexsort((depth_key, phase, position))
-    del position, phase, depth_key
+    events = _event_order(nodes)
     source = np.concatenate([_headers(nodes).ravel(), trailer_bytes])
     trailer_starts = count * HEADER_BYTES + np.cumsum(trailer_lengths) - trailer_lengths
     starts = np.concatenate([pre * HEADER_BYTES, trailer_starts])[events]

@@ -444,3 +444,25 @@ def test_a_parse_alone_keeps_freed_memory_while_it_reads_the_blocks(monkeypatch:
         assert [call for call in libc.calls if call[0] == "mallopt"] == [("mallopt", -3, 32 << 20),
                                                                          ("mallopt", -1, 1 << 30)]  # fmt: skip
     assert [mesh.vertices.tobytes() for mesh in again.meshes] == [mesh.vertices.tobytes() for mesh in expected.meshes]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_tree_events_joined_into_one_key_are_in_lexsort_order(seed: int) -> None:
+    """The order of a tree's openings and closings from one joined key is np.lexsort's of (depth key, phase,
+    position): trees of every shape from the octree builder, one node, deep chains."""
+    from qmap_compiler import octree, writer
+    from qmap_compiler.layout import node_table
+
+    rng = np.random.default_rng(seed)
+    count = int(rng.integers(1, 3000))
+    faces = rng.uniform(-1, 1, (count, 1, 3)) + 10.0 ** rng.uniform(-4, -1, (count, 1, 1)) * rng.uniform(
+        -1, 1, (count, 4, 3))
+    faces = faces.astype(np.float32)
+    root = octree.root_bounds(faces)
+    for rule in (octree.collision_split_rule, lambda local, nodes, ids: np.ones(nodes, bool)):
+        table = node_table(octree.build_tree(faces, root, 0.25, int(rng.integers(0, 10)), rule))[0]
+        pre = np.arange(table.count)
+        expected = np.lexsort((np.concatenate([np.zeros(table.count, np.int64), -table.depth]),
+                               np.concatenate([np.ones(table.count, np.int8), np.zeros(table.count, np.int8)]),
+                               np.concatenate([pre, pre + table.subtree_size])))  # fmt: skip
+        np.testing.assert_array_equal(writer._event_order(table), expected)
