@@ -311,11 +311,14 @@ def _together(batch: list[MeshSource], options: MeshOptions) -> list[MeshArrays]
     if options.use_custom_normals:
         line_normals = options.directions(
             _line_rows(triangle_sets, "normals", line_corner, line_bounds, corner_bounds)).astype(np.float32)
-        normals, unit = np.take(line_normals, lines, 0), np.take(unit_vectors(line_normals), lines, 0)
+        line_unit = unit_vectors(line_normals)
+        normals, unit = np.take(line_normals, lines, 0), np.take(line_unit, lines, 0)
         per_vertex = spread_to_vertices(corner_verts, unit, len(first_row))  # (as prepared_unit_normals, per file)
-        spread = np.take(per_vertex, corner_verts, 0)
-        same = (spread[:, 0] == unit[:, 0]) & (spread[:, 1] == unit[:, 1]) & (spread[:, 2] == unit[:, 2])
-        per_vertex_same = np.logical_and.reduceat(same, corner_bounds[:-1])
+        # Whether every corner has its vertex's normal, told by line: a line's corners share its vertex and normal
+        # (and whether the corners of a vertex all hold one normal does not hang on which one it was given)
+        spread = np.take(per_vertex, row_verts, 0)
+        same = (spread[:, 0] == line_unit[:, 0]) & (spread[:, 1] == line_unit[:, 1]) & (spread[:, 2] == line_unit[:, 2])
+        per_vertex_same = np.logical_and.reduceat(same, line_bounds[:-1])
     link_rows = select_links(counts, first_row)
     vertex_file = np.repeat(np.arange(files), np.diff(vertex_bounds))
     width = max(source.node_count for source in batch)
