@@ -219,6 +219,14 @@ def filled_in_notes(meshes: list[IqeMesh], smoothing: bool = True) -> list[str]:
 
 def reverse_face_order(corners: IntArray, sizes: IntArray) -> IntArray:
     """Reverse the winding of every face, keeping each face's first corner first."""
+    faces = sizes.shape[0]
+    if faces and int(sizes.min()) == int(sizes.max()) > 0 and corners.shape[0] == faces * int(sizes[0]):
+        # faces of one size (triangles): the corners as a table of faces, its columns taken in the reversed order
+        # (the same rows as gathering each corner's source: 32k triangles 338 -> 64 us)
+        width = int(sizes[0])
+        table = corners.reshape(faces, width, *corners.shape[1:])
+        reversed_table: IntArray = np.take(table, (width - np.arange(width)) % width, axis=1)
+        return reversed_table.reshape(corners.shape)
     return corners[_reversed_corner_sources(sizes)]
 
 

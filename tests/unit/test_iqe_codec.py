@@ -464,6 +464,22 @@ def test_reverse_face_order_keeps_each_first_corner_and_turns_the_rest(sizes: li
     assert reverse_face_order(corners, face_sizes).tolist() == expected
 
 
+@pytest.mark.parametrize("width", [3, 4, 1, 9])
+def test_faces_of_one_size_are_reversed_as_each_corner_s_source_gives(width: int) -> None:
+    """Faces of one size reverse as a table of faces (its columns in reversed order): the arrays of gathering each
+    corner's source, for corner numbers and for per-corner rows (normals), in their own dtypes."""
+    from formats.iqe.document import _reversed_corner_sources, reverse_face_order
+
+    rng = np.random.default_rng(width)
+    sizes = np.full(int(rng.integers(1, 500)), width, np.int32)
+    sources = _reversed_corner_sources(np.concatenate([sizes, [width + 1]]))[: len(sizes) * width]  # (the general way)
+    for values in (rng.integers(0, 1000, len(sizes) * width).astype(np.int32),
+                   rng.random((len(sizes) * width, 3)).astype(np.float32)):  # fmt: skip
+        turned = reverse_face_order(values, sizes)
+        assert turned.dtype == values.dtype and turned.shape == values.shape and turned.flags.c_contiguous
+        assert np.array_equal(turned, values[sources])
+
+
 @pytest.mark.parametrize("letters_looked_at", [10_000, 2, 0], ids=["letters", "then the pattern", "pattern"])
 def test_the_comment_command_is_found_as_the_pattern_finds_it(
     monkeypatch: pytest.MonkeyPatch, letters_looked_at: int
