@@ -494,7 +494,7 @@ def _straight_objects_data(
     uvs = np.empty((corner_ends[-1], 2), np.float32)
     stored = np.zeros((vertex_ends[-1], 3), np.float32)  # (file normals on points, where _unedited_point_normals
     # would look at them)
-    normals: list[np.ndarray] = []
+    normals = np.empty((corner_ends[-1] if settings.export_normals else 0, 3), np.float32)
     on_points: list[bool] = []  # the file normals are stored per point (then corner_vert picks them)
     checked: list[int] = []
     has_uvs: list[bool] = []
@@ -507,7 +507,7 @@ def _straight_objects_data(
         if attribute is not None and attribute.domain == "FACE" and attribute.data_type == "INT":
             attribute.data.foreach_get("value", materials[face_start:face_end])
         if settings.export_normals:
-            normals.append(mesh_io.blender_corner_normals(mesh))
+            _read_corner_normals(mesh, normals[corner_start:corner_end])
             attribute = mesh.attributes.get(STORED_NORMALS)
             on_points.append(attribute is not None and attribute.domain == "POINT")
             if on_points[-1] and _POINT_NORMALS and attribute.data_type == "FLOAT_VECTOR":
@@ -518,6 +518,9 @@ def _straight_objects_data(
             mesh.uv_layers[0].uv.foreach_get("vector", uvs[corner_start:corner_end].reshape(-1))
     if settings.flip_v:
         uvs[:, 1] = 1.0 - uvs[:, 1]
+    if len(normals) and not np.isfinite(np.add.reduce(normals.reshape(-1))):  # (as blender_corner_normals)
+        for mesh, (_, _, corner_start, corner_end, _, _) in zip(meshes, bounds, strict=True):
+            mesh_io.finite_corner_normals(mesh, normals[corner_start:corner_end])  # (in place)
     unedited = _unedited_on_points(stored, corner_vert, normals, bounds, checked)
     identity = np.arange(max(len(mesh.loops) for mesh in meshes), dtype=np.intc)  # (each object's loops: in order)
     threes = np.full(max(len(mesh.polygons) for mesh in meshes), 3, np.int64)
@@ -532,8 +535,9 @@ def _straight_objects_data(
                 layers.point["normal"] = stored[vertex_start:vertex_end]
             else:
                 per_vertex = corners if on_points[number] else None
-                layers.corner["normal"] = mesh_io.prefer_stored_normals(mesh, normals[number], STORED_NORMALS,
-                                                                        per_vertex)  # fmt: skip
+                layers.corner["normal"] = mesh_io.prefer_stored_normals(
+                    mesh, normals[corner_start:corner_end], STORED_NORMALS, per_vertex
+                )
         if has_uvs[number]:
             layers.corner["texcoord"] = uvs[corner_start:corner_end]
         file_vertex = _file_vertices(mesh)
@@ -546,8 +550,17 @@ def _straight_objects_data(
     return made
 
 
+def _read_corner_normals(mesh: bpy.types.Mesh, out: np.ndarray) -> None:
+    """mesh_io.blender_corner_normals of the mesh into `out` (C, 3), not yet made finite: Blender's corner normals
+    read straight into it, or those it would take from its point or face normals."""
+    if mesh.normals_domain in ("POINT", "FACE") and not mesh.has_custom_normals:
+        out[:] = mesh_io.blender_corner_normals(mesh)
+    else:
+        mesh.corner_normals.foreach_get("vector", out.reshape(-1))
+
+
 def _unedited_on_points(
-    stored: np.ndarray, corner_vert: np.ndarray, normals: list[np.ndarray], bounds: list[tuple[int, ...]],
+    stored: np.ndarray, corner_vert: np.ndarray, normals: np.ndarray, bounds: list[tuple[int, ...]],
     checked: list[int],
 ) -> set[int]:
     """The `checked` objects (by number) whose every corner normal still says its point's file normal, as
@@ -565,8 +578,8 @@ def _unedited_on_points(
         length = np.sqrt(np.einsum("ij,ij->i", stored[vertices], stored[vertices]))
         rows = _stacked([corner_vert[bounds[number][2] : bounds[number][3]].astype(np.intp)
                          + (bounds[number][0] - vertices.start) for number in chunk])  # fmt: skip
-        kept = mesh_io.unedited(rows_at(stored[vertices], rows), _stacked([normals[number] for number in chunk]),
-                                length[rows])  # fmt: skip
+        corner_normals = _stacked([normals[bounds[number][2] : bounds[number][3]] for number in chunk])
+        kept = mesh_io.unedited(rows_at(stored[vertices], rows), corner_normals, length[rows])
         starts = np.cumsum([0, *(bounds[number][3] - bounds[number][2] for number in chunk)])[:-1]
         unedited.update(number for number, every in zip(chunk, np.logical_and.reduceat(kept, starts).tolist(),
                                                          strict=True) if every)  # fmt: skip
@@ -833,7 +846,37 @@ def _run_blocks(run: list[_ObjectData], taken: set[tuple[str, str]]) -> list[lis
 
 
 def _stacked(arrays: list[np.ndarray]) -> np.ndarray:
-    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+    """The arrays one after the other: a view where they are consecutive parts of one array (objects read
+    together: see _straight_objects_data), else a copy. Only read from."""
+    if len(arrays) == 1:
+        return arrays[0]
+    whole = _whole_of(arrays)
+    return np.concatenate(arrays) if whole is None else whole
+
+
+def _whole_of(arrays: list[np.ndarray]) -> np.ndarray | None:
+    """The view of the arrays' base that they make up one after the other, rows in order, or None."""
+    if any(array.shape[1:] != arrays[0].shape[1:] or array.dtype != arrays[0].dtype for array in arrays):
+        return None
+    arrays = [array for array in arrays if len(array)]  # (an empty part's address is not where it stands)
+    if not arrays:
+        return None
+    base = arrays[0].base
+    if not isinstance(base, np.ndarray) or not base.flags.c_contiguous or base.dtype != arrays[0].dtype:
+        return None
+    row_shape = arrays[0].shape[1:]
+    row_bytes = arrays[0].itemsize * int(np.prod(row_shape, dtype=np.int64))
+    if not row_bytes or base.nbytes % row_bytes:
+        return None
+    at = arrays[0].ctypes.data
+    for array in arrays:
+        if (array.base is not base or array.shape[1:] != row_shape or not array.flags.c_contiguous
+                or array.ctypes.data != at):  # fmt: skip
+            return None
+        at += array.nbytes
+    start = (arrays[0].ctypes.data - base.ctypes.data) // row_bytes
+    rows: np.ndarray = base.reshape(-1, *row_shape)[start : start + (at - arrays[0].ctypes.data) // row_bytes]
+    return rows
 
 
 def _in_file_order(

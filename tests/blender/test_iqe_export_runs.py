@@ -322,3 +322,22 @@ def test_objects_read_together_give_the_file_of_objects_read_one_by_one(
                       _exported_iqm(extension, tmp_path / "alone.iqm")]  # fmt: skip
         assert read_together == one_by_one, seed
     assert all(most >= 2 and alone for most, alone in counts[::3])  # (seeds 1, 2, ... read one object a group)
+
+
+def test_stacked_arrays_are_views_only_of_consecutive_parts(extension: ModuleType) -> None:
+    """_stacked gives a view of the base where the arrays are its consecutive parts in order (objects read
+    together), and a copy otherwise (gaps, wrong order, strided columns, other bases, other row widths): the
+    arrays of np.concatenate either way."""
+    stacked = extension.exporters.iqe._stacked
+    table = np.arange(60, dtype=np.float32).reshape(20, 3)
+    flat = np.arange(40, dtype=np.intc)
+    other = table.copy()
+    cases = [([table[0:4], table[4:9], table[9:20]], True), ([table[0:4], table[4:4], table[4:6]], True),
+             ([flat[2:10], flat[10:11]], True), ([table[0:4], table[5:9]], False), ([table[4:8], table[0:4]], False),
+             ([table[0:4, :2], table[4:8, :2]], False), ([table[0:4], other[4:8]], False),
+             ([table.reshape(-1)[0:6].reshape(3, 2), table.reshape(-1)[6:12].reshape(3, 2)], True),
+             ([np.ascontiguousarray(table[:, 1]), table[:4, 1]], False)]  # fmt: skip
+    for arrays, viewed in cases:
+        result = stacked(arrays)
+        assert np.array_equal(result, np.concatenate(arrays)) and result.dtype == arrays[0].dtype
+        assert np.shares_memory(result, arrays[0]) == viewed
