@@ -10,7 +10,8 @@ import stat
 from collections.abc import Iterable, Iterator, Sequence
 from typing import BinaryIO, cast
 
-Content = bytes | Iterable[bytes]  # a file's bytes, or pieces of them in order (an iterator: made while written)
+Content = bytes | Iterable[bytes | memoryview]  # a file's bytes, or pieces of them in order (an iterator: made while
+# written; a piece may be a view of an array's bytes)
 _PIECES_PER_WRITE = 16384  # small pieces are joined this many at a time: the joined bytes stay in the caches
 _JOINED_BYTES = 4 << 20  # unless they hold more than this
 _ANY_WRITE = stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH
@@ -133,7 +134,7 @@ def write_content(stream: BinaryIO, content: Content) -> None:
         for piece in content:
             stream.write(piece)
         return
-    pieces = cast(Sequence[bytes], content)
+    pieces = cast(Sequence[bytes | memoryview], content)
     for start in range(0, len(pieces), _PIECES_PER_WRITE):
         batch = pieces[start : start + _PIECES_PER_WRITE]
         if len(batch) > 1 and sum(map(len, batch)) <= _JOINED_BYTES:

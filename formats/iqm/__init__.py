@@ -50,7 +50,7 @@ def write_iqm(document: IqeDocument, options: IqmWriteOptions | None = None, war
 
 def iqm_pieces(
     document: IqeDocument, options: IqmWriteOptions | None = None, warnings: Warnings | None = None
-) -> list[bytes]:
+) -> list[bytes | memoryview]:
     """write_iqm's bytes as consecutive pieces, to be written one after the other (never joined into a copy)."""
     return encode_model_pieces(compile_document(document, options, warnings))
 

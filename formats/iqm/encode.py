@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 from .components import stored_dtype
 from .extensions import encode_extensions, extension_headers
@@ -51,16 +54,26 @@ def encode_model(model: IqmModel) -> bytes:
     return b"".join(encode_model_pieces(model))
 
 
-def encode_model_pieces(model: IqmModel) -> list[bytes]:
+Piece = bytes | memoryview
+
+
+def _array_bytes(values: npt.ArrayLike, dtype: np.dtype[Any] | str) -> Piece:
+    """An array's bytes in the file's layout: a view of the array itself where it is laid out so already (a 1M-
+    triangle model's vertex arrays, triangles and adjacency: 170 MB not copied), else of a copy in that layout."""
+    table = np.ascontiguousarray(values, dtype)
+    return table.reshape(-1).data.cast("B") if table.size else b""
+
+
+def encode_model_pieces(model: IqmModel) -> list[Piece]:
     """The file's bytes as consecutive pieces: a large model's arrays are written one after the other, never
-    copied into one whole."""
+    copied into one whole (nor each into bytes of its own: a piece may be a view of the model's array)."""
     text = _Text()
     meshes = np.zeros(len(model.meshes), MESH_DTYPE)
     for index, mesh in enumerate(model.meshes):  # names, then materials, mesh by mesh (the compiler's order)
         meshes[index] = (text.offset(mesh.name), text.offset(mesh.material), mesh.first_vertex, mesh.vertex_count,
                          mesh.first_triangle, mesh.triangle_count)  # fmt: skip
     headers = np.zeros(len(model.vertex_arrays), VERTEX_ARRAY_DTYPE)
-    vertex_data: list[bytes] = []  # the arrays, each aligned to its component (at least 4 bytes)
+    vertex_data: list[Piece] = []  # the arrays, each aligned to its component (at least 4 bytes)
     vertex_size = 0
     for index, array in enumerate(model.vertex_arrays):
         dtype = stored_dtype(array.component)
@@ -68,7 +81,7 @@ def encode_model_pieces(model: IqmModel) -> list[bytes]:
         vertex_size += len(vertex_data[-1])
         kind = CUSTOM + text.offset(array.name) if array.kind == "custom" else KIND_OF_TYPE.index(array.kind)
         headers[index] = (kind, array.flags, FORMAT_CODE[array.component], array.size, vertex_size)
-        vertex_data.append(np.ascontiguousarray(array.values, dtype.newbyteorder("<")).tobytes())
+        vertex_data.append(_array_bytes(array.values, dtype.newbyteorder("<")))
         vertex_size += len(vertex_data[-1])
     vertex_data.append(bytes(-vertex_size % 4))
     joints = np.zeros(len(model.joint_names), JOINT_DTYPE)
@@ -95,10 +108,10 @@ def encode_model_pieces(model: IqmModel) -> list[bytes]:
                   num_triangles=model.triangles.shape[0], num_joints=len(model.joint_names),
                   num_poses=model.pose_masks.shape[0], num_anims=len(model.anims), num_frames=model.frames.shape[0],
                   num_framechannels=model.frames.shape[1])  # fmt: skip
-    pieces: list[bytes] = []
+    pieces: list[Piece] = []
     size = HEADER.size
 
-    def place(count_field: str | None, offset_field: str | None, data: bytes) -> None:
+    def place(count_field: str | None, offset_field: str | None, data: Piece) -> None:
         nonlocal size
         if count_field is not None:
             values[count_field] = len(data)
@@ -115,9 +128,9 @@ def encode_model_pieces(model: IqmModel) -> list[bytes]:
     pieces[2] = headers.tobytes()
     for piece in vertex_data:
         place(None, None, piece)
-    place(None, "ofs_triangles", np.ascontiguousarray(model.triangles, "<u4").tobytes())
+    place(None, "ofs_triangles", _array_bytes(model.triangles, "<u4"))
     adjacency = model.adjacency
-    place(None, "ofs_adjacency", b"" if adjacency is None else np.ascontiguousarray(adjacency, "<u4").tobytes())
+    place(None, "ofs_adjacency", b"" if adjacency is None else _array_bytes(adjacency, "<u4"))
     place(None, "ofs_joints", joints.tobytes())
     place(None, "ofs_poses", poses.tobytes())
     place(None, "ofs_anims", anims.tobytes())

@@ -49,6 +49,26 @@ def test_fixtures_compile_and_read_back_with_joints_meshes_and_animations(name: 
     np.testing.assert_array_equal(again.vertex_arrays[0].values, first.vertex_arrays[0].values)
 
 
+def test_arrays_laid_out_as_the_file_holds_them_are_written_from_the_model_itself() -> None:
+    """A model's vertex arrays, triangles and adjacency become pieces that are views of them (no copy of a large
+    model's arrays); an array not laid out so (strided, another byte order) is written from a copy, the same
+    bytes as its own."""
+    model = iqm.compile_document(iqe.read_iqe(IQE_FIXTURE))
+    data = iqm.encode_model(model)
+    pieces = iqm.encode_model_pieces(model)
+    assert b"".join(pieces) == data
+    for values in (model.triangles, model.adjacency, *(array.values for array in model.vertex_arrays)):
+        assert values is not None and values.size
+        assert any(isinstance(piece, memoryview) and np.shares_memory(np.asarray(piece), values) for piece in pieces)
+    position = model.vertex_arrays[0]
+    wide = np.concatenate([position.values, np.ones((len(position.values), 1), position.values.dtype)], axis=1)
+    position.values = wide[:, :3]  # (the same numbers, strided)
+    model.triangles = model.triangles.astype(">u4")  # (the same numbers, big-endian)
+    assert iqm.encode_model(model) == data
+    assert not any(isinstance(piece, memoryview) and np.shares_memory(np.asarray(piece), values)
+                   for piece in iqm.encode_model_pieces(model) for values in (wide, model.triangles))  # fmt: skip
+
+
 @pytest.mark.parametrize("sample", IQE_SAMPLES, ids=[p.name for p in IQE_SAMPLES])
 def test_samples_keep_their_geometry_through_iqm(sample: Path) -> None:
     document = iqe.load_iqe(sample)
