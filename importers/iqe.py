@@ -849,7 +849,8 @@ def _skin(
     armature_helpers.skin_to_armature(obj, armature)
 
 
-_THREADS_FROM_BYTES = 16 << 20  # smaller files are read without threads: little time saved for their memory
+_THREADS_FROM_BYTES = 4 << 20  # smaller files are read without threads: their few pieces (1 MB of text each) would
+# share out unevenly, for the memory each thread keeps
 
 
 def _load_iqe(path: str) -> iqe.IqeDocument:

@@ -259,3 +259,28 @@ def test_an_import_keeps_freed_memory_meanwhile_and_makes_the_same_data(
     monkeypatch.setattr(importer, "freed_memory_kept", contextlib.nullcontext)
     assert _imported(extension, path) == kept
     assert depths == ([1, 0] if memory._library().mallopt is not None else [0, 0]) and memory._kept_depth == 0
+
+
+def test_files_from_a_few_pieces_of_text_on_are_read_on_every_core_into_the_same_data(
+    tmp_path: Path, extension: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file of _THREADS_FROM_BYTES or more is read with its pieces side by side (ordered_map), a smaller one in
+    turn; the Blender data is the same either way."""
+    importer = extension.importers.iqe
+    path = tmp_path / "many.iqe"
+    path.write_text(_varied_text(5))
+    size = path.stat().st_size
+    assert 1 << 20 < importer._THREADS_FROM_BYTES <= 8 << 20  # (the bench's file of 100 small meshes: 4.9 MB)
+    maps: list[object] = []
+    load = importer.iqe.load_iqe
+
+    def recorded(source: str, map_pieces: object) -> object:
+        maps.append(map_pieces)
+        return load(source, map_pieces=map_pieces)
+
+    monkeypatch.setattr(importer.iqe, "load_iqe", recorded)
+    monkeypatch.setattr(importer, "_THREADS_FROM_BYTES", size + 1)
+    alone = _imported(extension, path)
+    monkeypatch.setattr(importer, "_THREADS_FROM_BYTES", size)
+    assert _imported(extension, path) == alone
+    assert maps == [importer.sequential, importer.ordered_map]
