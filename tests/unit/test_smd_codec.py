@@ -788,12 +788,17 @@ def test_distinct_lines_copied_into_a_padded_text() -> None:
                                                   [0, 21, 36])  # fmt: skip
 
 
-@pytest.mark.parametrize("ids", [[0, 1, 2, 3], [3, 4, 5], [7], [0, 2, 3], [1, 5, 9], []])
-def test_unknown_bone_warnings_by_range_test_are_those_of_a_membership_test(ids: list[int]) -> None:
-    """Node ids without a gap are checked by a range test: the same warnings as the general membership test."""
+@pytest.mark.parametrize("ids", [[0, 1, 2, 3], [3, 4, 5], [7], [0, 2, 3], [1, 5, 9], [], list(range(10)),
+                                 list(range(3, 10))])  # fmt: skip
+@pytest.mark.parametrize("wide", [True, False], ids=["some ids far out", "ids 3 to 9"])
+def test_unknown_bone_warnings_by_range_test_are_those_of_a_membership_test(ids: list[int], wide: bool) -> None:
+    """Node ids without a gap are checked by a range test (every array's least and largest id first, when every id
+    is known): the same warnings as the general membership test."""
     from formats.smd import reader
 
     used = [np.array([[0, 1, 2], [3, 4, 9]], np.int32), np.array([-1, 5, 6, 2, 2**31 - 1], np.int32)]
+    if not wide:
+        used = [np.array([[3, 9, 4], [5, 5, 3]], np.int32), np.zeros(0, np.int32), np.array([8, 7, 6], np.int32)]
     node_ids = np.array(ids, np.int64)
     fast: list[str] = []
     reader._warn_unknown(node_ids, used, "vertex bone reference(s) name", fast)
