@@ -163,13 +163,17 @@ def face_extents(positions: Array) -> Array:
     """(6, F) min x, y, z and max x, y, z of each face over its (padded) corners, a row each: the octree compares a
     row at a time over contiguous memory. A NaN coordinate makes the face fit no child."""
     extents = np.empty((6, len(positions)), positions.dtype)
-    for axis in range(3):
-        corners = [positions[:, corner, axis] for corner in range(positions.shape[1])]
-        low, high = extents[axis], extents[3 + axis]
-        low[...], high[...] = corners[0], corners[0]
-        for corner in corners[1:]:  # (pairwise: a reduce over the list would first copy every corner into one array)
-            np.minimum(low, corner, out=low)
-            np.maximum(high, corner, out=high)
+
+    def fill(part: slice) -> None:  # (a part of the faces per core)
+        for axis in range(3):
+            corners = [positions[part, corner, axis] for corner in range(positions.shape[1])]
+            low, high = extents[axis, part], extents[3 + axis, part]
+            low[...], high[...] = corners[0], corners[0]
+            for corner in corners[1:]:  # (pairwise: a reduce over the list would first copy every corner into one)
+                np.minimum(low, corner, out=low)
+                np.maximum(high, corner, out=high)
+
+    ordered_map(fill, _parts(len(positions), worker_count()))
     return extents
 
 

@@ -115,3 +115,24 @@ def test_trees_built_together_are_the_trees_built_alone(seed: int, monkeypatch: 
                 _same_tree(tree, octree.build_tree(faces, root, 0.25, max_depth, rule))
             if len(chosen) > 1:
                 assert not np.shares_memory(together[0].face_node, together[1].face_node)
+
+
+@pytest.mark.parametrize("faces_at_a_time", [1, 7, 1 << 17])
+def test_face_extents_in_parts_are_those_of_all_faces_at_once(faces_at_a_time: int,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The extents made a part of the faces per core are those made over all faces in one pass: NaN and infinite
+    corners, signed zeros."""
+    monkeypatch.setattr(octree, "_FACES_AT_A_TIME", faces_at_a_time)
+    rng = np.random.default_rng(faces_at_a_time)
+    faces = rng.uniform(-2, 2, (501, 4, 3)).astype(np.float32)
+    faces[rng.integers(0, 501, 9), rng.integers(0, 4, 9), rng.integers(0, 3, 9)] = np.nan
+    faces[rng.integers(0, 501, 4), 2, 0] = -np.inf
+    faces[10:20, :, 1] = rng.choice(np.array([0.0, -0.0], np.float32), (10, 4))
+    expected = np.empty((6, len(faces)), np.float32)
+    for axis in range(3):
+        expected[axis], expected[3 + axis] = faces[:, 0, axis], faces[:, 0, axis]
+        for corner in range(1, 4):
+            np.minimum(expected[axis], faces[:, corner, axis], out=expected[axis])
+            np.maximum(expected[3 + axis], faces[:, corner, axis], out=expected[3 + axis])
+    extents = octree.face_extents(faces)
+    np.testing.assert_array_equal(extents.view(np.uint32), expected.view(np.uint32))  # (the bits: signs of zero)
