@@ -265,9 +265,11 @@ def _batch_arrays(plan: _BatchPlan) -> list[_MeshFaces]:
     meshes = plan.meshes
     skip, name_ids, texgen, scale = plan.tables
     face_counts = np.array([len(mesh.face_sizes) for mesh in meshes])
-    keep = ~skip[plan.slots]
+    skipped = skip[plan.slots]
+    plan.skipped = int(np.count_nonzero(skipped))
+    # (the usual case, no face skipped: the batch's tables as they are, no masked copies)
+    keep: Array | slice = ~skipped if plan.skipped else slice(None)
     slots = plan.slots[keep]
-    plan.skipped = int(np.count_nonzero(~keep))
     sizes = np.concatenate([mesh.face_sizes for mesh in meshes])[keep]
     vertex_counts = np.array([len(mesh.vertices) for mesh in meshes])
     # (each vertex by its object's matrix; non-finite values anywhere in the batch: the x87's NaN signs)

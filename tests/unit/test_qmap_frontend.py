@@ -368,3 +368,28 @@ def test_odd_quads_counts_as_one_corner_at_a_time(seed: int, monkeypatch: pytest
     bent, folded = frontend.odd_quads(faces)  # type: ignore[arg-type]
     assert (bent, folded) == _odd_quads_one_corner_at_a_time(faces)
     assert 0 < bent < np.count_nonzero(sizes == 4) and folded > 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_skipped_faces_compile_as_if_they_were_not_in_the_map(seed: int) -> None:
+    """A batch with skipped faces masks its tables; one without any hands them on unmasked: the same bytes as the
+    same map written without the skipped faces (quads and triangles, UVs and none, several meshes)."""
+    rng = np.random.default_rng(seed)
+    grid = [(float(x), float(y), float(rng.uniform(-0.2, 0.2))) for y in range(4) for x in range(4)]
+
+    def face_line(material: int) -> str:
+        x, y = int(rng.integers(0, 3)), int(rng.integers(0, 3))
+        corners = [y * 4 + x, y * 4 + x + 1, (y + 1) * 4 + x + 1, (y + 1) * 4 + x][: int(rng.integers(3, 5))]
+        uvs = " ".join(f"{c} {rng.random():.6f},{rng.random():.6f}" for c in corners)
+        return f"{len(corners)} {material} 0 {uvs}"
+
+    meshes = [[face_line(int(rng.integers(0, 3))) for _ in range(int(rng.integers(1, 30)))] for _ in range(5)]
+    desc = desc_file('"Skip" { skip; }')
+    materials = ("A", "Skip", "B")
+    with_skipped = tmp_file(*(mesh(faces, grid, materials, name=f"O{i}", position=(i, 0, 0))
+                              for i, faces in enumerate(meshes)))  # fmt: skip
+    kept = [[line for line in faces if line.split()[1] != "1"] for faces in meshes]
+    without = tmp_file(*(mesh(faces, grid, materials, name=f"O{i}", position=(i, 0, 0))
+                         for i, faces in enumerate(kept) if faces))  # fmt: skip
+    assert any(len(a) != len(b) for a, b in zip(meshes, kept, strict=True))
+    assert compile_bytes(with_skipped, desc) == compile_bytes(without, desc)
