@@ -839,6 +839,39 @@ def test_export_numbers_corner_lines_by_vertex_normal_and_uv() -> None:
     assert lines is not None and lines.tolist() == expected
 
 
+@pytest.mark.parametrize("shared", [True, False])
+def test_export_holds_the_lines_per_line_only_where_they_repeat(
+    shared: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A smooth grid's corners repeat their vertices' lines: its document holds the lines' values once each (the
+    writer writes each line once). Triangles of their own vertices are lines of their own, which the writer writes
+    corner by corner: nothing held (no per-line copy of every corner). The text is the same either way."""
+    from bl_ext.dev.io_game_formats.formats.smd.document import Triangles  # type: ignore[import-not-found]
+
+    held: list[int] = []
+    original = Triangles.hold_per_line
+    monkeypatch.setattr(Triangles, "hold_per_line",
+                        lambda self, columns: held.append(len(columns)) or original(self, columns))  # fmt: skip
+    bpy.ops.wm.read_homefile(use_empty=True)
+    side = 12
+    grid = [(x, y, 0.1 * ((x * y) % 3)) for y in range(side) for x in range(side)]
+    quads = [(y * side + x, y * side + x + 1, (y + 1) * side + x + 1) for y in range(side - 1) for x in range(side - 1)]
+    points = grid if shared else [grid[i] for triangle in quads for i in triangle]
+    faces = quads if shared else [tuple(range(3 * t, 3 * t + 3)) for t in range(len(quads))]
+    mesh = bpy.data.meshes.new("m")
+    mesh.from_pydata(points, [], faces)
+    mesh.polygons.foreach_set("use_smooth", [shared] * len(faces))  # (flat triangles of their own otherwise)
+    obj = bpy.data.objects.new("m", mesh)
+    bpy.context.scene.collection.objects.link(obj)
+    path = tmp_path / "m.smd"
+    assert export_smd(path) == {"FINISHED"}
+    assert held == ([3] if shared else [])
+    text = path.read_bytes()
+    held.clear()
+    monkeypatch.setattr(Triangles, "hold_per_line", lambda self, columns: None)  # (nothing held: per corner)
+    assert export_smd(path) == {"FINISHED"} and path.read_bytes() == text
+
+
 @pytest.mark.parametrize("block", [7, 1 << 16])
 def test_corner_lines_a_block_at_a_time_as_numbered_one_by_one(block: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """Corners compared with their vertex's first a block at a time, blocks splitting a vertex's corners; smooth
