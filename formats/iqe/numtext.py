@@ -84,7 +84,7 @@ def float_fields(values: npt.ArrayLike) -> Fields:
         if repeats_pay(words, _MOST_KEPT):
             kept, source = row_sources(words)
             distinct = _distinct_float_fields(single[kept])
-            return Fields(np.take(distinct.chars, source, axis=0), distinct.lengths[source])
+            return Fields(np.take(distinct.chars, source, axis=0), np.take(distinct.lengths, source))
     return _distinct_float_fields(single)
 
 

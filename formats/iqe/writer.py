@@ -626,7 +626,7 @@ def _float_table_lines(command: str, table: npt.NDArray[np.generic]) -> list[Byt
     if single.ndim != 2 or not repeats_pay(words, _MOST_KEPT):
         return _table_lines(command, table)
     kept, source = row_sources(words)
-    return [np.concatenate(_table_lines(command, single[kept]), axis=1)[source]]
+    return [np.take(np.concatenate(_table_lines(command, single[kept]), axis=1), source, axis=0)]  # (np.take: 5x)
 
 
 def _or_zeros(array: npt.NDArray[np.generic] | None, rows: slice, count: int, columns: int) -> npt.NDArray[np.generic]:
