@@ -550,9 +550,6 @@ def numbered_after(numberings: list[np.ndarray | None]) -> np.ndarray | None:
     return np.concatenate(shifted)
 
 
-_HELD_LINES_UP_TO = 0.75  # share of distinct lines up to which the writer writes each line once (smd writer's)
-
-
 def reference_document(
     parts: list[MeshCorners], table: BoneTable, settings: ExportSettings, warnings: list[str], label: str = "reference",
     limits: bool = True,
@@ -603,7 +600,7 @@ def reference_document(
         link_weights=weights,
         corner_lines=lines,
     )
-    if firsts is not None and firsts.size <= _HELD_LINES_UP_TO * len(lines):
+    if firsts is not None and smd.writes_lines_once(firsts.size, len(lines)):
         # (the lines' values once each: the writer neither checks nor gathers them per corner; not where most
         # corners are lines of their own, which the writer writes corner by corner)
         triangles.hold_per_line({name: rows_at(getattr(triangles, name).reshape(-1, width), firsts)

@@ -31,7 +31,7 @@ from .weights import (
     normalize_links,
     select_links,
 )
-from .writer import smd_pieces, write_smd
+from .writer import smd_pieces, write_smd, writes_lines_once
 
 __all__ = [
     "COLLISION_COMMANDS",
@@ -69,6 +69,7 @@ __all__ = [
     "smd_pieces",
     "write_smd",
     "write_vta",
+    "writes_lines_once",
 ]
 
 # A vertex is listed in a later VTA frame when its position or normal moved by more than this (Euclidean length).

@@ -252,6 +252,15 @@ def _integers(values: npt.NDArray[Any]) -> npt.NDArray[np.integer[Any]]:
 
 _CORNERS_AT_A_TIME = 1 << 15
 _MOST_DISTINCT = 0.75  # share of distinct corner lines above which making each once saves too little
+
+
+def writes_lines_once(line_count: int, corner_count: int) -> bool:
+    """Whether the writer makes the text of each of a document's distinct vertex lines once and reuses it: not
+    where most corners are lines of their own (making each once saves too little; they are written corner by
+    corner)."""
+    return line_count <= _MOST_DISTINCT * corner_count
+
+
 LineIndices = npt.NDArray[np.int64]
 
 
@@ -316,7 +325,7 @@ class _Corners:
         if not np.issubdtype(corner_lines.dtype, np.integer) or int(corner_lines.min()) < 0:
             return None
         first_corners = first_occurrences(corner_lines)
-        if first_corners.size > _MOST_DISTINCT * corner_lines.size:
+        if not writes_lines_once(first_corners.size, corner_lines.size):
             return None
         if not np.array_equal(corner_lines[first_corners], np.arange(first_corners.size)):
             return None  # not numbered in order of first appearance
